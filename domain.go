@@ -1,0 +1,93 @@
+package manglecp
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// Domain is a MangleCP domain: rules and the actions they name.
+type Domain struct {
+	// ID and Description fill the manifest's domain object.
+	ID          string
+	Description string
+	Categories  []string
+	// Rules holds policy/*.mg (trust layer "policy") and domain/*.mg (trust
+	// layer "domain"). The kernel adds its own schema and pipeline layers.
+	Rules fs.FS
+	// RulesName names Rules in error messages (e.g. a directory path).
+	RulesName string
+	// Actions maps the action names used in tool_action facts to handlers.
+	Actions map[string]ActionSpec
+}
+
+// ActionSpec registers one action.
+type ActionSpec struct {
+	// Run executes the action.
+	Run Action
+	// OutputSchema, when set, is the JSON Schema of Outcome.Result; it is
+	// advertised on the macro-tool and results are checked against it.
+	OutputSchema map[string]any
+}
+
+// Action executes a macro-tool. It must honour ctx: the server cancels it
+// when the client goes away or the invocation timeout passes. An error or a
+// panic becomes execution_failed; its text is logged, never sent.
+type Action func(ctx context.Context, call *Call) (*Outcome, error)
+
+// Call is what an action receives. It must not be modified after the action
+// returns.
+type Call struct {
+	// MacroID and Tool identify the macro-tool being invoked.
+	MacroID string
+	Tool    string
+	// Intent and Params are those of the evaluation that synthesized it.
+	Intent string
+	Params map[string]any
+	// Args are the invocation arguments, already valid against the input
+	// schema (numbers are json.Number).
+	Args map[string]any
+	// Facts are the client facts the macro-tool was synthesized from,
+	// validated and positional.
+	Facts []protocol.Fact
+	// EvalTime is the invocation's evaluation time.
+	EvalTime time.Time
+	// Progress reports progress on session transports; it is never nil.
+	Progress func(status, detail string, percent float64)
+}
+
+// Outcome is an action's result.
+type Outcome struct {
+	// Result is the tool's output object.
+	Result map[string]any
+	// Summary is a one to three sentence account of the execution.
+	Summary string
+	// Events are the atomic steps, in order; the server caps their number.
+	Events []protocol.Event
+	// Assert and Retract form the state delta. The server fills in the
+	// category ("server" unless set) and provenance of asserted facts.
+	Assert  []protocol.Fact
+	Retract []protocol.Fact
+	// ContinuationFacts are facts to include in the next intent request.
+	ContinuationFacts []protocol.Fact
+}
+
+// Step runs fn as a named step and appends its event, timed, to o.Events.
+// A returned error marks the step failed and is returned.
+func (o *Outcome) Step(action string, fn func() (detail string, err error)) error {
+	start := time.Now()
+	detail, err := fn()
+	ev := protocol.Event{Action: action, Status: protocol.EventSuccess, DurationMS: time.Since(start).Milliseconds(), Detail: detail}
+	if err != nil {
+		ev.Status = protocol.EventFailure
+	}
+	o.Events = append(o.Events, ev)
+	return err
+}
+
+// Skip appends a skipped event.
+func (o *Outcome) Skip(action, detail string) {
+	o.Events = append(o.Events, protocol.Event{Action: action, Status: protocol.EventSkipped, Detail: detail})
+}

@@ -1,0 +1,57 @@
+# Manifest declarations of the browser-diagnostics domain: intents and the
+# facts profile (Spec 04 sections 3.2.6-3.2.7). The kernel reads these facts
+# at start-up; they must stay plain facts.
+
+decl_intent("observe", "Observe the current browser page: console, network and page state.").
+decl_intent("diagnose_error", "Diagnose page errors with causal chain analysis from failed requests to console errors.").
+decl_intent("automate", "Plan a validated automation step on an interactive element of the current page.").
+
+decl_intent_fact("observe", "current_url", "required").
+decl_intent_fact("observe", "console_event", "optional").
+decl_intent_fact("observe", "net_request", "optional").
+decl_intent_fact("observe", "net_response", "optional").
+decl_intent_fact("diagnose_error", "current_url", "required").
+decl_intent_fact("diagnose_error", "console_event", "optional").
+decl_intent_fact("diagnose_error", "net_request", "optional").
+decl_intent_fact("diagnose_error", "net_response", "optional").
+decl_intent_fact("automate", "current_url", "required").
+decl_intent_fact("automate", "automation_goal", "required").
+decl_intent_fact("automate", "interactive_element", "optional").
+
+decl_predicate("current_url", "input", "The URL of the current browser page.").
+decl_arg("current_url", 0, "url", "string").
+
+decl_predicate("console_event", "both", "A browser console event.").
+decl_arg("console_event", 0, "session_id", "string").
+decl_arg("console_event", 1, "level", "string").
+decl_arg("console_event", 2, "message", "string").
+decl_arg("console_event", 3, "timestamp", "number").
+
+decl_predicate("net_request", "input", "A network request the page sent.").
+decl_arg("net_request", 0, "session_id", "string").
+decl_arg("net_request", 1, "request_id", "string").
+decl_arg("net_request", 2, "method", "string").
+decl_arg("net_request", 3, "url", "string").
+decl_arg("net_request", 4, "timestamp", "number").
+
+decl_predicate("net_response", "input", "The HTTP response to a network request.").
+decl_arg("net_response", 0, "session_id", "string").
+decl_arg("net_response", 1, "request_id", "string").
+decl_arg("net_response", 2, "status", "number").
+decl_arg("net_response", 3, "timestamp", "number").
+
+decl_predicate("automation_goal", "input", "What the user wants to automate, in words.").
+decl_arg("automation_goal", 0, "goal", "string").
+
+decl_predicate("interactive_element", "input", "An element the page offers for interaction.").
+decl_arg("interactive_element", 0, "element_id", "string").
+decl_arg("interactive_element", 1, "kind", "string").
+decl_arg("interactive_element", 2, "label", "string").
+
+decl_predicate("diagnosed_error", "output", "A failed request diagnosed as the cause of console errors (state delta).").
+decl_arg("diagnosed_error", 0, "request_id", "string").
+decl_arg("diagnosed_error", 1, "root_cause", "string").
+
+decl_predicate("report_written", "output", "A diagnosis report the server wrote (state delta).").
+decl_arg("report_written", 0, "report", "string").
+decl_arg("report_written", 1, "request_id", "string").

@@ -1,0 +1,201 @@
+package manglecp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// intentRequestWire decodes an intent request with facts kept raw, so that
+// each fact is decoded on its own and a bad one becomes a violation with
+// its index instead of failing the whole message.
+type intentRequestWire struct {
+	Intent      *protocol.Intent      `json:"intent"`
+	Facts       []json.RawMessage     `json:"facts"`
+	EvalTime    *protocol.Time        `json:"eval_time"`
+	Constraints *protocol.Constraints `json:"constraints"`
+	Options     *protocol.Options     `json:"options"`
+}
+
+// evaluation is a validated intent request with its effective limits.
+type evaluation struct {
+	intent      protocol.Intent
+	facts       []protocol.Fact
+	evalTime    time.Time
+	chosenTime  bool
+	maxFacts    int64
+	maxCompute  time.Duration
+	maxTools    int64
+	disclosure  string
+	proofHints  bool
+	warnings    []protocol.Warning
+	knownIntent bool
+}
+
+func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
+	start := time.Now()
+	ev, perr := s.decodeIntent(env)
+	if perr != nil {
+		return nil, perr
+	}
+	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
+	defer cancel()
+	res, err := s.program.Evaluate(ctx, kernel.Request{
+		Intent:          ev.intent.Name,
+		Params:          ev.intent.Params,
+		Facts:           ev.facts,
+		EvalTime:        ev.evalTime,
+		MaxFactsCreated: ev.maxFacts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := s.render(ev, res)
+	resp.EvalDurationMS = time.Since(start).Milliseconds()
+	return resp, nil
+}
+
+// decodeIntent decodes and validates an intent request: payload shape,
+// fact count (before decoding any fact), every fact, required facts and
+// constraints. Constraints looser than the server's limits are clamped
+// with a warning.
+func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Error) {
+	var w intentRequestWire
+	if err := protocol.DecodePayload(env.Payload, &w); err != nil {
+		return nil, err
+	}
+	if w.Intent == nil || w.Intent.Name == "" {
+		return nil, protocol.Errorf(protocol.CodeMalformedMessage, "intent_request needs intent.name").
+			WithDetails(&protocol.ErrorDetails{Field: "intent.name"})
+	}
+	lim := s.opts.Limits
+	if n := int64(len(w.Facts)); n > lim.MaxFactsPerRequest {
+		return nil, protocol.Errorf(protocol.CodeTooManyFacts, "the request has %d facts; limits.max_facts_per_request is %d", n, lim.MaxFactsPerRequest).
+			WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(lim.MaxFactsPerRequest), Actual: protocol.Int64Ptr(n),
+				Suggestion: "Send fewer facts, e.g. only those the intent's required_facts and optional_facts name."})
+	}
+	ev := &evaluation{intent: *w.Intent}
+	facts, violations := protocol.DecodeFacts(w.Facts)
+	skip := map[int]bool{}
+	for _, v := range violations {
+		skip[v.FactIndex] = true
+	}
+	profile := s.program.FactsProfile()
+	valid, more := protocol.ValidateFacts(facts, &profile, protocol.Assert, skip)
+	violations = append(violations, more...)
+	for _, d := range s.program.Intents() {
+		if d.Name != ev.intent.Name {
+			continue
+		}
+		ev.knownIntent = true
+		for _, req := range d.RequiredFacts {
+			if !hasPredicate(facts, req) {
+				violations = append(violations, protocol.Violation{FactIndex: -1, Predicate: req, Issue: protocol.IssueMissingRequiredFact,
+					Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
+			}
+		}
+	}
+	if len(violations) > 0 {
+		sortViolations(violations)
+		return nil, protocol.FactsError(violations)
+	}
+	ev.facts = valid
+	if !ev.knownIntent {
+		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
+			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
+	}
+	if w.EvalTime != nil {
+		ev.evalTime = w.EvalTime.Time
+	} else {
+		ev.evalTime, ev.chosenTime = s.now().UTC(), true
+	}
+	c := w.Constraints
+	if c == nil {
+		c = &protocol.Constraints{}
+	}
+	var perr *protocol.Error
+	ev.maxFacts, perr = s.clamp("max_facts_created", c.MaxFactsCreated, lim.MaxDerivedFacts, &ev.warnings)
+	if perr != nil {
+		return nil, perr
+	}
+	ms, perr := s.clamp("max_compute_ms", c.MaxComputeMS, lim.MaxComputeMS, &ev.warnings)
+	if perr != nil {
+		return nil, perr
+	}
+	ev.maxCompute = time.Duration(ms) * time.Millisecond
+	if _, perr = s.clamp("max_intervals_per_atom", c.MaxIntervalsPerAtom, lim.MaxIntervalsPerAtom, &ev.warnings); perr != nil {
+		return nil, perr
+	}
+	for name, v := range map[string]*int64{"max_tools_returned": c.MaxToolsReturned, "max_tokens_budget": c.MaxTokensBudget} {
+		if v != nil && *v < 0 {
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must not be negative", name).
+				WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
+		}
+	}
+	if c.MaxToolsReturned != nil {
+		ev.maxTools = *c.MaxToolsReturned
+	} else {
+		ev.maxTools = -1
+	}
+	ev.disclosure = protocol.DisclosureAdaptive
+	if o := w.Options; o != nil {
+		ev.proofHints = o.IncludeProofHints
+		if o.DisclosurePreference != "" {
+			switch o.DisclosurePreference {
+			case protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal, protocol.DisclosureAdaptive:
+				ev.disclosure = o.DisclosurePreference
+			default:
+				return nil, protocol.Errorf(protocol.CodeMalformedMessage, "options.disclosure_preference must be full, condensed, minimal or adaptive, got %q", o.DisclosurePreference).
+					WithDetails(&protocol.ErrorDetails{Field: "options.disclosure_preference"})
+			}
+		}
+	}
+	return ev, nil
+}
+
+// clamp applies Spec 05 2.2: the tighter of the client's value and the
+// server's limit wins; a looser client value is clamped with a warning.
+func (s *Server) clamp(name string, client *int64, limit int64, warnings *[]protocol.Warning) (int64, *protocol.Error) {
+	if client == nil {
+		return limit, nil
+	}
+	if *client <= 0 {
+		return 0, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must be a positive integer, got %d", name, *client).
+			WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
+	}
+	if *client > limit {
+		*warnings = append(*warnings, protocol.Warning{Code: protocol.WarnConstraintClamped,
+			Message: fmt.Sprintf("constraints.%s %d exceeds the server limit; %d was used", name, *client, limit),
+			Details: map[string]any{"constraint": name, "requested": *client, "applied": limit}})
+		return limit, nil
+	}
+	return *client, nil
+}
+
+func hasPredicate(facts []protocol.Fact, pred string) bool {
+	for _, f := range facts {
+		if f.Pred == pred {
+			return true
+		}
+	}
+	return false
+}
+
+func sortViolations(vs []protocol.Violation) {
+	// Stable by fact index; missing-required-fact violations (index -1) last.
+	key := func(v protocol.Violation) int {
+		if v.FactIndex < 0 {
+			return int(^uint(0) >> 1)
+		}
+		return v.FactIndex
+	}
+	for i := 1; i < len(vs); i++ {
+		for j := i; j > 0 && key(vs[j]) < key(vs[j-1]); j-- {
+			vs[j], vs[j-1] = vs[j-1], vs[j]
+		}
+	}
+}

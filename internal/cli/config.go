@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/manglecp/manglecp"
+)
+
+// fileConfig is the --config file: JSON, every field optional, unknown
+// fields rejected.
+type fileConfig struct {
+	ServerName string `json:"server_name"`
+	Limits     struct {
+		MaxMessageBytes     int64 `json:"max_message_bytes"`
+		MaxFactsPerRequest  int64 `json:"max_facts_per_request"`
+		MaxDerivedFacts     int64 `json:"max_derived_facts"`
+		MaxIntervalsPerAtom int64 `json:"max_intervals_per_atom"`
+		MaxComputeMS        int64 `json:"max_compute_ms"`
+	} `json:"limits"`
+	Disclosure *struct {
+		Full      int64 `json:"full"`
+		Condensed int64 `json:"condensed"`
+		Minimal   int64 `json:"minimal"`
+	} `json:"disclosure"`
+	MacroCache struct {
+		TTLSeconds int64 `json:"ttl_seconds"`
+		MaxBytes   int64 `json:"max_bytes"`
+	} `json:"macro_cache"`
+	MaxEvents       int      `json:"max_events"`
+	MaxStateDelta   int      `json:"max_state_delta"`
+	InvokeTimeoutMS int64    `json:"invoke_timeout_ms"`
+	AuthTokens      []string `json:"auth_tokens"`
+	ConfirmationKey string   `json:"confirmation_key"`
+	RateLimit       struct {
+		PerSecond float64 `json:"per_second"`
+		Burst     int     `json:"burst"`
+	} `json:"rate_limit"`
+	ReportDir string `json:"report_dir"`
+}
+
+// minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
+const minMessageBytes = 16 << 20
+
+// loadConfig reads and checks a config file; errors name the file and the
+// line of the problem.
+func loadConfig(path string) (*fileConfig, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	var c fileConfig
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", path, lineOf(raw, err, dec.InputOffset()), err)
+	}
+	var problems []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			problems = append(problems, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+		}
+	}
+	l := c.Limits
+	check(l.MaxMessageBytes == 0 || l.MaxMessageBytes >= minMessageBytes, "limits.max_message_bytes must be at least %d (16 MiB, Spec 02 section 3.2)", minMessageBytes)
+	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0, "limits must not be negative")
+	if d := c.Disclosure; d != nil {
+		check(d.Full >= d.Condensed && d.Condensed >= d.Minimal && d.Minimal >= 0, "disclosure thresholds need full >= condensed >= minimal >= 0")
+	}
+	check(c.MacroCache.TTLSeconds == 0 || c.MacroCache.TTLSeconds >= 300, "macro_cache.ttl_seconds must be at least 300 (Spec 07 section 2.4)")
+	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
+	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
+	for i, t := range c.AuthTokens {
+		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return &c, nil
+}
+
+// lineOf finds the line of a JSON decoding error.
+func lineOf(raw []byte, err error, fallback int64) int {
+	off := fallback
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off > int64(len(raw)) {
+		off = int64(len(raw))
+	}
+	return bytes.Count(raw[:off], []byte("\n")) + 1
+}
+
+// apply copies the file's settings into server options.
+func (c *fileConfig) apply(o *manglecp.Options) {
+	if c.ServerName != "" {
+		o.ServerName = c.ServerName
+	}
+	o.Limits = manglecp.Limits{
+		MaxMessageBytes:     c.Limits.MaxMessageBytes,
+		MaxFactsPerRequest:  c.Limits.MaxFactsPerRequest,
+		MaxDerivedFacts:     c.Limits.MaxDerivedFacts,
+		MaxIntervalsPerAtom: c.Limits.MaxIntervalsPerAtom,
+		MaxComputeMS:        c.Limits.MaxComputeMS,
+	}
+	if d := c.Disclosure; d != nil {
+		o.Disclosure = manglecp.Disclosure{Full: d.Full, Condensed: d.Condensed, Minimal: d.Minimal}
+	}
+	o.MacroTTL = time.Duration(c.MacroCache.TTLSeconds) * time.Second
+	o.MacroCacheBytes = c.MacroCache.MaxBytes
+	o.MaxEvents = c.MaxEvents
+	o.MaxStateDelta = c.MaxStateDelta
+	o.InvokeTimeout = time.Duration(c.InvokeTimeoutMS) * time.Millisecond
+	o.AuthTokens = append(o.AuthTokens, c.AuthTokens...)
+	if c.ConfirmationKey != "" {
+		o.ConfirmationKey = []byte(c.ConfirmationKey)
+	}
+	o.RateLimit, o.RateBurst = c.RateLimit.PerSecond, c.RateLimit.Burst
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+func versionString() string {
+	return fmt.Sprintf("manglecp %s (protocol %s, conformance level %d)", manglecp.Version, protocol.Version, manglecp.ConformanceLevel)
+}
+
+// serve runs the HTTP server until SIGINT or SIGTERM, then drains: running
+// requests finish, new ones get server_not_ready, and the process exits
+// within the grace period.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
+	config := fs.String("config", "", "JSON configuration file (limits, disclosure thresholds, cache sizes, auth)")
+	grace := fs.Duration("grace", 10*time.Second, "how long draining may take on SIGTERM before the process exits")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "manglecp serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	srv, err := newServer(*rules, *config, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	httpSrv := &http.Server{
+		Handler:           transport.NewHTTPHandler(srv, nil),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("serving MangleCP over HTTP", "addr", ln.Addr().String(), "domain", srv.Manifest().Domain.ID,
+		"manifest", "http://"+ln.Addr().String()+transport.ManifestPath)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	logger.Info("draining", "grace", grace.String())
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	_ = srv.Wait(sctx)
+	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("shutdown", "error", err.Error())
+	}
+	return 0
+}
+
+// newServer builds the server from flags: the embedded browser domain, or
+// its actions with the rules of dir; options from the config file.
+func newServer(rulesDir, configPath string, logger *slog.Logger) (*manglecp.Server, error) {
+	opts := &manglecp.Options{Logger: logger}
+	dcfg := browser.Config{}
+	if configPath != "" {
+		c, err := loadConfig(configPath)
+		if err != nil {
+			return nil, err
+		}
+		c.apply(opts)
+		dcfg.ReportDir = c.ReportDir
+	}
+	d := browser.Domain(dcfg)
+	if rulesDir != "" {
+		st, err := os.Stat(rulesDir)
+		if err != nil {
+			return nil, fmt.Errorf("--rules: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("--rules: %s is not a directory", rulesDir)
+		}
+		d.Rules, d.RulesName = os.DirFS(rulesDir), rulesDir
+	}
+	return manglecp.NewServer(d, opts)
+}

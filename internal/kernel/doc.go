@@ -1,0 +1,19 @@
+// Package kernel is the MangleCP evaluation layer: it loads Mangle rules once
+// in trust layers and evaluates intents against a fresh fact store per
+// request.
+//
+// Loading ([Load]) parses every .mg file of every [Layer] (schema, policy,
+// domain, pipeline, in that trust order), checks layer ownership (a
+// predicate's heads live in one layer; request predicates have none),
+// analyses and stratifies the program once, and reads the manifest
+// declarations (intents, facts profile, tools) from the program's facts.
+// Every problem is a [*LoadError] naming file and line.
+//
+// Evaluation ([Program.Evaluate]) builds a store that overlays the cached
+// server facts with the request's facts, runs the six-phase pipeline under
+// a created-facts limit and a context deadline that really stops the
+// engine, and reads back final_selected with every attribute the rules
+// derived. It never returns partial results.
+//
+// The kernel holds no tool-selection logic: every decision is a rule.
+package kernel

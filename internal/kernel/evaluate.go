@@ -1,0 +1,234 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/engine"
+	"codeberg.org/TauCeti/mangle-go/factstore"
+	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// Request is one evaluation. Facts must already be validated and
+// normalized by protocol.ValidateFacts.
+type Request struct {
+	Intent   string
+	Params   map[string]any
+	Facts    []protocol.Fact
+	EvalTime time.Time
+	// MaxFactsCreated is the created-facts budget (> 0). The engine's limit
+	// also caps intermediate join width, which keeps abort latency low.
+	MaxFactsCreated int64
+}
+
+// Result is a complete evaluation: the selected tools, sorted by
+// descending score then name, and statistics.
+type Result struct {
+	Tools           []Tool
+	Dropped         []Dropped
+	FactsEvaluated  int64
+	FactsDerived    int64
+	RulesFired      int64
+	PhasesCompleted int
+}
+
+// Tool is one final_selected tool with every attribute the rules derived.
+type Tool struct {
+	Name                 string
+	Score                int64
+	Phase                string
+	Description          string
+	Summary              string
+	Action               string
+	Instructions         string
+	Params               []Param
+	SideEffects          []string
+	RequiresConfirmation bool
+	Reversible           bool
+	Idempotent           bool
+	NextIntents          []NextIntent
+	Evidence             []string
+}
+
+// Param is one input parameter of a tool.
+type Param struct {
+	Name        string
+	Type        string
+	Description string
+	Required    bool
+	Enum        []any
+	Default     any
+}
+
+// NextIntent is an intent to suggest after the tool ran.
+type NextIntent struct {
+	Name        string
+	Description string
+}
+
+// Dropped is a candidate a phase removed.
+type Dropped struct {
+	Tool  string
+	Phase string
+}
+
+// Error is an evaluation failure: Public is what a client may see, Cause is
+// the internal reason for the server log. errors.As finds Public through
+// Unwrap, so the protocol code survives wrapping.
+type Error struct {
+	Public *protocol.Error
+	Cause  error
+}
+
+// Error includes the internal cause; never send it to a client.
+func (e *Error) Error() string {
+	if e.Cause == nil {
+		return e.Public.Error()
+	}
+	return e.Public.Error() + ": " + e.Cause.Error()
+}
+
+// Unwrap returns the public protocol error.
+func (e *Error) Unwrap() error { return e.Public }
+
+// Evaluate runs the program on a fresh store holding the cached server
+// facts, the request predicates and the request's facts. ctx bounds the
+// evaluation: when it ends the engine is stopped at its next store access
+// and evaluation_timeout (deadline) or cancelled is returned. Exceeding
+// MaxFactsCreated returns derivation_limit_exceeded with a budget. Any
+// other failure is evaluation_failed; the cause never reaches the client.
+func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, contextError(err, req)
+	}
+	own := factstore.NewSimpleInMemoryStore()
+	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
+	for _, k := range sortedParamKeys(req.Params) {
+		if c, err := factcodec.Constant(req.Params[k]); err == nil {
+			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
+		}
+	}
+	for i, f := range req.Facts {
+		a, err := factcodec.Atom(f)
+		if err != nil {
+			return nil, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
+		}
+		own.Add(a)
+	}
+	inputCount := own.EstimateFactCount()
+	var stop atomic.Bool
+	store := &evalStore{base: &p.base, own: own, stop: &stop}
+	release := context.AfterFunc(ctx, func() { stop.Store(true) })
+	evalErr := p.run(store, req)
+	release()
+	if evalErr != nil {
+		var aborted abortError
+		if errors.As(evalErr, &aborted) {
+			return nil, contextError(ctx.Err(), req)
+		}
+		if strings.Contains(evalErr.Error(), "fact size limit reached") {
+			consumed := consumedFromGasError(evalErr.Error(), int64(p.baseCount+inputCount), req.MaxFactsCreated, int64(own.EstimateFactCount()-inputCount))
+			f := false
+			return nil, &Error{
+				Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
+					"evaluation would derive more than %d facts (max_facts_created)", req.MaxFactsCreated).
+					WithDetails(&protocol.ErrorDetails{
+						Budget:                  &protocol.Budget{Limit: req.MaxFactsCreated, Consumed: consumed, Unit: "derived_facts"},
+						PartialResultsAvailable: &f,
+						Suggestion:              "Reduce the number of facts in the request, or increase max_facts_created in constraints (up to limits.max_derived_facts).",
+					}),
+				Cause: evalErr,
+			}
+		}
+		return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: evalErr}
+	}
+	view := store.quiet()
+	res := &Result{PhasesCompleted: p.phases}
+	res.FactsEvaluated = int64(p.baseCount + inputCount)
+	res.FactsDerived = countDerived(own) - int64(inputCount)
+	res.RulesFired = p.rulesFired(view)
+	res.Tools, res.Dropped = p.readResult(view)
+	return res, nil
+}
+
+type abortError struct{}
+
+func (abortError) Error() string { return "evaluation aborted" }
+
+// run evaluates the program, converting an abort or any engine panic into
+// an error in this goroutine.
+func (p *Program) run(store *evalStore, req Request) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(abortSignal); ok {
+				err = abortError{}
+				return
+			}
+			err = fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime)}
+	if req.MaxFactsCreated > 0 {
+		opts = append(opts, engine.WithCreatedFactLimit(int(req.MaxFactsCreated)))
+	}
+	_, err = engine.EvalStratifiedProgramWithStats(p.info, p.strata, p.predToStratum, store, opts...)
+	return err
+}
+
+func contextError(err error, req Request) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Public: protocol.Errorf(protocol.CodeEvaluationTimeout, "evaluation exceeded max_compute_ms and was stopped").
+			WithDetails(&protocol.ErrorDetails{Suggestion: "Reduce the number of facts in the request, or increase max_compute_ms in constraints (up to limits.max_compute_ms)."}), Cause: err}
+	}
+	return &Error{Public: protocol.Errorf(protocol.CodeCancelled, "the request was cancelled"), Cause: err}
+}
+
+var gasNumbers = regexp.MustCompile(`(\d+) > (\d+)$`)
+
+// consumedFromGasError reports how many facts the evaluation tried to
+// create when the engine's limit tripped. The engine's messages end in
+// "N > M": M is either the total-store limit (initial + budget) or the
+// budget itself (a round's new facts or a join's width).
+func consumedFromGasError(msg string, initial, limit, delta int64) int64 {
+	m := gasNumbers.FindStringSubmatch(strings.TrimSpace(msg))
+	consumed := delta
+	if m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		bound, _ := strconv.ParseInt(m[2], 10, 64)
+		if bound == initial+limit {
+			n -= initial
+		}
+		consumed = max(consumed, n)
+	}
+	return max(consumed, limit+1)
+}
+
+func countDerived(s factstore.SimpleInMemoryStore) int64 {
+	var n int64
+	for _, p := range s.ListPredicates() {
+		if p.IsInternalPredicate() {
+			continue
+		}
+		_ = s.GetFacts(ast.NewQuery(p), func(ast.Atom) error { n++; return nil })
+	}
+	return n
+}
+
+func sortedParamKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

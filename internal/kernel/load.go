@@ -1,0 +1,300 @@
+package kernel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"codeberg.org/TauCeti/mangle-go/analysis"
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/parse"
+)
+
+// Layer is one trust layer of rule files. Layers are given from the highest
+// trust to the lowest.
+type Layer struct {
+	// Name is the layer's name: "schema", "policy", "domain" or "pipeline".
+	Name string
+	// FS holds the layer's .mg files; every *.mg file under its root is
+	// loaded, in lexical path order.
+	FS fs.FS
+	// Prefix is prepended to file names in errors (e.g. the --rules
+	// directory), so messages name files as the operator knows them.
+	Prefix string
+}
+
+// LoadError is a start-up problem in the rules, with its location.
+type LoadError struct {
+	File    string // file name as known to the operator
+	Line    int    // 1-based, 0 when unknown
+	Column  int    // 0-based, 0 when unknown
+	Message string
+}
+
+// Error formats the error as file:line:column: message.
+func (e *LoadError) Error() string {
+	switch {
+	case e.File == "":
+		return e.Message
+	case e.Line == 0:
+		return fmt.Sprintf("%s: %s", e.File, e.Message)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
+}
+
+// LoadErrors is every problem found while loading.
+type LoadErrors []*LoadError
+
+// Error joins the problems, one per line.
+func (es LoadErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sourceFile is one parsed .mg file.
+type sourceFile struct {
+	layer   string
+	name    string
+	unit    parse.SourceUnit
+	clauses []int // line of each clause, parallel to unit.Clauses
+	decls   []int // line of each decl, parallel to unit.Decls
+}
+
+func (f *sourceFile) clauseLine(i int) int {
+	if i < len(f.clauses) {
+		return f.clauses[i]
+	}
+	return 0
+}
+
+// readLayers parses every file of every layer. Parse errors of all files
+// are collected.
+func readLayers(layers []Layer) ([]*sourceFile, error) {
+	var files []*sourceFile
+	var errs LoadErrors
+	for _, l := range layers {
+		var names []string
+		err := fs.WalkDir(l.FS, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".mg") {
+				names = append(names, p)
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, &LoadError{File: l.Prefix, Message: fmt.Sprintf("cannot read %s layer: %v", l.Name, err)})
+			continue
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			display := path.Join(l.Prefix, n)
+			src, err := fs.ReadFile(l.FS, n)
+			if err != nil {
+				errs = append(errs, &LoadError{File: display, Message: err.Error()})
+				continue
+			}
+			unit, err := parse.Unit(bytes.NewReader(src))
+			if err != nil {
+				errs = append(errs, parseErrors(display, err)...)
+				continue
+			}
+			f := &sourceFile{layer: l.Name, name: display, unit: unit}
+			f.decls, f.clauses = statementLines(string(src))
+			if len(f.decls) != len(unit.Decls) || len(f.clauses) != len(unit.Clauses) {
+				// Package or use declarations shift the count; keep what lines we have.
+				f.decls, f.clauses = nil, nil
+			}
+			files = append(files, f)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return files, nil
+}
+
+// parseErrors turns the parser's "line:col message" lines into LoadErrors.
+func parseErrors(file string, err error) LoadErrors {
+	var out LoadErrors
+	for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+		var l, c int
+		var msg string
+		if n, _ := fmt.Sscanf(line, "%d:%d", &l, &c); n == 2 {
+			if i := strings.IndexByte(line, ' '); i >= 0 {
+				msg = line[i+1:]
+			}
+			out = append(out, &LoadError{File: file, Line: l, Column: c, Message: "syntax error: " + msg})
+			continue
+		}
+		out = append(out, &LoadError{File: file, Message: "syntax error: " + line})
+	}
+	return out
+}
+
+// statementLines finds the first line of each top-level statement of a .mg
+// source, split into Decl statements and clauses. A statement ends at a '.'
+// followed by white space, a comment or the end of input, outside strings.
+func statementLines(src string) (decls, clauses []int) {
+	line := 1
+	start := 0 // line where the current statement started; 0 = none yet
+	var text strings.Builder
+	inString, escaped := byte(0), false
+	for i := 0; i < len(src); i++ {
+		ch := src[i]
+		if ch == '\n' {
+			line++
+		}
+		if inString != 0 {
+			switch {
+			case escaped:
+				escaped = false
+			case ch == '\\':
+				escaped = true
+			case ch == inString:
+				inString = 0
+			}
+			continue
+		}
+		switch {
+		case ch == '#':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			if i < len(src) {
+				line++
+			}
+			continue
+		case ch == '"' || ch == '\'' || ch == '`':
+			inString = ch
+		case ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n':
+			continue
+		}
+		if start == 0 {
+			start = line
+			text.Reset()
+		}
+		if text.Len() < 8 {
+			text.WriteByte(ch)
+		}
+		if ch == '.' && (i+1 == len(src) || strings.IndexByte(" \t\r\n#", src[i+1]) >= 0) {
+			t := text.String()
+			switch {
+			case strings.HasPrefix(t, "Decl"):
+				decls = append(decls, start)
+			case strings.HasPrefix(t, "Package"), strings.HasPrefix(t, "Use"):
+			default:
+				clauses = append(clauses, start)
+			}
+			start = 0
+		}
+	}
+	return decls, clauses
+}
+
+// locateInError finds the clause an engine error message talks about, by
+// looking for its printed form or its head predicate.
+func locateInError(files []*sourceFile, msg string) *LoadError {
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			if strings.Contains(msg, c.String()) || strings.Contains(msg, c.ReplaceWildcards().String()) {
+				return &LoadError{File: f.name, Line: f.clauseLine(i), Message: msg}
+			}
+		}
+	}
+	// Otherwise blame the clause whose head the message mentions first.
+	best, bestPos := (*LoadError)(nil), len(msg)+1
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			if pos := strings.Index(msg, c.Head.Predicate.Symbol+"("); pos >= 0 && pos < bestPos {
+				best, bestPos = &LoadError{File: f.name, Line: f.clauseLine(i), Message: msg}, pos
+			}
+		}
+	}
+	if best != nil {
+		return best
+	}
+	return &LoadError{Message: msg}
+}
+
+// analyse merges the files, checks ownership and runs the Mangle analysis
+// and a temporal-aware stratification.
+func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysis.ProgramInfo, []analysis.Nodeset, map[ast.PredicateSym]int, error) {
+	units := make([]parse.SourceUnit, len(files))
+	for i, f := range files {
+		units[i] = f.unit
+	}
+	info, err := analysis.Analyze(units, extra)
+	if err != nil {
+		return nil, nil, nil, LoadErrors{locateInError(files, "rule analysis failed: "+err.Error())}
+	}
+	strata, predToStratum, err := analysis.Stratify(analysis.Program{
+		EdbPredicates: info.EdbPredicates,
+		IdbPredicates: info.IdbPredicates,
+		Rules:         info.Rules,
+	})
+	if err != nil {
+		return nil, nil, nil, LoadErrors{{Message: "rules cannot be stratified (recursion through negation or aggregation): " + err.Error()}}
+	}
+	return info, strata, predToStratum, nil
+}
+
+// requestPredicates are asserted by the kernel with server trust; no rule
+// or fact in any layer may define them.
+var requestPredicates = map[string]bool{"intent": true, "intent_param": true, "tool_rank": true}
+
+// checkOwnership enforces the trust layers: every head predicate is defined
+// in exactly one layer, and no layer defines a request predicate or a
+// reserved _manglecp_ predicate.
+func checkOwnership(files []*sourceFile) error {
+	type def struct {
+		layer, file string
+		line        int
+	}
+	owner := map[string]def{}
+	var errs LoadErrors
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			name := c.Head.Predicate.Symbol
+			here := def{f.layer, f.name, f.clauseLine(i)}
+			if requestPredicates[name] || strings.HasPrefix(name, "_manglecp_") {
+				errs = append(errs, &LoadError{File: f.name, Line: here.line,
+					Message: fmt.Sprintf("%s is asserted by the kernel for each request; rules and facts may not define it", name)})
+				continue
+			}
+			if prev, ok := owner[name]; ok && prev.layer != f.layer {
+				errs = append(errs, &LoadError{File: f.name, Line: here.line,
+					Message: fmt.Sprintf("%s is defined in the %s layer (%s:%d); the %s layer may not add to it", name, prev.layer, prev.file, prev.line, f.layer)})
+				continue
+			}
+			if _, ok := owner[name]; !ok {
+				owner[name] = here
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// asLoadErrors normalizes an error to LoadErrors.
+func asLoadErrors(err error) LoadErrors {
+	var les LoadErrors
+	if errors.As(err, &les) {
+		return les
+	}
+	var le *LoadError
+	if errors.As(err, &le) {
+		return LoadErrors{le}
+	}
+	return LoadErrors{{Message: err.Error()}}
+}

@@ -1,0 +1,376 @@
+package kernel
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"codeberg.org/TauCeti/mangle-go/analysis"
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/factstore"
+	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+//go:embed rules
+var embedded embed.FS
+
+// ProtocolLayers returns the kernel's own layers: schema (highest trust)
+// and pipeline (lowest). [Load] places domain layers between them.
+func ProtocolLayers() (schema, pipeline Layer) {
+	s, _ := fs.Sub(embedded, "rules/schema")
+	p, _ := fs.Sub(embedded, "rules/pipeline")
+	return Layer{Name: "schema", FS: s, Prefix: "kernel/schema"}, Layer{Name: "pipeline", FS: p, Prefix: "kernel/pipeline"}
+}
+
+// Program is a loaded, analysed and stratified rule program with its cached
+// server facts and manifest declarations. It is immutable and safe for
+// concurrent evaluations.
+type Program struct {
+	info          *analysis.ProgramInfo
+	strata        []analysis.Nodeset
+	predToStratum map[ast.PredicateSym]int
+	base          factstore.SimpleInMemoryStore // server facts, read-only after Load
+	baseCount     int
+
+	intents   []protocol.IntentDecl
+	profile   protocol.FactsProfile
+	tools     []string
+	actions   []string
+	ruleCount int
+	phases    int
+}
+
+// Load loads domain layers (policy, domain, ... from highest to lowest trust)
+// between the kernel's schema and pipeline layers. Every problem is
+// reported as [LoadErrors] naming file and line.
+func Load(domain ...Layer) (*Program, error) {
+	schema, pipeline := ProtocolLayers()
+	layers := append([]Layer{schema}, domain...)
+	layers = append(layers, pipeline)
+	files, err := readLayers(layers)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwnership(files); err != nil {
+		return nil, err
+	}
+	facts := collectFacts(files)
+	p := &Program{}
+	if err := p.readDeclarations(files, facts); err != nil {
+		return nil, err
+	}
+	extra, err := p.clientDecls(files)
+	if err != nil {
+		return nil, err
+	}
+	info, strata, predToStratum, err := analyse(files, extra)
+	if err != nil {
+		return nil, err
+	}
+	p.info, p.strata, p.predToStratum = info, strata, predToStratum
+	p.ruleCount = len(info.Rules)
+	p.phases = 6
+
+	// Server facts go to a shared read-only store once; the engine must not
+	// add them again per request.
+	p.base = factstore.NewSimpleInMemoryStore()
+	for _, a := range info.InitialFacts {
+		p.base.Add(a)
+	}
+	for i, t := range p.tools {
+		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
+	}
+	p.baseCount = p.base.EstimateFactCount()
+	shared := *info
+	shared.InitialFacts, shared.InitialFactTimes = nil, nil
+	p.info = &shared
+	return p, nil
+}
+
+// collectFacts returns the body-less clauses of every file by predicate.
+func collectFacts(files []*sourceFile) map[string][]located {
+	out := map[string][]located{}
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			if len(c.Premises) == 0 && c.Transform == nil {
+				out[c.Head.Predicate.Symbol] = append(out[c.Head.Predicate.Symbol], located{c.Head, f.name, f.clauseLine(i)})
+			}
+		}
+	}
+	return out
+}
+
+type located struct {
+	atom ast.Atom
+	file string
+	line int
+}
+
+func (l located) str(i int) (string, error) {
+	if i >= len(l.atom.Args) {
+		return "", l.errorf("needs at least %d arguments", i+1)
+	}
+	c, ok := l.atom.Args[i].(ast.Constant)
+	if !ok || c.Type != ast.StringType {
+		return "", l.errorf("argument %d must be a string", i)
+	}
+	s, _ := c.StringValue()
+	return s, nil
+}
+
+func (l located) num(i int) (int64, error) {
+	c, ok := l.atom.Args[i].(ast.Constant)
+	if !ok || c.Type != ast.NumberType {
+		return 0, l.errorf("argument %d must be an integer", i)
+	}
+	return c.NumberValue()
+}
+
+func (l located) errorf(format string, args ...any) error {
+	return &LoadError{File: l.file, Line: l.line, Message: l.atom.Predicate.Symbol + ": " + fmt.Sprintf(format, args...)}
+}
+
+// Intents returns the intents the manifest advertises, sorted by name.
+func (p *Program) Intents() []protocol.IntentDecl {
+	out := make([]protocol.IntentDecl, len(p.intents))
+	copy(out, p.intents)
+	return out
+}
+
+// FactsProfile returns the facts profile (predicates sorted by name).
+func (p *Program) FactsProfile() protocol.FactsProfile {
+	fp := p.profile
+	fp.Predicates = append([]protocol.PredicateSchema(nil), p.profile.Predicates...)
+	fp.TimeFormats = append([]string(nil), p.profile.TimeFormats...)
+	return fp
+}
+
+// Tools returns the names of the declared tools, sorted.
+func (p *Program) Tools() []string { return append([]string(nil), p.tools...) }
+
+// ActionNames returns the action names that tool_action facts name, sorted.
+func (p *Program) ActionNames() []string { return append([]string(nil), p.actions...) }
+
+// RuleCount is the number of rules (clauses with a body).
+func (p *Program) RuleCount() int { return p.ruleCount }
+
+// BaseFactCount is the number of cached server facts.
+func (p *Program) BaseFactCount() int { return p.baseCount }
+
+// readDeclarations reads intents, the facts profile and the tool list from
+// the program's facts and checks them.
+func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]located) error {
+	var errs LoadErrors
+	fail := func(err error) {
+		errs = append(errs, asLoadErrors(err)...)
+	}
+	preds := map[string]*protocol.PredicateSchema{}
+	predOrder := []string{}
+	for _, l := range facts["decl_predicate"] {
+		name, err1 := l.str(0)
+		dir, err2 := l.str(1)
+		desc, err3 := l.str(2)
+		if err := firstErr(err1, err2, err3); err != nil {
+			fail(err)
+			continue
+		}
+		if dir != protocol.DirectionInput && dir != protocol.DirectionOutput && dir != protocol.DirectionBoth {
+			fail(l.errorf("direction %q must be input, output or both", dir))
+			continue
+		}
+		if _, dup := preds[name]; dup {
+			fail(l.errorf("predicate %s declared twice", name))
+			continue
+		}
+		preds[name] = &protocol.PredicateSchema{Predicate: name, Direction: dir, Description: desc}
+		predOrder = append(predOrder, name)
+	}
+	type arg struct{ name, typ string }
+	args := map[string]map[int64]arg{}
+	argLoc := map[string]located{}
+	for _, l := range facts["decl_arg"] {
+		pred, err1 := l.str(0)
+		idx, err2 := l.num(1)
+		name, err3 := l.str(2)
+		typ, err4 := l.str(3)
+		if err := firstErr(err1, err2, err3, err4); err != nil {
+			fail(err)
+			continue
+		}
+		if preds[pred] == nil {
+			fail(l.errorf("argument of undeclared predicate %s (add decl_predicate)", pred))
+			continue
+		}
+		switch typ {
+		case protocol.ArgString, protocol.ArgNumber, protocol.ArgBoolean, protocol.ArgAny:
+		default:
+			fail(l.errorf("type %q must be string, number, boolean or any", typ))
+			continue
+		}
+		if args[pred] == nil {
+			args[pred] = map[int64]arg{}
+		}
+		if _, dup := args[pred][idx]; dup {
+			fail(l.errorf("argument %d of %s declared twice", idx, pred))
+			continue
+		}
+		args[pred][idx] = arg{name, typ}
+		argLoc[pred] = l
+	}
+	for name, s := range preds {
+		as := args[name]
+		s.Arity = len(as)
+		for i := int64(0); i < int64(len(as)); i++ {
+			a, ok := as[i]
+			if !ok {
+				fail(argLoc[name].errorf("arguments of %s must be numbered 0..%d without gaps", name, len(as)-1))
+				break
+			}
+			s.ArgNames = append(s.ArgNames, a.name)
+			s.ArgTypes = append(s.ArgTypes, a.typ)
+		}
+	}
+	for _, l := range facts["decl_temporal"] {
+		name, err := l.str(0)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		if preds[name] == nil {
+			fail(l.errorf("temporal flag on undeclared predicate %s", name))
+			continue
+		}
+		preds[name].Temporal = true
+	}
+	sort.Strings(predOrder)
+	for _, n := range predOrder {
+		p.profile.Predicates = append(p.profile.Predicates, *preds[n])
+	}
+	p.profile.TimeFormats = []string{"rfc3339", "epoch_ms"}
+
+	intents := map[string]*protocol.IntentDecl{}
+	for _, l := range facts["decl_intent"] {
+		name, err1 := l.str(0)
+		desc, err2 := l.str(1)
+		if err := firstErr(err1, err2); err != nil {
+			fail(err)
+			continue
+		}
+		intents[name] = &protocol.IntentDecl{Name: name, Description: desc}
+	}
+	for _, l := range facts["decl_intent_fact"] {
+		in, err1 := l.str(0)
+		pred, err2 := l.str(1)
+		need, err3 := l.str(2)
+		if err := firstErr(err1, err2, err3); err != nil {
+			fail(err)
+			continue
+		}
+		d := intents[in]
+		switch {
+		case d == nil:
+			fail(l.errorf("intent %s is not declared (add decl_intent)", in))
+			continue
+		case preds[pred] == nil:
+			fail(l.errorf("intent %s names predicate %s, which is not in the facts profile (add decl_predicate)", in, pred))
+			continue
+		case need == "required":
+			d.RequiredFacts = append(d.RequiredFacts, pred)
+		case need == "optional":
+			d.OptionalFacts = append(d.OptionalFacts, pred)
+		default:
+			fail(l.errorf("need %q must be required or optional", need))
+		}
+	}
+	for _, d := range intents {
+		sort.Strings(d.RequiredFacts)
+		sort.Strings(d.OptionalFacts)
+		p.intents = append(p.intents, *d)
+	}
+	sort.Slice(p.intents, func(i, j int) bool { return p.intents[i].Name < p.intents[j].Name })
+
+	seen := map[string]bool{}
+	for _, l := range facts["tool"] {
+		name, err := l.str(0)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		if !seen[name] {
+			seen[name] = true
+			p.tools = append(p.tools, name)
+		}
+	}
+	sort.Strings(p.tools)
+	actions := map[string]bool{}
+	for _, l := range facts["tool_action"] {
+		if a, err := l.str(1); err == nil && !actions[a] {
+			actions[a] = true
+			p.actions = append(p.actions, a)
+		}
+	}
+	sort.Strings(p.actions)
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// clientDecls declares client predicates that no rule defines, so rules may
+// use them in bodies (the analyser needs a declaration for every body
+// predicate). It also rejects client predicates owned by the kernel layers.
+func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Decl, error) {
+	heads := map[string]string{}
+	declared := map[string]bool{}
+	for _, f := range files {
+		for _, c := range f.unit.Clauses {
+			heads[c.Head.Predicate.Symbol] = f.layer
+		}
+		for _, d := range f.unit.Decls {
+			declared[d.DeclaredAtom.Predicate.Symbol] = true
+		}
+	}
+	var errs LoadErrors
+	extra := map[ast.PredicateSym]ast.Decl{}
+	for _, s := range p.profile.Predicates {
+		if requestPredicates[s.Predicate] {
+			errs = append(errs, &LoadError{Message: fmt.Sprintf("facts profile predicate %s is asserted by the kernel; clients may not supply it", s.Predicate)})
+			continue
+		}
+		if layer := heads[s.Predicate]; (layer == "schema" || layer == "policy" || layer == "pipeline") && s.Direction != protocol.DirectionOutput {
+			errs = append(errs, &LoadError{Message: fmt.Sprintf("facts profile predicate %s is defined by the %s layer; clients may not supply it (declare it output)", s.Predicate, layer)})
+			continue
+		}
+		if _, defined := heads[s.Predicate]; defined || declared[s.Predicate] {
+			continue
+		}
+		vars := make([]ast.BaseTerm, s.Arity)
+		for i := range vars {
+			vars[i] = ast.Variable{Symbol: fmt.Sprintf("A%d", i)}
+		}
+		d, err := ast.NewSyntheticDecl(ast.NewAtom(s.Predicate, vars...))
+		if err != nil {
+			errs = append(errs, &LoadError{Message: err.Error()})
+			continue
+		}
+		extra[d.DeclaredAtom.Predicate] = d
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return extra, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// atomFromFact is a helper for tests and callers holding wire facts.
+func atomFromFact(f protocol.Fact) (ast.Atom, error) { return factcodec.Atom(f) }

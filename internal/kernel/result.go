@@ -1,0 +1,203 @@
+package kernel
+
+import (
+	"fmt"
+	"sort"
+
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/engine"
+	"codeberg.org/TauCeti/mangle-go/factstore"
+	"codeberg.org/TauCeti/mangle-go/unionfind"
+	"github.com/manglecp/manglecp/internal/factcodec"
+)
+
+// facts returns every fact of pred in s.
+func facts(s factstore.ReadOnlyFactStore, pred string, arity int) []ast.Atom {
+	var out []ast.Atom
+	_ = s.GetFacts(ast.NewQuery(ast.PredicateSym{Symbol: pred, Arity: arity}), func(a ast.Atom) error {
+		out = append(out, a)
+		return nil
+	})
+	return out
+}
+
+func str(t ast.BaseTerm) string {
+	if c, ok := t.(ast.Constant); ok {
+		switch c.Type {
+		case ast.StringType:
+			s, _ := c.StringValue()
+			return s
+		case ast.NameType:
+			s, _ := c.NameValue()
+			return s
+		}
+		return c.String()
+	}
+	return fmt.Sprint(t)
+}
+
+func num(t ast.BaseTerm) int64 {
+	if c, ok := t.(ast.Constant); ok && c.Type == ast.NumberType {
+		n, _ := c.NumberValue()
+		return n
+	}
+	return 0
+}
+
+func value(t ast.BaseTerm) any {
+	if c, ok := t.(ast.Constant); ok {
+		if v, err := factcodec.Value(c); err == nil {
+			return v
+		}
+	}
+	return str(t)
+}
+
+// readResult reads final_selected and every tool attribute from the final
+// store. Output is sorted so that it is identical across runs.
+func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
+	byName := map[string]*Tool{}
+	var tools []*Tool
+	for _, a := range facts(s, "final_selected", 3) {
+		name := str(a.Args[0])
+		score, phase := num(a.Args[1]), str(a.Args[2])
+		if t, ok := byName[name]; ok {
+			// A tool both kept and added as a dependency: keep the higher score.
+			if score > t.Score || (score == t.Score && phase < t.Phase) {
+				t.Score, t.Phase = score, phase
+			}
+			continue
+		}
+		t := &Tool{Name: name, Score: score, Phase: phase}
+		byName[name] = t
+		tools = append(tools, t)
+	}
+	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
+		for _, a := range facts(s, pred, arity) {
+			if t := byName[str(a.Args[0])]; t != nil {
+				fn(t, a)
+			}
+		}
+	}
+	each("tool_description", 2, func(t *Tool, a ast.Atom) { t.Description = minStr(t.Description, str(a.Args[1])) })
+	each("tool_summary", 2, func(t *Tool, a ast.Atom) { t.Summary = minStr(t.Summary, str(a.Args[1])) })
+	each("tool_action", 2, func(t *Tool, a ast.Atom) { t.Action = minStr(t.Action, str(a.Args[1])) })
+	each("tool_instructions", 2, func(t *Tool, a ast.Atom) { t.Instructions = minStr(t.Instructions, str(a.Args[1])) })
+	each("tool_side_effect", 2, func(t *Tool, a ast.Atom) { t.SideEffects = append(t.SideEffects, str(a.Args[1])) })
+	each("tool_evidence", 2, func(t *Tool, a ast.Atom) { t.Evidence = append(t.Evidence, str(a.Args[1])) })
+	each("requires_confirmation", 1, func(t *Tool, a ast.Atom) { t.RequiresConfirmation = true })
+	each("tool_reversible", 1, func(t *Tool, a ast.Atom) { t.Reversible = true })
+	each("tool_idempotent", 1, func(t *Tool, a ast.Atom) { t.Idempotent = true })
+	each("tool_next_intent", 3, func(t *Tool, a ast.Atom) {
+		t.NextIntents = append(t.NextIntents, NextIntent{Name: str(a.Args[1]), Description: str(a.Args[2])})
+	})
+	params := map[string]map[string]*Param{}
+	param := func(t *Tool, name string) *Param {
+		if params[t.Name] == nil {
+			params[t.Name] = map[string]*Param{}
+		}
+		return params[t.Name][name]
+	}
+	each("tool_param", 4, func(t *Tool, a ast.Atom) {
+		name := str(a.Args[1])
+		if param(t, name) != nil {
+			return
+		}
+		params[t.Name][name] = &Param{Name: name, Type: str(a.Args[2]), Description: str(a.Args[3])}
+	})
+	each("tool_param_required", 2, func(t *Tool, a ast.Atom) {
+		if pr := param(t, str(a.Args[1])); pr != nil {
+			pr.Required = true
+		}
+	})
+	each("tool_param_enum", 3, func(t *Tool, a ast.Atom) {
+		if pr := param(t, str(a.Args[1])); pr != nil {
+			pr.Enum = append(pr.Enum, value(a.Args[2]))
+		}
+	})
+	each("tool_param_default", 3, func(t *Tool, a ast.Atom) {
+		if pr := param(t, str(a.Args[1])); pr != nil && pr.Default == nil {
+			pr.Default = value(a.Args[2])
+		}
+	})
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		sort.Strings(t.SideEffects)
+		t.SideEffects = dedup(t.SideEffects)
+		sort.Strings(t.Evidence)
+		t.Evidence = dedup(t.Evidence)
+		sort.Slice(t.NextIntents, func(i, j int) bool { return t.NextIntents[i].Name < t.NextIntents[j].Name })
+		for _, pr := range params[t.Name] {
+			sort.Slice(pr.Enum, func(i, j int) bool { return fmt.Sprint(pr.Enum[i]) < fmt.Sprint(pr.Enum[j]) })
+			t.Params = append(t.Params, *pr)
+		}
+		sort.Slice(t.Params, func(i, j int) bool { return t.Params[i].Name < t.Params[j].Name })
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Name < out[j].Name
+	})
+	var dropped []Dropped
+	for _, a := range facts(s, "dropped", 2) {
+		dropped = append(dropped, Dropped{Tool: str(a.Args[0]), Phase: str(a.Args[1])})
+	}
+	sort.Slice(dropped, func(i, j int) bool {
+		if dropped[i].Tool != dropped[j].Tool {
+			return dropped[i].Tool < dropped[j].Tool
+		}
+		return dropped[i].Phase < dropped[j].Phase
+	})
+	return out, dropped
+}
+
+// minStr picks the lexically smallest non-empty value, so that a rule set
+// deriving several values still renders deterministically.
+func minStr(cur, next string) string {
+	if cur == "" || (next != "" && next < cur) {
+		return next
+	}
+	return cur
+}
+
+func dedup(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rulesFired counts the rules whose body has at least one solution in the
+// final store. Against the fixpoint this equals "the rule derived a head
+// instance" (lower strata are final when a stratum runs), MANGLE_NOTES 9.
+func (p *Program) rulesFired(s *evalStore) int64 {
+	qc := engine.QueryContext{PredToDecl: p.info.Decls, Store: s}
+	var n int64
+	for _, r := range p.info.Rules {
+		if bodyHasSolution(qc, r.ReplaceWildcards().Premises, unionfind.New()) {
+			n++
+		}
+	}
+	return n
+}
+
+func bodyHasSolution(qc engine.QueryContext, premises []ast.Term, subst unionfind.UnionFind) bool {
+	if len(premises) == 0 {
+		return true
+	}
+	sols, err := qc.EvalPremise(premises[0], subst)
+	if err != nil {
+		return false
+	}
+	for _, s := range sols {
+		if bodyHasSolution(qc, premises[1:], s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+package manglecp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// invoke runs the checks of Spec 07 section 2.3 in order (known macro,
+// validity window, arguments, confirmation), then the action, and builds the
+// invoke response.
+func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.InvokeResponse, error) {
+	var req protocol.InvokeRequest
+	if err := protocol.DecodePayload(env.Payload, &req); err != nil {
+		return nil, err
+	}
+	if req.MacroID == "" {
+		return nil, protocol.Errorf(protocol.CodeMalformedMessage, "invoke_request needs macro_id").
+			WithDetails(&protocol.ErrorDetails{Field: "macro_id"})
+	}
+	if req.Args == nil {
+		return nil, protocol.Errorf(protocol.CodeMalformedMessage, "invoke_request needs args (use {} for none)").
+			WithDetails(&protocol.ErrorDetails{Field: "args"})
+	}
+	now := s.now()
+	def := s.cache.get(req.MacroID, now)
+	if def == nil {
+		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %q is unknown or was evicted; evaluate the intent again", req.MacroID).
+			WithDetails(&protocol.ErrorDetails{MacroID: req.MacroID})
+	}
+	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
+		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%d argument errors against the input_schema of %s", len(errs), def.tool.Name).
+			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
+	}
+	if def.tool.RequiresConfirmation {
+		if req.ConfirmationToken == "" {
+			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "%s requires the user's confirmation: send confirmation_token", def.tool.Name).
+				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+		}
+		if reason := s.confirm.verify(req.ConfirmationToken, def.id, now); reason != "" {
+			return nil, protocol.Errorf(protocol.CodeConfirmationInvalid, "confirmation token rejected: %s", reason).
+				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+		}
+	}
+	spec, ok := s.actions[def.tool.Action]
+	if !ok {
+		return nil, &execError{cause: fmt.Errorf("tool %s names action %q, which is not registered", def.tool.Name, def.tool.Action)}
+	}
+	evalTime := now.UTC()
+	if req.EvalTime != nil {
+		evalTime = req.EvalTime.Time
+	}
+	call := &Call{
+		MacroID:  def.id,
+		Tool:     def.tool.Name,
+		Intent:   def.intent.Name,
+		Params:   def.intent.Params,
+		Args:     withDefaults(def.schema, req.Args),
+		Facts:    def.facts,
+		EvalTime: evalTime,
+		Progress: progressFrom(ctx),
+	}
+	start := time.Now()
+	out, err := s.runAction(ctx, spec.Run, call)
+	if err != nil {
+		return nil, err
+	}
+	return s.invokeResponse(def, out, time.Since(start), now), nil
+}
+
+// execError is an action failure: the cause is logged, the client sees a
+// masked execution_failed.
+type execError struct{ cause error }
+
+func (e *execError) Error() string { return "execution failed: " + e.cause.Error() }
+
+func (e *execError) Unwrap() error {
+	return protocol.Errorf(protocol.CodeExecutionFailed, "the macro-tool failed while executing; the server log has the details")
+}
+
+// runAction runs an action under the invocation timeout, converting an
+// error or a panic into a masked execution_failed (cancelled when the
+// client went away).
+func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Outcome, err error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.InvokeTimeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, &execError{cause: fmt.Errorf("action panicked: %v\n%s", r, debug.Stack())}
+		}
+	}()
+	out, err = run(ctx, call)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled")
+		}
+		return nil, &execError{cause: err}
+	}
+	if out == nil {
+		return nil, &execError{cause: errors.New("action returned no outcome")}
+	}
+	return out, nil
+}
+
+// invokeResponse completes an outcome into the wire response: categories and
+// provenance on asserted facts, capped events and deltas, suggestions.
+func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration, now time.Time) *protocol.InvokeResponse {
+	result := out.Result
+	if result == nil {
+		result = map[string]any{}
+	}
+	events := out.Events
+	if events == nil {
+		events = []protocol.Event{}
+	}
+	if len(events) > s.opts.MaxEvents {
+		events = events[:s.opts.MaxEvents]
+	}
+	asserted := make([]protocol.Fact, 0, len(out.Assert))
+	for _, f := range out.Assert {
+		if f.Category == "" {
+			f.Category = protocol.CategoryServer
+		}
+		if f.Source == nil {
+			f.Source = &protocol.Provenance{SourceType: protocol.SourceServer, SourceID: def.tool.Name, AssertedAt: now.UTC().Format(time.RFC3339Nano)}
+		}
+		asserted = append(asserted, f)
+	}
+	retracted := append([]protocol.Fact{}, out.Retract...)
+	if n := len(asserted) + len(retracted); n > s.opts.MaxStateDelta {
+		keep := max(0, s.opts.MaxStateDelta-len(retracted))
+		if keep < len(asserted) {
+			asserted = asserted[:keep]
+		}
+		if len(retracted) > s.opts.MaxStateDelta {
+			retracted = retracted[:s.opts.MaxStateDelta]
+		}
+	}
+	next := &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{}, ContinuationFacts: []protocol.Fact{}}
+	for _, n := range def.tool.NextIntents {
+		next.SuggestedIntents = append(next.SuggestedIntents, protocol.SuggestedIntent{Name: n.Name, Description: n.Description})
+	}
+	for _, f := range out.ContinuationFacts {
+		if f.Category == "" {
+			f.Category = protocol.CategorySession
+		}
+		next.ContinuationFacts = append(next.ContinuationFacts, f)
+	}
+	summary := out.Summary
+	if summary == "" {
+		summary = fmt.Sprintf("%s ran %d steps.", def.tool.Name, len(events))
+	}
+	return &protocol.InvokeResponse{
+		Result:        result,
+		StateDelta:    protocol.StateDelta{Assert: asserted, Retract: retracted},
+		Observability: protocol.Observability{Summary: summary, Events: events, DurationMS: took.Milliseconds()},
+		Next:          next,
+	}
+}
+
+// validateArgs checks args against the macro-tool's input schema with a
+// JSON Schema 2020-12 validator and returns every leaf error.
+func (s *Server) validateArgs(def *macroDef, args map[string]any) []protocol.SchemaError {
+	sch, err := def.validator()
+	if err != nil {
+		// Generated schemas always compile; report rather than crash.
+		s.log.Error("input schema does not compile", "macro_id", def.id, "error", err.Error())
+		return []protocol.SchemaError{{Path: "", Message: "the tool's input schema is unavailable", Keyword: "$schema"}}
+	}
+	verr := sch.Validate(map[string]any(args))
+	if verr == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return []protocol.SchemaError{{Message: "arguments do not validate", Keyword: "$schema"}}
+	}
+	printer := message.NewPrinter(language.English)
+	var out []protocol.SchemaError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		path := "/" + strings.Join(e.InstanceLocation, "/")
+		kw := e.ErrorKind.KeywordPath()
+		keyword := ""
+		if len(kw) > 0 {
+			keyword = kw[len(kw)-1]
+		}
+		if req, ok := e.ErrorKind.(*kind.Required); ok {
+			for _, m := range req.Missing {
+				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + m,
+					Message: fmt.Sprintf("Required property '%s' is missing", m), Keyword: "required"})
+			}
+			return
+		}
+		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			for _, p := range ap.Properties {
+				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + p,
+					Message: fmt.Sprintf("Property '%s' is not allowed", p), Keyword: "additionalProperties"})
+			}
+			return
+		}
+		out = append(out, protocol.SchemaError{Path: path, Message: e.ErrorKind.LocalizedString(printer), Keyword: keyword})
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// withDefaults returns args with the schema's defaults filled in for
+// absent properties.
+func withDefaults(schema map[string]any, args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for name, p := range props {
+		if _, ok := out[name]; ok {
+			continue
+		}
+		if d, ok := p.(map[string]any)["default"]; ok {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// progressKey carries a progress sink from session transports.
+type progressKey struct{}
+
+// ProgressFunc receives progress for the request in ctx.
+type ProgressFunc func(status, detail string, percent float64)
+
+// WithProgress returns a context whose invocations report progress to fn.
+// Session transports use it; HTTP does not (Spec 07 section 7.3).
+func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func progressFrom(ctx context.Context) func(status, detail string, percent float64) {
+	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
+		return fn
+	}
+	return func(string, string, float64) {}
+}

@@ -1,0 +1,143 @@
+package manglecp
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configure a [Server]. A nil *Options means all defaults;
+// [NewServer] copies the options and fills in every zero field.
+type Options struct {
+	// ServerName and ServerVersion identify the server in the manifest.
+	ServerName    string
+	ServerVersion string
+	// BasePath is the HTTP base of the evaluate and invoke endpoints
+	// advertised in the manifest. Default "/manglecp".
+	BasePath string
+
+	// Limits are the server's limits (Spec 04 section 3.2.9).
+	Limits Limits
+	// Disclosure configures progressive disclosure.
+	Disclosure Disclosure
+
+	// MacroTTL is how long a macro-tool stays invokable when it has no
+	// validity window. Default and minimum 5 minutes (Spec 07 2.4).
+	MacroTTL time.Duration
+	// MacroCacheBytes bounds the memory of cached macro definitions; the
+	// least recently used are evicted beyond it. Default 64 MiB.
+	MacroCacheBytes int64
+	// MaxEvents caps observability events per invocation. Default 20.
+	MaxEvents int
+	// MaxStateDelta caps asserted plus retracted facts per invocation.
+	// Default 100.
+	MaxStateDelta int
+	// InvokeTimeout bounds one action's run. Default 30 s.
+	InvokeTimeout time.Duration
+
+	// AuthTokens, when non-empty, turns authentication on: a request must
+	// carry one of these tokens (bearer or API key). Compared in constant
+	// time; never logged.
+	AuthTokens []string
+	// ConfirmationKey signs and verifies confirmation tokens. When empty a
+	// random key is generated at start-up.
+	ConfirmationKey []byte
+	// ConfirmationTTL is the longest lifetime a confirmation token may
+	// claim. Default 5 minutes.
+	ConfirmationTTL time.Duration
+	// RateLimit is the sustained number of requests per second one identity
+	// may make; 0 disables rate limiting. RateBurst is the burst size
+	// (default: RateLimit rounded up, at least 1).
+	RateLimit float64
+	RateBurst int
+
+	// Logger receives server logs. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Limits are the server limits advertised in the manifest and enforced.
+type Limits struct {
+	// MaxMessageBytes: default 16 MiB (the minimum the spec allows).
+	MaxMessageBytes int64
+	// MaxFactsPerRequest: default 10000.
+	MaxFactsPerRequest int64
+	// MaxDerivedFacts is the created-facts gas limit: default 100000.
+	MaxDerivedFacts int64
+	// MaxIntervalsPerAtom: default 1000.
+	MaxIntervalsPerAtom int64
+	// MaxComputeMS bounds one evaluation: default 30000.
+	MaxComputeMS int64
+}
+
+// Disclosure configures adaptive disclosure: a tool scoring at least Full
+// is disclosed in full, at least Condensed condensed, at least Minimal
+// minimal; lower scores are left out. Defaults 70, 40, 20 (Spec 05 5.2).
+type Disclosure struct {
+	Full, Condensed, Minimal int64
+}
+
+const (
+	defaultMaxMessageBytes = 16 << 20
+	minMacroTTL            = 5 * time.Minute
+)
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	out.AuthTokens = append([]string(nil), out.AuthTokens...)
+	out.ConfirmationKey = append([]byte(nil), out.ConfirmationKey...)
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if out.ServerName == "" {
+		out.ServerName = "manglecp-go"
+	}
+	if out.ServerVersion == "" {
+		out.ServerVersion = Version
+	}
+	if out.BasePath == "" {
+		out.BasePath = "/manglecp"
+	}
+	def(&out.Limits.MaxMessageBytes, defaultMaxMessageBytes)
+	def(&out.Limits.MaxFactsPerRequest, 10000)
+	def(&out.Limits.MaxDerivedFacts, 100000)
+	def(&out.Limits.MaxIntervalsPerAtom, 1000)
+	def(&out.Limits.MaxComputeMS, 30000)
+	if out.Disclosure == (Disclosure{}) {
+		out.Disclosure = Disclosure{Full: 70, Condensed: 40, Minimal: 20}
+	}
+	if out.MacroTTL < minMacroTTL {
+		out.MacroTTL = minMacroTTL
+	}
+	def(&out.MacroCacheBytes, 64<<20)
+	if out.MaxEvents <= 0 {
+		out.MaxEvents = 20
+	}
+	if out.MaxStateDelta <= 0 {
+		out.MaxStateDelta = 100
+	}
+	if out.InvokeTimeout <= 0 {
+		out.InvokeTimeout = 30 * time.Second
+	}
+	if out.ConfirmationTTL <= 0 {
+		out.ConfirmationTTL = 5 * time.Minute
+	}
+	if out.RateLimit > 0 && out.RateBurst <= 0 {
+		out.RateBurst = max(1, int(out.RateLimit+0.999))
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return out
+}
+
+// Version is this implementation's version.
+const Version = "0.1.0"

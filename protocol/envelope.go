@@ -1,0 +1,207 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Version is the protocol version this package implements.
+const Version = "2026-02-draft"
+
+// SupportedVersions lists every protocol version the implementation speaks.
+func SupportedVersions() []string { return []string{Version} }
+
+// MessageType is the envelope "type" (Spec 02 section 2.2).
+type MessageType string
+
+// The message types of Spec 02 section 2.2, Spec 02 section 6.2 and Spec 08
+// section 3.3.
+const (
+	TypeManifest             MessageType = "manifest"
+	TypeIntentRequest        MessageType = "intent_request"
+	TypeIntentResponse       MessageType = "intent_response"
+	TypeInvokeRequest        MessageType = "invoke_request"
+	TypeInvokeResponse       MessageType = "invoke_response"
+	TypeProgress             MessageType = "progress"
+	TypeError                MessageType = "error"
+	TypeCancel               MessageType = "cancel"
+	TypeAuthenticate         MessageType = "authenticate"
+	TypeAuthenticateResponse MessageType = "authenticate_response"
+)
+
+// IsRequest reports whether clients send t and expect a correlated answer.
+func (t MessageType) IsRequest() bool {
+	return t == TypeIntentRequest || t == TypeInvokeRequest || t == TypeAuthenticate
+}
+
+// Known reports whether t is one of the defined message types.
+func (t MessageType) Known() bool {
+	switch t {
+	case TypeManifest, TypeIntentRequest, TypeIntentResponse, TypeInvokeRequest,
+		TypeInvokeResponse, TypeProgress, TypeError, TypeCancel, TypeAuthenticate,
+		TypeAuthenticateResponse:
+		return true
+	}
+	return false
+}
+
+// Envelope is the MangleCP message envelope (Spec 02 section 2). ID is nil
+// for server-initiated messages and uncorrelatable errors and is then
+// encoded as JSON null.
+type Envelope struct {
+	Type    MessageType     `json:"type"`
+	ID      *string         `json:"id"`
+	Version string          `json:"manglecp"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// IDString returns the id, or "" when it is null.
+func (e *Envelope) IDString() string {
+	if e == nil || e.ID == nil {
+		return ""
+	}
+	return *e.ID
+}
+
+// NewEnvelope encodes payload into an envelope of the current version.
+// id may be "" for a null id.
+func NewEnvelope(t MessageType, id string, payload any) (*Envelope, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", t, err)
+	}
+	env := &Envelope{Type: t, Version: Version, Payload: raw}
+	if id != "" {
+		env.ID = &id
+	}
+	return env, nil
+}
+
+// ErrorEnvelope wraps e in an error envelope correlated to id ("" for null).
+func ErrorEnvelope(id string, e *Error) *Envelope {
+	p := *e
+	p.Recoverable = e.Code.Recoverable()
+	raw, err := json.Marshal(&p)
+	if err != nil {
+		// Details hold only plain data; this cannot fail. Keep the code anyway.
+		raw = []byte(fmt.Sprintf(`{"code":%q,"message":"error details could not be encoded","recoverable":false,"retry_after_ms":null}`, e.Code))
+	}
+	env := &Envelope{Type: TypeError, Version: Version, Payload: raw}
+	if id != "" {
+		env.ID = &id
+	}
+	return env
+}
+
+// envelopeFields is used to detect missing and unknown envelope fields.
+type envelopeFields struct {
+	Type    json.RawMessage `json:"type"`
+	ID      json.RawMessage `json:"id"`
+	Version json.RawMessage `json:"manglecp"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// DecodeEnvelope strictly decodes one message (Spec 02 sections 2-3).
+//
+// It returns the envelope and nil, or whatever it could read of the
+// envelope (for id correlation; possibly nil) and a registry error:
+// malformed_message for invalid JSON, a BOM, invalid UTF-8, a missing,
+// mistyped, unknown or duplicate envelope field, a non-object payload or a
+// request without a non-empty string id; unsupported_version (with the
+// details of Spec 09 section 4.4) for another version; invalid_type for an
+// unknown type. The id is filled in whenever it could be read.
+func DecodeEnvelope(data []byte) (*Envelope, *Error) {
+	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
+		return nil, Errorf(CodeMalformedMessage, "message starts with a UTF-8 byte order mark; send UTF-8 without BOM")
+	}
+	if !utf8.Valid(data) {
+		return nil, Errorf(CodeMalformedMessage, "message is not valid UTF-8")
+	}
+	if err := checkJSON(data); err != nil {
+		return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, Errorf(CodeMalformedMessage, "message must be a JSON object")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
+	}
+	env := &Envelope{}
+	// The id first, so that every later error can be correlated.
+	idRaw, hasID := raw["id"]
+	var idErr *Error
+	if hasID && !isNull(idRaw) {
+		var id string
+		if err := json.Unmarshal(idRaw, &id); err != nil {
+			idErr = Errorf(CodeMalformedMessage, "envelope field \"id\" must be a string or null").
+				WithDetails(&ErrorDetails{Field: "id"})
+		} else {
+			env.ID = &id
+		}
+	}
+	for k := range raw {
+		switch k {
+		case "type", "id", "manglecp", "payload":
+		default:
+			return env, Errorf(CodeMalformedMessage, "unknown envelope field %q; the envelope has exactly type, id, manglecp and payload", k).
+				WithDetails(&ErrorDetails{Field: k})
+		}
+	}
+	if idErr != nil {
+		return env, idErr
+	}
+	if err := decodeString(raw, "manglecp", &env.Version); err != nil {
+		return env, err
+	}
+	if env.Version != Version {
+		return env, Errorf(CodeUnsupportedVersion, "protocol version %q is not supported; use %q", env.Version, Version).
+			WithDetails(&ErrorDetails{RequestedVersion: env.Version, SupportedVersions: SupportedVersions()})
+	}
+	var typ string
+	if err := decodeString(raw, "type", &typ); err != nil {
+		return env, err
+	}
+	env.Type = MessageType(typ)
+	if !env.Type.Known() {
+		return env, Errorf(CodeInvalidType, "unknown message type %q", typ).WithDetails(&ErrorDetails{Field: "type"})
+	}
+	payload, ok := raw["payload"]
+	if !ok {
+		return env, Errorf(CodeMalformedMessage, "envelope field \"payload\" is required (use {} for an empty payload)").
+			WithDetails(&ErrorDetails{Field: "payload"})
+	}
+	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
+		return env, Errorf(CodeMalformedMessage, "envelope field \"payload\" must be a JSON object").
+			WithDetails(&ErrorDetails{Field: "payload"})
+	}
+	env.Payload = payload
+	if env.Type.IsRequest() && (env.ID == nil || *env.ID == "") {
+		return env, Errorf(CodeMalformedMessage, "%s requires a non-empty string id", env.Type).
+			WithDetails(&ErrorDetails{Field: "id"})
+	}
+	return env, nil
+}
+
+func decodeString(raw map[string]json.RawMessage, field string, dst *string) *Error {
+	v, ok := raw[field]
+	if !ok {
+		return Errorf(CodeMalformedMessage, "envelope field %q is required", field).WithDetails(&ErrorDetails{Field: field})
+	}
+	if err := json.Unmarshal(v, dst); err != nil || isNull(v) {
+		return Errorf(CodeMalformedMessage, "envelope field %q must be a string", field).WithDetails(&ErrorDetails{Field: field})
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// Encode marshals an envelope to JSON without a trailing newline.
+func (e *Envelope) Encode() ([]byte, error) {
+	return json.Marshal(e)
+}

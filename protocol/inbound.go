@@ -1,0 +1,32 @@
+package protocol
+
+// Inbound is one message as a transport received it, with what the
+// transport knows about its context. Transports fill it; the server
+// decodes and validates Data itself so that every transport behaves alike.
+type Inbound struct {
+	// Data is the raw message.
+	Data []byte
+	// Expect, when set, is the only message type the endpoint accepts
+	// (HTTP paths map to one type each).
+	Expect MessageType
+	// Credentials are the caller's credentials, or nil.
+	Credentials *Credentials
+	// Peer identifies the connection (a remote address) for rate limiting
+	// and logs when the caller is anonymous.
+	Peer string
+}
+
+// Credentials are what a caller presented (Spec 08 section 3).
+type Credentials struct {
+	// Scheme is "bearer" or "api_key".
+	Scheme string
+	// Token is the secret. Never log it.
+	Token string
+}
+
+// The authentication schemes of Spec 04 section 3.2.10.
+const (
+	SchemeBearer = "bearer"
+	SchemeAPIKey = "api_key"
+	SchemeOAuth2 = "oauth2"
+)

@@ -1,0 +1,274 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// IntentRequest is the intent_request payload (Spec 05 section 2).
+type IntentRequest struct {
+	Intent      Intent       `json:"intent"`
+	Facts       []Fact       `json:"facts"`
+	EvalTime    *Time        `json:"eval_time,omitempty"`
+	Constraints *Constraints `json:"constraints,omitempty"`
+	Options     *Options     `json:"options,omitempty"`
+}
+
+// Intent names what the client wants to accomplish (Spec 05 section 2.2).
+type Intent struct {
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Constraints are client budgets (Spec 05 section 2.2). A nil field means
+// "use the server's limit".
+type Constraints struct {
+	MaxFactsCreated     *int64 `json:"max_facts_created,omitempty"`
+	MaxIntervalsPerAtom *int64 `json:"max_intervals_per_atom,omitempty"`
+	MaxComputeMS        *int64 `json:"max_compute_ms,omitempty"`
+	MaxToolsReturned    *int64 `json:"max_tools_returned,omitempty"`
+	MaxTokensBudget     *int64 `json:"max_tokens_budget,omitempty"`
+}
+
+// Options are evaluation options (Spec 05 section 2.2).
+type Options struct {
+	IncludeProofHints    bool   `json:"include_proof_hints,omitempty"`
+	DisclosurePreference string `json:"disclosure_preference,omitempty"`
+	// IncludeRuleCoverage asks for rule coverage diagnostics (Spec 09
+	// section 6); an extension option.
+	IncludeRuleCoverage bool `json:"x-include_rule_coverage,omitempty"`
+}
+
+// The disclosure levels and preferences of Spec 05 section 5.
+const (
+	DisclosureFull      = "full"
+	DisclosureCondensed = "condensed"
+	DisclosureMinimal   = "minimal"
+	DisclosureAdaptive  = "adaptive"
+)
+
+// IntentResponse is the intent_response payload (Spec 05 section 4).
+type IntentResponse struct {
+	EvalTimeUsed   Time         `json:"eval_time_used"`
+	EvalDurationMS int64        `json:"eval_duration_ms"`
+	MacroTools     []MacroTool  `json:"macro_tools"`
+	ProofHints     any          `json:"proof_hints,omitempty"`
+	RequiredSkills []Skill      `json:"required_skills,omitempty"`
+	Diagnostics    *Diagnostics `json:"diagnostics,omitempty"`
+	// Warnings report non-fatal conditions (a clamped constraint, a
+	// truncated list); codes come from the warning registry.
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Diagnostics are evaluation statistics (Spec 05 section 4.4).
+type Diagnostics struct {
+	FactsEvaluated  int64 `json:"facts_evaluated"`
+	FactsDerived    int64 `json:"facts_derived"`
+	RulesFired      int64 `json:"rules_fired"`
+	PhasesCompleted *int  `json:"phases_completed"`
+	RuleCoverage    any   `json:"rule_coverage,omitempty"`
+}
+
+// Warning is one non-fatal condition in a response.
+type Warning struct {
+	Code    WarningCode    `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// MacroTool is a synthesized tool (Spec 06 section 2). Which fields are set
+// depends on DisclosureLevel (Spec 06 section 2.2).
+type MacroTool struct {
+	MacroID          string            `json:"macro_id"`
+	Name             string            `json:"name"`
+	Description      string            `json:"description,omitempty"`
+	DisclosureLevel  string            `json:"disclosure_level"`
+	InputSchema      map[string]any    `json:"input_schema,omitempty"`
+	OutputSchema     map[string]any    `json:"output_schema,omitempty"`
+	ContextInjection *ContextInjection `json:"context_injection,omitempty"`
+	Safety           *Safety           `json:"safety,omitempty"`
+	Validity         *Validity         `json:"validity,omitempty"`
+	Metadata         *ToolMetadata     `json:"metadata,omitempty"`
+}
+
+// ContextInjection bundles what a client needs to use a tool (Spec 06
+// section 2.2).
+type ContextInjection struct {
+	Instructions     string            `json:"instructions,omitempty"`
+	Skills           []SkillRef        `json:"skills,omitempty"`
+	ContextResources []ContextResource `json:"context_resources,omitempty"`
+}
+
+// SkillRef is a skill in a context injection: referenced (Inline false) or
+// inline with its content.
+type SkillRef struct {
+	SkillID string `json:"skill_id"`
+	Inline  bool   `json:"inline"`
+	Content string `json:"content,omitempty"`
+}
+
+// ContextResource is a resource a rule found relevant (Spec 06 section 2.2).
+type ContextResource struct {
+	URI       string `json:"uri"`
+	Relevance string `json:"relevance,omitempty"`
+	Priority  *int64 `json:"priority,omitempty"`
+}
+
+// Safety is a tool's safety metadata (Spec 06 section 2.2).
+type Safety struct {
+	RequiresUserConfirmation bool     `json:"requires_user_confirmation"`
+	SideEffects              []string `json:"side_effects"`
+	Reversible               bool     `json:"reversible"`
+	Idempotent               bool     `json:"idempotent"`
+}
+
+// Validity is a tool's validity window (Spec 06 section 2.2).
+type Validity struct {
+	NotBefore *Time `json:"not_before,omitempty"`
+	ExpiresAt *Time `json:"expires_at,omitempty"`
+}
+
+// ToolMetadata is informational selection data (Spec 06 section 2.2).
+type ToolMetadata struct {
+	SelectionPhase string   `json:"selection_phase,omitempty"`
+	Score          int64    `json:"score"`
+	SourceRules    []string `json:"source_rules,omitempty"`
+}
+
+// Skill is a reusable instruction bundle (Spec 06 section 4).
+type Skill struct {
+	SkillID     string          `json:"skill_id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Content     string          `json:"content"`
+	ContentType string          `json:"content_type,omitempty"`
+	Resources   []SkillResource `json:"resources,omitempty"`
+}
+
+// SkillResource is a resource a skill references.
+type SkillResource struct {
+	URI         string `json:"uri"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// InvokeRequest is the invoke_request payload (Spec 07 section 2).
+type InvokeRequest struct {
+	MacroID           string         `json:"macro_id"`
+	Args              map[string]any `json:"args"`
+	EvalTime          *Time          `json:"eval_time,omitempty"`
+	ConfirmationToken string         `json:"confirmation_token,omitempty"`
+}
+
+// InvokeResponse is the invoke_response payload (Spec 07 section 3).
+type InvokeResponse struct {
+	Result        map[string]any `json:"result"`
+	StateDelta    StateDelta     `json:"state_delta"`
+	Observability Observability  `json:"observability"`
+	Next          *Next          `json:"next,omitempty"`
+}
+
+// StateDelta is the advisory state change (Spec 07 section 4). Clients
+// apply Retract (patterns, null = wildcard) before Assert.
+type StateDelta struct {
+	Assert  []Fact `json:"assert"`
+	Retract []Fact `json:"retract"`
+}
+
+// Observability summarizes an execution (Spec 07 section 5).
+type Observability struct {
+	Summary    string  `json:"summary"`
+	Events     []Event `json:"events"`
+	DurationMS int64   `json:"duration_ms"`
+}
+
+// Event is one atomic action of an execution (Spec 07 section 5.2).
+type Event struct {
+	Action     string `json:"action"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	Detail     string `json:"detail,omitempty"`
+}
+
+// The event statuses of Spec 07 section 5.2.
+const (
+	EventSuccess = "success"
+	EventFailure = "failure"
+	EventSkipped = "skipped"
+)
+
+// Next suggests how to continue (Spec 07 section 6).
+type Next struct {
+	SuggestedIntents  []SuggestedIntent `json:"suggested_intents"`
+	ContinuationFacts []Fact            `json:"continuation_facts"`
+}
+
+// SuggestedIntent is an intent the client may evaluate next.
+type SuggestedIntent struct {
+	Name        string         `json:"name"`
+	Params      map[string]any `json:"params,omitempty"`
+	Description string         `json:"description,omitempty"`
+}
+
+// Progress is the progress payload (Spec 07 section 7).
+type Progress struct {
+	Status  string   `json:"status"`
+	Detail  string   `json:"detail,omitempty"`
+	Percent *float64 `json:"percent,omitempty"`
+}
+
+// Cancel is the cancel payload (Spec 02 section 6.2).
+type Cancel struct {
+	RequestID string `json:"request_id"`
+}
+
+// Time is an absolute instant on the wire: an RFC 3339 string, or epoch
+// milliseconds as a number. It encodes as RFC 3339 in UTC with the
+// precision it carries.
+type Time struct{ time.Time }
+
+// NewTime wraps t.
+func NewTime(t time.Time) *Time { return &Time{t.UTC()} }
+
+// UnmarshalJSON accepts an RFC 3339 string or an integer of epoch ms.
+func (t *Time) UnmarshalJSON(data []byte) error {
+	var v any
+	if err := decodeNumbers(data, &v); err != nil {
+		return err
+	}
+	tt, err := ParseTime(v)
+	if err != nil {
+		return err
+	}
+	t.Time = tt
+	return nil
+}
+
+// MarshalJSON encodes RFC 3339 with nanoseconds when present.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+}
+
+// ParseTime converts a decoded JSON time value (an RFC 3339 string or an
+// epoch-milliseconds json.Number) to a time.Time.
+func ParseTime(v any) (time.Time, error) {
+	switch x := v.(type) {
+	case string:
+		tt, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %q is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", x)
+		}
+		return tt.UTC(), nil
+	case json.Number:
+		ms, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %s is not an integer of epoch milliseconds", x)
+		}
+		return time.UnixMilli(ms).UTC(), nil
+	case float64:
+		return time.UnixMilli(int64(x)).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("time must be an RFC 3339 string or epoch milliseconds, got %s", jsonTypeName(v))
+}

@@ -1,0 +1,475 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ReservedPrefix is the predicate prefix reserved for protocol use
+// (Spec 03 section 2.3).
+const ReservedPrefix = "_manglecp_"
+
+// MaxPredicateLength is the longest allowed predicate name.
+const MaxPredicateLength = 128
+
+var predicateName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// Violation issue types beyond the registry codes (the registry codes
+// unknown_predicate, arity_mismatch, type_mismatch and reserved_predicate
+// are used as issues too).
+const (
+	IssueInvalidPredicateName Code = "invalid_predicate_name"
+	IssueOutputPredicate      Code = "output_predicate"
+	IssueArgsAndNamedArgs     Code = "args_and_named_args"
+	IssueMissingArgs          Code = "missing_args"
+	IssueUnknownNamedArg      Code = "unknown_named_arg"
+	IssueMissingNamedArg      Code = "missing_named_arg"
+	IssueNamedArgsUnsupported Code = "named_args_unsupported"
+	IssueInvalidTemporal      Code = "invalid_temporal"
+	IssueNotTemporal          Code = "temporal_not_supported"
+	IssueInvalidCategory      Code = "invalid_category"
+	IssueInvalidSource        Code = "invalid_source"
+	IssueWildcardNotAllowed   Code = "wildcard_not_allowed"
+	IssueMissingRequiredFact  Code = "missing_required_fact"
+	IssueMalformedFact        Code = "malformed_fact"
+)
+
+// FactMode says what a fact list is for: asserted facts must be ground,
+// patterns (retractions) may hold null wildcards.
+type FactMode int
+
+// The fact modes.
+const (
+	// Assert facts are ground: null is not allowed.
+	Assert FactMode = iota
+	// Pattern facts may use null as a wildcard (Spec 07 section 4.4).
+	Pattern
+)
+
+// DecodeFacts decodes raw JSON facts one by one, so that a malformed fact
+// becomes a violation with its index instead of failing the whole message.
+func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
+	facts := make([]Fact, len(raws))
+	var vs []Violation
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &facts[i]); err != nil {
+			pred := ""
+			var probe struct {
+				Pred any `json:"pred"`
+			}
+			if json.Unmarshal(raw, &probe) == nil {
+				if s, ok := probe.Pred.(string); ok {
+					pred = s
+				}
+			}
+			vs = append(vs, Violation{FactIndex: i, Predicate: pred, Issue: IssueMalformedFact,
+				Message: fmt.Sprintf("fact %d is not a valid fact object: %s", i, strings.TrimPrefix(err.Error(), "json: "))})
+		}
+	}
+	return facts, vs
+}
+
+// ValidateFacts checks facts against a facts profile (Spec 03, Spec 09
+// section 4.1) and returns the facts normalized to positional args (named
+// args resolved through arg_names, category defaulted to session for
+// asserted facts) together with every violation found. The indexes in
+// violations are offset by base, so callers validating a slice of a larger
+// list report the right fact_index. Facts already reported as malformed by
+// [DecodeFacts] should be skipped with skip.
+func ValidateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[int]bool) ([]Fact, []Violation) {
+	out := make([]Fact, 0, len(facts))
+	var vs []Violation
+	for i := range facts {
+		if skip[i] {
+			continue
+		}
+		f, v := validateFact(i, facts[i], profile, mode)
+		vs = append(vs, v...)
+		if len(v) == 0 {
+			out = append(out, f)
+		}
+	}
+	return out, vs
+}
+
+func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []Violation) {
+	var vs []Violation
+	add := func(v Violation) {
+		v.FactIndex = i
+		v.Predicate = f.Pred
+		vs = append(vs, v)
+	}
+	switch {
+	case strings.HasPrefix(f.Pred, ReservedPrefix):
+		add(Violation{Issue: CodeReservedPredicate, Message: "Predicates starting with '_manglecp_' are reserved for protocol use"})
+		return f, vs
+	case f.Pred == "":
+		add(Violation{Issue: IssueInvalidPredicateName, Message: "Fact has no predicate: \"pred\" is required"})
+		return f, vs
+	case len(f.Pred) > MaxPredicateLength:
+		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate name is %d characters long; the maximum is %d", len(f.Pred), MaxPredicateLength)})
+		return f, vs
+	case !predicateName.MatchString(f.Pred):
+		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate %q must match [a-z][a-z0-9_]*", f.Pred)})
+		return f, vs
+	}
+	schema := profile.Predicate(f.Pred)
+	if schema == nil {
+		v := Violation{Issue: CodeUnknownPredicate, Message: fmt.Sprintf("Predicate '%s' is not declared in the server's facts profile", f.Pred)}
+		if s := nearestPredicate(f.Pred, profile); s != "" {
+			v.Suggestion = fmt.Sprintf("Did you mean '%s'?", s)
+		}
+		add(v)
+		return f, vs
+	}
+	if mode == Assert && schema.Direction == DirectionOutput {
+		add(Violation{Issue: IssueOutputPredicate, Message: fmt.Sprintf("Predicate '%s' is output-only: the server derives it, clients must not assert it", f.Pred)})
+	}
+	switch {
+	case f.HasArgs() && f.HasNamedArgs():
+		add(Violation{Issue: IssueArgsAndNamedArgs, Message: "A fact has exactly one of \"args\" and \"named_args\", never both"})
+		return f, vs
+	case f.HasNamedArgs():
+		args, nv := resolveNamedArgs(f, schema)
+		for _, v := range nv {
+			add(v)
+		}
+		if len(nv) > 0 {
+			return f, vs
+		}
+		f.Args, f.NamedArgs, f.hasNamedArgs, f.hasArgs = args, nil, false, true
+	case !f.HasArgs():
+		add(Violation{Issue: IssueMissingArgs, Message: "A fact needs \"args\" (use [] for a 0-arity predicate) or \"named_args\""})
+		return f, vs
+	}
+	if len(f.Args) != schema.Arity {
+		add(Violation{Issue: CodeArityMismatch, ExpectedArity: intPtr(schema.Arity), ActualArity: intPtr(len(f.Args)),
+			Message: fmt.Sprintf("Predicate '%s' expects %d arguments%s, got %d", f.Pred, schema.Arity, argNameList(schema), len(f.Args))})
+		return f, vs
+	}
+	for j, a := range f.Args {
+		want := ArgAny
+		if j < len(schema.ArgTypes) {
+			want = schema.ArgTypes[j]
+		}
+		if a == nil {
+			if mode == Assert {
+				add(Violation{Issue: IssueWildcardNotAllowed, ArgumentIndex: intPtr(j), ExpectedType: want, ActualType: "null",
+					Message: fmt.Sprintf("Argument %d%s is null: null is a wildcard, allowed only in retract patterns", j, argName(schema, j))})
+			}
+			continue
+		}
+		norm, got, err := checkValue(a, want)
+		if err != "" {
+			add(Violation{Issue: CodeTypeMismatch, ArgumentIndex: intPtr(j), ExpectedType: want, ActualType: got,
+				Message: fmt.Sprintf("Argument %d%s of '%s' %s", j, argName(schema, j), f.Pred, err)})
+			continue
+		}
+		f.Args[j] = norm
+	}
+	if f.T != nil {
+		if !schema.Temporal {
+			add(Violation{Issue: IssueNotTemporal, Message: fmt.Sprintf("Predicate '%s' is not temporal; remove \"t\" or use a temporal predicate", f.Pred)})
+		} else if msg := checkTemporal(f.T); msg != "" {
+			add(Violation{Issue: IssueInvalidTemporal, Message: msg})
+		}
+	}
+	switch {
+	case mode == Assert && f.Category == "":
+		f.Category = CategorySession
+	case mode == Assert && f.Category != CategorySession:
+		add(Violation{Issue: IssueInvalidCategory, Message: fmt.Sprintf("Client facts are always category \"session\", got %q", f.Category)})
+	}
+	if f.Source != nil && f.Source.SourceType == "" {
+		add(Violation{Issue: IssueInvalidSource, Message: "source.source_type is required when source is present"})
+	}
+	return f, vs
+}
+
+func resolveNamedArgs(f Fact, schema *PredicateSchema) ([]any, []Violation) {
+	if len(schema.ArgNames) != schema.Arity {
+		return nil, []Violation{{Issue: IssueNamedArgsUnsupported, Message: fmt.Sprintf("Predicate '%s' declares no arg_names; use positional \"args\"", f.Pred)}}
+	}
+	var vs []Violation
+	args := make([]any, schema.Arity)
+	pos := map[string]int{}
+	for j, n := range schema.ArgNames {
+		pos[n] = j
+	}
+	for _, k := range sortedKeys(f.NamedArgs) {
+		j, ok := pos[k]
+		if !ok {
+			vs = append(vs, Violation{Issue: IssueUnknownNamedArg, Message: fmt.Sprintf("Unknown named argument %q; '%s' has %s", k, f.Pred, strings.Join(schema.ArgNames, ", "))})
+			continue
+		}
+		args[j] = f.NamedArgs[k]
+	}
+	for j, n := range schema.ArgNames {
+		if _, ok := f.NamedArgs[n]; !ok {
+			vs = append(vs, Violation{Issue: IssueMissingNamedArg, ArgumentIndex: intPtr(j), Message: fmt.Sprintf("Missing named argument %q", n)})
+		}
+	}
+	return args, vs
+}
+
+// checkValue checks one argument against a declared type and returns the
+// normalized value (int64 wrappers become json.Number), the actual type
+// name and an error phrase ("" when it matches).
+func checkValue(v any, want string) (any, string, string) {
+	got := jsonTypeName(v)
+	norm := v
+	if m, ok := v.(map[string]any); ok {
+		if _, wrapped := m["_type"]; wrapped {
+			n, msg := unwrapInt64(m)
+			if msg != "" {
+				return v, "object", msg
+			}
+			norm, got = n, "integer"
+		}
+	}
+	if n, ok := norm.(json.Number); ok {
+		if msg := checkNumber(n); msg != "" {
+			return v, got, msg
+		}
+	}
+	if msg := checkNested(norm, 0); msg != "" {
+		return v, got, msg
+	}
+	switch want {
+	case ArgAny, "":
+		return norm, got, ""
+	case ArgString:
+		if got == "string" {
+			return norm, got, ""
+		}
+	case ArgNumber:
+		if got == "integer" || got == "number" {
+			return norm, got, ""
+		}
+	case ArgBoolean:
+		if got == "boolean" {
+			return norm, got, ""
+		}
+	default:
+		return norm, got, ""
+	}
+	return v, got, fmt.Sprintf("must be a %s, got %s", want, got)
+}
+
+// checkNested rejects wildcards and bad numbers inside lists and maps.
+func checkNested(v any, depth int) string {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if e == nil {
+				return "holds null inside a list; null is only a top-level wildcard"
+			}
+			if msg := checkNested(e, depth+1); msg != "" {
+				return msg
+			}
+		}
+	case map[string]any:
+		if _, wrapped := x["_type"]; wrapped && depth > 0 {
+			if _, msg := unwrapInt64(x); msg != "" {
+				return msg
+			}
+			return ""
+		}
+		for _, k := range sortedKeys(x) {
+			if x[k] == nil {
+				return fmt.Sprintf("holds null at key %q; null is only a top-level wildcard", k)
+			}
+			if msg := checkNested(x[k], depth+1); msg != "" {
+				return msg
+			}
+		}
+	case json.Number:
+		return checkNumber(x)
+	}
+	return ""
+}
+
+// checkNumber accepts integers that fit int64 and finite floats. Integers
+// beyond 2^53 must use the int64 wrapper (Spec 03 section 3.2), but values
+// that still fit int64 are accepted exactly.
+func checkNumber(n json.Number) string {
+	s := string(n)
+	if !strings.ContainsAny(s, ".eE") {
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			return fmt.Sprintf("is the integer %s, outside int64; integers beyond 2^53 use {\"_type\":\"int64\",\"value\":\"...\"} and must fit int64", s)
+		}
+		return ""
+	}
+	f, ok := new(big.Float).SetString(s)
+	if !ok || f.IsInf() {
+		return fmt.Sprintf("is the number %s, outside float64", s)
+	}
+	if _, acc := f.Float64(); acc != big.Exact && (f.MantExp(nil) > 1024) {
+		return fmt.Sprintf("is the number %s, outside float64", s)
+	}
+	return ""
+}
+
+func unwrapInt64(m map[string]any) (json.Number, string) {
+	if len(m) != 2 || m["_type"] != "int64" {
+		return "", "is an object with \"_type\"; the only typed wrapper is {\"_type\":\"int64\",\"value\":\"<decimal>\"}"
+	}
+	s, ok := m["value"].(string)
+	if !ok {
+		return "", "is an int64 wrapper whose \"value\" is not a decimal string"
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return "", fmt.Sprintf("is an int64 wrapper whose value %q is not a decimal int64", s)
+	}
+	return json.Number(s), ""
+}
+
+func checkTemporal(t *Temporal) string {
+	if t.IsPoint() {
+		if t.hasStart || t.hasEnd || t.Start != nil || t.End != nil {
+			return "\"t\" has either \"at\" or \"start\" and \"end\", not both forms"
+		}
+		if s, ok := t.At.(string); ok && (s == "_" || s == "now") {
+			if s == "_" {
+				return "\"t.at\" must be a time, not \"_\""
+			}
+			return ""
+		}
+		if _, err := ParseTime(t.At); err != nil {
+			return "\"t.at\": " + err.Error()
+		}
+		return ""
+	}
+	if t.Start == nil || t.End == nil {
+		return "\"t\" needs \"at\", or both \"start\" and \"end\" (use \"_\" for an unbounded end)"
+	}
+	start, msg := temporalBound("start", t.Start)
+	if msg != "" {
+		return msg
+	}
+	end, msg := temporalBound("end", t.End)
+	if msg != "" {
+		return msg
+	}
+	if start != nil && end != nil && start.After(end.Time) {
+		return "\"t.start\" is after \"t.end\""
+	}
+	return ""
+}
+
+func temporalBound(name string, v any) (*Time, string) {
+	if s, ok := v.(string); ok && (s == "_" || s == "now") {
+		return nil, ""
+	}
+	tt, err := ParseTime(v)
+	if err != nil {
+		return nil, fmt.Sprintf("\"t.%s\": %s", name, err)
+	}
+	return &Time{tt}, ""
+}
+
+func jsonTypeName(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			return "number"
+		}
+		return "integer"
+	case float64, float32:
+		return "number"
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return "integer"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func argNameList(s *PredicateSchema) string {
+	if len(s.ArgNames) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(s.ArgNames, ", ") + ")"
+}
+
+func argName(s *PredicateSchema, j int) string {
+	if j < len(s.ArgNames) {
+		return " (" + s.ArgNames[j] + ")"
+	}
+	return ""
+}
+
+// nearestPredicate returns the declared predicate closest to name by edit
+// distance, or "" when none is plausibly meant.
+func nearestPredicate(name string, profile *FactsProfile) string {
+	best, bestD := "", len(name)/2+2
+	for _, p := range profile.Predicates {
+		if d := editDistance(name, p.Predicate); d < bestD || (d == bestD && best != "" && p.Predicate < best) {
+			best, bestD = p.Predicate, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}
+
+// FactsError builds the error for a list of violations (Spec 09 section
+// 4.1): when every violation has the same registry issue the error uses
+// that code (reserved_predicate is not recoverable), otherwise invalid_facts.
+func FactsError(vs []Violation) *Error {
+	code := CodeInvalidFacts
+	if len(vs) > 0 {
+		first := vs[0].Issue
+		same := true
+		for _, v := range vs[1:] {
+			same = same && v.Issue == first
+		}
+		if _, registered := Lookup(first); same && registered {
+			code = first
+		}
+	}
+	msg := fmt.Sprintf("%d fact validation errors", len(vs))
+	if len(vs) == 1 {
+		msg = "1 fact validation error: " + vs[0].Message
+	}
+	return Errorf(code, "%s", msg).WithDetails(&ErrorDetails{Violations: vs})
+}

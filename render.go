@@ -1,0 +1,183 @@
+package manglecp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// render turns a kernel result into the intent response: macro-tools at
+// their disclosure level, ordered by score then name, cached for
+// invocation; diagnostics; warnings.
+func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResponse {
+	resp := &protocol.IntentResponse{
+		EvalTimeUsed: protocol.Time{Time: ev.evalTime},
+		MacroTools:   []protocol.MacroTool{},
+		Warnings:     ev.warnings,
+	}
+	factsDigest := digestFacts(ev.facts)
+	for _, t := range res.Tools {
+		level := s.disclosureLevel(ev.disclosure, t.Score)
+		if level == "" {
+			continue
+		}
+		def := s.define(ev, t, factsDigest)
+		resp.MacroTools = append(resp.MacroTools, def.view(level))
+	}
+	if ev.maxTools >= 0 && int64(len(resp.MacroTools)) > ev.maxTools {
+		available := len(resp.MacroTools)
+		resp.MacroTools = resp.MacroTools[:ev.maxTools]
+		resp.Warnings = append(resp.Warnings, protocol.Warning{Code: protocol.WarnToolsTruncated,
+			Message: fmt.Sprintf("max_tools_returned kept the %d highest-scored of %d macro-tools", ev.maxTools, available),
+			Details: map[string]any{"returned": ev.maxTools, "available": available}})
+	}
+	if ev.chosenTime {
+		resp.Warnings = append(resp.Warnings, protocol.Warning{Code: protocol.WarnEvalTimeChosen,
+			Message: "no eval_time in the request; the server clock was used (eval_time_used)"})
+	}
+	phases := res.PhasesCompleted
+	resp.Diagnostics = &protocol.Diagnostics{
+		FactsEvaluated:  res.FactsEvaluated,
+		FactsDerived:    res.FactsDerived,
+		RulesFired:      res.RulesFired,
+		PhasesCompleted: &phases,
+	}
+	return resp
+}
+
+// disclosureLevel applies the client's preference, or the configured score
+// thresholds for adaptive disclosure. "" means the tool is left out.
+func (s *Server) disclosureLevel(pref string, score int64) string {
+	if pref != protocol.DisclosureAdaptive {
+		return pref
+	}
+	d := s.opts.Disclosure
+	switch {
+	case score >= d.Full:
+		return protocol.DisclosureFull
+	case score >= d.Condensed:
+		return protocol.DisclosureCondensed
+	case score >= d.Minimal:
+		return protocol.DisclosureMinimal
+	}
+	return ""
+}
+
+// define builds (or refreshes) the cached definition of a selected tool.
+func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macroDef {
+	schema := inputSchema(t.Params)
+	def := &macroDef{
+		tool:     t,
+		intent:   ev.intent,
+		facts:    ev.facts,
+		schema:   schema,
+		output:   s.actions[t.Action].OutputSchema,
+		created:  s.now(),
+		expires:  s.now().Add(s.opts.MacroTTL),
+	}
+	def.id = macroID(t, schema, ev.intent, factsDigest)
+	s.cache.put(def, s.now())
+	return def
+}
+
+// macroID hashes the composition of a macro-tool: the tool, its action,
+// input schema, safety, the intent and the facts it was built from. Equal
+// inputs give equal ids (Spec 06 section 3.3).
+func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest string) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode([]any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, intent.Name, intent.Params, factsDigest})
+	return t.Name + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func digestFacts(facts []protocol.Fact) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, f := range facts {
+		_ = enc.Encode(protocol.Fact{Pred: f.Pred, Args: f.Args, T: f.T})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputSchema generates the JSON Schema 2020-12 of a tool's arguments from
+// the parameters the rules derived, including enums computed from the
+// request's facts.
+func inputSchema(params []kernel.Param) map[string]any {
+	props := map[string]any{}
+	required := []any{}
+	for _, p := range params {
+		prop := map[string]any{"type": p.Type}
+		if p.Description != "" {
+			prop["description"] = p.Description
+		}
+		if len(p.Enum) > 0 {
+			prop["enum"] = append([]any(nil), p.Enum...)
+		}
+		if p.Default != nil {
+			prop["default"] = p.Default
+		}
+		props[p.Name] = prop
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	schema := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"type":                 "object",
+		"properties":           props,
+		"additionalProperties": false,
+	}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	return schema
+}
+
+// view renders the macro-tool at a disclosure level with exactly the
+// fields Spec 06 section 2.2 allows there.
+func (d *macroDef) view(level string) protocol.MacroTool {
+	t := d.tool
+	m := protocol.MacroTool{MacroID: d.id, Name: t.Name, DisclosureLevel: level}
+	meta := &protocol.ToolMetadata{SelectionPhase: t.Phase, Score: t.Score, SourceRules: t.Evidence}
+	switch level {
+	case protocol.DisclosureFull:
+		m.Description = t.Description
+		m.InputSchema = d.schema
+		m.OutputSchema = d.output
+		effects := t.SideEffects
+		if len(effects) == 0 {
+			effects = []string{"none"}
+		}
+		m.Safety = &protocol.Safety{
+			RequiresUserConfirmation: t.RequiresConfirmation,
+			SideEffects:              effects,
+			Reversible:               t.Reversible,
+			Idempotent:               t.Idempotent,
+		}
+		if t.Instructions != "" {
+			m.ContextInjection = &protocol.ContextInjection{Instructions: t.Instructions}
+		}
+		m.Metadata = meta
+	case protocol.DisclosureCondensed:
+		m.Description = oneLine(t)
+		m.Metadata = meta
+	}
+	return m
+}
+
+// oneLine is the condensed description: the tool's summary, or the first
+// sentence of its description.
+func oneLine(t kernel.Tool) string {
+	if t.Summary != "" {
+		return t.Summary
+	}
+	if i := strings.Index(t.Description, ". "); i >= 0 {
+		return t.Description[:i+1]
+	}
+	return t.Description
+}

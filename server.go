@@ -1,0 +1,367 @@
+package manglecp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// ConformanceLevel is the Spec 10 level this server declares: the highest
+// level whose every requirement our tests prove today.
+const ConformanceLevel = 1
+
+// Server answers MangleCP messages for one domain. It is safe for
+// concurrent use. Create it with [NewServer].
+type Server struct {
+	opts    Options
+	domain  Domain
+	program *kernel.Program
+	actions map[string]ActionSpec
+	cache   *macroCache
+	confirm *confirmer
+	log     *slog.Logger
+
+	status   atomic.Value // protocol.Status
+	manifest atomic.Pointer[manifestSnapshot]
+	inflight sync.WaitGroup
+
+	limitersMu sync.Mutex
+	limiters   map[string]*rate.Limiter
+	nextID     atomic.Uint64
+}
+
+type manifestSnapshot struct {
+	manifest protocol.Manifest
+	json     []byte
+	etag     string
+}
+
+// NewServer loads the domain's rules and returns a ready server. It fails,
+// naming file and line, when a rule file is invalid, and when the rules name
+// an action the domain does not register.
+func NewServer(d Domain, opts *Options) (*Server, error) {
+	o := opts.withDefaults()
+	if d.Rules == nil {
+		return nil, errors.New("manglecp: domain has no rules")
+	}
+	var layers []kernel.Layer
+	for _, name := range []string{"policy", "domain"} {
+		sub, err := fs.Sub(d.Rules, name)
+		if err != nil {
+			return nil, fmt.Errorf("manglecp: %s layer: %w", name, err)
+		}
+		layers = append(layers, kernel.Layer{Name: name, FS: sub, Prefix: joinName(d.RulesName, name)})
+	}
+	prog, err := kernel.Load(layers...)
+	if err != nil {
+		return nil, fmt.Errorf("manglecp: loading rules:\n%w", err)
+	}
+	var missing []string
+	for _, a := range prog.ActionNames() {
+		if _, ok := d.Actions[a]; !ok {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("manglecp: rules name actions the domain does not register: %v", missing)
+	}
+	key := o.ConfirmationKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
+		}
+	}
+	s := &Server{
+		opts:     o,
+		domain:   d,
+		program:  prog,
+		actions:  d.Actions,
+		cache:    newMacroCache(o.MacroCacheBytes),
+		confirm:  newConfirmer(key, o.ConfirmationTTL),
+		log:      o.Logger,
+		limiters: map[string]*rate.Limiter{},
+	}
+	s.setStatus(protocol.StatusReady)
+	return s, nil
+}
+
+func joinName(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "/" + name
+}
+
+// Status is the server's readiness state.
+func (s *Server) Status() protocol.Status { return s.status.Load().(protocol.Status) }
+
+func (s *Server) setStatus(st protocol.Status) {
+	s.status.Store(st)
+	m := s.buildManifest(st)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("manglecp: manifest does not encode: %v", err)) // programmer error: manifest types are plain data
+	}
+	sum := sha256.Sum256(raw)
+	s.manifest.Store(&manifestSnapshot{manifest: m, json: raw, etag: `"` + hex.EncodeToString(sum[:12]) + `"`})
+}
+
+// Drain switches the server to "draining": new requests get
+// server_not_ready, requests already running finish. Wait for them with
+// [Server.Wait].
+func (s *Server) Drain() { s.setStatus(protocol.StatusDraining) }
+
+// Wait blocks until every request that was being handled has finished, or
+// ctx ends.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Manifest returns a copy of the current manifest.
+func (s *Server) Manifest() protocol.Manifest {
+	var m protocol.Manifest
+	_ = json.Unmarshal(s.manifest.Load().json, &m)
+	return m
+}
+
+// ManifestJSON returns the manifest payload as JSON and its ETag. The bytes
+// are shared: do not modify them.
+func (s *Server) ManifestJSON() (payload []byte, etag string) {
+	snap := s.manifest.Load()
+	return snap.json, snap.etag
+}
+
+// ManifestEnvelope returns the manifest message (id null).
+func (s *Server) ManifestEnvelope() *protocol.Envelope {
+	raw, _ := s.ManifestJSON()
+	return &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: raw}
+}
+
+// MaxMessageBytes is the advertised and enforced message size limit.
+func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
+
+// AuthRequired reports whether requests must carry credentials.
+func (s *Server) AuthRequired() bool { return len(s.opts.AuthTokens) > 0 }
+
+func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
+	l := s.opts.Limits
+	m := protocol.Manifest{
+		ServerName:    s.opts.ServerName,
+		ServerVersion: s.opts.ServerVersion,
+		Protocol: protocol.ProtocolInfo{
+			Manglecp:          protocol.Version,
+			SupportedVersions: protocol.SupportedVersions(),
+			ConformanceLevel:  ConformanceLevel,
+		},
+		Status: st,
+		Domain: protocol.DomainInfo{ID: s.domain.ID, Description: s.domain.Description, Categories: s.domain.Categories},
+		Endpoints: &protocol.Endpoints{
+			IntentEval:  s.opts.BasePath + "/evaluate",
+			MacroInvoke: s.opts.BasePath + "/invoke",
+		},
+		Intents:      s.program.Intents(),
+		FactsProfile: s.program.FactsProfile(),
+		Capabilities: protocol.Capabilities{
+			Temporal:           false,
+			Aggregation:        true,
+			ExternalPredicates: []protocol.ExternalPredicate{},
+			NamedArgs:          true,
+		},
+		Limits: protocol.Limits{
+			MaxMessageBytes:     l.MaxMessageBytes,
+			MaxFactsPerRequest:  l.MaxFactsPerRequest,
+			MaxDerivedFacts:     l.MaxDerivedFacts,
+			MaxIntervalsPerAtom: l.MaxIntervalsPerAtom,
+			MaxComputeMS:        l.MaxComputeMS,
+		},
+		Auth:       protocol.AuthInfo{Required: s.AuthRequired()},
+		Extensions: map[string]any{},
+	}
+	if m.Auth.Required {
+		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}
+	}
+	return m
+}
+
+// requestIDKey carries the request id in a context for logs.
+type requestIDKey struct{}
+
+// Handle answers one inbound message. It returns the response envelope:
+// an intent_response, an invoke_response or an error, correlated by id.
+// Every error comes from the registry; internal failures are logged with
+// the request id and masked.
+func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protocol.Envelope) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	logID := fmt.Sprintf("r%d", s.nextID.Add(1))
+	id := ""
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic while handling request", "request_id", id, "log_id", logID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			out = protocol.ErrorEnvelope(id, internalError(id, logID))
+		}
+	}()
+	if int64(len(in.Data)) > s.opts.Limits.MaxMessageBytes {
+		return protocol.ErrorEnvelope("", protocol.MessageTooLarge(s.opts.Limits.MaxMessageBytes, int64(len(in.Data))))
+	}
+	env, perr := protocol.DecodeEnvelope(in.Data)
+	if env != nil {
+		id = env.IDString()
+	}
+	if perr != nil {
+		return protocol.ErrorEnvelope(id, perr)
+	}
+	ctx = context.WithValue(ctx, requestIDKey{}, id)
+	if err := s.admit(env, in); err != nil {
+		return protocol.ErrorEnvelope(id, err)
+	}
+	var resp any
+	var err error
+	var typ protocol.MessageType
+	switch env.Type {
+	case protocol.TypeIntentRequest:
+		typ = protocol.TypeIntentResponse
+		resp, err = s.evaluate(ctx, env)
+	case protocol.TypeInvokeRequest:
+		typ = protocol.TypeInvokeResponse
+		resp, err = s.invoke(ctx, env)
+	}
+	if err != nil {
+		return s.errorEnvelope(id, logID, err)
+	}
+	out, err = protocol.NewEnvelope(typ, id, resp)
+	if err != nil {
+		return s.errorEnvelope(id, logID, err)
+	}
+	return out
+}
+
+// admit runs the checks every request passes before any work: message type
+// for the endpoint, readiness, authentication, rate limit.
+func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) *protocol.Error {
+	if in.Expect != "" && env.Type != in.Expect {
+		return protocol.Errorf(protocol.CodeInvalidType, "this endpoint accepts %s messages, got %s", in.Expect, env.Type).
+			WithDetails(&protocol.ErrorDetails{Field: "type"})
+	}
+	if env.Type != protocol.TypeIntentRequest && env.Type != protocol.TypeInvokeRequest {
+		return protocol.Errorf(protocol.CodeInvalidType, "%s is not a request this server answers here", env.Type).
+			WithDetails(&protocol.ErrorDetails{Field: "type"})
+	}
+	if st := s.Status(); st == protocol.StatusBooting || st == protocol.StatusDraining {
+		return protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", st).WithRetryAfter(1000)
+	}
+	identity, aerr := s.authenticate(in.Credentials)
+	if aerr != nil {
+		return aerr
+	}
+	if identity == "" {
+		identity = "peer:" + in.Peer
+	}
+	return s.rateLimit(identity)
+}
+
+// authenticate checks credentials in constant time against every
+// configured token and returns a stable identity for the caller.
+func (s *Server) authenticate(c *protocol.Credentials) (string, *protocol.Error) {
+	if !s.AuthRequired() {
+		return "", nil
+	}
+	if c == nil || c.Token == "" {
+		return "", protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key")
+	}
+	match := 0
+	index := -1
+	for i, t := range s.opts.AuthTokens {
+		a, b := sha256.Sum256([]byte(t)), sha256.Sum256([]byte(c.Token))
+		if subtle.ConstantTimeCompare(a[:], b[:]) == 1 {
+			match, index = 1, i
+		}
+	}
+	if match == 0 {
+		return "", protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
+	}
+	return fmt.Sprintf("token:%d", index), nil
+}
+
+func (s *Server) rateLimit(identity string) *protocol.Error {
+	if s.opts.RateLimit <= 0 {
+		return nil
+	}
+	s.limitersMu.Lock()
+	l, ok := s.limiters[identity]
+	if !ok {
+		if len(s.limiters) > 100000 {
+			clear(s.limiters) // bound memory; limits restart for everyone
+		}
+		l = rate.NewLimiter(rate.Limit(s.opts.RateLimit), s.opts.RateBurst)
+		s.limiters[identity] = l
+	}
+	s.limitersMu.Unlock()
+	r := l.ReserveN(s.opts.Now(), 1)
+	if d := r.DelayFrom(s.opts.Now()); d > 0 {
+		r.Cancel()
+		return protocol.Errorf(protocol.CodeRateLimited, "too many requests").WithRetryAfter(max(1, d.Milliseconds()))
+	}
+	return nil
+}
+
+// errorEnvelope is the one masking point: registry errors pass through,
+// anything else becomes internal_error; the full error is logged.
+func (s *Server) errorEnvelope(id, logID string, err error) *protocol.Envelope {
+	if pe, ok := protocol.AsError(err); ok {
+		var ke *kernel.Error
+		if errors.As(err, &ke) && ke.Cause != nil {
+			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "cause", ke.Cause.Error())
+		} else if pe.Code.HTTPStatus() >= 500 {
+			s.log.Error("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
+		}
+		return protocol.ErrorEnvelope(id, pe)
+	}
+	s.log.Error("internal error", "request_id", id, "log_id", logID, "error", err.Error())
+	return protocol.ErrorEnvelope(id, internalError(id, logID))
+}
+
+func internalError(id, logID string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeInternalError, "internal server error (log id %s)", logID)
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// now is the server clock.
+func (s *Server) now() time.Time { return s.opts.Now() }

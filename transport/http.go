@@ -1,0 +1,153 @@
+package transport
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// ManifestPath is the well-known manifest path (Spec 02 section 4.2).
+const ManifestPath = "/.well-known/manglecp/manifest.json"
+
+// HTTPOptions configure [NewHTTPHandler].
+type HTTPOptions struct {
+	// BasePath is the prefix of /evaluate and /invoke; default "/manglecp".
+	// It must match the server's advertised endpoints.
+	BasePath string
+}
+
+// NewHTTPHandler serves the MangleCP HTTP binding: GET ManifestPath, POST
+// BasePath+"/evaluate" (intent_request) and BasePath+"/invoke"
+// (invoke_request). Bodies beyond the handler's MaxMessageBytes are refused
+// with message_too_large while reading, never buffered.
+func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
+	base := "/manglecp"
+	if opts != nil && opts.BasePath != "" {
+		base = strings.TrimSuffix(opts.BasePath, "/")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(ManifestPath, func(w http.ResponseWriter, r *http.Request) { serveManifest(h, w, r) })
+	mux.HandleFunc(base+"/evaluate", func(w http.ResponseWriter, r *http.Request) {
+		serveRequest(h, protocol.TypeIntentRequest, w, r)
+	})
+	mux.HandleFunc(base+"/invoke", func(w http.ResponseWriter, r *http.Request) {
+		serveRequest(h, protocol.TypeInvokeRequest, w, r)
+	})
+	return mux
+}
+
+func serveManifest(h Handler, w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, "", protocol.Errorf(protocol.CodeMalformedMessage, "the manifest is read with GET"))
+		return
+	}
+	payload, etag := h.ManifestJSON()
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("ETag", etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	env := &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: payload}
+	writeEnvelope(w, http.StatusOK, env)
+}
+
+func serveRequest(h Handler, expect protocol.MessageType, w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeError(w, "", protocol.Errorf(protocol.CodeMalformedMessage, "send %s messages with POST", expect))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && mt != "application/manglecp+json") {
+			writeError(w, "", protocol.Errorf(protocol.CodeMalformedMessage, "Content-Type must be application/json, got %q", ct))
+			return
+		}
+	}
+	limit := h.MaxMessageBytes()
+	if r.ContentLength > limit {
+		w.Header().Set("Connection", "close")
+		writeError(w, "", protocol.MessageTooLarge(limit, r.ContentLength))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, "", protocol.MessageTooLarge(limit, -1))
+			return
+		}
+		writeError(w, "", protocol.Errorf(protocol.CodeMalformedMessage, "the request body could not be read"))
+		return
+	}
+	in := &protocol.Inbound{Data: body, Expect: expect, Credentials: credentials(r), Peer: peer(r)}
+	env := h.Handle(r.Context(), in)
+	writeEnvelope(w, Status(env), env)
+}
+
+// credentials reads a bearer token or an API key (Spec 08 section 3).
+func credentials(r *http.Request) *protocol.Credentials {
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		if scheme, token, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: strings.TrimSpace(token)}
+		}
+		return &protocol.Credentials{Scheme: "unsupported"}
+	}
+	if key := r.Header.Get("X-MangleCP-API-Key"); key != "" {
+		return &protocol.Credentials{Scheme: protocol.SchemeAPIKey, Token: key}
+	}
+	return nil
+}
+
+func peer(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i > 0 {
+		host = host[:i]
+	}
+	return host
+}
+
+// Status is the HTTP status for an envelope: 200 for responses, the
+// registry status of the code for errors.
+func Status(env *protocol.Envelope) int {
+	if env.Type != protocol.TypeError {
+		return http.StatusOK
+	}
+	var p struct {
+		Code protocol.Code `json:"code"`
+	}
+	_ = json.Unmarshal(env.Payload, &p)
+	return p.Code.HTTPStatus()
+}
+
+func writeError(w http.ResponseWriter, id string, e *protocol.Error) {
+	env := protocol.ErrorEnvelope(id, e)
+	writeEnvelope(w, e.HTTPStatus(), env)
+}
+
+func writeEnvelope(w http.ResponseWriter, status int, env *protocol.Envelope) {
+	raw, err := env.Encode()
+	if err != nil {
+		status = http.StatusInternalServerError
+		raw, _ = protocol.ErrorEnvelope(env.IDString(), protocol.Errorf(protocol.CodeInternalError, "the response could not be encoded")).Encode()
+	}
+	if env.Type == protocol.TypeError {
+		var p struct {
+			RetryAfterMS *int64 `json:"retry_after_ms"`
+		}
+		if json.Unmarshal(env.Payload, &p) == nil && p.RetryAfterMS != nil {
+			w.Header().Set("Retry-After", strconv.FormatInt((*p.RetryAfterMS+999)/1000, 10))
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+	w.WriteHeader(status)
+	_, _ = w.Write(raw)
+}
