@@ -72,13 +72,13 @@ func (s *Server) disclosureLevel(pref string, score int64) string {
 func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macroDef {
 	schema := inputSchema(t.Params)
 	def := &macroDef{
-		tool:     t,
-		intent:   ev.intent,
-		facts:    ev.facts,
-		schema:   schema,
-		output:   s.actions[t.Action].OutputSchema,
-		created:  s.now(),
-		expires:  s.now().Add(s.opts.MacroTTL),
+		tool:    t,
+		intent:  ev.intent,
+		facts:   ev.facts,
+		schema:  schema,
+		output:  s.actions[t.Action].OutputSchema,
+		created: s.now(),
+		expires: s.now().Add(s.opts.MacroTTL),
 	}
 	def.id = macroID(t, schema, ev.intent, factsDigest)
 	s.cache.put(def, s.now())
