@@ -90,8 +90,15 @@ func readLayers(layers []Layer) ([]*sourceFile, error) {
 			}
 			return nil
 		})
+		if errors.Is(err, fs.ErrNotExist) && l.Name != "domain" {
+			continue // an absent policy layer is an empty one
+		}
 		if err != nil {
-			errs = append(errs, &LoadError{File: l.Prefix, Message: fmt.Sprintf("cannot read %s layer: %v", l.Name, err)})
+			errs = append(errs, &LoadError{File: l.Prefix, Message: fmt.Sprintf("cannot read the %s layer: %v", l.Name, err)})
+			continue
+		}
+		if l.Name == "domain" && len(names) == 0 {
+			errs = append(errs, &LoadError{File: l.Prefix, Message: "the domain layer has no .mg files"})
 			continue
 		}
 		sort.Strings(names)
@@ -109,9 +116,8 @@ func readLayers(layers []Layer) ([]*sourceFile, error) {
 			}
 			f := &sourceFile{layer: l.Name, name: display, unit: unit}
 			f.decls, f.clauses = statementLines(string(src))
-			if len(f.decls) != len(unit.Decls) || len(f.clauses) != len(unit.Clauses) {
-				// Package or use declarations shift the count; keep what lines we have.
-				f.decls, f.clauses = nil, nil
+			if len(f.clauses) != len(unit.Clauses) {
+				f.clauses = nil // the split disagrees with the parser: report no lines rather than wrong ones
 			}
 			files = append(files, f)
 		}
