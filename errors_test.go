@@ -65,7 +65,9 @@ func errorCases() []errorCase {
 				return newHarness(t, nil, nil).post("/manglecp/evaluate", []byte(`{"type":"intent_request","id":null,"manglecp":"2026-02-draft","payload":{}}`), nil)
 			}},
 		{name: "missing intent name", code: protocol.CodeMalformedMessage, id: "m1",
-			run: func(t *testing.T) *reply { return newHarness(t, nil, nil).evaluate("m1", map[string]any{"facts": []any{}}) },
+			run: func(t *testing.T) *reply {
+				return newHarness(t, nil, nil).evaluate("m1", map[string]any{"facts": []any{}})
+			},
 			detail: func(t *testing.T, e *protocol.Error) {
 				if e.Details.Field != "intent.name" {
 					t.Errorf("field %q", e.Details.Field)
