@@ -1,0 +1,51 @@
+package manglecp_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// The server satisfies the transport's Handler without naming it.
+var _ transport.Handler = (*manglecp.Server)(nil)
+
+// TestLayering writes the dependency rules of STYLE.md section 2 as a
+// table: transports know the protocol layer, the protocol layer knows the
+// kernel, never the reverse; only the kernel and factcodec link Mangle.
+func TestLayering(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not available")
+	}
+	const mod = "github.com/manglecp/manglecp"
+	const mangle = "codeberg.org/TauCeti/mangle-go"
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{mod + "/protocol", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/"}},
+		{mod + "/transport", []string{mangle, mod + "/internal/", mod + "/domains/"}},
+		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
+		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
+		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == r.pkg {
+				continue
+			}
+			for _, f := range r.forbidden {
+				prefix := strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)
+				if prefix || dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s depends on %s", r.pkg, dep)
+				}
+			}
+		}
+	}
+}

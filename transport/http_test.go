@@ -1,0 +1,101 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// fake answers every message with a fixed envelope and records what it got.
+type fake struct {
+	reply *protocol.Envelope
+	got   *protocol.Inbound
+}
+
+func (f *fake) Handle(_ context.Context, in *protocol.Inbound) *protocol.Envelope {
+	f.got = in
+	return f.reply
+}
+
+func (f *fake) ManifestJSON() ([]byte, string) { return []byte(`{"status":"ready"}`), `"v1"` }
+
+func (f *fake) MaxMessageBytes() int64 { return 64 }
+
+func TestHTTPBinding(t *testing.T) {
+	f := &fake{reply: protocol.ErrorEnvelope("x", protocol.Errorf(protocol.CodeRateLimited, "slow down").WithRetryAfter(1500))}
+	srv := httptest.NewServer(transport.NewHTTPHandler(f, nil))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, method, path, ctype, body string
+		header                          map[string]string
+		status                          int
+		code                            protocol.Code
+	}{
+		{"manifest", "GET", transport.ManifestPath, "", "", nil, 200, ""},
+		{"manifest by POST", "POST", transport.ManifestPath, "application/json", "{}", nil, 400, protocol.CodeMalformedMessage},
+		{"evaluate by GET", "GET", "/manglecp/evaluate", "", "", nil, 400, protocol.CodeMalformedMessage},
+		{"wrong content type", "POST", "/manglecp/evaluate", "text/plain", "{}", nil, 400, protocol.CodeMalformedMessage},
+		{"too large", "POST", "/manglecp/invoke", "application/json", strings.Repeat("x", 65), nil, 413, protocol.CodeMessageTooLarge},
+		{"handler error status from the registry", "POST", "/manglecp/evaluate", "application/json; charset=utf-8", "{}", nil, 429, protocol.CodeRateLimited},
+		{"unknown path", "GET", "/elsewhere", "", "", nil, 404, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, raw)
+			}
+			if tc.code == "" {
+				return
+			}
+			var env struct {
+				Type    string         `json:"type"`
+				Payload protocol.Error `json:"payload"`
+			}
+			if err := json.Unmarshal(raw, &env); err != nil || env.Type != "error" || env.Payload.Code != tc.code {
+				t.Errorf("body %s (%v), want %s", raw, err, tc.code)
+			}
+			if tc.code == protocol.CodeRateLimited && resp.Header.Get("Retry-After") != "2" {
+				t.Errorf("Retry-After %q, want 2", resp.Header.Get("Retry-After"))
+			}
+		})
+	}
+}
+
+func TestCredentialsReachTheHandler(t *testing.T) {
+	f := &fake{reply: protocol.ErrorEnvelope("", protocol.Errorf(protocol.CodeAuthInvalid, "no"))}
+	srv := httptest.NewServer(transport.NewHTTPHandler(f, &transport.HTTPOptions{BasePath: "/api/"}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		header, value, scheme, token string
+	}{
+		{"Authorization", "Bearer abc", protocol.SchemeBearer, "abc"},
+		{"X-MangleCP-API-Key", "k1", protocol.SchemeAPIKey, "k1"},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/invoke", strings.NewReader("{}"))
+		req.Header.Set(tc.header, tc.value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if f.got == nil || f.got.Credentials == nil || f.got.Credentials.Scheme != tc.scheme || f.got.Credentials.Token != tc.token || f.got.Expect != protocol.TypeInvokeRequest {
+			t.Errorf("%s: handler got %+v", tc.header, f.got)
+		}
+	}
+}
