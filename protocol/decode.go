@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -40,6 +41,9 @@ func checkJSON(data []byte) error {
 			if d, ok := tok.(json.Delim); ok && d == '}' {
 				stack = stack[:len(stack)-1]
 				markValue(stack)
+				if len(stack) == 0 && dec.More() {
+					return errors.New("more than one JSON value in the message")
+				}
 				continue
 			}
 			key := tok.(string)
@@ -86,17 +90,102 @@ func markValue(stack []*frame) {
 	}
 }
 
-// DecodePayload strictly decodes an envelope payload into v: unknown fields
-// are rejected and numbers keep their exact text (json.Number). Errors are
-// malformed_message with the offending field when known.
+// DecodePayload strictly decodes an envelope payload into v: field names
+// must match exactly (encoding/json alone matches them case-insensitively),
+// unknown fields and trailing data are rejected, and numbers keep their
+// exact text (json.Number). Errors are malformed_message with the offending
+// field's dotted path when known.
 func DecodePayload(payload json.RawMessage, v any) *Error {
+	if err := checkKeys(payload, reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return payloadError(err)
 	}
+	if dec.More() {
+		return Errorf(CodeMalformedMessage, "the payload is followed by more data")
+	}
 	return nil
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// checkKeys verifies that every object key in raw names a field of t by its
+// exact JSON name, recursing into nested structs and slices of structs.
+// Types with their own UnmarshalJSON check themselves.
+func checkKeys(raw json.RawMessage, t reflect.Type, path string) *Error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil // not an object: the decoder reports the type error
+		}
+		fields := jsonFields(t)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := fields[k]
+			name := joinPath(path, k)
+			if !ok {
+				return Errorf(CodeMalformedMessage, "unknown field %q", name).WithDetails(&ErrorDetails{Field: name})
+			}
+			if err := checkKeys(obj[k], ft, name); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+
+// jsonFields maps the exact JSON names of t's fields to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 func payloadError(err error) *Error {

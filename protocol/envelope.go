@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -143,13 +144,18 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 			env.ID = &id
 		}
 	}
+	var unknown []string
 	for k := range raw {
 		switch k {
 		case "type", "id", "manglecp", "payload":
 		default:
-			return env, Errorf(CodeMalformedMessage, "unknown envelope field %q; the envelope has exactly type, id, manglecp and payload", k).
-				WithDetails(&ErrorDetails{Field: k})
+			unknown = append(unknown, k)
 		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return env, Errorf(CodeMalformedMessage, "unknown envelope field %q; the envelope has exactly type, id, manglecp and payload", unknown[0]).
+			WithDetails(&ErrorDetails{Field: unknown[0]})
 	}
 	if idErr != nil {
 		return env, idErr

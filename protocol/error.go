@@ -13,7 +13,7 @@ type Error struct {
 	Message string        `json:"message"`
 	Details *ErrorDetails `json:"details,omitempty"`
 	// Recoverable and RetryAfterMS are filled from the registry by
-	// [Error.Payload]; set RetryAfterMS to suggest a wait.
+	// [Errorf] and [ErrorEnvelope]; set RetryAfterMS to suggest a wait.
 	Recoverable  bool   `json:"recoverable"`
 	RetryAfterMS *int64 `json:"retry_after_ms"`
 }
@@ -103,7 +103,7 @@ func (e *Error) Error() string {
 // Is reports whether target is an *Error with the same code.
 func (e *Error) Is(target error) bool {
 	var t *Error
-	if !errors.As(target, &t) {
+	if !errors.As(target, &t) || t == nil {
 		return false
 	}
 	return t.Code == e.Code

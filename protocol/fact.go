@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 )
 
 // Fact is the unit of state (Spec 03 section 2). Exactly one of Args and
@@ -55,6 +56,9 @@ func (f *Fact) UnmarshalJSON(data []byte) error {
 		T         json.RawMessage `json:"t"`
 		Source    *Provenance     `json:"source"`
 		Category  *string         `json:"category"`
+	}
+	if perr := checkKeys(data, reflect.TypeOf(fj), ""); perr != nil {
+		return errors.New(perr.Message)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

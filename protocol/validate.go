@@ -76,10 +76,10 @@ func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 // ValidateFacts checks facts against a facts profile (Spec 03, Spec 09
 // section 4.1) and returns the facts normalized to positional args (named
 // args resolved through arg_names, category defaulted to session for
-// asserted facts) together with every violation found. The indexes in
-// violations are offset by base, so callers validating a slice of a larger
-// list report the right fact_index. Facts already reported as malformed by
-// [DecodeFacts] should be skipped with skip.
+// asserted facts) together with every violation found; fact_index is the
+// index in facts. Facts already reported as malformed by [DecodeFacts] are
+// skipped by passing their indexes in skip. The input is not modified, so
+// the same facts may be validated concurrently.
 func ValidateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[int]bool) ([]Fact, []Violation) {
 	out := make([]Fact, 0, len(facts))
 	var vs []Violation
@@ -148,9 +148,10 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 	}
 	if len(f.Args) != schema.Arity {
 		add(Violation{Issue: CodeArityMismatch, ExpectedArity: intPtr(schema.Arity), ActualArity: intPtr(len(f.Args)),
-			Message: fmt.Sprintf("Predicate '%s' expects %d arguments%s, got %d", f.Pred, schema.Arity, argNameList(schema), len(f.Args))})
+			Message: fmt.Sprintf("Predicate '%s' expects %d %s%s, got %d", f.Pred, schema.Arity, plural(schema.Arity, "argument"), argNameList(schema), len(f.Args))})
 		return f, vs
 	}
+	f.Args = append([]any(nil), f.Args...) // never modify the caller's facts
 	for j, a := range f.Args {
 		want := ArgAny
 		if j < len(schema.ArgTypes) {
@@ -472,4 +473,11 @@ func FactsError(vs []Violation) *Error {
 		msg = "1 fact validation error: " + vs[0].Message
 	}
 	return Errorf(code, "%s", msg).WithDetails(&ErrorDetails{Violations: vs})
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -35,7 +35,7 @@ tool_param_default("diagnose_causal_chain", "include_network", /true).
 tool_idempotent("diagnose_causal_chain").
 tool_instructions("diagnose_causal_chain", "Pick the failed request whose response preceded the console error; the chain lists request, response and each later error of that session.").
 tool_evidence("diagnose_causal_chain", "net_response") :- failed_request(_).
-tool_evidence("diagnose_causal_chain", "console_event") :- error_after_failure(_, _).
+tool_evidence("diagnose_causal_chain", "console_event") :- failure_followed_by_error(_).
 tool_next_intent("diagnose_causal_chain", "observe", "Observe the page again after fixing the failing request.").
 tool_requires("diagnose_causal_chain", "inspect_console_errors").
 

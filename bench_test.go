@@ -1,0 +1,94 @@
+package manglecp_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// benchRequest is a diagnose_error request with n client facts shaped
+// like a real page: requests with their responses (one in twenty fails) and
+// console events (one in five an error).
+func benchRequest(b *testing.B, n int) []byte {
+	facts := []map[string]any{{"pred": "current_url", "args": []any{"https://app.example.com"}}}
+	for i := 0; len(facts) < n; i++ {
+		ts := 1771510200000 + int64(i)*10
+		id := fmt.Sprintf("r%d", i/5)
+		switch i % 5 {
+		case 0, 1:
+			facts = append(facts, map[string]any{"pred": "net_request", "args": []any{"s1", fmt.Sprintf("%s-%d", id, i%5), "GET", "https://api/x", ts}})
+		case 2, 3:
+			status := 200
+			if i%100 == 2 {
+				status = 404
+			}
+			facts = append(facts, map[string]any{"pred": "net_response", "args": []any{"s1", fmt.Sprintf("%s-%d", id, i%5-2), status, ts}})
+		default:
+			level := "info"
+			if i%25 == 4 {
+				level = "error"
+			}
+			facts = append(facts, map[string]any{"pred": "console_event", "args": []any{"s1", level, fmt.Sprintf("message %d", i), ts}})
+		}
+	}
+	return envelope(b, protocol.TypeIntentRequest, "bench", map[string]any{
+		"intent": map[string]any{"name": "diagnose_error"}, "facts": facts, "eval_time": "2026-02-19T14:30:05Z"})
+}
+
+// BenchmarkServerHandle measures the protocol layer in process: decoding,
+// validation, evaluation and rendering, without a network.
+func BenchmarkServerHandle(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+			in := &protocol.Inbound{Data: benchRequest(b, n)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if env := srv.Handle(context.Background(), in); env.Type != protocol.TypeIntentResponse {
+					b.Fatalf("%s", env.Payload)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPEvaluate measures evaluate end to end over a loopback HTTP
+// listener.
+func BenchmarkHTTPEvaluate(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	defer hs.Close()
+	client := hs.Client()
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+			body := benchRequest(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}

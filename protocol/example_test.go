@@ -1,0 +1,91 @@
+package protocol_test
+
+import (
+	"fmt"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// A server reads one message: DecodeEnvelope checks the envelope, then
+// DecodePayload decodes the payload of the type it announced.
+func ExampleDecodeEnvelope() {
+	msg := []byte(`{
+		"type": "intent_request",
+		"id": "req-1",
+		"manglecp": "2026-02-draft",
+		"payload": {
+			"intent": {"name": "observe"},
+			"facts": [{"pred": "current_url", "args": ["https://example.com"]}],
+			"eval_time": "2026-02-19T14:30:00Z"
+		}
+	}`)
+	env, err := protocol.DecodeEnvelope(msg)
+	if err != nil {
+		// Answer with protocol.ErrorEnvelope(env.IDString(), err).
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(env.Type, env.IDString())
+
+	var req protocol.IntentRequest
+	if err := protocol.DecodePayload(env.Payload, &req); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(req.Intent.Name, req.EvalTime.UTC().Format("15:04"))
+	for _, f := range req.Facts {
+		fmt.Println(f.Pred, f.Args)
+	}
+	// Output:
+	// intent_request req-1
+	// observe 14:30
+	// current_url [https://example.com]
+}
+
+// An unsupported version is reported with the versions the server speaks,
+// correlated to the request's id.
+func ExampleDecodeEnvelope_unsupportedVersion() {
+	env, err := protocol.DecodeEnvelope([]byte(`{"type":"intent_request","id":"req-1","manglecp":"2025-01-draft","payload":{}}`))
+	reply, _ := protocol.ErrorEnvelope(env.IDString(), err).Encode()
+	fmt.Println(err.HTTPStatus())
+	fmt.Println(string(reply))
+	// Output:
+	// 400
+	// {"type":"error","id":"req-1","manglecp":"2026-02-draft","payload":{"code":"unsupported_version","message":"protocol version \"2025-01-draft\" is not supported; use \"2026-02-draft\"","details":{"requested_version":"2025-01-draft","supported_versions":["2026-02-draft"]},"recoverable":true,"retry_after_ms":null}}
+}
+
+// ValidateFacts checks client facts against the server's facts profile and
+// reports every violation at once; FactsError turns them into the error to
+// send.
+func ExampleValidateFacts() {
+	profile := &protocol.FactsProfile{
+		TimeFormats: []string{"rfc3339"},
+		Predicates: []protocol.PredicateSchema{{
+			Predicate: "console_event",
+			Arity:     4,
+			ArgTypes:  []string{"string", "string", "string", "number"},
+			ArgNames:  []string{"session_id", "level", "message", "timestamp"},
+			Temporal:  true,
+		}},
+	}
+	facts := []protocol.Fact{
+		protocol.NewFact("console_event", "s1", "error", "TypeError"),
+		protocol.NewFact("console_evnt", "s1", "error", "TypeError", 1),
+	}
+	valid, violations := protocol.ValidateFacts(facts, profile, protocol.Assert, nil)
+	fmt.Println("valid facts:", len(valid))
+	for _, v := range violations {
+		fmt.Printf("fact %d: %s: %s\n", v.FactIndex, v.Issue, v.Message)
+		if v.Suggestion != "" {
+			fmt.Println("  suggestion:", v.Suggestion)
+		}
+	}
+	err := protocol.FactsError(violations)
+	fmt.Println(err.Code, err.Recoverable, err.HTTPStatus())
+	// Output:
+	// valid facts: 0
+	// fact 0: arity_mismatch: Predicate 'console_event' expects 4 arguments (session_id, level, message, timestamp), got 3
+	// fact 1: unknown_predicate: Predicate 'console_evnt' is not declared in the server's facts profile
+	//   suggestion: Did you mean 'console_event'?
+	// invalid_facts true 400
+}
