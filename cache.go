@@ -68,22 +68,9 @@ func newMacroCache(maxBytes int64) *macroCache {
 	return &macroCache{maxBytes: maxBytes, lru: list.New(), byID: map[string]*list.Element{}}
 }
 
-// estimateSize approximates a definition's memory from its JSON size.
-func estimateSize(d *macroDef) int64 {
-	n := int64(512 + len(d.id))
-	if raw, err := json.Marshal(d.facts); err == nil {
-		n += int64(len(raw))
-	}
-	if raw, err := json.Marshal(d.schema); err == nil {
-		n += int64(len(raw))
-	}
-	return n
-}
-
 // put stores d, replacing an equal id (identical evaluations share ids and
 // refresh retention), then evicts expired and least recently used entries.
 func (c *macroCache) put(d *macroDef, now time.Time) {
-	d.size = estimateSize(d)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[d.id]; ok {

@@ -34,6 +34,7 @@ type evaluation struct {
 	proofHints  bool
 	warnings    []protocol.Warning
 	knownIntent bool
+	factsBytes  int64 // size of the facts on the wire, for cache accounting
 }
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
@@ -79,6 +80,9 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 				Suggestion: "Send fewer facts, e.g. only those the intent's required_facts and optional_facts name."})
 	}
 	ev := &evaluation{intent: *w.Intent}
+	for _, raw := range w.Facts {
+		ev.factsBytes += int64(len(raw))
+	}
 	facts, violations := protocol.DecodeFacts(w.Facts)
 	skip := map[int]bool{}
 	for _, v := range violations {

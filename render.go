@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/manglecp/manglecp/internal/kernel"
@@ -79,6 +80,7 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 		output:  s.actions[t.Action].OutputSchema,
 		created: s.now(),
 		expires: s.now().Add(s.opts.MacroTTL),
+		size:    macroSize(ev, t),
 	}
 	def.id = macroID(t, schema, ev.intent, factsDigest)
 	s.cache.put(def, s.now())
@@ -95,13 +97,61 @@ func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, facts
 	return t.Name + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// digestFacts hashes the facts in a canonical text form (argument values
+// by their JSON meaning, map keys sorted), so equal facts give equal ids
+// however the request formatted them.
 func digestFacts(facts []protocol.Fact) string {
 	h := sha256.New()
-	enc := json.NewEncoder(h)
+	var buf []byte
 	for _, f := range facts {
-		_ = enc.Encode(protocol.Fact{Pred: f.Pred, Args: f.Args, T: f.T})
+		buf = strconv.AppendQuote(buf[:0], f.Pred)
+		for _, a := range f.Args {
+			buf = append(buf, ' ')
+			buf = appendCanonical(buf, a)
+		}
+		if f.T != nil {
+			t, _ := json.Marshal(f.T)
+			buf = append(buf, " @"...)
+			buf = append(buf, t...)
+		}
+		buf = append(buf, '\n')
+		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func appendCanonical(buf []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(buf, "null"...)
+	case string:
+		return strconv.AppendQuote(buf, x)
+	case bool:
+		return strconv.AppendBool(buf, x)
+	case json.Number:
+		return append(buf, x...)
+	case []any:
+		buf = append(buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendCanonical(buf, e)
+		}
+		return append(buf, ']')
+	case map[string]any:
+		buf = append(buf, '{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendQuote(buf, k)
+			buf = append(buf, ':')
+			buf = appendCanonical(buf, x[k])
+		}
+		return append(buf, '}')
+	}
+	return fmt.Appendf(buf, "%v", v)
 }
 
 // inputSchema generates the JSON Schema 2020-12 of a tool's arguments from
@@ -180,4 +230,18 @@ func oneLine(t kernel.Tool) string {
 		return t.Description[:i+1]
 	}
 	return t.Description
+}
+
+// macroSize estimates a definition's memory: its share of the request's
+// facts (counted in full for each macro, an overestimate since they share
+// them) and its schema.
+func macroSize(ev *evaluation, t kernel.Tool) int64 {
+	n := int64(1024) + ev.factsBytes
+	for _, p := range t.Params {
+		n += 128 + int64(len(p.Description))
+		for _, e := range p.Enum {
+			n += 32 + int64(len(fmt.Sprint(e)))
+		}
+	}
+	return n
 }

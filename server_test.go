@@ -217,7 +217,7 @@ func TestMacroCacheBounds(t *testing.T) {
 	var now atomic.Int64
 	now.Store(fixedNow.UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	h := newHarness(t, nil, func(o *manglecp.Options) { o.Now = clock; o.MacroCacheBytes = 4096 })
+	h := newHarness(t, nil, func(o *manglecp.Options) { o.Now = clock; o.MacroCacheBytes = 16 << 10 })
 	first := tool(t, h.evaluate("e1", diagnoseRequest()).intentResponse(t), "diagnose_causal_chain")
 	args := map[string]any{"macro_id": first.MacroID, "args": map[string]any{"request_id": "r42"}}
 	h.invoke("i1", args).invokeResponse(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 )
 
@@ -46,53 +47,67 @@ type factJSON struct {
 	Category  string          `json:"category,omitempty"`
 }
 
-// UnmarshalJSON decodes a fact strictly: unknown fields are errors and
-// numbers stay json.Number.
+// UnmarshalJSON decodes a fact strictly: field names must match exactly,
+// unknown fields are errors and numbers stay json.Number.
 func (f *Fact) UnmarshalJSON(data []byte) error {
-	var fj struct {
-		Pred      *string         `json:"pred"`
-		Args      json.RawMessage `json:"args"`
-		NamedArgs json.RawMessage `json:"named_args"`
-		T         json.RawMessage `json:"t"`
-		Source    *Provenance     `json:"source"`
-		Category  *string         `json:"category"`
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return errors.New("a fact must be a JSON object")
 	}
-	if perr := checkKeys(data, reflect.TypeOf(fj), ""); perr != nil {
-		return errors.New(perr.Message)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&fj); err != nil {
-		return err
-	}
-	*f = Fact{Source: fj.Source}
-	if fj.Pred != nil {
-		f.Pred = *fj.Pred
-	}
-	if fj.Category != nil {
-		f.Category = *fj.Category
-	}
-	if len(fj.Args) > 0 && !isNull(fj.Args) {
-		f.hasArgs = true
-		if err := decodeNumbers(fj.Args, &f.Args); err != nil {
+	*f = Fact{}
+	for k, v := range fields {
+		var err error
+		switch k {
+		case "pred":
+			err = decodeField(k, v, &f.Pred)
+		case "category":
+			if !isNull(v) {
+				err = decodeField(k, v, &f.Category)
+			}
+		case "args":
+			if !isNull(v) {
+				f.hasArgs = true
+				err = decodeField(k, v, &f.Args)
+				if f.Args == nil {
+					f.Args = []any{}
+				}
+			}
+		case "named_args":
+			if !isNull(v) {
+				f.hasNamedArgs = true
+				err = decodeField(k, v, &f.NamedArgs)
+			}
+		case "t":
+			if !isNull(v) {
+				f.T = &Temporal{}
+				err = f.T.UnmarshalJSON(v)
+			}
+		case "source":
+			if !isNull(v) {
+				f.Source = &Provenance{}
+				if perr := checkKeys(v, reflect.TypeOf(f.Source), "source"); perr != nil {
+					return errors.New(perr.Message)
+				}
+				err = decodeField(k, v, f.Source)
+			}
+		default:
+			return fmt.Errorf("unknown field %q", k)
+		}
+		if err != nil {
 			return err
 		}
-		if f.Args == nil {
-			f.Args = []any{}
-		}
 	}
-	if len(fj.NamedArgs) > 0 && !isNull(fj.NamedArgs) {
-		f.hasNamedArgs = true
-		if err := decodeNumbers(fj.NamedArgs, &f.NamedArgs); err != nil {
-			return err
+	return nil
+}
+
+// decodeField decodes one fact field with json.Number for numbers.
+func decodeField(name string, raw json.RawMessage, v any) error {
+	if err := decodeNumbers(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("field %q has the wrong type: got JSON %s", name, te.Value)
 		}
-	}
-	if len(fj.T) > 0 && !isNull(fj.T) {
-		f.T = &Temporal{}
-		if err := f.T.UnmarshalJSON(fj.T); err != nil {
-			return err
-		}
+		return fmt.Errorf("field %q: %v", name, err)
 	}
 	return nil
 }

@@ -796,12 +796,12 @@ func TestDecodeFacts(t *testing.T) {
 	}{
 		{1, "flag", `unknown field "color"`},
 		{2, "", "pred"},
-		{3, "flag", "cannot unmarshal string"},
+		{3, "flag", `field "args" has the wrong type: got JSON string`},
 		{4, "console_event", `unknown field "t.during"`},
 		{5, "console_event", `"t" must be an object`},
 		{6, "current_url", `unknown field "source.trust"`},
-		{7, "", "cannot unmarshal string"},
-		{8, "flag", "cannot unmarshal array"},
+		{7, "", "a fact must be a JSON object"},
+		{8, "flag", `field "named_args" has the wrong type: got JSON array`},
 	}
 	if len(vs) != len(wantMalformed) {
 		t.Fatalf("got %d violations, want %d: %+v", len(vs), len(wantMalformed), vs)

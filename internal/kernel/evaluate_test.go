@@ -1,0 +1,212 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// TestEvaluateBrowser evaluates the browser domain's intents and compares
+// every rendered attribute with golden files (go test -update rewrites
+// them).
+func TestEvaluateBrowser(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	automate := func(elements ...protocol.Fact) []protocol.Fact {
+		return append([]protocol.Fact{
+			protocol.NewFact("current_url", "https://shop.example.com/checkout"),
+			protocol.NewFact("automation_goal", "submit the form"),
+		}, elements...)
+	}
+	tests := []struct {
+		name      string
+		intent    string
+		facts     []protocol.Fact
+		wantTools []string // names in result order; the golden file has the rest
+	}{
+		{
+			name:      "diagnose_error",
+			intent:    "diagnose_error",
+			facts:     browserFacts(),
+			wantTools: []string{"diagnose_causal_chain", "inspect_console_errors", "write_diagnosis_report"},
+		},
+		{
+			name:      "diagnose_error_no_failure",
+			intent:    "diagnose_error",
+			facts:     browserFacts()[:5], // r42 and its 404 left out
+			wantTools: []string{"inspect_console_errors"},
+		},
+		{
+			name:      "observe",
+			intent:    "observe",
+			facts:     browserFacts(),
+			wantTools: []string{"summarize_observation", "inspect_console_errors"},
+		},
+		{
+			name:   "automate",
+			intent: "automate",
+			facts: automate(
+				protocol.NewFact("interactive_element", "btn-1", "button", "Save"),
+				protocol.NewFact("interactive_element", "in-2", "input", "Name"),
+			),
+			wantTools: []string{"plan_automation"},
+		},
+		{
+			name:   "automate_payment_page",
+			intent: "automate",
+			facts: automate(
+				protocol.NewFact("interactive_element", "btn-1", "button", "Save"),
+				protocol.NewFact("interactive_element", "card", "payment", "Card number"),
+			),
+			wantTools: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.wantTools, ",") {
+				t.Errorf("tools = %v, want %v", names, tt.wantTools)
+			}
+			checkGolden(t, "browser_"+tt.name+".json", res)
+		})
+	}
+}
+
+// TestEvaluateStatistics checks the diagnostics of Spec 05 section 4.4.
+func TestEvaluateStatistics(t *testing.T) {
+	tests := []struct {
+		name   string
+		rules  string
+		intent string
+		params map[string]any
+		facts  []protocol.Fact
+	}{
+		{name: "browser", rules: browserRules, intent: "diagnose_error", facts: browserFacts()},
+		{
+			name: "browser with params", rules: browserRules, intent: "diagnose_error", facts: browserFacts(),
+			params: map[string]any{"severity": "critical", "limit": jn(3)},
+		},
+		{name: "contracts", rules: contractsRules, intent: "fix", facts: []protocol.Fact{score("delta", 60), score("alpha", 30), score("beta", 70)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustLoad(t, tt.rules)
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Params: tt.params, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The store at evaluation start: server facts, intent/1, one
+			// intent_param/2 per parameter and the client's facts.
+			want := int64(p.BaseFactCount() + 1 + len(tt.params) + len(tt.facts))
+			if res.FactsEvaluated != want {
+				t.Errorf("FactsEvaluated = %d, want %d (base %d + intent 1 + params %d + facts %d)",
+					res.FactsEvaluated, want, p.BaseFactCount(), len(tt.params), len(tt.facts))
+			}
+			if res.FactsDerived <= 0 {
+				t.Errorf("FactsDerived = %d, want > 0", res.FactsDerived)
+			}
+			if res.RulesFired <= 0 || res.RulesFired > int64(p.RuleCount()) {
+				t.Errorf("RulesFired = %d, want 1..RuleCount() = %d", res.RulesFired, p.RuleCount())
+			}
+			if res.PhasesCompleted != 6 {
+				t.Errorf("PhasesCompleted = %d, want 6", res.PhasesCompleted)
+			}
+		})
+	}
+}
+
+// TestEvaluateDuplicateFacts: duplicate client facts are one fact.
+func TestEvaluateDuplicateFacts(t *testing.T) {
+	p := mustLoad(t, contractsRules)
+	once, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 10)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 10), score("gamma", 10)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if once.FactsEvaluated != twice.FactsEvaluated || once.FactsDerived != twice.FactsDerived {
+		t.Errorf("duplicate fact counted: %d/%d vs %d/%d", once.FactsEvaluated, once.FactsDerived, twice.FactsEvaluated, twice.FactsDerived)
+	}
+}
+
+// TestEvaluateFreshStore: nothing a request asserts or derives leaks into
+// the next request (Spec 05 section 3.1, step 2).
+func TestEvaluateFreshStore(t *testing.T) {
+	p := mustLoad(t, contractsRules)
+	base := p.BaseFactCount()
+	if _, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{block("gamma"), score("gamma", 90)}, EvalTime: evalTime, MaxFactsCreated: 10000}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 90)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools, _ := selection(res); strings.Join(tools, ",") != "gamma:90:flesh" {
+		t.Errorf("second request selected %v; the first request's block leaked", tools)
+	}
+	if p.BaseFactCount() != base {
+		t.Errorf("BaseFactCount changed from %d to %d", base, p.BaseFactCount())
+	}
+}
+
+// TestEvaluateInvalidFact: a fact that has no atom (not validated first)
+// is invalid_facts, not a crash.
+func TestEvaluateInvalidFact(t *testing.T) {
+	p := mustLoad(t, contractsRules)
+	_, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 1), protocol.NewFact("score", nil, jn(1))}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidFacts {
+		t.Fatalf("err = %v, want invalid_facts", err)
+	}
+	if !strings.Contains(pe.Message, "fact 1") {
+		t.Errorf("message %q does not name fact 1", pe.Message)
+	}
+}
+
+// ExampleProgram_Evaluate loads a domain from disk and selects tools.
+func ExampleProgram_Evaluate() {
+	p, err := Load(
+		Layer{Name: "policy", FS: os.DirFS("testdata/contracts/policy")},
+		Layer{Name: "domain", FS: os.DirFS("testdata/contracts/domain")},
+	)
+	if err != nil {
+		panic(err)
+	}
+	res, err := p.Evaluate(context.Background(), Request{
+		Intent: "fix",
+		Facts: []protocol.Fact{
+			protocol.NewFact("score", "delta", jn(60)),
+			protocol.NewFact("must", "gamma"),
+			protocol.NewFact("block", "gamma"),
+		},
+		EvalTime:        evalTime,
+		MaxFactsCreated: 1000,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range res.Tools {
+		fmt.Println(t.Name, t.Score, t.Phase)
+	}
+	for _, d := range res.Dropped {
+		fmt.Println("dropped", d.Tool, "in", d.Phase)
+	}
+	// Output:
+	// epsilon 80 dependency
+	// zeta 80 dependency
+	// delta 60 flesh
+	// dropped gamma in exclusion
+}
