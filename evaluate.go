@@ -28,6 +28,7 @@ type evaluation struct {
 	evalTime    time.Time
 	chosenTime  bool
 	maxFacts    int64
+	maxInterval int64
 	maxCompute  time.Duration
 	maxTools    int64
 	disclosure  string
@@ -46,11 +47,12 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	res, err := s.program.Evaluate(ctx, kernel.Request{
-		Intent:          ev.intent.Name,
-		Params:          ev.intent.Params,
-		Facts:           ev.facts,
-		EvalTime:        ev.evalTime,
-		MaxFactsCreated: ev.maxFacts,
+		Intent:              ev.intent.Name,
+		Params:              ev.intent.Params,
+		Facts:               ev.facts,
+		EvalTime:            ev.evalTime,
+		MaxFactsCreated:     ev.maxFacts,
+		MaxIntervalsPerAtom: ev.maxInterval,
 	})
 	if err != nil {
 		return nil, err
@@ -131,7 +133,7 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 		return nil, perr
 	}
 	ev.maxCompute = time.Duration(ms) * time.Millisecond
-	if _, perr = s.clamp("max_intervals_per_atom", c.MaxIntervalsPerAtom, lim.MaxIntervalsPerAtom, &ev.warnings); perr != nil {
+	if ev.maxInterval, perr = s.clamp("max_intervals_per_atom", c.MaxIntervalsPerAtom, lim.MaxIntervalsPerAtom, &ev.warnings); perr != nil {
 		return nil, perr
 	}
 	for name, v := range map[string]*int64{"max_tools_returned": c.MaxToolsReturned, "max_tokens_budget": c.MaxTokensBudget} {

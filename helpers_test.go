@@ -199,13 +199,14 @@ func (r *reply) invokeResponse(t *testing.T) *protocol.InvokeResponse {
 }
 
 // diagnoseFacts is the Spec 05 section 7 example adapted to the default
-// domain: a failed request followed by a console error in the same session.
+// domain: a failed request followed by a console error in the same session,
+// with the spec's temporal annotations (RFC 3339 and epoch ms).
 func diagnoseFacts() []map[string]any {
 	return []map[string]any{
 		{"pred": "current_url", "args": []any{"https://app.example.com/dashboard"}},
-		{"pred": "console_event", "args": []any{"s1", "error", "TypeError: Cannot read properties of null", 1771510200000}},
-		{"pred": "net_request", "args": []any{"s1", "r42", "GET", "https://api.example.com/users", 1771510199000}},
-		{"pred": "net_response", "args": []any{"s1", "r42", 404, 1771510199500}},
+		{"pred": "console_event", "args": []any{"s1", "error", "TypeError: Cannot read properties of null", 1771511400000}, "t": map[string]any{"at": "2026-02-19T14:30:00Z"}},
+		{"pred": "net_request", "args": []any{"s1", "r42", "GET", "https://api.example.com/users", 1771511399000}, "t": map[string]any{"start": "2026-02-19T14:29:59Z", "end": "2026-02-19T14:30:01Z"}},
+		{"pred": "net_response", "args": []any{"s1", "r42", 404, 1771511399500}, "t": map[string]any{"at": 1771511399500}},
 	}
 }
 

@@ -43,6 +43,20 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %q is unknown or was evicted; evaluate the intent again", req.MacroID).
 			WithDetails(&protocol.ErrorDetails{MacroID: req.MacroID})
 	}
+	// The validity window is checked against the invocation's time: its
+	// eval_time when given (the time the client reasons in), else the clock.
+	at := now
+	if req.EvalTime != nil {
+		at = req.EvalTime.Time
+	}
+	if t := def.tool.ValidUntil; t != nil && at.After(*t) {
+		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s; evaluate the intent again", def.id, t.UTC().Format(time.RFC3339)).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.id, ExpiredAt: t.UTC().Format(time.RFC3339Nano)})
+	}
+	if t := def.tool.ValidFrom; t != nil && at.Before(*t) {
+		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s is not valid before %s", def.id, t.UTC().Format(time.RFC3339)).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+	}
 	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
 		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%d argument errors against the input_schema of %s", len(errs), def.tool.Name).
 			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
@@ -61,10 +75,7 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 	if !ok {
 		return nil, &execError{cause: fmt.Errorf("tool %s names action %q, which is not registered", def.tool.Name, def.tool.Action)}
 	}
-	evalTime := now.UTC()
-	if req.EvalTime != nil {
-		evalTime = req.EvalTime.Time
-	}
+	evalTime := at.UTC()
 	call := &Call{
 		MacroID:  def.id,
 		Tool:     def.tool.Name,

@@ -82,6 +82,9 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 		expires: s.now().Add(s.opts.MacroTTL),
 		size:    macroSize(ev, t),
 	}
+	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
+		def.expires = *t.ValidUntil // kept at least for the validity window
+	}
 	def.id = macroID(t, schema, ev.intent, factsDigest)
 	s.cache.put(def, s.now())
 	return def
@@ -93,7 +96,7 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, intent.Name, intent.Params, factsDigest})
+	_ = enc.Encode([]any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest})
 	return t.Name + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -211,6 +214,15 @@ func (d *macroDef) view(level string) protocol.MacroTool {
 		}
 		if t.Instructions != "" {
 			m.ContextInjection = &protocol.ContextInjection{Instructions: t.Instructions}
+		}
+		if t.ValidFrom != nil || t.ValidUntil != nil {
+			m.Validity = &protocol.Validity{}
+			if t.ValidFrom != nil {
+				m.Validity.NotBefore = protocol.NewTime(*t.ValidFrom)
+			}
+			if t.ValidUntil != nil {
+				m.Validity.ExpiresAt = protocol.NewTime(*t.ValidUntil)
+			}
 		}
 		m.Metadata = meta
 	case protocol.DisclosureCondensed:

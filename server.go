@@ -190,7 +190,7 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 		Intents:      s.program.Intents(),
 		FactsProfile: s.program.FactsProfile(),
 		Capabilities: protocol.Capabilities{
-			Temporal:           false,
+			Temporal:           true,
 			Aggregation:        true,
 			ExternalPredicates: []protocol.ExternalPredicate{},
 			NamedArgs:          true,

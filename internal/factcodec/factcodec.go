@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"github.com/manglecp/manglecp/protocol"
@@ -194,4 +195,48 @@ func Fact(a ast.Atom) (protocol.Fact, error) {
 		args[i] = v
 	}
 	return protocol.NewFact(a.Predicate.Symbol, args...), nil
+}
+
+// Interval converts a validated temporal annotation to a Mangle interval.
+// "now" is evalTime; "_" is an unbounded end. A nil annotation is eternal
+// (ok is false: callers store such facts with AddEternal).
+func Interval(t *protocol.Temporal, evalTime time.Time) (iv ast.Interval, ok bool, err error) {
+	if t == nil {
+		return ast.Interval{}, false, nil
+	}
+	if t.IsPoint() {
+		at, err := bound(t.At, evalTime, true)
+		if err != nil {
+			return ast.Interval{}, false, err
+		}
+		return ast.NewInterval(at, at), true, nil
+	}
+	start, err := bound(t.Start, evalTime, true)
+	if err != nil {
+		return ast.Interval{}, false, err
+	}
+	end, err := bound(t.End, evalTime, false)
+	if err != nil {
+		return ast.Interval{}, false, err
+	}
+	return ast.NewInterval(start, end), true, nil
+}
+
+func bound(v any, evalTime time.Time, start bool) (ast.TemporalBound, error) {
+	if s, ok := v.(string); ok {
+		switch s {
+		case "now":
+			return ast.NewTimestampBound(evalTime), nil
+		case "_":
+			if start {
+				return ast.NegativeInfinity(), nil
+			}
+			return ast.PositiveInfinity(), nil
+		}
+	}
+	tt, err := protocol.ParseTime(v)
+	if err != nil {
+		return ast.TemporalBound{}, err
+	}
+	return ast.NewTimestampBound(tt), nil
 }

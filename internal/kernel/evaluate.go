@@ -29,6 +29,9 @@ type Request struct {
 	// MaxFactsCreated is the created-facts budget (> 0). The engine's limit
 	// also caps intermediate join width, which keeps abort latency low.
 	MaxFactsCreated int64
+	// MaxIntervalsPerAtom bounds the temporal store (> 0; 0 means the
+	// engine default of 1000).
+	MaxIntervalsPerAtom int64
 }
 
 // Result is a complete evaluation: the selected tools, sorted by
@@ -58,6 +61,9 @@ type Tool struct {
 	Idempotent           bool
 	NextIntents          []NextIntent
 	Evidence             []string
+	// ValidFrom and ValidUntil are the validity window the rules derived
+	// (tool_valid_from, tool_valid_until); nil when unbounded.
+	ValidFrom, ValidUntil *time.Time
 }
 
 // Param is one input parameter of a tool.
@@ -113,28 +119,58 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	}
 	own := factstore.NewSimpleInMemoryStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
+	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
 	for _, k := range sortedParamKeys(req.Params) {
 		if c, err := factcodec.Constant(req.Params[k]); err == nil {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
 		}
 	}
+	var stop atomic.Bool
+	store := &evalStore{base: &p.base, own: own, stop: &stop}
+	limit := int(req.MaxIntervalsPerAtom)
+	if limit <= 0 {
+		limit = factstore.DefaultMaxIntervalsPerAtom
+	}
+	ts := &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: store}
+	for _, b := range p.timedBase {
+		if _, err := ts.TemporalStore.Add(b.atom, b.interval); err != nil {
+			return nil, intervalError(err, req, b.atom.Predicate.Symbol)
+		}
+	}
+	temporalCount := 0
 	for i, f := range req.Facts {
 		a, err := factcodec.Atom(f)
 		if err != nil {
 			return nil, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
 		}
-		own.Add(a)
+		if !p.temporal[f.Pred] {
+			own.Add(a)
+			continue
+		}
+		iv, timed, err := factcodec.Interval(f.T, req.EvalTime)
+		if err == nil {
+			if timed {
+				_, err = ts.TemporalStore.Add(a, iv)
+			} else {
+				_, err = ts.TemporalStore.AddEternal(a)
+			}
+		}
+		if err != nil {
+			return nil, intervalError(err, req, f.Pred)
+		}
+		temporalCount++
 	}
 	inputCount := own.EstimateFactCount()
-	var stop atomic.Bool
-	store := &evalStore{base: &p.base, own: own, stop: &stop}
 	release := context.AfterFunc(ctx, func() { stop.Store(true) })
-	evalErr := p.run(store, req)
+	evalErr := p.run(store, ts, req)
 	release()
 	if evalErr != nil {
 		var aborted abortError
 		if errors.As(evalErr, &aborted) {
 			return nil, contextError(ctx.Err(), req)
+		}
+		if errors.Is(evalErr, factstore.ErrIntervalLimitExceeded) {
+			return nil, intervalError(evalErr, req, "")
 		}
 		if strings.Contains(evalErr.Error(), "fact size limit reached") {
 			consumed := consumedFromGasError(evalErr.Error(), int64(p.baseCount+inputCount), req.MaxFactsCreated, int64(own.EstimateFactCount()-inputCount))
@@ -154,7 +190,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	}
 	view := store.quiet()
 	res := &Result{PhasesCompleted: p.phases}
-	res.FactsEvaluated = int64(p.baseCount + inputCount)
+	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
 	res.FactsDerived = countDerived(own) - int64(inputCount)
 	res.RulesFired = p.rulesFired(view)
 	res.Tools, res.Dropped = p.readResult(view)
@@ -167,7 +203,7 @@ func (abortError) Error() string { return "evaluation aborted" }
 
 // run evaluates the program, converting an abort or any engine panic into
 // an error in this goroutine.
-func (p *Program) run(store *evalStore, req Request) (err error) {
+func (p *Program) run(store *evalStore, ts *temporalStore, req Request) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(abortSignal); ok {
@@ -177,7 +213,7 @@ func (p *Program) run(store *evalStore, req Request) (err error) {
 			err = fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime)}
+	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime), engine.WithTemporalStore(ts)}
 	if req.MaxFactsCreated > 0 {
 		opts = append(opts, engine.WithCreatedFactLimit(int(req.MaxFactsCreated)))
 	}
@@ -191,6 +227,31 @@ func contextError(err error, req Request) error {
 			WithDetails(&protocol.ErrorDetails{Suggestion: "Reduce the number of facts in the request, or increase max_compute_ms in constraints (up to limits.max_compute_ms)."}), Cause: err}
 	}
 	return &Error{Public: protocol.Errorf(protocol.CodeCancelled, "the request was cancelled"), Cause: err}
+}
+
+// intervalError reports an exhausted max_intervals_per_atom budget.
+func intervalError(err error, req Request, pred string) error {
+	if !errors.Is(err, factstore.ErrIntervalLimitExceeded) {
+		return &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "a temporal fact of %s cannot be stored: its interval is invalid", pred), Cause: err}
+	}
+	limit := req.MaxIntervalsPerAtom
+	if limit <= 0 {
+		limit = factstore.DefaultMaxIntervalsPerAtom
+	}
+	where := "evaluation"
+	if pred != "" {
+		where = "the facts of " + pred
+	}
+	f := false
+	return &Error{
+		Public: protocol.Errorf(protocol.CodeIntervalLimitExceeded, "%s would hold more than %d intervals for one atom (max_intervals_per_atom)", where, limit).
+			WithDetails(&protocol.ErrorDetails{
+				Budget:                  &protocol.Budget{Limit: limit, Consumed: limit + 1, Unit: "intervals_per_atom"},
+				PartialResultsAvailable: &f,
+				Suggestion:              "Send fewer intervals for the same fact, or increase max_intervals_per_atom in constraints (up to limits.max_intervals_per_atom).",
+			}),
+		Cause: err,
+	}
 }
 
 var gasNumbers = regexp.MustCompile(`(\d+) > (\d+)$`)

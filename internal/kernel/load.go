@@ -42,6 +42,8 @@ func (e *LoadError) Error() string {
 		return e.Message
 	case e.Line == 0:
 		return fmt.Sprintf("%s: %s", e.File, e.Message)
+	case e.Column == 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
 }
@@ -242,11 +244,7 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 	if err != nil {
 		return nil, nil, nil, LoadErrors{locateInError(files, "rule analysis failed: "+err.Error())}
 	}
-	strata, predToStratum, err := analysis.Stratify(analysis.Program{
-		EdbPredicates: info.EdbPredicates,
-		IdbPredicates: info.IdbPredicates,
-		Rules:         info.Rules,
-	})
+	strata, predToStratum, err := stratifyTemporalAware(info)
 	if err != nil {
 		return nil, nil, nil, LoadErrors{{Message: "rules cannot be stratified (recursion through negation or aggregation): " + err.Error()}}
 	}
@@ -255,7 +253,7 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 
 // requestPredicates are asserted by the kernel with server trust; no rule
 // or fact in any layer may define them.
-var requestPredicates = map[string]bool{"intent": true, "intent_param": true, "tool_rank": true}
+var requestPredicates = map[string]bool{"intent": true, "intent_param": true, "tool_rank": true, "eval_time": true}
 
 // checkOwnership enforces the trust layers: every head predicate is defined
 // in exactly one layer, and no layer defines a request predicate or a

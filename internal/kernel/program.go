@@ -33,6 +33,8 @@ type Program struct {
 	predToStratum map[ast.PredicateSym]int
 	base          factstore.SimpleInMemoryStore // server facts, read-only after Load
 	baseCount     int
+	timedBase     []timedAtom     // server facts with a validity interval
+	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
 	intents   []protocol.IntentDecl
 	profile   protocol.FactsProfile
@@ -56,6 +58,9 @@ func Load(domain ...Layer) (*Program, error) {
 	if err := checkOwnership(files); err != nil {
 		return nil, err
 	}
+	if err := checkTemporalRecursion(files); err != nil {
+		return nil, err
+	}
 	facts := collectFacts(files)
 	p := &Program{}
 	if err := p.readDeclarations(files, facts); err != nil {
@@ -76,7 +81,11 @@ func Load(domain ...Layer) (*Program, error) {
 	// Server facts go to a shared read-only store once; the engine must not
 	// add them again per request.
 	p.base = factstore.NewSimpleInMemoryStore()
-	for _, a := range info.InitialFacts {
+	for i, a := range info.InitialFacts {
+		if iv := info.InitialFactTimes[i]; iv != nil {
+			p.timedBase = append(p.timedBase, timedAtom{a, *iv})
+			continue
+		}
 		p.base.Add(a)
 	}
 	for i, t := range p.tools {
@@ -100,6 +109,11 @@ func collectFacts(files []*sourceFile) map[string][]located {
 		}
 	}
 	return out
+}
+
+type timedAtom struct {
+	atom     ast.Atom
+	interval ast.Interval
 }
 
 type located struct {
@@ -245,7 +259,11 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 		preds[name].Temporal = true
 	}
 	sort.Strings(predOrder)
+	p.temporal = map[string]bool{}
 	for _, n := range predOrder {
+		if preds[n].Temporal {
+			p.temporal[n] = true
+		}
 		p.profile.Predicates = append(p.profile.Predicates, *preds[n])
 	}
 	p.profile.TimeFormats = []string{"rfc3339", "epoch_ms"}
@@ -354,6 +372,9 @@ func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Dec
 		if err != nil {
 			errs = append(errs, &LoadError{Message: err.Error()})
 			continue
+		}
+		if s.Temporal {
+			d.Descr = append(d.Descr, ast.NewAtom(ast.DescrTemporal))
 		}
 		extra[d.DeclaredAtom.Predicate] = d
 	}

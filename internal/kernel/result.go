@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/engine"
@@ -42,6 +43,25 @@ func num(t ast.BaseTerm) int64 {
 		return n
 	}
 	return 0
+}
+
+// timeArg reads a time constant or integer Unix nanoseconds.
+func timeArg(t ast.BaseTerm) *time.Time {
+	c, ok := t.(ast.Constant)
+	if !ok {
+		return nil
+	}
+	var n int64
+	switch c.Type {
+	case ast.TimeType:
+		n, _ = c.TimeValue()
+	case ast.NumberType:
+		n, _ = c.NumberValue()
+	default:
+		return nil
+	}
+	v := time.Unix(0, n).UTC()
+	return &v
 }
 
 func value(t ast.BaseTerm) any {
@@ -88,6 +108,16 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 	each("requires_confirmation", 1, func(t *Tool, a ast.Atom) { t.RequiresConfirmation = true })
 	each("tool_reversible", 1, func(t *Tool, a ast.Atom) { t.Reversible = true })
 	each("tool_idempotent", 1, func(t *Tool, a ast.Atom) { t.Idempotent = true })
+	each("tool_valid_from", 2, func(t *Tool, a ast.Atom) {
+		if v := timeArg(a.Args[1]); v != nil && (t.ValidFrom == nil || v.After(*t.ValidFrom)) {
+			t.ValidFrom = v
+		}
+	})
+	each("tool_valid_until", 2, func(t *Tool, a ast.Atom) {
+		if v := timeArg(a.Args[1]); v != nil && (t.ValidUntil == nil || v.Before(*t.ValidUntil)) {
+			t.ValidUntil = v
+		}
+	})
 	each("tool_next_intent", 3, func(t *Tool, a ast.Atom) {
 		t.NextIntents = append(t.NextIntents, NextIntent{Name: str(a.Args[1]), Description: str(a.Args[2])})
 	})

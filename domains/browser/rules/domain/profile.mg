@@ -27,6 +27,8 @@ decl_arg("console_event", 1, "level", "string").
 decl_arg("console_event", 2, "message", "string").
 decl_arg("console_event", 3, "timestamp", "number").
 
+decl_temporal("console_event").
+
 decl_predicate("net_request", "input", "A network request the page sent.").
 decl_arg("net_request", 0, "session_id", "string").
 decl_arg("net_request", 1, "request_id", "string").
@@ -34,11 +36,15 @@ decl_arg("net_request", 2, "method", "string").
 decl_arg("net_request", 3, "url", "string").
 decl_arg("net_request", 4, "timestamp", "number").
 
+decl_temporal("net_request").
+
 decl_predicate("net_response", "input", "The HTTP response to a network request.").
 decl_arg("net_response", 0, "session_id", "string").
 decl_arg("net_response", 1, "request_id", "string").
 decl_arg("net_response", 2, "status", "number").
 decl_arg("net_response", 3, "timestamp", "number").
+
+decl_temporal("net_response").
 
 decl_predicate("automation_goal", "input", "What the user wants to automate, in words.").
 decl_arg("automation_goal", 0, "goal", "string").

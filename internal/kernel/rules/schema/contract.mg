@@ -10,6 +10,8 @@ Decl intent(Name)
   descr [doc("The name of the intent being evaluated.")].
 Decl intent_param(Key, Value)
   descr [doc("One scalar parameter of the intent (string key, value).")].
+Decl eval_time(Time)
+  descr [doc("The evaluation time (a time constant): the request's eval_time or the server clock. Temporal operators are relative to it.")].
 Decl tool_rank(Tool, Rank)
   descr [doc("A total order over declared tools by name (0 = first), for deterministic tie-breaking: Mangle cannot compare strings.")].
 
@@ -52,6 +54,10 @@ Decl tool_instructions(Tool, Text)
   descr [doc("Context-specific instructions for using the tool.")].
 Decl tool_next_intent(Tool, Intent, Description)
   descr [doc("An intent to suggest after the tool ran.")].
+Decl tool_valid_from(Tool, UnixNanos)
+  descr [doc("validity.not_before of the tool, as Unix nanoseconds or a time; the latest value wins.")].
+Decl tool_valid_until(Tool, UnixNanos)
+  descr [doc("validity.expires_at of the tool, as Unix nanoseconds or a time; the earliest value wins. Invoking later gives macro_expired.")].
 Decl tool_evidence(Tool, Predicate)
   descr [doc("A predicate whose facts led to selecting the tool (metadata.source_rules).")].
 

@@ -1,0 +1,97 @@
+package manglecp_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// TestFiveMinuteWindow is the example of Spec 03 section 4.6 on the
+// default domain: a console error at 14:30 makes diagnose_error return its
+// tools at 14:34, not at 14:36, and the tools expire at 14:35.
+func TestFiveMinuteWindow(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	for _, tc := range []struct {
+		name     string
+		t        any // the error's "t"; nil = no annotation (always true)
+		evalTime string
+		tools    bool
+		expires  string
+	}{
+		{"4 minutes before eval_time", map[string]any{"at": "2026-02-19T14:30:00Z"}, "2026-02-19T14:34:00Z", true, "2026-02-19T14:35:00Z"},
+		{"6 minutes before eval_time", map[string]any{"at": "2026-02-19T14:30:00Z"}, "2026-02-19T14:36:00Z", false, ""},
+		{"exactly 5 minutes (inclusive)", map[string]any{"at": "2026-02-19T14:30:00Z"}, "2026-02-19T14:35:00Z", true, "2026-02-19T14:35:00Z"},
+		{"epoch milliseconds", map[string]any{"at": 1771511400000}, "2026-02-19T14:34:00Z", true, "2026-02-19T14:35:00Z"},
+		{"interval ending 2 minutes ago", map[string]any{"start": "2026-02-19T14:00:00Z", "end": "2026-02-19T14:32:00Z"}, "2026-02-19T14:34:00Z", true, "2026-02-19T14:37:00Z"},
+		{"open interval (still going on)", map[string]any{"start": "2026-02-19T14:00:00Z", "end": "_"}, "2026-02-19T14:34:00Z", true, ""},
+		{"until now", map[string]any{"start": "_", "end": "now"}, "2026-02-19T14:34:00Z", true, "2026-02-19T14:39:00Z"},
+		{"no annotation: always true", nil, "2026-02-19T14:34:00Z", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := map[string]any{"pred": "console_event", "args": []any{"s1", "error", "TypeError", 1}}
+			if tc.t != nil {
+				ev["t"] = tc.t
+			}
+			resp := h.evaluate("w", map[string]any{
+				"intent":    map[string]any{"name": "diagnose_error"},
+				"facts":     []any{map[string]any{"pred": "current_url", "args": []any{"https://x"}}, ev},
+				"eval_time": tc.evalTime,
+				"options":   map[string]any{"disclosure_preference": "full"},
+			}).intentResponse(t)
+			if got := len(resp.MacroTools) > 0; got != tc.tools {
+				t.Fatalf("tools returned: %v, want %v (%s)", got, tc.tools, mustJSON(resp.MacroTools))
+			}
+			if !tc.tools {
+				return
+			}
+			m := tool(t, resp, "inspect_console_errors")
+			switch {
+			case tc.expires == "" && m.Validity != nil && m.Validity.ExpiresAt != nil:
+				t.Errorf("expires_at %v, want none", m.Validity.ExpiresAt)
+			case tc.expires != "" && (m.Validity == nil || m.Validity.ExpiresAt == nil || m.Validity.ExpiresAt.Format("2006-01-02T15:04:05Z07:00") != tc.expires):
+				t.Errorf("validity %s, want expires_at %s", mustJSON(m.Validity), tc.expires)
+			}
+		})
+	}
+}
+
+func TestTemporalFactValidation(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	e := h.evaluate("v", map[string]any{
+		"intent": map[string]any{"name": "observe"},
+		"facts": []any{
+			map[string]any{"pred": "current_url", "args": []any{"https://x"}, "t": map[string]any{"at": "2026-02-19T14:30:00Z"}},
+			map[string]any{"pred": "console_event", "args": []any{"s1", "error", "m", 1}, "t": map[string]any{"at": "yesterday"}},
+			map[string]any{"pred": "console_event", "args": []any{"s1", "error", "m", 1}, "t": map[string]any{"start": "2026-02-19T15:00:00Z", "end": "2026-02-19T14:00:00Z"}},
+		},
+	}).errorPayload(t)
+	issues := []protocol.Code{}
+	for _, v := range e.Details.Violations {
+		issues = append(issues, v.Issue)
+	}
+	if mustJSON(issues) != `["temporal_not_supported","invalid_temporal","invalid_temporal"]` {
+		t.Errorf("violations %s", mustJSON(e.Details.Violations))
+	}
+}
+
+// TestLoadTimeCodes: rules Mangle v0.5.0 would evaluate wrongly stop
+// start-up, naming file, line and predicate (invalid_temporal_pattern).
+func TestLoadTimeCodes(t *testing.T) {
+	profile := "decl_predicate(\"ev\", \"input\", \"e\").\ndecl_arg(\"ev\", 0, \"x\", \"string\").\ndecl_temporal(\"ev\").\n"
+	for _, tc := range []struct {
+		name, rules, want string
+	}{
+		{"recursive temporal head", "a(X)@[T] :- ev(X)@[T].\na(X)@[T2] :- a(X)@[T], T2 = fn:time:add(T, fn:duration:parse(\"1s\")).\n", "r/domain/a.mg:5: invalid_temporal_pattern: a has a temporal head"},
+		{"recursion through a temporal operator", "b(X) :- ev(X)@[S, E].\nb(X) :- <-[0m, 5m] c(X).\nc(X)@[T] :- b(X), ev(X)@[T].\n", "invalid_temporal_pattern"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manglecp.NewServer(manglecp.Domain{ID: "t", RulesName: "r", Rules: fstest.MapFS{"domain/a.mg": {Data: []byte(profile + tc.rules)}}}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
