@@ -31,6 +31,8 @@ type evaluation struct {
 	maxInterval int64
 	maxCompute  time.Duration
 	maxTools    int64
+	maxTokens   int64
+	upgrades    map[string]bool // macro_ids of disclosure_upgrade facts
 	disclosure  string
 	proofHints  bool
 	warnings    []protocol.Warning
@@ -109,7 +111,16 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 		sortViolations(violations)
 		return nil, protocol.FactsError(violations)
 	}
-	ev.facts = valid
+	ev.upgrades = map[string]bool{}
+	for _, f := range valid {
+		// Presentation facts, not composition: they never change macro_ids.
+		if f.Pred == "disclosure_upgrade" {
+			id, _ := f.Args[0].(string)
+			ev.upgrades[id] = true
+			continue
+		}
+		ev.facts = append(ev.facts, f)
+	}
 	if !ev.knownIntent {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
 			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
@@ -141,6 +152,9 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must not be negative", name).
 				WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
 		}
+	}
+	if c.MaxTokensBudget != nil {
+		ev.maxTokens = *c.MaxTokensBudget
 	}
 	if c.MaxToolsReturned != nil {
 		ev.maxTools = *c.MaxToolsReturned

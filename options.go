@@ -75,6 +75,9 @@ type Limits struct {
 // minimal; lower scores are left out. Defaults 70, 40, 20 (Spec 05 5.2).
 type Disclosure struct {
 	Full, Condensed, Minimal int64
+	// CharsPerToken is the token estimate's divisor: a tool costs its JSON
+	// length / CharsPerToken tokens. Default 4.
+	CharsPerToken int
 }
 
 const (
@@ -108,8 +111,11 @@ func (o *Options) withDefaults() Options {
 	def(&out.Limits.MaxDerivedFacts, 100000)
 	def(&out.Limits.MaxIntervalsPerAtom, 1000)
 	def(&out.Limits.MaxComputeMS, 30000)
-	if out.Disclosure == (Disclosure{}) {
-		out.Disclosure = Disclosure{Full: 70, Condensed: 40, Minimal: 20}
+	if out.Disclosure.Full == 0 && out.Disclosure.Condensed == 0 && out.Disclosure.Minimal == 0 {
+		out.Disclosure.Full, out.Disclosure.Condensed, out.Disclosure.Minimal = 70, 40, 20
+	}
+	if out.Disclosure.CharsPerToken <= 0 {
+		out.Disclosure.CharsPerToken = 4
 	}
 	if out.MacroTTL < minMacroTTL {
 		out.MacroTTL = minMacroTTL

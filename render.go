@@ -14,7 +14,10 @@ import (
 
 // render turns a kernel result into the intent response: macro-tools at
 // their disclosure level, ordered by score then name, cached for
-// invocation; diagnostics; warnings.
+// invocation; the skills they need; diagnostics; warnings. A token budget
+// is met by demoting the lowest-scored tools first, then delivering skills
+// by reference, then dropping the lowest-priority context resources
+// (Spec 05 section 5.2, Spec 06 section 5.3).
 func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResponse {
 	resp := &protocol.IntentResponse{
 		EvalTimeUsed: protocol.Time{Time: ev.evalTime},
@@ -22,20 +25,43 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 		Warnings:     ev.warnings,
 	}
 	factsDigest := digestFacts(ev.facts)
+	var shown []*shownTool
 	for _, t := range res.Tools {
+		def := s.define(ev, t, factsDigest)
 		level := s.disclosureLevel(ev.disclosure, t.Score)
+		if ev.upgrades[def.id] {
+			level = protocol.DisclosureFull
+		}
 		if level == "" {
 			continue
 		}
-		def := s.define(ev, t, factsDigest)
-		resp.MacroTools = append(resp.MacroTools, def.view(level))
+		shown = append(shown, &shownTool{def: def, level: level, upgraded: ev.upgrades[def.id], resources: -1})
 	}
-	if ev.maxTools >= 0 && int64(len(resp.MacroTools)) > ev.maxTools {
-		available := len(resp.MacroTools)
-		resp.MacroTools = resp.MacroTools[:ev.maxTools]
+	if ev.maxTools >= 0 && int64(len(shown)) > ev.maxTools {
+		available := len(shown)
+		shown = shown[:ev.maxTools]
 		resp.Warnings = append(resp.Warnings, protocol.Warning{Code: protocol.WarnToolsTruncated,
 			Message: fmt.Sprintf("max_tools_returned kept the %d highest-scored of %d macro-tools", ev.maxTools, available),
 			Details: map[string]any{"returned": ev.maxTools, "available": available}})
+	}
+	if ev.maxTokens > 0 {
+		if w := s.fitBudget(shown, ev.maxTokens); w != nil {
+			resp.Warnings = append(resp.Warnings, *w)
+		}
+	}
+	skills := map[string]bool{}
+	for _, st := range shown {
+		resp.MacroTools = append(resp.MacroTools, st.render(s))
+		if st.level == protocol.DisclosureFull {
+			for _, id := range st.def.tool.Skills {
+				skills[id] = true
+			}
+		}
+	}
+	for _, id := range sortedKeys(skills) {
+		if sk, ok := s.program.Skill(id); ok {
+			resp.RequiredSkills = append(resp.RequiredSkills, sk)
+		}
 	}
 	if ev.chosenTime {
 		resp.Warnings = append(resp.Warnings, protocol.Warning{Code: protocol.WarnEvalTimeChosen,
@@ -49,6 +75,101 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 		PhasesCompleted: &phases,
 	}
 	return resp
+}
+
+// shownTool is a macro-tool on its way into a response, with the
+// presentation choices budget fitting may change.
+type shownTool struct {
+	def        *macroDef
+	level      string
+	upgraded   bool
+	byRef      bool // deliver every skill by reference
+	resources  int  // how many context resources to keep; -1 = all
+}
+
+func (st *shownTool) render(s *Server) protocol.MacroTool {
+	m := st.def.view(st.level)
+	if st.level == protocol.DisclosureFull {
+		t := st.def.tool
+		ci := m.ContextInjection
+		if ci == nil {
+			ci = &protocol.ContextInjection{}
+		}
+		for _, id := range t.Skills {
+			ref := protocol.SkillRef{SkillID: id}
+			if sk, ok := s.program.Skill(id); ok && s.program.SkillInline(id) && !st.byRef {
+				ref.Inline, ref.Content = true, sk.Content
+			}
+			ci.Skills = append(ci.Skills, ref)
+		}
+		keep := len(t.Resources)
+		if st.resources >= 0 && st.resources < keep {
+			keep = st.resources
+		}
+		for _, r := range t.Resources[:keep] {
+			p := r.Priority
+			ci.ContextResources = append(ci.ContextResources, protocol.ContextResource{URI: r.URI, Relevance: r.Relevance, Priority: &p})
+		}
+		if ci.Instructions != "" || len(ci.Skills) > 0 || len(ci.ContextResources) > 0 {
+			m.ContextInjection = ci
+		}
+	}
+	return m
+}
+
+// tokens estimates the tool's token cost: its JSON size divided by the
+// configured characters per token.
+func (st *shownTool) tokens(s *Server) int {
+	raw, _ := json.Marshal(st.render(s))
+	return (len(raw) + s.opts.Disclosure.CharsPerToken - 1) / s.opts.Disclosure.CharsPerToken
+}
+
+// fitBudget demotes until the estimated total fits budget: first the
+// lowest-scored tools one level at a time (tools the client upgraded last),
+// then skills inline -> referenced, then context resources from the lowest
+// priority. It returns a warning when the budget still cannot be met.
+func (s *Server) fitBudget(shown []*shownTool, budget int64) *protocol.Warning {
+	total := func() int64 {
+		n := int64(0)
+		for _, st := range shown {
+			n += int64(st.tokens(s))
+		}
+		return n
+	}
+	demoted := 0
+	for pass := 0; pass < 2 && total() > budget; pass++ {
+		for _, upgradedPass := range []bool{false, true} {
+			for i := len(shown) - 1; i >= 0 && total() > budget; i-- { // lowest score first
+				st := shown[i]
+				if st.upgraded != upgradedPass {
+					continue
+				}
+				switch st.level {
+				case protocol.DisclosureFull:
+					st.level = protocol.DisclosureCondensed
+					demoted++
+				case protocol.DisclosureCondensed:
+					st.level = protocol.DisclosureMinimal
+					demoted++
+				}
+			}
+		}
+	}
+	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
+		shown[i].byRef = true
+	}
+	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
+		st := shown[i]
+		for st.resources = len(st.def.tool.Resources) - 1; st.resources >= 0 && total() > budget; st.resources-- {
+		}
+		st.resources = max(st.resources, 0)
+	}
+	if t := total(); t > budget {
+		return &protocol.Warning{Code: protocol.WarnTokenBudgetExceeded,
+			Message: fmt.Sprintf("even at the lowest disclosure the macro-tools need about %d tokens, over max_tokens_budget %d", t, budget),
+			Details: map[string]any{"budget": budget, "estimated": t}}
+	}
+	return nil
 }
 
 // disclosureLevel applies the client's preference, or the configured score

@@ -165,6 +165,17 @@ func (s *Server) ManifestEnvelope() *protocol.Envelope {
 	return &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: raw}
 }
 
+// SkillJSON returns a skill of the domain's catalogue as JSON, for clients
+// fetching referenced skills.
+func (s *Server) SkillJSON(id string) ([]byte, bool) {
+	sk, ok := s.program.Skill(id)
+	if !ok {
+		return nil, false
+	}
+	raw, err := json.Marshal(sk)
+	return raw, err == nil
+}
+
 // MaxMessageBytes is the advertised and enforced message size limit.
 func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
 
@@ -202,8 +213,11 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 			MaxIntervalsPerAtom: l.MaxIntervalsPerAtom,
 			MaxComputeMS:        l.MaxComputeMS,
 		},
-		Auth:       protocol.AuthInfo{Required: s.AuthRequired()},
-		Extensions: map[string]any{},
+		Auth: protocol.AuthInfo{Required: s.AuthRequired()},
+		Extensions: map[string]any{
+			// Referenced skills (Spec 06 section 4.4) are served here over HTTP.
+			"x-skills_endpoint": s.opts.BasePath + "/skills/{skill_id}",
+		},
 	}
 	if m.Auth.Required {
 		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}

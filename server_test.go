@@ -303,3 +303,83 @@ func TestStartupFailsLoudly(t *testing.T) {
 		})
 	}
 }
+
+func TestDisclosureUpgradeAndBudget(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	req := diagnoseRequest()
+	delete(req, "options")
+	base := h.evaluate("a", req).intentResponse(t)
+	report := tool(t, base, "write_diagnosis_report")
+	if report.DisclosureLevel != protocol.DisclosureCondensed {
+		t.Fatalf("score 60 should be condensed: %s", report.DisclosureLevel)
+	}
+	t.Run("upgrade", func(t *testing.T) {
+		up := diagnoseRequest()
+		delete(up, "options")
+		up["facts"] = append(diagnoseFacts(), map[string]any{"pred": "disclosure_upgrade", "args": []any{report.MacroID}})
+		got := tool(t, h.evaluate("b", up).intentResponse(t), "write_diagnosis_report")
+		if got.MacroID != report.MacroID || got.DisclosureLevel != protocol.DisclosureFull || got.InputSchema == nil {
+			t.Errorf("upgraded tool %s", mustJSON(got))
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		full := h.evaluate("c", diagnoseRequest()).intentResponse(t)
+		fullSize := len(mustJSON(full.MacroTools)) / 4
+		for _, budget := range []int{fullSize, fullSize * 2 / 3, fullSize / 3, 40} {
+			r := diagnoseRequest()
+			r["constraints"] = map[string]any{"max_tokens_budget": budget}
+			resp := h.evaluate("d", r).intentResponse(t)
+			size := len(mustJSON(resp.MacroTools)) / 4
+			over := false
+			for _, w := range resp.Warnings {
+				over = over || w.Code == protocol.WarnTokenBudgetExceeded
+			}
+			if size > budget+len(resp.MacroTools) && !over { // rounding: one token per tool
+				t.Errorf("budget %d: %d tokens and no warning", budget, size)
+			}
+			// The highest-scored tools keep the most detail: levels never increase down the list.
+			rank := map[string]int{protocol.DisclosureFull: 2, protocol.DisclosureCondensed: 1, protocol.DisclosureMinimal: 0}
+			for i := 1; i < len(resp.MacroTools); i++ {
+				if rank[resp.MacroTools[i].DisclosureLevel] > rank[resp.MacroTools[i-1].DisclosureLevel] {
+					t.Errorf("budget %d: %s demoted before a lower-scored tool", budget, resp.MacroTools[i-1].Name)
+				}
+			}
+		}
+	})
+}
+
+func TestSkillsAndResources(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	resp := h.evaluate("s", diagnoseRequest()).intentResponse(t)
+	chain := tool(t, resp, "diagnose_causal_chain")
+	ci := chain.ContextInjection
+	if ci == nil || len(ci.Skills) != 1 || !ci.Skills[0].Inline || ci.Skills[0].Content == "" || len(ci.ContextResources) != 2 || *ci.ContextResources[0].Priority != 90 {
+		t.Fatalf("context injection %s", mustJSON(ci))
+	}
+	report := tool(t, resp, "write_diagnosis_report")
+	var referenced string
+	for _, s := range report.ContextInjection.Skills {
+		if !s.Inline {
+			referenced = s.SkillID
+		}
+	}
+	if referenced == "" || len(resp.RequiredSkills) != 2 {
+		t.Fatalf("skills %s, required %s", mustJSON(report.ContextInjection), mustJSON(resp.RequiredSkills))
+	}
+	req, _ := http.NewRequest(http.MethodGet, h.http.URL+"/manglecp/skills/"+referenced, nil)
+	res, err := h.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sk protocol.Skill
+	_ = json.NewDecoder(res.Body).Decode(&sk)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || sk.SkillID != referenced || sk.Content == "" {
+		t.Errorf("GET skill: %d %+v", res.StatusCode, sk)
+	}
+	// Without a failure nothing proves the causal-chain skill necessary.
+	observe := map[string]any{"intent": map[string]any{"name": "observe"}, "facts": []any{map[string]any{"pred": "current_url", "args": []any{"https://x"}}}}
+	if r := h.evaluate("o", observe).intentResponse(t); len(r.RequiredSkills) != 0 {
+		t.Errorf("skills injected without a rule proving them: %s", mustJSON(r.RequiredSkills))
+	}
+}

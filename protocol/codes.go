@@ -148,6 +148,9 @@ const (
 	// WarnUnknownIntent: the intent is not declared in the manifest; it was
 	// evaluated anyway (Spec 04 section 3.2.6 allows this).
 	WarnUnknownIntent WarningCode = "unknown_intent"
+	// WarnTokenBudgetExceeded: even fully demoted, the macro-tools do not fit
+	// max_tokens_budget.
+	WarnTokenBudgetExceeded WarningCode = "token_budget_exceeded"
 	// WarnEvalTimeChosen: the request carried no eval_time and the server
 	// used its clock (Spec 03 section 4.4).
 	WarnEvalTimeChosen WarningCode = "eval_time_chosen"
@@ -163,6 +166,7 @@ var warningRegistry = []WarningInfo{
 	{WarnConstraintClamped, "A client constraint was looser than the server limit; the server limit was applied"},
 	{WarnToolsTruncated, "max_tools_returned removed the lowest-scored macro-tools from the response"},
 	{WarnUnknownIntent, "The intent is not declared in the manifest; it was evaluated against the rules anyway"},
+	{WarnTokenBudgetExceeded, "Even at minimal disclosure, with skills referenced and context resources dropped, the macro-tools exceed max_tokens_budget"},
 	{WarnEvalTimeChosen, "The request had no eval_time; the server used its clock, reported in eval_time_used"},
 }
 

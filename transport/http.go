@@ -39,6 +39,9 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	mux.HandleFunc(base+"/invoke", func(w http.ResponseWriter, r *http.Request) {
 		serveRequest(h, protocol.TypeInvokeRequest, w, r)
 	})
+	if src, ok := h.(SkillSource); ok {
+		mux.HandleFunc("GET "+base+"/skills/{id}", func(w http.ResponseWriter, r *http.Request) { serveSkill(src, w, r) })
+	}
 	return mux
 }
 
@@ -90,6 +93,29 @@ func serveRequest(h Handler, expect protocol.MessageType, w http.ResponseWriter,
 	in := &protocol.Inbound{Data: body, Expect: expect, Credentials: credentials(r), Peer: peer(r)}
 	env := h.Handle(r.Context(), in)
 	writeEnvelope(w, Status(env), env)
+}
+
+// SkillSource is implemented by handlers that serve referenced skills
+// (Spec 06 section 4.4): GET BasePath/skills/{skill_id} returns the Skill
+// object as JSON.
+type SkillSource interface {
+	SkillJSON(id string) ([]byte, bool)
+}
+
+// CodeSkillNotFound is the custom error code of an unknown skill id.
+const CodeSkillNotFound protocol.Code = "x-skill_not_found"
+
+func serveSkill(src SkillSource, w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	raw, ok := src.SkillJSON(id)
+	if !ok {
+		env := protocol.ErrorEnvelope("", protocol.Errorf(CodeSkillNotFound, "no skill %q; skill ids come from context_injection.skills", id))
+		writeEnvelope(w, http.StatusNotFound, env)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(raw)
 }
 
 // credentials reads a bearer token or an API key (Spec 08 section 3).

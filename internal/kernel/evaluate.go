@@ -61,6 +61,10 @@ type Tool struct {
 	Idempotent           bool
 	NextIntents          []NextIntent
 	Evidence             []string
+	// Skills are the ids of the skills rules proved necessary, sorted.
+	Skills []string
+	// Resources are the context resources, by descending priority.
+	Resources []Resource
 	// ValidFrom and ValidUntil are the validity window the rules derived
 	// (tool_valid_from, tool_valid_until); nil when unbounded.
 	ValidFrom, ValidUntil *time.Time
@@ -74,6 +78,13 @@ type Param struct {
 	Required    bool
 	Enum        []any
 	Default     any
+}
+
+// Resource is a context resource of a tool.
+type Resource struct {
+	URI       string
+	Relevance string
+	Priority  int64
 }
 
 // NextIntent is an intent to suggest after the tool ran.

@@ -36,6 +36,8 @@ type Program struct {
 	timedBase     []timedAtom     // server facts with a validity interval
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
+	skills    map[string]protocol.Skill
+	inline    map[string]bool
 	intents   []protocol.IntentDecl
 	profile   protocol.FactsProfile
 	tools     []string
@@ -164,6 +166,69 @@ func (p *Program) FactsProfile() protocol.FactsProfile {
 // Tools returns the names of the declared tools, sorted.
 func (p *Program) Tools() []string { return append([]string(nil), p.tools...) }
 
+// Skill returns a skill of the catalogue by id.
+func (p *Program) Skill(id string) (protocol.Skill, bool) {
+	s, ok := p.skills[id]
+	if ok {
+		s.Resources = append([]protocol.SkillResource(nil), s.Resources...)
+	}
+	return s, ok
+}
+
+// SkillInline reports whether the catalogue marks the skill for inline
+// delivery.
+func (p *Program) SkillInline(id string) bool { return p.inline[id] }
+
+// readSkills reads the skill catalogue from the program's facts.
+func (p *Program) readSkills(facts map[string][]located, fail func(error)) {
+	p.skills, p.inline = map[string]protocol.Skill{}, map[string]bool{}
+	for _, l := range facts["skill"] {
+		id, err1 := l.str(0)
+		name, err2 := l.str(1)
+		desc, err3 := l.str(2)
+		if err := firstErr(err1, err2, err3); err != nil {
+			fail(err)
+			continue
+		}
+		p.skills[id] = protocol.Skill{SkillID: id, Name: name, Description: desc, ContentType: "text/markdown"}
+	}
+	withSkill := func(pred string, fn func(id string, s *protocol.Skill, l located) error) {
+		for _, l := range facts[pred] {
+			id, err := l.str(0)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			s, ok := p.skills[id]
+			if !ok {
+				fail(l.errorf("skill %q is not declared (add skill/3)", id))
+				continue
+			}
+			if err := fn(id, &s, l); err != nil {
+				fail(err)
+				continue
+			}
+			p.skills[id] = s
+		}
+	}
+	withSkill("skill_content", func(_ string, s *protocol.Skill, l located) (err error) { s.Content, err = l.str(1); return })
+	withSkill("skill_content_type", func(_ string, s *protocol.Skill, l located) (err error) { s.ContentType, err = l.str(1); return })
+	withSkill("skill_resource", func(_ string, s *protocol.Skill, l located) error {
+		uri, err1 := l.str(1)
+		typ, err2 := l.str(2)
+		desc, err3 := l.str(3)
+		s.Resources = append(s.Resources, protocol.SkillResource{URI: uri, Type: typ, Description: desc})
+		return firstErr(err1, err2, err3)
+	})
+	withSkill("skill_inline", func(id string, _ *protocol.Skill, _ located) error { p.inline[id] = true; return nil })
+	for id, s := range p.skills {
+		if s.Content == "" {
+			fail(&LoadError{Message: fmt.Sprintf("skill %q has no skill_content", id)})
+		}
+		sort.Slice(s.Resources, func(i, j int) bool { return s.Resources[i].URI < s.Resources[j].URI })
+	}
+}
+
 // ActionNames returns the action names that tool_action facts name, sorted.
 func (p *Program) ActionNames() []string { return append([]string(nil), p.actions...) }
 
@@ -258,6 +323,13 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 		}
 		preds[name].Temporal = true
 	}
+	if preds["disclosure_upgrade"] == nil {
+		// A protocol predicate (Spec 05 section 5.3): every profile has it.
+		preds["disclosure_upgrade"] = &protocol.PredicateSchema{Predicate: "disclosure_upgrade", Arity: 1,
+			ArgTypes: []string{protocol.ArgString}, ArgNames: []string{"macro_id"}, Direction: protocol.DirectionInput,
+			Description: "Return the macro-tool with this macro_id at full disclosure (Spec 05 section 5.3)."}
+		predOrder = append(predOrder, "disclosure_upgrade")
+	}
 	sort.Strings(predOrder)
 	p.temporal = map[string]bool{}
 	for _, n := range predOrder {
@@ -330,6 +402,7 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 		}
 	}
 	sort.Strings(p.actions)
+	p.readSkills(facts, fail)
 	if len(errs) > 0 {
 		return errs
 	}

@@ -118,6 +118,14 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 			t.ValidUntil = v
 		}
 	})
+	each("tool_skill", 2, func(t *Tool, a ast.Atom) {
+		if _, ok := p.skills[str(a.Args[1])]; ok {
+			t.Skills = append(t.Skills, str(a.Args[1]))
+		}
+	})
+	each("tool_context_resource", 4, func(t *Tool, a ast.Atom) {
+		t.Resources = append(t.Resources, Resource{URI: str(a.Args[1]), Relevance: str(a.Args[2]), Priority: num(a.Args[3])})
+	})
 	each("tool_next_intent", 3, func(t *Tool, a ast.Atom) {
 		t.NextIntents = append(t.NextIntents, NextIntent{Name: str(a.Args[1]), Description: str(a.Args[2])})
 	})
@@ -156,6 +164,14 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 		t.SideEffects = dedup(t.SideEffects)
 		sort.Strings(t.Evidence)
 		t.Evidence = dedup(t.Evidence)
+		sort.Strings(t.Skills)
+		t.Skills = dedup(t.Skills)
+		sort.Slice(t.Resources, func(i, j int) bool {
+			if t.Resources[i].Priority != t.Resources[j].Priority {
+				return t.Resources[i].Priority > t.Resources[j].Priority
+			}
+			return t.Resources[i].URI < t.Resources[j].URI
+		})
 		sort.Slice(t.NextIntents, func(i, j int) bool { return t.NextIntents[i].Name < t.NextIntents[j].Name })
 		for _, pr := range params[t.Name] {
 			sort.Slice(pr.Enum, func(i, j int) bool { return fmt.Sprint(pr.Enum[i]) < fmt.Sprint(pr.Enum[j]) })

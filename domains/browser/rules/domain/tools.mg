@@ -76,3 +76,21 @@ pure_action("causal_chain").
 pure_action("automation_plan").
 tool_side_effect(Tool, Effect) :- tool_action(Tool, Action), action_effect(Action, Effect).
 tool_side_effect(Tool, "none") :- tool_action(Tool, Action), pure_action(Action).
+
+# Skills, injected only when a rule proves them necessary, and context
+# resources with why they matter.
+skill("causal-chain-reading", "Reading a causal chain", "How to read a request-to-error causal chain and decide what to fix first.").
+skill_content("causal-chain-reading", "A causal chain lists the failed request, its response and each console error of the same session that followed it, in time order. Fix the earliest failing request first: errors that follow it in the same session are usually its consequences. A chain with no errors after the response means the failure is not the cause.").
+skill_inline("causal-chain-reading").
+skill("diagnosis-report-style", "Diagnosis report style", "The structure a diagnosis report follows and how to review it.").
+skill_content("diagnosis-report-style", "# Diagnosis reports\n\nA report states the page, the failed request, the root cause and a confidence, then numbers each step of the causal chain with its timestamp. Review the root cause against the server logs of the failing endpoint before sharing the report; the report is written on the server and overwritten by a later report for the same request and macro-tool.").
+skill_resource("diagnosis-report-style", "https://www.rfc-editor.org/rfc/rfc9110#name-status-codes", "text/html", "HTTP status code semantics").
+
+tool_skill("diagnose_causal_chain", "causal-chain-reading") :- failure_followed_by_error(_).
+tool_skill("write_diagnosis_report", "diagnosis-report-style").
+tool_skill("write_diagnosis_report", "causal-chain-reading") :- failure_followed_by_error(_).
+
+tool_context_resource("diagnose_causal_chain", Url, "The endpoint whose failed response preceded the console errors.", 90) :-
+  failure_followed_by_error(Request), request(_, Request, _, Url, _).
+tool_context_resource(Tool, Url, "The page where the errors were observed.", 50) :-
+  recency_bound(Tool), current_url(Url).

@@ -61,6 +61,27 @@ Decl tool_valid_until(Tool, UnixNanos)
 Decl tool_evidence(Tool, Predicate)
   descr [doc("A predicate whose facts led to selecting the tool (metadata.source_rules).")].
 
+Decl tool_skill(Tool, SkillID)
+  descr [doc("The skill is necessary for the tool; skills are injected only when a rule proves this.")].
+Decl tool_context_resource(Tool, URI, Relevance, Priority)
+  descr [doc("A resource relevant to the tool, with why (text) and an integer priority 0-100.")].
+
+# ---- Skill catalogue (plain facts written by the domain) ----
+Decl skill(SkillID, Name, Description)
+  descr [doc("A skill the domain can inject.")].
+Decl skill_content(SkillID, Text)
+  descr [doc("The skill's full instructions.")].
+Decl skill_content_type(SkillID, MediaType)
+  descr [doc("The MIME type of the content; default text/markdown.")].
+Decl skill_resource(SkillID, URI, Type, Description)
+  descr [doc("A resource the skill references.")].
+Decl skill_inline(SkillID)
+  descr [doc("Deliver the skill inline in context_injection (small skills); otherwise it is referenced.")].
+
+# ---- Protocol input predicates every domain accepts ----
+Decl disclosure_upgrade(MacroID)
+  descr [doc("Spec 05 section 5.3: return this macro-tool at full disclosure.")].
+
 # ---- Selection inputs (domain and policy) ----
 Decl mandatory_for_intent(Intent, Tool)
   descr [doc("Phase 1 skeleton: the tool is mandatory for the intent.")].
