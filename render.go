@@ -80,11 +80,11 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 // shownTool is a macro-tool on its way into a response, with the
 // presentation choices budget fitting may change.
 type shownTool struct {
-	def        *macroDef
-	level      string
-	upgraded   bool
-	byRef      bool // deliver every skill by reference
-	resources  int  // how many context resources to keep; -1 = all
+	def       *macroDef
+	level     string
+	upgraded  bool
+	byRef     bool // deliver every skill by reference
+	resources int  // how many context resources to keep; -1 = all
 }
 
 func (st *shownTool) render(s *Server) protocol.MacroTool {

@@ -337,3 +337,36 @@ func TestRenderingDeterminism(t *testing.T) {
 			strings.Join(variants, "\n"))
 	}
 }
+
+// TestConcurrentEvaluations shares one Program between goroutines (run
+// with -race): every result equals the sequential one.
+func TestConcurrentEvaluations(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	req := Request{Intent: "diagnose_error", Facts: browserFacts(), EvalTime: evalTime, MaxFactsCreated: 10000}
+	want, err := p.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, runs = 4, 10
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < runs; i++ {
+				got, err := p.Evaluate(context.Background(), req)
+				if err == nil && !reflect.DeepEqual(got, want) {
+					err = fmt.Errorf("concurrent result differs:\n%+v\nwant\n%+v", got, want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
