@@ -3,6 +3,7 @@ package manglecp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,5 +91,41 @@ func BenchmarkHTTPEvaluate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkProofAndCoverage shows what proof hints and rule coverage cost,
+// and that they cost nothing when not requested (compare "off").
+func BenchmarkProofAndCoverage(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{100, 1000} {
+		for _, mode := range []struct {
+			name    string
+			options map[string]any
+		}{
+			{"off", nil},
+			{"proof", map[string]any{"include_proof_hints": true}},
+			{"coverage", map[string]any{"x-include_rule_coverage": true}},
+		} {
+			b.Run(fmt.Sprintf("facts=%d/%s", n, mode.name), func(b *testing.B) {
+				var env protocol.Envelope
+				_ = json.Unmarshal(benchRequest(b, n), &env)
+				var payload map[string]any
+				_ = json.Unmarshal(env.Payload, &payload)
+				if mode.options != nil {
+					payload["options"] = mode.options
+				}
+				in := &protocol.Inbound{Data: envelope(b, protocol.TypeIntentRequest, "bench", payload)}
+				b.ReportAllocs()
+				for b.Loop() {
+					if out := srv.Handle(context.Background(), in); out.Type != protocol.TypeIntentResponse {
+						b.Fatalf("%s", out.Payload)
+					}
+				}
+			})
+		}
 	}
 }

@@ -35,6 +35,7 @@ type evaluation struct {
 	upgrades    map[string]bool // macro_ids of disclosure_upgrade facts
 	disclosure  string
 	proofHints  bool
+	coverage    bool
 	warnings    []protocol.Warning
 	knownIntent bool
 	factsBytes  int64 // size of the facts on the wire, for cache accounting
@@ -55,6 +56,8 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		EvalTime:            ev.evalTime,
 		MaxFactsCreated:     ev.maxFacts,
 		MaxIntervalsPerAtom: ev.maxInterval,
+		Explain:             ev.proofHints,
+		Coverage:            ev.coverage,
 	})
 	if err != nil {
 		return nil, err
@@ -162,8 +165,10 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 		ev.maxTools = -1
 	}
 	ev.disclosure = protocol.DisclosureAdaptive
+	ev.coverage = s.opts.RuleCoverage
 	if o := w.Options; o != nil {
 		ev.proofHints = o.IncludeProofHints
+		ev.coverage = ev.coverage || o.IncludeRuleCoverage
 		if o.DisclosurePreference != "" {
 			switch o.DisclosurePreference {
 			case protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal, protocol.DisclosureAdaptive:

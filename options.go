@@ -20,6 +20,11 @@ type Options struct {
 	// Disclosure configures progressive disclosure.
 	Disclosure Disclosure
 
+	// RuleCoverage adds rule coverage diagnostics (Spec 09 section 6) to
+	// every intent response; clients can also ask per request with the
+	// option x-include_rule_coverage.
+	RuleCoverage bool
+
 	// MacroTTL is how long a macro-tool stays invokable when it has no
 	// validity window. Default and minimum 5 minutes (Spec 07 2.4).
 	MacroTTL time.Duration

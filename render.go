@@ -74,7 +74,61 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 		RulesFired:      res.RulesFired,
 		PhasesCompleted: &phases,
 	}
+	if c := res.Coverage; c != nil {
+		rc := &protocol.RuleCoverage{TotalRules: c.TotalRules, RulesFired: c.Fired, RulesDormant: c.Dormant,
+			RulesInapplicable: c.Inapplicable, DormantDetails: []protocol.RuleStatus{}}
+		for _, d := range c.Details {
+			rc.DormantDetails = append(rc.DormantDetails, protocol.RuleStatus{Rule: d.Rule, MissingPredicates: d.MissingPredicates, Status: d.Status})
+		}
+		resp.Diagnostics.RuleCoverage = rc
+	}
+	if x := res.Explanation; x != nil {
+		resp.ProofHints = proofHints(ev, x, shown)
+	}
 	return resp
+}
+
+// proofHints renders the kernel's explanation for the tools in the
+// response, with macro_ids and the client facts that supported each.
+func proofHints(ev *evaluation, x *kernel.Explanation, shown []*shownTool) *protocol.ProofHints {
+	ids := map[string]string{}
+	for _, st := range shown {
+		ids[st.def.tool.Name] = st.def.id
+	}
+	ph := &protocol.ProofHints{Derivations: []protocol.Derivation{}}
+	for _, d := range x.Derivations {
+		id, ok := ids[d.Tool]
+		if !ok {
+			continue // left out by disclosure or max_tools_returned
+		}
+		pd := protocol.Derivation{MacroID: id, SelectedBy: d.SelectedBy, Score: d.Score, RuleChain: d.RuleChain,
+			SupportingFacts: []protocol.Fact{}, Tree: proofNode(d.Tree)}
+		for _, i := range d.SupportingFacts {
+			if i < len(ev.facts) {
+				f := ev.facts[i]
+				pd.SupportingFacts = append(pd.SupportingFacts, protocol.Fact{Pred: f.Pred, Args: f.Args, T: f.T})
+			}
+		}
+		ph.Derivations = append(ph.Derivations, pd)
+	}
+	for _, e := range x.Excluded {
+		ph.Excluded = append(ph.Excluded, protocol.Exclusion{Candidate: e.Candidate, ExcludedBy: e.ExcludedBy, Reason: e.Reason})
+	}
+	for _, u := range x.Unmatched {
+		ph.UnmatchedFacts = append(ph.UnmatchedFacts, protocol.UnmatchedFact{Pred: u.Pred, Reason: u.Reason})
+	}
+	return ph
+}
+
+func proofNode(n *kernel.ProofNode) *protocol.ProofNode {
+	if n == nil {
+		return nil
+	}
+	out := &protocol.ProofNode{Fact: n.Fact, Type: n.Type}
+	for _, c := range n.Children {
+		out.Children = append(out.Children, proofNode(c))
+	}
+	return out
 }
 
 // shownTool is a macro-tool on its way into a response, with the

@@ -54,7 +54,7 @@ type IntentResponse struct {
 	EvalTimeUsed   Time         `json:"eval_time_used"`
 	EvalDurationMS int64        `json:"eval_duration_ms"`
 	MacroTools     []MacroTool  `json:"macro_tools"`
-	ProofHints     any          `json:"proof_hints,omitempty"`
+	ProofHints     *ProofHints  `json:"proof_hints,omitempty"`
 	RequiredSkills []Skill      `json:"required_skills,omitempty"`
 	Diagnostics    *Diagnostics `json:"diagnostics,omitempty"`
 	// Warnings report non-fatal conditions (a clamped constraint, a
@@ -64,11 +64,67 @@ type IntentResponse struct {
 
 // Diagnostics are evaluation statistics (Spec 05 section 4.4).
 type Diagnostics struct {
-	FactsEvaluated  int64 `json:"facts_evaluated"`
-	FactsDerived    int64 `json:"facts_derived"`
-	RulesFired      int64 `json:"rules_fired"`
-	PhasesCompleted *int  `json:"phases_completed"`
-	RuleCoverage    any   `json:"rule_coverage,omitempty"`
+	FactsEvaluated  int64         `json:"facts_evaluated"`
+	FactsDerived    int64         `json:"facts_derived"`
+	RulesFired      int64         `json:"rules_fired"`
+	PhasesCompleted *int          `json:"phases_completed"`
+	RuleCoverage    *RuleCoverage `json:"rule_coverage,omitempty"`
+}
+
+// ProofHints explain an evaluation (Spec 09 section 5). They hold
+// predicate names, phase names, scores and facts, never rule source, file
+// paths or policy rule details.
+type ProofHints struct {
+	Derivations    []Derivation    `json:"derivations"`
+	Excluded       []Exclusion     `json:"excluded,omitempty"`
+	UnmatchedFacts []UnmatchedFact `json:"unmatched_facts,omitempty"`
+}
+
+// Derivation explains why a macro-tool was selected.
+type Derivation struct {
+	MacroID         string     `json:"macro_id"`
+	SelectedBy      string     `json:"selected_by"`
+	Score           int64      `json:"score"`
+	SupportingFacts []Fact     `json:"supporting_facts"`
+	RuleChain       []string   `json:"rule_chain"`
+	Tree            *ProofNode `json:"tree,omitempty"`
+}
+
+// ProofNode is one node of a derivation tree; Type is "server", "session",
+// "derived" or "absent" (a negated premise).
+type ProofNode struct {
+	Fact     string       `json:"fact"`
+	Type     string       `json:"type"`
+	Children []*ProofNode `json:"children,omitempty"`
+}
+
+// Exclusion explains why a candidate was not returned.
+type Exclusion struct {
+	Candidate  string `json:"candidate"`
+	ExcludedBy string `json:"excluded_by"`
+	Reason     string `json:"reason"`
+}
+
+// UnmatchedFact is a client fact no rule used.
+type UnmatchedFact struct {
+	Pred   string `json:"pred"`
+	Reason string `json:"reason"`
+}
+
+// RuleCoverage is the rule coverage extension (Spec 09 section 6).
+type RuleCoverage struct {
+	TotalRules        int          `json:"total_rules"`
+	RulesFired        int          `json:"rules_fired"`
+	RulesDormant      int          `json:"rules_dormant"`
+	RulesInapplicable int          `json:"rules_inapplicable"`
+	DormantDetails    []RuleStatus `json:"dormant_details"`
+}
+
+// RuleStatus is a rule that did not fire.
+type RuleStatus struct {
+	Rule              string   `json:"rule"`
+	MissingPredicates []string `json:"missing_predicates,omitempty"`
+	Status            string   `json:"status"`
 }
 
 // Warning is one non-fatal condition in a response.

@@ -32,6 +32,9 @@ type Request struct {
 	// MaxIntervalsPerAtom bounds the temporal store (> 0; 0 means the
 	// engine default of 1000).
 	MaxIntervalsPerAtom int64
+	// Explain asks for proof hints; Coverage for rule coverage. Neither
+	// costs anything when false.
+	Explain, Coverage bool
 }
 
 // Result is a complete evaluation: the selected tools, sorted by
@@ -43,6 +46,9 @@ type Result struct {
 	FactsDerived    int64
 	RulesFired      int64
 	PhasesCompleted int
+	// Explanation and Coverage are set when the request asked for them.
+	Explanation *Explanation
+	Coverage    *Coverage
 }
 
 // Tool is one final_selected tool with every attribute the rules derived.
@@ -149,10 +155,19 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	temporalCount := 0
+	var clients map[uint64]int
+	if req.Explain {
+		clients = make(map[uint64]int, len(req.Facts))
+	}
 	for i, f := range req.Facts {
 		a, err := factcodec.Atom(f)
 		if err != nil {
 			return nil, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
+		}
+		if clients != nil {
+			if _, dup := clients[a.Hash()]; !dup {
+				clients[a.Hash()] = i
+			}
 		}
 		if !p.temporal[f.Pred] {
 			own.Add(a)
@@ -203,8 +218,20 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{PhasesCompleted: p.phases}
 	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
 	res.FactsDerived = countDerived(own) - int64(inputCount)
-	res.RulesFired = p.rulesFired(view)
 	res.Tools, res.Dropped = p.readResult(view)
+	if req.Coverage {
+		res.Coverage = p.coverage(view, req.Intent)
+		res.RulesFired = int64(res.Coverage.Fired)
+	} else {
+		res.RulesFired = p.rulesFired(view)
+	}
+	if req.Explain {
+		preds := make([]string, len(req.Facts))
+		for i, f := range req.Facts {
+			preds[i] = f.Pred
+		}
+		res.Explanation = p.newExplainer(view, ts.TemporalStore, req.EvalTime, clients).explanation(res.Tools, res.Dropped, preds)
+	}
 	return res, nil
 }
 

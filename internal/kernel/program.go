@@ -36,6 +36,7 @@ type Program struct {
 	timedBase     []timedAtom     // server facts with a validity interval
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
+	policy    map[string]bool // predicates the policy layer defines; proofs do not open them
 	skills    map[string]protocol.Skill
 	inline    map[string]bool
 	intents   []protocol.IntentDecl
@@ -64,7 +65,14 @@ func Load(domain ...Layer) (*Program, error) {
 		return nil, err
 	}
 	facts := collectFacts(files)
-	p := &Program{}
+	p := &Program{policy: map[string]bool{}}
+	for _, f := range files {
+		if f.layer == "policy" {
+			for _, c := range f.unit.Clauses {
+				p.policy[c.Head.Predicate.Symbol] = true
+			}
+		}
+	}
 	if err := p.readDeclarations(files, facts); err != nil {
 		return nil, err
 	}
