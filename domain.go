@@ -21,6 +21,35 @@ type Domain struct {
 	RulesName string
 	// Actions maps the action names used in tool_action facts to handlers.
 	Actions map[string]ActionSpec
+	// External maps external predicate names to the Go code that computes
+	// their facts for each request (Spec 04 section 3.2.8).
+	External map[string]External
+}
+
+// External is an external predicate: facts computed by Go for each
+// request, read by rules like any other predicate.
+//
+// The server calls Compute before evaluating, in name order, and adds the
+// returned tuples as server facts. (Mangle v0.5.0's own external predicate
+// callbacks panic when rules bind their inputs through earlier premises, so
+// the predicate is materialized instead; Compute decides which tuples
+// matter from the request's facts.) Deterministic must be false when equal
+// requests can get different tuples, e.g. from a clock or a file system:
+// the manifest then says so, and because tuples enter the macro_id hash a
+// changed result never reuses an old macro_id.
+type External struct {
+	Arity         int
+	Description   string
+	Deterministic bool
+	Compute       func(ctx context.Context, in *ExternalInput) ([][]any, error)
+}
+
+// ExternalInput is what an external predicate sees: the request's intent,
+// validated facts and evaluation time.
+type ExternalInput struct {
+	Intent   string
+	Facts    []protocol.Fact
+	EvalTime time.Time
 }
 
 // ActionSpec registers one action.

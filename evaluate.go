@@ -3,6 +3,7 @@ package manglecp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +40,42 @@ type evaluation struct {
 	warnings    []protocol.Warning
 	knownIntent bool
 	factsBytes  int64 // size of the facts on the wire, for cache accounting
+	external    []protocol.Fact
+}
+
+// computeExternal materializes the external predicates for this request,
+// in name order. A failure is masked as evaluation_failed and logged.
+func (s *Server) computeExternal(ctx context.Context, ev *evaluation) ([]protocol.Fact, error) {
+	var out []protocol.Fact
+	in := &ExternalInput{Intent: ev.intent.Name, Facts: ev.facts, EvalTime: ev.evalTime}
+	for _, name := range sortedKeys(s.domain.External) {
+		e := s.domain.External[name]
+		tuples, err := e.Compute(ctx, in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, s.kernelContextError(ctx)
+			}
+			return nil, &kernel.Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
+				Cause: fmt.Errorf("external predicate %s: %w", name, err)}
+		}
+		for _, t := range tuples {
+			if len(t) != e.Arity {
+				return nil, &kernel.Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
+					Cause: fmt.Errorf("external predicate %s returned a tuple of %d values, want %d", name, len(t), e.Arity)}
+			}
+			out = append(out, protocol.NewFact(name, t...))
+		}
+	}
+	return out, nil
+}
+
+// kernelContextError is the registry error for a context that ended
+// before evaluation.
+func (s *Server) kernelContextError(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return protocol.Errorf(protocol.CodeEvaluationTimeout, "evaluation exceeded max_compute_ms and was stopped")
+	}
+	return protocol.Errorf(protocol.CodeCancelled, "the request was cancelled")
 }
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
@@ -49,7 +86,13 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
+	external, err := s.computeExternal(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	ev.external = external
 	res, err := s.program.Evaluate(ctx, kernel.Request{
+		External:            external,
 		Intent:              ev.intent.Name,
 		Params:              ev.intent.Params,
 		Facts:               ev.facts,

@@ -24,7 +24,9 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 		MacroTools:   []protocol.MacroTool{},
 		Warnings:     ev.warnings,
 	}
-	factsDigest := digestFacts(ev.facts)
+	// External tuples are part of the composition: a non-deterministic
+	// predicate that answers differently gives different macro_ids.
+	factsDigest := digestFacts(append(append([]protocol.Fact(nil), ev.facts...), ev.external...))
 	var shown []*shownTool
 	for _, t := range res.Tools {
 		def := s.define(ev, t, factsDigest)

@@ -69,7 +69,15 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		}
 		layers = append(layers, kernel.Layer{Name: name, FS: sub, Prefix: joinName(d.RulesName, name)})
 	}
-	prog, err := kernel.Load(layers...)
+	var externals []kernel.External
+	for _, name := range sortedKeys(d.External) {
+		e := d.External[name]
+		if e.Compute == nil || e.Arity < 0 {
+			return nil, fmt.Errorf("manglecp: external predicate %s needs Compute and a non-negative Arity", name)
+		}
+		externals = append(externals, kernel.External{Name: name, Arity: e.Arity})
+	}
+	prog, err := kernel.LoadWithExternals(externals, layers...)
 	if err != nil {
 		return nil, fmt.Errorf("manglecp: loading rules:\n%w", err)
 	}
@@ -203,7 +211,7 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 		Capabilities: protocol.Capabilities{
 			Temporal:           true,
 			Aggregation:        true,
-			ExternalPredicates: []protocol.ExternalPredicate{},
+			ExternalPredicates: s.externalDecls(),
 			NamedArgs:          true,
 		},
 		Limits: protocol.Limits{
@@ -223,6 +231,15 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}
 	}
 	return m
+}
+
+func (s *Server) externalDecls() []protocol.ExternalPredicate {
+	out := []protocol.ExternalPredicate{}
+	for _, name := range sortedKeys(s.domain.External) {
+		e := s.domain.External[name]
+		out = append(out, protocol.ExternalPredicate{Predicate: name, Arity: e.Arity, Description: e.Description, Deterministic: e.Deterministic})
+	}
+	return out
 }
 
 // requestIDKey carries the request id in a context for logs.

@@ -95,3 +95,25 @@ func TestLoadTimeCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestNonDeterministicExternal: report_exists reads the report directory.
+// Writing a report changes its answer, and with it the macro_id of the
+// report tool, which must never be reused for a different composition.
+func TestNonDeterministicExternal(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	m := h.srv.Manifest()
+	if len(m.Capabilities.ExternalPredicates) != 1 || m.Capabilities.ExternalPredicates[0].Deterministic {
+		t.Fatalf("external predicates %+v", m.Capabilities.ExternalPredicates)
+	}
+	before := tool(t, h.evaluate("a", diagnoseRequest()).intentResponse(t), "write_diagnosis_report")
+	again := tool(t, h.evaluate("b", diagnoseRequest()).intentResponse(t), "write_diagnosis_report")
+	if before.MacroID != again.MacroID {
+		t.Fatal("equal requests, equal external answers: macro_ids differ")
+	}
+	h.invoke("w", map[string]any{"macro_id": before.MacroID, "args": map[string]any{"request_id": "r42"},
+		"confirmation_token": h.srv.ConfirmationToken(before.MacroID)}).invokeResponse(t)
+	after := tool(t, h.evaluate("c", diagnoseRequest()).intentResponse(t), "write_diagnosis_report")
+	if after.MacroID == before.MacroID || after.ContextInjection == nil || !strings.Contains(after.ContextInjection.Instructions, "already on the server") {
+		t.Errorf("after writing: %s", mustJSON(after))
+	}
+}

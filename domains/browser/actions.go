@@ -272,6 +272,25 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 	return out, nil
 }
 
+// reportExists computes the external predicate report_exists for the
+// failed requests of the facts.
+func (a *actions) reportExists(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	var out [][]any
+	for _, r := range readPage(in.Facts).failed() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		matches, err := filepath.Glob(filepath.Join(a.reportDir, "diagnosis-"+unsafeName.ReplaceAllString(r.id, "_")+"-*.md"))
+		if err != nil {
+			return nil, err
+		}
+		if len(matches) > 0 {
+			out = append(out, []any{r.id})
+		}
+	}
+	return out, nil
+}
+
 func shortID(macroID string) string {
 	if i := strings.LastIndexByte(macroID, '-'); i >= 0 && len(macroID)-i > 8 {
 		return macroID[i+1 : i+9]

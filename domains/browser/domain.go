@@ -57,5 +57,13 @@ func Domain(cfg Config) manglecp.Domain {
 			"write_report":    {Run: a.writeReport},
 			"automation_plan": {Run: a.automationPlan},
 		},
+		External: map[string]manglecp.External{
+			"report_exists": {
+				Arity:         1,
+				Description:   "report_exists(RequestID): a diagnosis report for this failed request is already in the server's report directory. Reads the file system, so it is not deterministic.",
+				Deterministic: false,
+				Compute:       a.reportExists,
+			},
+		},
 	}
 }

@@ -35,6 +35,9 @@ type Request struct {
 	// Explain asks for proof hints; Coverage for rule coverage. Neither
 	// costs anything when false.
 	Explain, Coverage bool
+	// External holds the materialized facts of external predicates; they
+	// enter the store with server trust.
+	External []protocol.Fact
 }
 
 // Result is a complete evaluation: the selected tools, sorted by
@@ -185,6 +188,18 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 			return nil, intervalError(err, req, f.Pred)
 		}
 		temporalCount++
+	}
+	for _, f := range req.External {
+		arity, ok := p.external[f.Pred]
+		if !ok || arity != len(f.Args) {
+			return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
+				Cause: fmt.Errorf("external fact %s/%d does not match a declared external predicate", f.Pred, len(f.Args))}
+		}
+		a, err := factcodec.Atom(f)
+		if err != nil {
+			return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: err}
+		}
+		own.Add(a)
 	}
 	inputCount := own.EstimateFactCount()
 	release := context.AfterFunc(ctx, func() { stop.Store(true) })

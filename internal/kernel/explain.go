@@ -105,7 +105,7 @@ func (x *explainer) explain(goal ast.Atom, depth int) *ProofNode {
 	case x.isClient(goal):
 		node.Type = "session"
 		x.client[node] = x.clients[h]
-	case x.p.base.Contains(goal) || requestPredicates[goal.Predicate.Symbol]:
+	case x.p.base.Contains(goal) || requestPredicates[goal.Predicate.Symbol] || x.isExternal(goal):
 		node.Type = "server"
 	default:
 		node.Type = "derived"
@@ -118,6 +118,11 @@ func (x *explainer) explain(goal ast.Atom, depth int) *ProofNode {
 	}
 	x.memo[h] = node
 	return node
+}
+
+func (x *explainer) isExternal(a ast.Atom) bool {
+	_, ok := x.p.external[a.Predicate.Symbol]
+	return ok
 }
 
 func (x *explainer) isClient(a ast.Atom) bool {

@@ -37,6 +37,7 @@ type Program struct {
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
 	policy    map[string]bool // predicates the policy layer defines; proofs do not open them
+	external  map[string]int  // external predicate -> arity
 	skills    map[string]protocol.Skill
 	inline    map[string]bool
 	intents   []protocol.IntentDecl
@@ -47,10 +48,29 @@ type Program struct {
 	phases    int
 }
 
+// External declares a predicate whose facts the host computes per request
+// from Go (an external predicate, Spec 04 section 3.2.8).
+//
+// Mangle v0.5.0 panics when an external predicate's inputs are variables
+// bound by earlier premises (MANGLE_NOTES section 7), which is exactly how
+// rules want to use them. So the kernel does not use the engine's callback
+// API: the host materializes each external predicate's tuples before
+// evaluation and the kernel adds them as server facts. Rules then join on
+// them like on any other predicate, with inputs bound in any order.
+type External struct {
+	Name  string
+	Arity int
+}
+
 // Load loads domain layers (policy, domain, ... from highest to lowest trust)
 // between the kernel's schema and pipeline layers. Every problem is
 // reported as [LoadErrors] naming file and line.
-func Load(domain ...Layer) (*Program, error) {
+func Load(domain ...Layer) (*Program, error) { return LoadWithExternals(nil, domain...) }
+
+// LoadWithExternals is [Load] for a domain with external predicates: rules
+// may read them, no rule may define them, and [Request.External] carries
+// their facts.
+func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) {
 	schema, pipeline := ProtocolLayers()
 	layers := append([]Layer{schema}, domain...)
 	layers = append(layers, pipeline)
@@ -78,6 +98,9 @@ func Load(domain ...Layer) (*Program, error) {
 	}
 	extra, err := p.clientDecls(files)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.externalDecls(files, externals, extra); err != nil {
 		return nil, err
 	}
 	info, strata, predToStratum, err := analyse(files, extra)
@@ -463,6 +486,41 @@ func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Dec
 		return nil, errs
 	}
 	return extra, nil
+}
+
+// externalDecls declares the external predicates for the analyser and
+// checks that no rule defines them and no profile predicate shares a name.
+func (p *Program) externalDecls(files []*sourceFile, externals []External, extra map[ast.PredicateSym]ast.Decl) error {
+	var errs LoadErrors
+	p.external = map[string]int{}
+	for _, e := range externals {
+		for _, f := range files {
+			for i, c := range f.unit.Clauses {
+				if c.Head.Predicate.Symbol == e.Name {
+					errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf("%s is an external predicate computed by the host; rules may not define it", e.Name)})
+				}
+			}
+		}
+		if p.profile.Predicate(e.Name) != nil || requestPredicates[e.Name] {
+			errs = append(errs, &LoadError{Message: fmt.Sprintf("external predicate %s has the name of a facts profile or request predicate", e.Name)})
+			continue
+		}
+		vars := make([]ast.BaseTerm, e.Arity)
+		for i := range vars {
+			vars[i] = ast.Variable{Symbol: fmt.Sprintf("A%d", i)}
+		}
+		d, err := ast.NewSyntheticDecl(ast.NewAtom(e.Name, vars...))
+		if err != nil {
+			errs = append(errs, &LoadError{Message: err.Error()})
+			continue
+		}
+		extra[d.DeclaredAtom.Predicate] = d
+		p.external[e.Name] = e.Arity
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 func firstErr(errs ...error) error {

@@ -50,6 +50,9 @@ tool_param("write_diagnosis_report", "title", "string", "The report's title.").
 tool_param_default("write_diagnosis_report", "title", "Diagnosis report").
 tool_evidence("write_diagnosis_report", "net_response") :- failed_request(_).
 tool_requires("write_diagnosis_report", "diagnose_causal_chain").
+# report_exists is an external predicate (computed by Go from the report directory).
+tool_instructions("write_diagnosis_report", "A report for this request is already on the server; writing again adds a new one.") :-
+  failure_followed_by_error(Request), report_exists(Request).
 
 tool("plan_automation").
 tool_action("plan_automation", "automation_plan").
