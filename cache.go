@@ -24,6 +24,7 @@ type macroDef struct {
 	created time.Time
 	expires time.Time // retention: max(validity window, MacroTTL)
 	size    int64
+	caller  *caller // who evaluated it; with auth on, only they may invoke it
 
 	compileOnce sync.Once
 	compiled    *jsonschema.Schema

@@ -15,11 +15,7 @@ import (
 // notYetTriggerable lists registry codes that no condition of this server
 // can produce yet, with the issue that brings the condition. It may only
 // shrink: TestRegistryCoverage fails when a listed code gains a case.
-//   - auth_insufficient: every authenticated caller has every permission
-//     until per-identity policy lands (issue 4).
-var notYetTriggerable = map[protocol.Code]string{
-	protocol.CodeAuthInsufficient: "issue 4: per-identity policy",
-}
+var notYetTriggerable = map[protocol.Code]string{}
 
 // loadTimeOnly lists codes whose condition this server detects before it
 // serves anything: no request can trigger them, because clients cannot
@@ -110,6 +106,14 @@ func errorCases() []errorCase {
 				h := newHarness(t, nil, func(o *manglecp.Options) { o.AuthTokens = []string{"correct-token-0123456789"} })
 				return h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "a2", bad(intent("observe"), url)),
 					map[string]string{"Authorization": "Bearer wrong-token"})
+			}},
+		{name: "auth insufficient (policy denies the intent)", code: protocol.CodeAuthInsufficient, id: "ai1",
+			run: func(t *testing.T) *reply {
+				h := newHarness(t, nil, func(o *manglecp.Options) {
+					o.Identities = []manglecp.Identity{{Name: "observer", Token: "observer-token-0123456789", Permissions: []string{"intent:observe"}}}
+				})
+				return h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "ai1", diagnoseRequest()),
+					map[string]string{"X-MangleCP-API-Key": "observer-token-0123456789"})
 			}},
 		{name: "invalid facts (Spec 09 section 8)", code: protocol.CodeInvalidFacts, id: "req-bad",
 			run: func(t *testing.T) *reply {

@@ -41,6 +41,7 @@ type evaluation struct {
 	knownIntent bool
 	factsBytes  int64 // size of the facts on the wire, for cache accounting
 	external    []protocol.Fact
+	caller      *caller
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -91,7 +92,10 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, err
 	}
 	ev.external = external
+	who := callerFrom(ctx)
 	res, err := s.program.Evaluate(ctx, kernel.Request{
+		Caller:              who.name,
+		Permissions:         who.permissions,
 		External:            external,
 		Intent:              ev.intent.Name,
 		Params:              ev.intent.Params,
@@ -105,6 +109,10 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	if err != nil {
 		return nil, err
 	}
+	if res.IntentDenied {
+		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %q", who.name, ev.intent.Name)
+	}
+	ev.caller = who
 	resp := s.render(ev, res)
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	return resp, nil

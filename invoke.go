@@ -43,6 +43,10 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %q is unknown or was evicted; evaluate the intent again", req.MacroID).
 			WithDetails(&protocol.ErrorDetails{MacroID: req.MacroID})
 	}
+	if who := callerFrom(ctx); !who.anonymous && def.caller != nil && def.caller.name != who.name {
+		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "macro-tool %s was synthesized for another identity; evaluate the intent yourself", def.id).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+	}
 	// The validity window is checked against the invocation's time: its
 	// eval_time when given (the time the client reasons in), else the clock.
 	at := now

@@ -1,6 +1,7 @@
 package manglecp
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -39,9 +40,14 @@ type Options struct {
 	// InvokeTimeout bounds one action's run. Default 30 s.
 	InvokeTimeout time.Duration
 
-	// AuthTokens, when non-empty, turns authentication on: a request must
-	// carry one of these tokens (bearer or API key). Compared in constant
-	// time; never logged.
+	// Identities, when non-empty, turn authentication on: a request must
+	// carry the token of one of them (bearer or API key), compared in
+	// constant time and never logged. The caller's name and permissions
+	// enter evaluation as server facts (caller/1, caller_permission/1), so
+	// policy rules decide which intents each identity may use.
+	Identities []Identity
+	// AuthTokens is shorthand for identities "token-1", "token-2", ... with
+	// the permission "*".
 	AuthTokens []string
 	// ConfirmationKey signs and verifies confirmation tokens. When empty a
 	// random key is generated at start-up.
@@ -59,6 +65,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+}
+
+// Identity is a caller that can authenticate.
+type Identity struct {
+	Name        string
+	Token       string
+	Permissions []string
 }
 
 // Limits are the server limits advertised in the manifest and enforced.
@@ -95,7 +108,11 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		out = *o
 	}
-	out.AuthTokens = append([]string(nil), out.AuthTokens...)
+	out.Identities = append([]Identity(nil), out.Identities...)
+	for i, t := range out.AuthTokens {
+		out.Identities = append(out.Identities, Identity{Name: fmt.Sprintf("token-%d", i+1), Token: t, Permissions: []string{"*"}})
+	}
+	out.AuthTokens = nil
 	out.ConfirmationKey = append([]byte(nil), out.ConfirmationKey...)
 	def := func(v *int64, d int64) {
 		if *v <= 0 {

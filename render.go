@@ -258,6 +258,7 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 		created: s.now(),
 		expires: s.now().Add(s.opts.MacroTTL),
 		size:    macroSize(ev, t),
+		caller:  ev.caller,
 	}
 	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
 		def.expires = *t.ValidUntil // kept at least for the validity window

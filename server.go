@@ -188,7 +188,24 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
 
 // AuthRequired reports whether requests must carry credentials.
-func (s *Server) AuthRequired() bool { return len(s.opts.AuthTokens) > 0 }
+func (s *Server) AuthRequired() bool { return len(s.opts.Identities) > 0 }
+
+// caller is who sent a request: an identity, or anonymous (auth off), who
+// then has every permission.
+type caller struct {
+	name        string
+	permissions []string
+	anonymous   bool
+}
+
+type callerKey struct{}
+
+func callerFrom(ctx context.Context) *caller {
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		return c
+	}
+	return &caller{name: "anonymous", permissions: []string{"*"}, anonymous: true}
+}
 
 func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 	l := s.opts.Limits
@@ -271,9 +288,11 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 		return protocol.ErrorEnvelope(id, perr)
 	}
 	ctx = context.WithValue(ctx, requestIDKey{}, id)
-	if err := s.admit(env, in); err != nil {
-		return protocol.ErrorEnvelope(id, err)
+	who, aerr := s.admit(env, in)
+	if aerr != nil {
+		return protocol.ErrorEnvelope(id, aerr)
 	}
+	ctx = context.WithValue(ctx, callerKey{}, who)
 	var resp any
 	var err error
 	var typ protocol.MessageType
@@ -297,49 +316,52 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 
 // admit runs the checks every request passes before any work: message type
 // for the endpoint, readiness, authentication, rate limit.
-func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) *protocol.Error {
+func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *protocol.Error) {
 	if in.Expect != "" && env.Type != in.Expect {
-		return protocol.Errorf(protocol.CodeInvalidType, "this endpoint accepts %s messages, got %s", in.Expect, env.Type).
+		return nil, protocol.Errorf(protocol.CodeInvalidType, "this endpoint accepts %s messages, got %s", in.Expect, env.Type).
 			WithDetails(&protocol.ErrorDetails{Field: "type"})
 	}
 	if env.Type != protocol.TypeIntentRequest && env.Type != protocol.TypeInvokeRequest {
-		return protocol.Errorf(protocol.CodeInvalidType, "%s is not a request this server answers here", env.Type).
+		return nil, protocol.Errorf(protocol.CodeInvalidType, "%s is not a request this server answers here", env.Type).
 			WithDetails(&protocol.ErrorDetails{Field: "type"})
 	}
 	if st := s.Status(); st == protocol.StatusBooting || st == protocol.StatusDraining {
-		return protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", st).WithRetryAfter(1000)
+		return nil, protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", st).WithRetryAfter(1000)
 	}
-	identity, aerr := s.authenticate(in.Credentials)
+	who, aerr := s.authenticate(in.Credentials)
 	if aerr != nil {
-		return aerr
+		return nil, aerr
 	}
-	if identity == "" {
-		identity = "peer:" + in.Peer
+	limitKey := "identity:" + who.name
+	if who.anonymous {
+		limitKey = "peer:" + in.Peer
 	}
-	return s.rateLimit(identity)
+	return who, s.rateLimit(limitKey)
 }
 
 // authenticate checks credentials in constant time against every
-// configured token and returns a stable identity for the caller.
-func (s *Server) authenticate(c *protocol.Credentials) (string, *protocol.Error) {
+// configured identity (all are compared, so timing does not reveal which
+// matched) and returns the caller.
+func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error) {
 	if !s.AuthRequired() {
-		return "", nil
+		return callerFrom(context.Background()), nil
 	}
 	if c == nil || c.Token == "" {
-		return "", protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key")
+		return nil, protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key")
 	}
-	match := 0
+	presented := sha256.Sum256([]byte(c.Token))
 	index := -1
-	for i, t := range s.opts.AuthTokens {
-		a, b := sha256.Sum256([]byte(t)), sha256.Sum256([]byte(c.Token))
-		if subtle.ConstantTimeCompare(a[:], b[:]) == 1 {
-			match, index = 1, i
+	for i, id := range s.opts.Identities {
+		want := sha256.Sum256([]byte(id.Token))
+		if subtle.ConstantTimeCompare(want[:], presented[:]) == 1 {
+			index = i
 		}
 	}
-	if match == 0 {
-		return "", protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
+	if index < 0 {
+		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
 	}
-	return fmt.Sprintf("token:%d", index), nil
+	id := s.opts.Identities[index]
+	return &caller{name: id.Name, permissions: append([]string(nil), id.Permissions...)}, nil
 }
 
 func (s *Server) rateLimit(identity string) *protocol.Error {

@@ -383,3 +383,30 @@ func TestSkillsAndResources(t *testing.T) {
 		t.Errorf("skills injected without a rule proving them: %s", mustJSON(r.RequiredSkills))
 	}
 }
+
+// TestIdentities: policy rules see caller/1 and caller_permission/1 and
+// decide which intents an identity may use; a macro-tool can only be
+// invoked by the identity it was synthesized for.
+func TestIdentities(t *testing.T) {
+	h := newHarness(t, nil, func(o *manglecp.Options) {
+		o.Identities = []manglecp.Identity{
+			{Name: "observer", Token: "observer-token-0123456789", Permissions: []string{"intent:observe"}},
+			{Name: "admin", Token: "admin-token-0123456789abc", Permissions: []string{"*"}},
+		}
+	})
+	as := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	observe := diagnoseRequest()
+	observe["intent"] = map[string]any{"name": "observe"}
+	if r := h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "o", observe), as("observer-token-0123456789")); r.status != http.StatusOK {
+		t.Fatalf("observer observing: %s", r.raw)
+	}
+	r := h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "d", diagnoseRequest()), as("admin-token-0123456789abc"))
+	m := tool(t, r.intentResponse(t), "diagnose_causal_chain")
+	inv := envelope(t, protocol.TypeInvokeRequest, "i", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}})
+	if e := h.post("/manglecp/invoke", inv, as("observer-token-0123456789")).errorPayload(t); e.Code != protocol.CodeAuthInsufficient {
+		t.Errorf("observer invoking the admin's macro-tool: %s", e.Code)
+	}
+	if r := h.post("/manglecp/invoke", inv, as("admin-token-0123456789abc")); r.status != http.StatusOK {
+		t.Errorf("admin invoking: %s", r.raw)
+	}
+}

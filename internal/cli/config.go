@@ -35,7 +35,13 @@ type fileConfig struct {
 	MaxStateDelta   int      `json:"max_state_delta"`
 	InvokeTimeoutMS int64    `json:"invoke_timeout_ms"`
 	AuthTokens      []string `json:"auth_tokens"`
-	ConfirmationKey string   `json:"confirmation_key"`
+	Identities      []struct {
+		Name        string   `json:"name"`
+		Token       string   `json:"token"`
+		Permissions []string `json:"permissions"`
+	} `json:"identities"`
+	RuleCoverage    bool   `json:"rule_coverage"`
+	ConfirmationKey string `json:"confirmation_key"`
 	RateLimit       struct {
 		PerSecond float64 `json:"per_second"`
 		Burst     int     `json:"burst"`
@@ -76,6 +82,12 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
+	}
+	names := map[string]bool{}
+	for i, id := range c.Identities {
+		check(id.Name != "" && !names[id.Name], "identities[%d] needs a unique name", i)
+		check(len(id.Token) >= 16, "identities[%d].token is shorter than 16 characters", i)
+		names[id.Name] = true
 	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
@@ -121,6 +133,10 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 	o.MaxStateDelta = c.MaxStateDelta
 	o.InvokeTimeout = time.Duration(c.InvokeTimeoutMS) * time.Millisecond
 	o.AuthTokens = append(o.AuthTokens, c.AuthTokens...)
+	for _, id := range c.Identities {
+		o.Identities = append(o.Identities, manglecp.Identity{Name: id.Name, Token: id.Token, Permissions: id.Permissions})
+	}
+	o.RuleCoverage = c.RuleCoverage
 	if c.ConfirmationKey != "" {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)
 	}

@@ -38,6 +38,10 @@ type Request struct {
 	// External holds the materialized facts of external predicates; they
 	// enter the store with server trust.
 	External []protocol.Fact
+	// Caller and Permissions identify who asked (caller/1,
+	// caller_permission/1).
+	Caller      string
+	Permissions []string
 }
 
 // Result is a complete evaluation: the selected tools, sorted by
@@ -52,6 +56,9 @@ type Result struct {
 	// Explanation and Coverage are set when the request asked for them.
 	Explanation *Explanation
 	Coverage    *Coverage
+	// IntentDenied is true when policy derived intent_denied for the
+	// request's intent. Tools is then empty.
+	IntentDenied bool
 }
 
 // Tool is one final_selected tool with every attribute the rules derived.
@@ -140,6 +147,10 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	own := factstore.NewSimpleInMemoryStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
+	own.Add(ast.NewAtom("caller", ast.String(req.Caller)))
+	for _, perm := range req.Permissions {
+		own.Add(ast.NewAtom("caller_permission", ast.String(perm)))
+	}
 	for _, k := range sortedParamKeys(req.Params) {
 		if c, err := factcodec.Constant(req.Params[k]); err == nil {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
@@ -233,6 +244,10 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{PhasesCompleted: p.phases}
 	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
 	res.FactsDerived = countDerived(own) - int64(inputCount)
+	if view.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
+		res.IntentDenied = true
+		return res, nil
+	}
 	res.Tools, res.Dropped = p.readResult(view)
 	if req.Coverage {
 		res.Coverage = p.coverage(view, req.Intent)

@@ -253,7 +253,8 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 
 // requestPredicates are asserted by the kernel with server trust; no rule
 // or fact in any layer may define them.
-var requestPredicates = map[string]bool{"intent": true, "intent_param": true, "tool_rank": true, "eval_time": true}
+var requestPredicates = map[string]bool{"intent": true, "intent_param": true, "tool_rank": true, "eval_time": true,
+	"caller": true, "caller_permission": true}
 
 // checkOwnership enforces the trust layers: every head predicate is defined
 // in exactly one layer, and no layer defines a request predicate or a

@@ -9,3 +9,9 @@ requires_confirmation(Tool) :- tool_side_effect(Tool, Effect), confirm_effect(Ef
 
 # Never automate a page that holds a payment form.
 prohibited("plan_automation", "the page holds a payment form") :- interactive_element(_, "payment", _).
+
+# Which identity may use which intent: "*" allows every intent,
+# "intent:NAME" one of them. Anonymous callers (authentication off) hold "*".
+intent_permitted(Intent) :- intent(Intent), caller_permission("*").
+intent_permitted(Intent) :- intent(Intent), caller_permission(Permission), Permission = fn:string:concat("intent:", Intent).
+intent_denied(Intent) :- intent(Intent), !intent_permitted(Intent).

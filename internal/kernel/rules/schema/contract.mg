@@ -12,6 +12,10 @@ Decl intent_param(Key, Value)
   descr [doc("One scalar parameter of the intent (string key, value).")].
 Decl eval_time(Time)
   descr [doc("The evaluation time (a time constant): the request's eval_time or the server clock. Temporal operators are relative to it.")].
+Decl caller(Name)
+  descr [doc("The authenticated identity of the request, or \"anonymous\" when authentication is off.")].
+Decl caller_permission(Permission)
+  descr [doc("A permission of the caller; an anonymous caller (auth off) has \"*\".")].
 Decl tool_rank(Tool, Rank)
   descr [doc("A total order over declared tools by name (0 = first), for deterministic tie-breaking: Mangle cannot compare strings.")].
 
@@ -93,5 +97,7 @@ Decl conflicts_with(Tool, Other)
   descr [doc("Phase 4: the two tools serve the same purpose; only one is returned.")].
 Decl tool_requires(Tool, Dependency)
   descr [doc("Phase 5: the tool needs the dependency in the same response.")].
+Decl intent_denied(Intent)
+  descr [doc("Policy: the caller may not use this intent; the request fails with auth_insufficient (403).")].
 Decl requires_confirmation(Tool)
   descr [doc("Policy: invoking the tool needs a user confirmation token.")].
