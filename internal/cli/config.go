@@ -23,9 +23,10 @@ type fileConfig struct {
 		MaxComputeMS        int64 `json:"max_compute_ms"`
 	} `json:"limits"`
 	Disclosure *struct {
-		Full      int64 `json:"full"`
-		Condensed int64 `json:"condensed"`
-		Minimal   int64 `json:"minimal"`
+		Full          int64 `json:"full"`
+		Condensed     int64 `json:"condensed"`
+		Minimal       int64 `json:"minimal"`
+		CharsPerToken int   `json:"chars_per_token"`
 	} `json:"disclosure"`
 	MacroCache struct {
 		TTLSeconds int64 `json:"ttl_seconds"`
@@ -76,6 +77,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0, "limits must not be negative")
 	if d := c.Disclosure; d != nil {
 		check(d.Full >= d.Condensed && d.Condensed >= d.Minimal && d.Minimal >= 0, "disclosure thresholds need full >= condensed >= minimal >= 0")
+		check(d.CharsPerToken >= 0, "disclosure.chars_per_token must not be negative")
 	}
 	check(c.MacroCache.TTLSeconds == 0 || c.MacroCache.TTLSeconds >= 300, "macro_cache.ttl_seconds must be at least 300 (Spec 07 section 2.4)")
 	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
@@ -125,7 +127,7 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 		MaxComputeMS:        c.Limits.MaxComputeMS,
 	}
 	if d := c.Disclosure; d != nil {
-		o.Disclosure = manglecp.Disclosure{Full: d.Full, Condensed: d.Condensed, Minimal: d.Minimal}
+		o.Disclosure = manglecp.Disclosure{Full: d.Full, Condensed: d.Condensed, Minimal: d.Minimal, CharsPerToken: d.CharsPerToken}
 	}
 	o.MacroTTL = time.Duration(c.MacroCache.TTLSeconds) * time.Second
 	o.MacroCacheBytes = c.MacroCache.MaxBytes
