@@ -242,6 +242,8 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 		Extensions: map[string]any{
 			// Referenced skills (Spec 06 section 4.4) are served here over HTTP.
 			"x-skills_endpoint": s.opts.BasePath + "/skills/{skill_id}",
+			// The WebSocket binding (Spec 02 section 4.1) on the same listener.
+			"x-websocket_endpoint": s.opts.BasePath + "/ws",
 		},
 	}
 	if m.Auth.Required {
@@ -293,6 +295,15 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 		return protocol.ErrorEnvelope(id, aerr)
 	}
 	ctx = context.WithValue(ctx, callerKey{}, who)
+	if in.Progress != nil {
+		ctx = WithProgress(ctx, func(status, detail string, percent float64) {
+			p := protocol.Progress{Status: status, Detail: detail}
+			if percent >= 0 {
+				p.Percent = &percent
+			}
+			in.Progress(p)
+		})
+	}
 	var resp any
 	var err error
 	var typ protocol.MessageType

@@ -1,6 +1,7 @@
 package manglecp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -115,5 +116,40 @@ func TestNonDeterministicExternal(t *testing.T) {
 	after := tool(t, h.evaluate("c", diagnoseRequest()).intentResponse(t), "write_diagnosis_report")
 	if after.MacroID == before.MacroID || after.ContextInjection == nil || !strings.Contains(after.ContextInjection.Instructions, "already on the server") {
 		t.Errorf("after writing: %s", mustJSON(after))
+	}
+}
+
+// TestFutureOperator: future operators work in domain rules too. A
+// maintenance window starting within ten minutes of eval_time selects a
+// tool; one starting later does not.
+func TestFutureOperator(t *testing.T) {
+	rules := fstest.MapFS{"domain/d.mg": {Data: []byte(`
+decl_intent("plan", "Plan around maintenance.").
+decl_intent_fact("plan", "maintenance", "optional").
+decl_predicate("maintenance", "input", "A maintenance window of a system.").
+decl_arg("maintenance", 0, "system", "string").
+decl_temporal("maintenance").
+tool("postpone_deploy").
+tool_action("postpone_deploy", "noop").
+tool_description("postpone_deploy", "Postpone the deploy: maintenance is coming.").
+upcoming(System) :- <+[0m, 10m] maintenance(System).
+mandatory_for_intent("plan", "postpone_deploy") :- upcoming(_).
+`)}}
+	d := manglecp.Domain{ID: "future", Rules: rules, Actions: map[string]manglecp.ActionSpec{"noop": {Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {
+		return &manglecp.Outcome{}, nil
+	}}}}
+	h := newHarness(t, &d, nil)
+	for _, tc := range []struct {
+		start string
+		want  int
+	}{{"2026-02-19T14:35:00Z", 1}, {"2026-02-19T14:45:00Z", 0}} {
+		resp := h.evaluate("f", map[string]any{
+			"intent":    map[string]any{"name": "plan"},
+			"facts":     []any{map[string]any{"pred": "maintenance", "args": []any{"db"}, "t": map[string]any{"start": tc.start, "end": "2026-02-19T16:00:00Z"}}},
+			"eval_time": "2026-02-19T14:30:00Z",
+		}).intentResponse(t)
+		if len(resp.MacroTools) != tc.want {
+			t.Errorf("maintenance from %s: %d tools, want %d", tc.start, len(resp.MacroTools), tc.want)
+		}
 	}
 }

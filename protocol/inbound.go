@@ -14,6 +14,10 @@ type Inbound struct {
 	// Peer identifies the connection (a remote address) for rate limiting
 	// and logs when the caller is anonymous.
 	Peer string
+	// Progress, when set, receives progress notes of a long invocation
+	// (session transports only, Spec 07 section 7); the transport sends them
+	// as progress messages before the final response.
+	Progress func(Progress)
 }
 
 // Credentials are what a caller presented (Spec 08 section 3).

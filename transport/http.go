@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -15,21 +16,34 @@ import (
 // ManifestPath is the well-known manifest path (Spec 02 section 4.2).
 const ManifestPath = "/.well-known/manglecp/manifest.json"
 
+// The per-request deadlines of the HTTP binding: reading the body, and
+// writing the response (which includes evaluation or invocation time).
+const (
+	RequestReadTimeout  = 60 * time.Second
+	RequestWriteTimeout = 5 * time.Minute
+)
+
 // HTTPOptions configure [NewHTTPHandler].
 type HTTPOptions struct {
-	// BasePath is the prefix of /evaluate and /invoke; default "/manglecp".
-	// It must match the server's advertised endpoints.
+	// BasePath is the prefix of /evaluate, /invoke and /ws; default
+	// "/manglecp". It must match the server's advertised endpoints.
 	BasePath string
+	// WS configures the WebSocket endpoint at BasePath+"/ws".
+	WS *WSOptions
 }
 
 // NewHTTPHandler serves the MangleCP HTTP binding: GET ManifestPath, POST
 // BasePath+"/evaluate" (intent_request) and BasePath+"/invoke"
-// (invoke_request). Bodies beyond the handler's MaxMessageBytes are refused
+// (invoke_request), and the WebSocket binding at BasePath+"/ws". Bodies beyond the handler's MaxMessageBytes are refused
 // with message_too_large while reading, never buffered.
 func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	base := "/manglecp"
-	if opts != nil && opts.BasePath != "" {
-		base = strings.TrimSuffix(opts.BasePath, "/")
+	var wsOpts *WSOptions
+	if opts != nil {
+		if opts.BasePath != "" {
+			base = strings.TrimSuffix(opts.BasePath, "/")
+		}
+		wsOpts = opts.WS
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(ManifestPath, func(w http.ResponseWriter, r *http.Request) { serveManifest(h, w, r) })
@@ -39,6 +53,7 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	mux.HandleFunc(base+"/invoke", func(w http.ResponseWriter, r *http.Request) {
 		serveRequest(h, protocol.TypeInvokeRequest, w, r)
 	})
+	mux.Handle(base+"/ws", NewWSHandler(h, wsOpts))
 	if src, ok := h.(SkillSource); ok {
 		mux.HandleFunc("GET "+base+"/skills/{id}", func(w http.ResponseWriter, r *http.Request) { serveSkill(src, w, r) })
 	}
@@ -74,6 +89,11 @@ func serveRequest(h Handler, expect protocol.MessageType, w http.ResponseWriter,
 			return
 		}
 	}
+	// Per-request deadlines (the listener has none, so WebSocket sessions
+	// can live long): a slow-drip body cannot hold a handler forever.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(RequestReadTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(RequestWriteTimeout))
 	limit := h.MaxMessageBytes()
 	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")

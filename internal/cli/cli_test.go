@@ -31,7 +31,7 @@ func TestServeDefaultDomain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr bytes.Buffer
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, &bytes.Buffer{}, &stderr) }()
+	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, &stderr) }()
 	var m struct {
 		Payload struct {
 			Status string `json:"status"`
@@ -102,7 +102,7 @@ func TestServeRejectsBadStartup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			args := append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)
-			if code := Main(context.Background(), args, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			if code := Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, tc.code, stderr.String(), tc.want)
 			}
 		})
@@ -112,7 +112,7 @@ func TestServeRejectsBadStartup(t *testing.T) {
 func TestConfigApplies(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
 	_ = os.WriteFile(path, []byte(`{"server_name":"s","limits":{"max_facts_per_request":7},"disclosure":{"full":90,"condensed":50,"minimal":10},"auth_tokens":["0123456789abcdef0"]}`), 0o644)
-	srv, err := newServer("", path, nil)
+	srv, err := newServer("", path, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

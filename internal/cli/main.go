@@ -5,19 +5,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Main runs the command with args (without the program name) and returns
 // the process exit code: 0 success, 1 failure, 2 usage error.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], stdout, stderr)
+		return serve(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -34,11 +33,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `manglecp: a MangleCP server and tools (protocol 2026-02-draft)
 
 Usage:
-  manglecp serve [--addr HOST:PORT] [--rules DIR] [--config FILE]
+  manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
   manglecp version
 
 Run 'manglecp serve -h' for the flags of serve.
 `)
 }
-
-var _ = os.Stderr

@@ -27,13 +27,15 @@ func versionString() string {
 // serve runs the HTTP server until SIGINT or SIGTERM, then drains: running
 // requests finish, new ones get server_not_ready, and the process exits
 // within the grace period.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fs.String("config", "", "JSON configuration file (limits, disclosure thresholds, cache sizes, auth)")
 	grace := fs.Duration("grace", 10*time.Second, "how long draining may take on SIGTERM before the process exits")
+	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
+	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -42,10 +44,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := newServer(*rules, *config, logger)
+	if *token == "" {
+		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
+	}
+	srv, err := newServer(*rules, *config, *token, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	if *stdio {
+		return serveStdio(ctx, srv, *token, stdin, stdout, logger)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -55,9 +63,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	httpSrv := &http.Server{
 		Handler:           transport.NewHTTPHandler(srv, nil),
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
+		// HTTP binding sets per-request deadlines itself.
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -84,10 +92,34 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// serveStdio serves one session on stdin and stdout until EOF (exit 0) or
+// a signal. The session presents token, if any, as its credentials.
+func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	conn := transport.NewStdioConn(stdin, stdout, srv.MaxMessageBytes(), nil)
+	opts := &transport.SessionOptions{Peer: "stdio", Logger: logger}
+	if token != "" {
+		opts.Credentials = &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}
+	}
+	logger.Info("serving MangleCP over stdio", "domain", srv.Manifest().Domain.ID)
+	if err := transport.ServeSession(ctx, srv, conn, opts); err != nil {
+		logger.Error("stdio session", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
 // newServer builds the server from flags: the embedded browser domain, or
 // its actions with the rules of dir; options from the config file.
-func newServer(rulesDir, configPath string, logger *slog.Logger) (*manglecp.Server, error) {
+func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
 	opts := &manglecp.Options{Logger: logger}
+	if token != "" {
+		if len(token) < 16 {
+			return nil, fmt.Errorf("--auth-token must be at least 16 characters")
+		}
+		opts.AuthTokens = []string{token}
+	}
 	dcfg := browser.Config{}
 	if configPath != "" {
 		c, err := loadConfig(configPath)

@@ -1,0 +1,191 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// Conn is one session's message framing: WebSocket text frames, stdio
+// lines or an in-memory pipe.
+//
+// ReadMessage returns the next message, io.EOF when the peer is done, or a
+// *protocol.Error for a message that could not be framed (too large); the
+// session answers that error and reads on. WriteMessage is never called
+// concurrently. Close may be called more than once.
+type Conn interface {
+	ReadMessage(ctx context.Context) ([]byte, error)
+	WriteMessage(ctx context.Context, msg []byte) error
+	Close() error
+}
+
+// SessionOptions configure [ServeSession].
+type SessionOptions struct {
+	// MaxConcurrent bounds the requests of one session processed at once;
+	// further pipelined requests wait to be read. Default 16.
+	MaxConcurrent int
+	// Credentials are the session's credentials (stdio: a flag or the
+	// environment; WebSocket: the upgrade request's headers).
+	Credentials *protocol.Credentials
+	// Peer identifies the session in logs and rate limits.
+	Peer string
+	// Logger receives transport logs; default: discard.
+	Logger *slog.Logger
+}
+
+// ServeSession serves a session transport (Spec 02 sections 4.1, 4.3 and
+// 6): it sends the manifest first, then reads messages and answers each
+// request concurrently, correlated by id (pipelining). A cancel message
+// cancels the request it names, which then answers cancelled, unless it
+// already finished. When the peer is done (io.EOF) it waits for pending
+// answers, writes them and returns nil. It returns when ctx ends too,
+// after the running requests stopped.
+func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) error {
+	var o SessionOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = 16
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	manifest, _ := h.ManifestJSON()
+	if err := s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: manifest}); err != nil {
+		return err
+	}
+	defer s.wg.Wait()
+	for {
+		msg, err := c.ReadMessage(ctx)
+		if err != nil {
+			var perr *protocol.Error
+			if errors.As(err, &perr) {
+				_ = s.write(ctx, protocol.ErrorEnvelope("", perr))
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		s.dispatch(ctx, msg)
+	}
+}
+
+type session struct {
+	h Handler
+	c Conn
+	o SessionOptions
+
+	writeMu sync.Mutex
+	mu      sync.Mutex
+	// inflight maps the id of each running request to its cancel function.
+	inflight map[string]context.CancelFunc
+	slots    chan struct{}
+	wg       sync.WaitGroup
+}
+
+func (s *session) write(ctx context.Context, env *protocol.Envelope) error {
+	raw, err := env.Encode()
+	if err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.c.WriteMessage(ctx, raw)
+}
+
+// peek reads the type, id and cancel target of a message without judging
+// it; the handler does the strict decoding.
+func peek(msg []byte) (typ protocol.MessageType, id string, target string) {
+	var p struct {
+		Type    protocol.MessageType `json:"type"`
+		ID      *string              `json:"id"`
+		Payload struct {
+			RequestID string `json:"request_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(msg, &p) != nil {
+		return "", "", ""
+	}
+	if p.ID != nil {
+		id = *p.ID
+	}
+	return p.Type, id, p.Payload.RequestID
+}
+
+// dispatch answers one message: cancel is handled here, everything else
+// runs concurrently through the handler.
+func (s *session) dispatch(ctx context.Context, msg []byte) {
+	typ, id, target := peek(msg)
+	if typ == protocol.TypeCancel {
+		if env, perr := protocol.DecodeEnvelope(msg); perr != nil {
+			_ = s.write(ctx, protocol.ErrorEnvelope(env.IDString(), perr))
+			return
+		}
+		s.mu.Lock()
+		cancel := s.inflight[target]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel() // the request answers cancelled (or its result, if it was done)
+		}
+		return
+	}
+	if id != "" {
+		s.mu.Lock()
+		_, busy := s.inflight[id]
+		s.mu.Unlock()
+		if busy {
+			_ = s.write(ctx, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage,
+				"id %q is already in use by a request in flight; ids must be unique within a session", id).
+				WithDetails(&protocol.ErrorDetails{Field: "id"})))
+			return
+		}
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	if id != "" {
+		s.mu.Lock()
+		s.inflight[id] = cancel
+		s.mu.Unlock()
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.slots }()
+		defer cancel()
+		in := &protocol.Inbound{Data: msg, Credentials: s.o.Credentials, Peer: s.o.Peer}
+		if typ == protocol.TypeInvokeRequest {
+			in.Progress = func(p protocol.Progress) {
+				if env, err := protocol.NewEnvelope(protocol.TypeProgress, id, p); err == nil {
+					_ = s.write(ctx, env)
+				}
+			}
+		}
+		env := s.h.Handle(rctx, in)
+		if id != "" {
+			s.mu.Lock()
+			delete(s.inflight, id)
+			s.mu.Unlock()
+		}
+		if err := s.write(ctx, env); err != nil {
+			s.o.Logger.Warn("session write failed", "peer", s.o.Peer, "request_id", id, "error", err.Error())
+		}
+	}()
+}

@@ -1,0 +1,65 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+func TestWebSocket(t *testing.T) {
+	h := &slowHandler{release: make(chan struct{})}
+	srv := httptest.NewServer(transport.NewHTTPHandler(h, &transport.HTTPOptions{WS: &transport.WSOptions{PingInterval: 20 * time.Millisecond}}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/manglecp/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	read := func() protocol.Envelope {
+		t.Helper()
+		typ, raw, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if typ != websocket.MessageText {
+			t.Fatal("binary frame")
+		}
+		var env protocol.Envelope
+		_ = json.Unmarshal(raw, &env)
+		return env
+	}
+	if m := read(); m.Type != protocol.TypeManifest {
+		t.Fatalf("first frame %s", m.Type)
+	}
+	// Idle: the server pings (the client's Read answers pongs); the session stays up.
+	time.Sleep(100 * time.Millisecond)
+	env, _ := protocol.NewEnvelope(protocol.TypeIntentRequest, "fast-1", map[string]any{})
+	raw, _ := env.Encode()
+	if err := c.Write(ctx, websocket.MessageText, raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got.IDString() != "fast-1" {
+		t.Fatalf("answer %s", got.IDString())
+	}
+	// A frame over MaxMessageBytes: message_too_large, then close 1009.
+	if err := c.Write(ctx, websocket.MessageText, []byte(strings.Repeat(" ", 2<<20))); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !strings.Contains(string(got.Payload), "message_too_large") {
+		t.Fatalf("oversized frame: %s", got.Payload)
+	}
+	_, _, err = c.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("close status %v (%v), want 1009", websocket.CloseStatus(err), err)
+	}
+}
