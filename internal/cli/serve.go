@@ -66,8 +66,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
 		// HTTP binding sets per-request deadlines itself.
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("serving MangleCP over HTTP", "addr", ln.Addr().String(), "domain", srv.Manifest().Domain.ID,
 		"manifest", "http://"+ln.Addr().String()+transport.ManifestPath)

@@ -22,13 +22,13 @@ import (
 // always selects other_tool only.
 const contractsRules = "testdata/contracts"
 
-func score(tool string, s int) protocol.Fact { return protocol.NewFact("score", tool, jn(s)) }
-func must(tool string) protocol.Fact         { return protocol.NewFact("must", tool) }
-func block(tool string) protocol.Fact        { return protocol.NewFact("block", tool) }
+func scoreFact(tool string, s int) protocol.Fact { return protocol.NewFact("score", tool, jn(s)) }
+func mustFact(tool string) protocol.Fact         { return protocol.NewFact("must", tool) }
+func blockFact(tool string) protocol.Fact        { return protocol.NewFact("block", tool) }
 
-// selection renders the selected tools as "name:score:phase" in result
+// outcome renders the selected tools as "name:score:phase" in result
 // order, and the dropped ones as "name:phase".
-func selection(r *Result) (tools, dropped []string) {
+func outcome(r *Result) (tools, dropped []string) {
 	for _, t := range r.Tools {
 		tools = append(tools, fmt.Sprintf("%s:%d:%s", t.Name, t.Score, t.Phase))
 	}
@@ -56,93 +56,93 @@ func TestPipelineContracts(t *testing.T) {
 		{name: "no facts select nothing", wantTools: nil},
 		{
 			name:      "relevant tools with their scores, best first",
-			facts:     []protocol.Fact{score("gamma", 40), score("alpha", 55)},
+			facts:     []protocol.Fact{scoreFact("gamma", 40), scoreFact("alpha", 55)},
 			wantTools: []string{"alpha:55:flesh", "gamma:40:flesh"},
 		},
 		{
 			name:      "tools of another intent never appear",
 			intent:    "other",
-			facts:     []protocol.Fact{score("gamma", 40), must("alpha")},
+			facts:     []protocol.Fact{scoreFact("gamma", 40), mustFact("alpha")},
 			wantTools: []string{"other_tool:100:skeleton"},
 		},
 		{
 			name:      "an undeclared tool is not selected",
-			facts:     []protocol.Fact{score("nonexistent", 90), must("ghost")},
+			facts:     []protocol.Fact{scoreFact("nonexistent", 90), mustFact("ghost")},
 			wantTools: nil,
 		},
 		{
 			name:      "mandatory beats relevant for the same tool",
-			facts:     []protocol.Fact{score("gamma", 30), must("gamma")},
+			facts:     []protocol.Fact{scoreFact("gamma", 30), mustFact("gamma")},
 			wantTools: []string{"gamma:100:skeleton"},
 		},
 		{
 			name:      "the best of several scores counts",
-			facts:     []protocol.Fact{score("gamma", 30), score("gamma", 70), score("gamma", 50)},
+			facts:     []protocol.Fact{scoreFact("gamma", 30), scoreFact("gamma", 70), scoreFact("gamma", 50)},
 			wantTools: []string{"gamma:70:flesh"},
 		},
 		{
 			name:      "equal scores are ordered by name",
-			facts:     []protocol.Fact{score("gamma", 50), score("alpha", 50)},
+			facts:     []protocol.Fact{scoreFact("gamma", 50), scoreFact("alpha", 50)},
 			wantTools: []string{"alpha:50:flesh", "gamma:50:flesh"},
 		},
 
 		// Contract 2: prohibition overrides everything.
 		{
 			name:        "prohibition overrides a mandatory tool",
-			facts:       []protocol.Fact{must("gamma"), block("gamma")},
+			facts:       []protocol.Fact{mustFact("gamma"), blockFact("gamma")},
 			wantDropped: []string{"gamma:exclusion"},
 		},
 		{
 			name:        "prohibition overrides any score",
-			facts:       []protocol.Fact{score("gamma", 100), score("alpha", 10), block("gamma")},
+			facts:       []protocol.Fact{scoreFact("gamma", 100), scoreFact("alpha", 10), blockFact("gamma")},
 			wantTools:   []string{"alpha:10:flesh"},
 			wantDropped: []string{"gamma:exclusion"},
 		},
 		{
 			name:        "prohibition overrides mandatory and relevant together",
-			facts:       []protocol.Fact{must("gamma"), score("gamma", 99), block("gamma")},
+			facts:       []protocol.Fact{mustFact("gamma"), scoreFact("gamma", 99), blockFact("gamma")},
 			wantDropped: []string{"gamma:exclusion"},
 		},
 		{
 			name:      "blocking an unselected tool drops nothing",
-			facts:     []protocol.Fact{score("alpha", 10), block("gamma")},
+			facts:     []protocol.Fact{scoreFact("alpha", 10), blockFact("gamma")},
 			wantTools: []string{"alpha:10:flesh"},
 		},
 
 		// Contract 3: conflict freedom, deterministic and symmetric.
 		{
 			name:        "lower score loses (declared direction)",
-			facts:       []protocol.Fact{score("alpha", 30), score("beta", 70)},
+			facts:       []protocol.Fact{scoreFact("alpha", 30), scoreFact("beta", 70)},
 			wantTools:   []string{"beta:70:flesh"},
 			wantDropped: []string{"alpha:conflict"},
 		},
 		{
 			name:        "lower score loses (reverse direction)",
-			facts:       []protocol.Fact{score("alpha", 70), score("beta", 30)},
+			facts:       []protocol.Fact{scoreFact("alpha", 70), scoreFact("beta", 30)},
 			wantTools:   []string{"alpha:70:flesh"},
 			wantDropped: []string{"beta:conflict"},
 		},
 		{
 			name:        "equal scores: the later name loses via tool_rank",
-			facts:       []protocol.Fact{score("alpha", 50), score("beta", 50)},
+			facts:       []protocol.Fact{scoreFact("alpha", 50), scoreFact("beta", 50)},
 			wantTools:   []string{"alpha:50:flesh"},
 			wantDropped: []string{"beta:conflict"},
 		},
 		{
 			name:        "equal mandatory tools: the later name loses",
-			facts:       []protocol.Fact{must("beta"), must("alpha")},
+			facts:       []protocol.Fact{mustFact("beta"), mustFact("alpha")},
 			wantTools:   []string{"alpha:100:skeleton"},
 			wantDropped: []string{"beta:conflict"},
 		},
 		{
 			name:        "mandatory wins a conflict against a relevant tool",
-			facts:       []protocol.Fact{must("beta"), score("alpha", 99)},
+			facts:       []protocol.Fact{mustFact("beta"), scoreFact("alpha", 99)},
 			wantTools:   []string{"beta:100:skeleton"},
 			wantDropped: []string{"alpha:conflict"},
 		},
 		{
 			name:        "a prohibited tool cannot knock out its rival",
-			facts:       []protocol.Fact{score("alpha", 30), score("beta", 70), block("beta")},
+			facts:       []protocol.Fact{scoreFact("alpha", 30), scoreFact("beta", 70), blockFact("beta")},
 			wantTools:   []string{"alpha:30:flesh"},
 			wantDropped: []string{"beta:exclusion"},
 		},
@@ -150,49 +150,49 @@ func TestPipelineContracts(t *testing.T) {
 		// Contract 4: dependency completeness.
 		{
 			name:      "dependencies are added transitively at score 80",
-			facts:     []protocol.Fact{score("delta", 60)},
+			facts:     []protocol.Fact{scoreFact("delta", 60)},
 			wantTools: []string{"epsilon:80:dependency", "zeta:80:dependency", "delta:60:flesh"},
 		},
 		{
 			name:      "a selected dependency keeps its own score and phase",
-			facts:     []protocol.Fact{score("delta", 60), score("epsilon", 20)},
+			facts:     []protocol.Fact{scoreFact("delta", 60), scoreFact("epsilon", 20)},
 			wantTools: []string{"zeta:80:dependency", "delta:60:flesh", "epsilon:20:flesh"},
 		},
 		{
 			name:      "a mandatory dependency keeps score 100",
-			facts:     []protocol.Fact{score("delta", 60), must("zeta")},
+			facts:     []protocol.Fact{scoreFact("delta", 60), mustFact("zeta")},
 			wantTools: []string{"zeta:100:skeleton", "epsilon:80:dependency", "delta:60:flesh"},
 		},
 		{
 			name:        "dependent removed when its dependency is prohibited",
-			facts:       []protocol.Fact{score("epsilon", 60), block("zeta")},
+			facts:       []protocol.Fact{scoreFact("epsilon", 60), blockFact("zeta")},
 			wantDropped: []string{"epsilon:dependency"},
 		},
 		{
 			name:        "dependent removed when a transitive dependency is prohibited",
-			facts:       []protocol.Fact{score("delta", 60), block("zeta")},
+			facts:       []protocol.Fact{scoreFact("delta", 60), blockFact("zeta")},
 			wantDropped: []string{"delta:dependency"},
 		},
 		{
 			name:        "every dependent up the chain is removed",
-			facts:       []protocol.Fact{score("delta", 60), score("epsilon", 50), score("alpha", 10), block("zeta")},
+			facts:       []protocol.Fact{scoreFact("delta", 60), scoreFact("epsilon", 50), scoreFact("alpha", 10), blockFact("zeta")},
 			wantTools:   []string{"alpha:10:flesh"},
 			wantDropped: []string{"delta:dependency", "epsilon:dependency"},
 		},
 		{
 			name:        "a prohibited mandatory dependency removes the dependent too",
-			facts:       []protocol.Fact{score("delta", 60), must("epsilon"), block("epsilon")},
+			facts:       []protocol.Fact{scoreFact("delta", 60), mustFact("epsilon"), blockFact("epsilon")},
 			wantDropped: []string{"delta:dependency", "epsilon:exclusion"},
 		},
 		{
 			name:        "dependent removed when its dependency lost a conflict",
-			facts:       []protocol.Fact{score("eta", 50), score("alpha", 90), score("beta", 10)},
+			facts:       []protocol.Fact{scoreFact("eta", 50), scoreFact("alpha", 90), scoreFact("beta", 10)},
 			wantTools:   []string{"alpha:90:flesh"},
 			wantDropped: []string{"beta:conflict", "eta:dependency"},
 		},
 		{
 			name:        "an added dependency does not bring back a conflict",
-			facts:       []protocol.Fact{score("eta", 50), score("alpha", 90)},
+			facts:       []protocol.Fact{scoreFact("eta", 50), scoreFact("alpha", 90)},
 			wantTools:   []string{"alpha:90:flesh"},
 			wantDropped: []string{"eta:dependency"},
 			bug: "BUG: Contract 3 violated: eta requires beta, beta conflicts with the kept alpha, and beta is added by phase 5 (score 80) " +
@@ -203,7 +203,7 @@ func TestPipelineContracts(t *testing.T) {
 		},
 		{
 			name:        "two added dependencies do not conflict",
-			facts:       []protocol.Fact{score("eta", 50), score("theta", 40)},
+			facts:       []protocol.Fact{scoreFact("eta", 50), scoreFact("theta", 40)},
 			wantDropped: []string{"eta:dependency", "theta:dependency"},
 			bug:         "BUG: see \"an added dependency does not bring back a conflict\": eta and theta add the rivals beta and alpha, both at score 80",
 		},
@@ -214,11 +214,11 @@ func TestPipelineContracts(t *testing.T) {
 			if intent == "" {
 				intent = "fix"
 			}
-			res, err := p.Evaluate(context.Background(), Request{Intent: intent, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000})
+			res, err := p.Evaluate(context.Background(), Request{Intent: intent, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatalf("Evaluate: %v", err)
 			}
-			tools, dropped := selection(res)
+			tools, dropped := outcome(res)
 			if !reflect.DeepEqual(tools, tt.wantTools) || !reflect.DeepEqual(dropped, tt.wantDropped) {
 				msg := fmt.Sprintf("selected %q dropped %q\nwant     %q dropped %q", tools, dropped, tt.wantTools, tt.wantDropped)
 				if tt.bug != "" {
@@ -278,8 +278,8 @@ func TestDeterminism(t *testing.T) {
 			rules:  contractsRules,
 			intent: "fix",
 			facts: []protocol.Fact{
-				score("alpha", 50), score("beta", 50), score("gamma", 70), score("delta", 60),
-				score("epsilon", 60), must("zeta"), block("gamma"),
+				scoreFact("alpha", 50), scoreFact("beta", 50), scoreFact("gamma", 70), scoreFact("delta", 60),
+				scoreFact("epsilon", 60), mustFact("zeta"), blockFact("gamma"),
 			},
 		},
 		{name: "browser diagnose_error", rules: browserRules, intent: "diagnose_error", facts: browserFacts()},
@@ -287,7 +287,7 @@ func TestDeterminism(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := mustLoad(t, tt.rules)
-			req := Request{Intent: tt.intent, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000}
+			req := Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000}
 			first, err := p.Evaluate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -313,7 +313,7 @@ func TestDeterminism(t *testing.T) {
 // action), every run must still pick the same one.
 func TestRenderingDeterminism(t *testing.T) {
 	p := mustLoad(t, "testdata/ambiguous")
-	req := Request{Intent: "pick", EvalTime: evalTime, MaxFactsCreated: 10000}
+	req := Request{Intent: "pick", EvalTime: testEvalTime, MaxFactsCreated: 10000}
 	seen := map[string]int{}
 	for i := 0; i < 100; i++ {
 		res, err := p.Evaluate(context.Background(), req)
@@ -342,7 +342,7 @@ func TestRenderingDeterminism(t *testing.T) {
 // with -race): every result equals the sequential one.
 func TestConcurrentEvaluations(t *testing.T) {
 	p := mustLoad(t, browserRules)
-	req := Request{Intent: "diagnose_error", Facts: browserFacts(), EvalTime: evalTime, MaxFactsCreated: 10000}
+	req := Request{Intent: "diagnose_error", Facts: browserFacts(), EvalTime: testEvalTime, MaxFactsCreated: 10000}
 	want, err := p.Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

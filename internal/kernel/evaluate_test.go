@@ -67,7 +67,7 @@ func TestEvaluateBrowser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000})
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestEvaluateStatistics(t *testing.T) {
 			name: "browser with params", rules: browserRules, intent: "diagnose_error", facts: browserFacts(),
 			params: map[string]any{"severity": "critical", "limit": jn(3)},
 		},
-		{name: "contracts", rules: contractsRules, intent: "fix", facts: []protocol.Fact{score("delta", 60), score("alpha", 30), score("beta", 70)}},
+		{name: "contracts", rules: contractsRules, intent: "fix", facts: []protocol.Fact{scoreFact("delta", 60), scoreFact("alpha", 30), scoreFact("beta", 70)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,14 +105,14 @@ func TestEvaluateStatistics(t *testing.T) {
 			// The store at evaluation start holds the server facts and the
 			// kernel's request facts (intent/1, ...), whatever the client
 			// sends; each parameter and each client fact adds one.
-			empty, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, EvalTime: evalTime, MaxFactsCreated: 10000})
+			empty, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if empty.FactsEvaluated <= int64(p.BaseFactCount()) {
 				t.Errorf("FactsEvaluated without client facts = %d, want more than the %d base facts (intent/1 at least)", empty.FactsEvaluated, p.BaseFactCount())
 			}
-			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Params: tt.params, Facts: tt.facts, EvalTime: evalTime, MaxFactsCreated: 10000})
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Params: tt.params, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +137,11 @@ func TestEvaluateStatistics(t *testing.T) {
 // TestEvaluateDuplicateFacts: duplicate client facts are one fact.
 func TestEvaluateDuplicateFacts(t *testing.T) {
 	p := mustLoad(t, contractsRules)
-	once, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 10)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	once, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 10), score("gamma", 10)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	twice, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10), scoreFact("gamma", 10)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ func TestEvaluateDuplicateFacts(t *testing.T) {
 func TestEvaluateFreshStore(t *testing.T) {
 	p := mustLoad(t, contractsRules)
 	base := p.BaseFactCount()
-	if _, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{block("gamma"), score("gamma", 90)}, EvalTime: evalTime, MaxFactsCreated: 10000}); err != nil {
+	if _, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{blockFact("gamma"), scoreFact("gamma", 90)}, EvalTime: testEvalTime, MaxFactsCreated: 10000}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 90)}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	res, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 90)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tools, _ := selection(res); strings.Join(tools, ",") != "gamma:90:flesh" {
+	if tools, _ := outcome(res); strings.Join(tools, ",") != "gamma:90:flesh" {
 		t.Errorf("second request selected %v; the first request's block leaked", tools)
 	}
 	if p.BaseFactCount() != base {
@@ -174,7 +174,7 @@ func TestEvaluateFreshStore(t *testing.T) {
 // is invalid_facts, not a crash.
 func TestEvaluateInvalidFact(t *testing.T) {
 	p := mustLoad(t, contractsRules)
-	_, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{score("gamma", 1), protocol.NewFact("score", nil, jn(1))}, EvalTime: evalTime, MaxFactsCreated: 10000})
+	_, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 1), protocol.NewFact("score", nil, jn(1))}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidFacts {
 		t.Fatalf("err = %v, want invalid_facts", err)
@@ -200,7 +200,7 @@ func ExampleProgram_Evaluate() {
 			protocol.NewFact("must", "gamma"),
 			protocol.NewFact("block", "gamma"),
 		},
-		EvalTime:        evalTime,
+		EvalTime:        testEvalTime,
 		MaxFactsCreated: 1000,
 	})
 	if err != nil {
@@ -224,7 +224,7 @@ func ExampleProgram_Evaluate() {
 func TestRulesFiredTemporal(t *testing.T) {
 	plain := mustLoad(t, "testdata/rulesfired/plain")
 	timed := mustLoad(t, "testdata/rulesfired/timed")
-	req := Request{Intent: "watch", Facts: []protocol.Fact{protocol.NewFact("ping", "a")}, EvalTime: evalTime, MaxFactsCreated: 1000}
+	req := Request{Intent: "watch", Facts: []protocol.Fact{protocol.NewFact("ping", "a")}, EvalTime: testEvalTime, MaxFactsCreated: 1000}
 	want, err := plain.Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestRulesFiredTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tools, _ := selection(got); strings.Join(tools, ",") != "watcher:100:skeleton" {
+	if tools, _ := outcome(got); strings.Join(tools, ",") != "watcher:100:skeleton" {
 		t.Fatalf("temporal variant selected %v", tools)
 	}
 	if plain.RuleCount() != timed.RuleCount() {
@@ -244,7 +244,7 @@ func TestRulesFiredTemporal(t *testing.T) {
 			"engine.QueryContext.EvalPremise, which returns no solutions for ast.TemporalLiteral/ast.TemporalAtom "+
 			"(mangle engine/topdown.go:176), so every rule reading a temporal predicate (in the browser domain: console_error, "+
 			"request, response, ...) counts as not fired. Fix: pass the request's temporal store and eval time to rulesFired and, "+
-			"in bodyHasSolution, evaluate those premises with engine.NewTemporalEvaluator(ts, evalTime).EvalTemporalLiteral "+
+			"in bodyHasSolution, evaluate those premises with engine.NewTemporalEvaluator(ts, testEvalTime).EvalTemporalLiteral "+
 			"(converting a TemporalAtom to a TemporalLiteral without operator, as seminaivebottomup.go:748 does)",
 			got.RulesFired, want.RulesFired)
 	}

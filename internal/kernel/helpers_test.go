@@ -15,10 +15,10 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// evalTime is the fixed evaluation time of every test request.
-var evalTime = time.Date(2026, 2, 19, 14, 30, 5, 0, time.UTC)
+// testEvalTime is the fixed evaluation time of every test request.
+var testEvalTime = time.Date(2026, 2, 19, 14, 30, 5, 0, time.UTC)
 
 // domainLayers returns the policy and domain layers of a rule directory
 // holding policy/ and domain/ (policy may be absent). File names in errors
@@ -34,13 +34,24 @@ func domainLayers(dir string) []Layer {
 // `manglecp serve --rules` would.
 const browserRules = "../../domains/browser/rules"
 
-var loaded sync.Map // dir -> func() (*Program, error)
+// externals are the external predicates each rule directory's domain
+// declares in Go (domains/browser/domain.go for the browser domain).
+var externals = map[string][]External{
+	browserRules: {{Name: "report_exists", Arity: 1}},
+}
+
+// loadDir loads a rule directory with its domain's external predicates.
+func loadDir(dir string) (*Program, error) {
+	return LoadWithExternals(externals[dir], domainLayers(dir)...)
+}
+
+var loadedPrograms sync.Map // dir -> func() (*Program, error)
 
 // mustLoad loads a rule directory once per test binary; programs are
 // immutable, so tests share them.
 func mustLoad(t testing.TB, dir string) *Program {
 	t.Helper()
-	f, _ := loaded.LoadOrStore(dir, sync.OnceValues(func() (*Program, error) { return Load(domainLayers(dir)...) }))
+	f, _ := loadedPrograms.LoadOrStore(dir, sync.OnceValues(func() (*Program, error) { return loadDir(dir) }))
 	p, err := f.(func() (*Program, error))()
 	if err != nil {
 		t.Fatalf("Load(%s): %v", dir, err)
@@ -58,7 +69,7 @@ func checkGolden(t *testing.T, name string, got any) {
 	}
 	b = append(b, '\n')
 	path := filepath.Join("testdata", "golden", name)
-	if *update {
+	if *updateGolden {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -120,7 +120,7 @@ func TestLoadErrors(t *testing.T) {
 					t.Fatalf("Load: %v", err)
 				}
 				if p.RuleCount() == 0 {
-					t.Fatal("loaded program has no rules")
+					t.Fatal("loadedPrograms program has no rules")
 				}
 				return
 			}
@@ -168,19 +168,22 @@ func findLoadError(les LoadErrors, w wantLoadError) *LoadError {
 // layers on their own and with the browser domain read from disk.
 func TestLoadRealRules(t *testing.T) {
 	tests := []struct {
-		name   string
-		layers []Layer
+		name      string
+		layers    []Layer
+		externals []External
 	}{
 		{name: "kernel layers only"},
-		{name: "browser domain", layers: domainLayers(browserRules)},
-		{name: "browser domain without policy", layers: domainLayers(browserRules)[1:]},
+		{name: "browser domain", layers: domainLayers(browserRules), externals: externals[browserRules]},
+		{name: "browser domain without policy", layers: domainLayers(browserRules)[1:], externals: externals[browserRules]},
 		{name: "contracts test domain", layers: domainLayers("testdata/contracts")},
 		{name: "closure test domain", layers: domainLayers("testdata/closure")},
 		{name: "ambiguous test domain", layers: domainLayers("testdata/ambiguous")},
+		{name: "rulesfired plain test domain", layers: domainLayers("testdata/rulesfired/plain")},
+		{name: "rulesfired timed test domain", layers: domainLayers("testdata/rulesfired/timed")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Load(tt.layers...)
+			p, err := LoadWithExternals(tt.externals, tt.layers...)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
