@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
@@ -127,5 +128,38 @@ func BenchmarkProofAndCoverage(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTemporal evaluates diagnose_error with n temporal facts (console
+// events at distinct times, some within the five-minute window of
+// eval_time), exercising the temporal store and the <-[0m, 5m] operator.
+func BenchmarkTemporal(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	evalTime := time.Date(2026, 2, 19, 14, 30, 0, 0, time.UTC)
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+			facts := []map[string]any{{"pred": "current_url", "args": []any{"https://app.example.com"}}}
+			for i := 0; len(facts) < n; i++ {
+				at := evalTime.Add(-time.Duration(i) * time.Second)
+				level := "info"
+				if i%10 == 0 {
+					level = "error"
+				}
+				facts = append(facts, map[string]any{"pred": "console_event", "args": []any{"s1", level, fmt.Sprintf("m%d", i), at.UnixMilli()},
+					"t": map[string]any{"at": at.Format(time.RFC3339)}})
+			}
+			in := &protocol.Inbound{Data: envelope(b, protocol.TypeIntentRequest, "t", map[string]any{
+				"intent": map[string]any{"name": "diagnose_error"}, "facts": facts, "eval_time": evalTime.Format(time.RFC3339)})}
+			b.ReportAllocs()
+			for b.Loop() {
+				if out := srv.Handle(context.Background(), in); out.Type != protocol.TypeIntentResponse {
+					b.Fatalf("%s", out.Payload)
+				}
+			}
+		})
 	}
 }

@@ -87,6 +87,7 @@ func TestLoadTimeCodes(t *testing.T) {
 	}{
 		{"recursive temporal head", "a(X)@[T] :- ev(X)@[T].\na(X)@[T2] :- a(X)@[T], T2 = fn:time:add(T, fn:duration:parse(\"1s\")).\n", "r/domain/a.mg:5: invalid_temporal_pattern: a has a temporal head"},
 		{"recursion through a temporal operator", "b(X) :- ev(X)@[S, E].\nb(X) :- <-[0m, 5m] c(X).\nc(X)@[T] :- b(X), ev(X)@[T].\n", "invalid_temporal_pattern"},
+		{"two aggregations into one head (v0.5.0 shares their relation)", "e(X, N) :- ev(X)@[S, E], N = 1.\ns(X, T) :- e(X, N) |> do fn:group_by(X), let T = fn:sum(N).\ns(X, T) :- e(X, N), e(X, M) |> do fn:group_by(X), let T = fn:max(N).\n", "r/domain/a.mg:6: s has 2 aggregation (do) rules"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := manglecp.NewServer(manglecp.Domain{ID: "t", RulesName: "r", Rules: fstest.MapFS{"domain/a.mg": {Data: []byte(profile + tc.rules)}}}, nil)

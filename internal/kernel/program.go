@@ -84,6 +84,9 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err := checkTemporalRecursion(files); err != nil {
 		return nil, err
 	}
+	if err := checkAggregations(files); err != nil {
+		return nil, err
+	}
 	facts := collectFacts(files)
 	p := &Program{policy: map[string]bool{}}
 	for _, f := range files {

@@ -207,3 +207,50 @@ func (s *temporalStore) AddEternal(a ast.Atom) (bool, error) {
 	s.stop.check()
 	return s.TemporalStore.AddEternal(a)
 }
+
+// checkAggregations rejects what Mangle v0.5.0 evaluates silently wrong:
+// two aggregation rules with the same head predicate where one has more
+// than one premise share an internal relation, so each aggregates over the
+// union of both bodies (MANGLE_NOTES section 2). Split such rules into
+// separate head predicates.
+func checkAggregations(files []*sourceFile) error {
+	type agg struct {
+		file  *sourceFile
+		index int
+		multi bool
+	}
+	byHead := map[string][]agg{}
+	var order []string
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			if c.Transform == nil || c.Transform.IsLetTransform() {
+				continue
+			}
+			h := c.Head.Predicate.Symbol
+			if _, ok := byHead[h]; !ok {
+				order = append(order, h)
+			}
+			byHead[h] = append(byHead[h], agg{f, i, len(c.Premises) > 1})
+		}
+	}
+	var errs LoadErrors
+	for _, h := range order {
+		rules := byHead[h]
+		if len(rules) < 2 {
+			continue
+		}
+		multi := false
+		for _, r := range rules {
+			multi = multi || r.multi
+		}
+		if multi {
+			r := rules[1]
+			errs = append(errs, &LoadError{File: r.file.name, Line: r.file.clauseLine(r.index),
+				Message: fmt.Sprintf("%s has %d aggregation (do) rules and one has several premises; Mangle v0.5.0 would aggregate over both bodies together. Give each aggregation its own head predicate", h, len(rules))})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
