@@ -12,6 +12,7 @@ package factcodec
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func Constant(v any) (ast.Constant, error) {
 	case json.Number:
 		return number(string(x))
 	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ast.Constant{}, fmt.Errorf("float64 %v cannot be carried by JSON", x)
+		}
 		return ast.Float64(x), nil
 	case int:
 		return ast.Number(int64(x)), nil
@@ -65,7 +69,11 @@ func Constant(v any) (ast.Constant, error) {
 	case map[string]any:
 		if t, ok := x["_type"]; ok && t == "int64" {
 			s, _ := x["value"].(string)
-			return number(s)
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return ast.Constant{}, fmt.Errorf("int64 wrapper value %q does not fit int64 (the value must be a decimal integer string)", s)
+			}
+			return ast.Number(n), nil
 		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -118,7 +126,16 @@ func Value(c ast.Constant) (any, error) {
 		}
 		return Int(n), nil
 	case ast.Float64Type:
-		return c.Float64Value()
+		f, err := c.Float64Value()
+		if err != nil {
+			return nil, err
+		}
+		// Keep the float type on the wire: 2.0, not 2 (which reads back as an integer).
+		text := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(text, ".eE") {
+			text += ".0"
+		}
+		return json.Number(text), nil
 	case ast.NameType:
 		if c.Equals(ast.TrueConstant) {
 			return true, nil

@@ -6,7 +6,7 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/builtin"
-	"codeberg.org/TauCeti/mangle-go/engine"
+	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
 )
 
@@ -47,13 +47,12 @@ func (p *Program) ruleNames() []string {
 // coverage classifies every rule against the final store: fired (its body
 // has a solution), inapplicable (it requires another intent), partially
 // alive (some body predicates have facts) or dead (none has).
-func (p *Program) coverage(s *evalStore, intent string) *Coverage {
-	qc := engine.QueryContext{PredToDecl: p.info.Decls, Store: s}
+func (p *Program) coverage(s *evalStore, m ruleMatcher, intent string) *Coverage {
 	names := p.ruleNames()
 	cov := &Coverage{TotalRules: len(p.info.Rules)}
 	for i, r := range p.info.Rules {
 		r = r.ReplaceWildcards()
-		if bodyHasSolution(qc, r.Premises, unionfind.New()) {
+		if m.bodyHasSolution(r.Premises, unionfind.New()) {
 			cov.Fired++
 			continue
 		}
@@ -73,7 +72,7 @@ func (p *Program) coverage(s *evalStore, intent string) *Coverage {
 			if _, isBuiltin := builtin.Predicates[a.Predicate]; isBuiltin {
 				continue
 			}
-			if hasFacts(s, a.Predicate) {
+			if hasFacts(s, a.Predicate) || (temporalPremise(prem) && hasTemporalFacts(m.ts, a.Predicate)) {
 				alive = true
 			} else {
 				missing = append(missing, a.Predicate.Symbol)
@@ -105,17 +104,24 @@ func requiredIntent(r ast.Clause) string {
 	return ""
 }
 
-func hasFacts(s *evalStore, sym ast.PredicateSym) bool {
-	found := false
-	_ = s.GetFacts(ast.NewQuery(sym), func(ast.Atom) error {
-		found = true
-		return errStop
-	})
-	return found
-}
+func hasFacts(s *evalStore, sym ast.PredicateSym) bool { return hasFactsIn(s, sym) }
 
 type stopErr struct{}
 
 func (stopErr) Error() string { return "stop" }
 
 var errStop = stopErr{}
+
+func hasTemporalFacts(ts factstore.TemporalFactStore, sym ast.PredicateSym) bool {
+	found := false
+	_ = ts.GetAllFacts(ast.NewQuery(sym), func(factstore.TemporalFact) error {
+		found = true
+		return errStop
+	})
+	return found
+}
+
+func temporalPremise(t ast.Term) bool {
+	_, temporal := plainPremise(t)
+	return temporal
+}

@@ -249,11 +249,16 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 	res.Tools, res.Dropped = p.readResult(view)
+	m := p.matcher(view, ts.TemporalStore, req.EvalTime)
 	if req.Coverage {
-		res.Coverage = p.coverage(view, req.Intent)
+		res.Coverage = p.coverage(view, m, req.Intent)
 		res.RulesFired = int64(res.Coverage.Fired)
 	} else {
-		res.RulesFired = p.rulesFired(view)
+		clientPreds := map[string]bool{}
+		for _, f := range req.Facts {
+			clientPreds[f.Pred] = true
+		}
+		res.RulesFired = p.rulesFired(view, m, clientPreds)
 	}
 	if req.Explain {
 		preds := make([]string, len(req.Facts))

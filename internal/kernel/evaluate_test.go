@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestEvaluateBrowser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,14 +106,14 @@ func TestEvaluateStatistics(t *testing.T) {
 			// The store at evaluation start holds the server facts and the
 			// kernel's request facts (intent/1, ...), whatever the client
 			// sends; each parameter and each client fact adds one.
-			empty, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+			empty, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if empty.FactsEvaluated <= int64(p.BaseFactCount()) {
 				t.Errorf("FactsEvaluated without client facts = %d, want more than the %d base facts (intent/1 at least)", empty.FactsEvaluated, p.BaseFactCount())
 			}
-			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Params: tt.params, Facts: tt.facts, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Params: tt.params, Facts: tt.facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +138,11 @@ func TestEvaluateStatistics(t *testing.T) {
 // TestEvaluateDuplicateFacts: duplicate client facts are one fact.
 func TestEvaluateDuplicateFacts(t *testing.T) {
 	p := mustLoad(t, contractsRules)
-	once, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+	once, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10)}, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10), scoreFact("gamma", 10)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+	twice, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 10), scoreFact("gamma", 10)}, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +156,10 @@ func TestEvaluateDuplicateFacts(t *testing.T) {
 func TestEvaluateFreshStore(t *testing.T) {
 	p := mustLoad(t, contractsRules)
 	base := p.BaseFactCount()
-	if _, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{blockFact("gamma"), scoreFact("gamma", 90)}, EvalTime: testEvalTime, MaxFactsCreated: 10000}); err != nil {
+	if _, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{blockFact("gamma"), scoreFact("gamma", 90)}, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 90)}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+	res, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 90)}, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestEvaluateFreshStore(t *testing.T) {
 // is invalid_facts, not a crash.
 func TestEvaluateInvalidFact(t *testing.T) {
 	p := mustLoad(t, contractsRules)
-	_, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 1), protocol.NewFact("score", nil, jn(1))}, EvalTime: testEvalTime, MaxFactsCreated: 10000})
+	_, err := p.Evaluate(context.Background(), Request{Intent: "fix", Facts: []protocol.Fact{scoreFact("gamma", 1), protocol.NewFact("score", nil, jn(1))}, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidFacts {
 		t.Fatalf("err = %v, want invalid_facts", err)
@@ -220,32 +221,70 @@ func ExampleProgram_Evaluate() {
 }
 
 // TestRulesFiredTemporal: a rule whose body reads a temporal predicate
-// counts as fired like its plain twin.
+// counts as fired like its plain twin, in RulesFired and in Coverage.
 func TestRulesFiredTemporal(t *testing.T) {
 	plain := mustLoad(t, "testdata/rulesfired/plain")
 	timed := mustLoad(t, "testdata/rulesfired/timed")
-	req := Request{Intent: "watch", Facts: []protocol.Fact{protocol.NewFact("ping", "a")}, EvalTime: testEvalTime, MaxFactsCreated: 1000}
-	want, err := plain.Evaluate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := timed.Evaluate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tools, _ := outcome(got); strings.Join(tools, ",") != "watcher:100:skeleton" {
-		t.Fatalf("temporal variant selected %v", tools)
-	}
 	if plain.RuleCount() != timed.RuleCount() {
 		t.Fatalf("RuleCount: plain %d, timed %d", plain.RuleCount(), timed.RuleCount())
 	}
-	if got.RulesFired != want.RulesFired {
-		t.Skipf("BUG: RulesFired = %d with a temporal premise, %d without: rulesFired (result.go) matches bodies with "+
-			"engine.QueryContext.EvalPremise, which returns no solutions for ast.TemporalLiteral/ast.TemporalAtom "+
-			"(mangle engine/topdown.go:176), so every rule reading a temporal predicate (in the browser domain: console_error, "+
-			"request, response, ...) counts as not fired. Fix: pass the request's temporal store and eval time to rulesFired and, "+
-			"in bodyHasSolution, evaluate those premises with engine.NewTemporalEvaluator(ts, testEvalTime).EvalTemporalLiteral "+
-			"(converting a TemporalAtom to a TemporalLiteral without operator, as seminaivebottomup.go:748 does)",
-			got.RulesFired, want.RulesFired)
+	for _, coverage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("coverage=%v", coverage), func(t *testing.T) {
+			req := Request{Intent: "watch", Facts: []protocol.Fact{protocol.NewFact("ping", "a")}, EvalTime: testEvalTime, MaxFactsCreated: 1000, Coverage: coverage}
+			want, err := plain.Evaluate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := timed.Evaluate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tools, _ := outcome(got); strings.Join(tools, ",") != "watcher:100:skeleton" {
+				t.Fatalf("temporal variant selected %v", tools)
+			}
+			if got.RulesFired != want.RulesFired {
+				t.Fatalf("RulesFired = %d with a temporal premise, %d without", got.RulesFired, want.RulesFired)
+			}
+			if coverage && !reflect.DeepEqual(got.Coverage, want.Coverage) {
+				t.Errorf("Coverage differs:\ntimed %+v\nplain %+v", got.Coverage, want.Coverage)
+			}
+		})
+	}
+}
+
+// TestIntentPermissions: the browser policy lets a caller use an intent
+// only with permission "*" or "intent:<name>"; otherwise the result is
+// IntentDenied with no tools.
+func TestIntentPermissions(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	tests := []struct {
+		name        string
+		permissions []string
+		wantDenied  bool
+	}{
+		{name: "everything", permissions: []string{"*"}},
+		{name: "this intent", permissions: []string{"intent:diagnose_error"}},
+		{name: "this intent among others", permissions: []string{"intent:observe", "intent:diagnose_error"}},
+		{name: "another intent", permissions: []string{"intent:observe"}, wantDenied: true},
+		{name: "no permission", permissions: nil, wantDenied: true},
+		{name: "a prefix is not a match", permissions: []string{"intent:diagnose"}, wantDenied: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := p.Evaluate(context.Background(), Request{Intent: "diagnose_error", Facts: browserFacts(), EvalTime: testEvalTime,
+				Caller: "someone", Permissions: tt.permissions, MaxFactsCreated: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IntentDenied != tt.wantDenied {
+				t.Fatalf("IntentDenied = %v, want %v", res.IntentDenied, tt.wantDenied)
+			}
+			if tt.wantDenied && len(res.Tools) > 0 {
+				t.Errorf("denied intent returned tools %v", res.Tools)
+			}
+			if !tt.wantDenied && len(res.Tools) == 0 {
+				t.Error("permitted intent returned no tools")
+			}
+		})
 	}
 }

@@ -17,6 +17,10 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
+// anyone is the permission set of an anonymous caller (authentication
+// off); the browser policy denies every intent to a caller without it.
+var anyone = []string{"*"}
+
 // testEvalTime is the fixed evaluation time of every test request.
 var testEvalTime = time.Date(2026, 2, 19, 14, 30, 5, 0, time.UTC)
 

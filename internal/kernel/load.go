@@ -246,7 +246,7 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 	}
 	strata, predToStratum, err := stratifyTemporalAware(info)
 	if err != nil {
-		return nil, nil, nil, LoadErrors{{Message: "rules cannot be stratified (recursion through negation or aggregation): " + err.Error()}}
+		return nil, nil, nil, LoadErrors{unstratifiable(files)}
 	}
 	return info, strata, predToStratum, nil
 }
@@ -276,8 +276,12 @@ func checkOwnership(files []*sourceFile) error {
 				continue
 			}
 			if prev, ok := owner[name]; ok && prev.layer != f.layer {
-				errs = append(errs, &LoadError{File: f.name, Line: here.line,
-					Message: fmt.Sprintf("%s is defined in the %s layer (%s:%d); the %s layer may not add to it", name, prev.layer, prev.file, prev.line, f.layer)})
+				owning, intruder := prev, here
+				if kernelLayer(f.layer) && !kernelLayer(prev.layer) {
+					owning, intruder = here, prev // blame the domain file, not the kernel's
+				}
+				errs = append(errs, &LoadError{File: intruder.file, Line: intruder.line,
+					Message: fmt.Sprintf("%s is defined in the %s layer (%s:%d); the %s layer may not add to it", name, owning.layer, owning.file, owning.line, intruder.layer)})
 				continue
 			}
 			if _, ok := owner[name]; !ok {
@@ -291,6 +295,8 @@ func checkOwnership(files []*sourceFile) error {
 	return nil
 }
 
+func kernelLayer(name string) bool { return name == "schema" || name == "pipeline" }
+
 // asLoadErrors normalizes an error to LoadErrors.
 func asLoadErrors(err error) LoadErrors {
 	var les LoadErrors
@@ -302,4 +308,46 @@ func asLoadErrors(err error) LoadErrors {
 		return LoadErrors{le}
 	}
 	return LoadErrors{{Message: err.Error()}}
+}
+
+// unstratifiable names a clause on a cycle through negation or aggregation,
+// which Mangle reports without a location.
+func unstratifiable(files []*sourceFile) *LoadError {
+	graph := map[string]map[string]bool{}
+	type edge struct {
+		file       *sourceFile
+		index      int
+		head, body string
+	}
+	var negative []edge
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			head := c.Head.Predicate.Symbol
+			if graph[head] == nil {
+				graph[head] = map[string]bool{}
+			}
+			aggregates := c.Transform != nil && !c.Transform.IsLetTransform()
+			for _, prem := range c.Premises {
+				lit, _ := plainPremise(prem)
+				switch a := lit.(type) {
+				case ast.Atom:
+					graph[head][a.Predicate.Symbol] = true
+					if aggregates {
+						negative = append(negative, edge{f, i, head, a.Predicate.Symbol})
+					}
+				case ast.NegAtom:
+					graph[head][a.Atom.Predicate.Symbol] = true
+					negative = append(negative, edge{f, i, head, a.Atom.Predicate.Symbol})
+				}
+			}
+		}
+	}
+	comp := sccs(graph)
+	for _, e := range negative {
+		if e.head == e.body || (comp[e.head] != 0 && comp[e.head] == comp[e.body]) {
+			return &LoadError{File: e.file.name, Line: e.file.clauseLine(e.index),
+				Message: fmt.Sprintf("rules cannot be stratified: %s depends on itself through a negation or an aggregation of %s", e.head, e.body)}
+		}
+	}
+	return &LoadError{Message: "rules cannot be stratified (recursion through negation or aggregation)"}
 }

@@ -36,8 +36,11 @@ type Program struct {
 	timedBase     []timedAtom     // server facts with a validity interval
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
-	policy    map[string]bool // predicates the policy layer defines; proofs do not open them
-	external  map[string]int  // external predicate -> arity
+	policy    map[string]bool           // predicates the policy layer defines; proofs do not open them
+	external  map[string]int            // external predicate -> arity
+	declLoc   map[string]located        // where each profile predicate is declared
+	soleRule  []bool                    // per rule: the only rule of its head predicate
+	baseHas   map[ast.PredicateSym]bool // predicates with server facts
 	skills    map[string]protocol.Skill
 	inline    map[string]bool
 	intents   []protocol.IntentDecl
@@ -128,6 +131,24 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
 	}
 	p.baseCount = p.base.EstimateFactCount()
+	p.baseHas = map[ast.PredicateSym]bool{}
+	for _, sym := range p.base.ListPredicates() {
+		p.baseHas[sym] = true
+	}
+	for _, t := range p.timedBase {
+		p.baseHas[t.atom.Predicate] = true
+	}
+	for sym := range p.external {
+		p.baseHas[ast.PredicateSym{Symbol: sym, Arity: p.external[sym]}] = true
+	}
+	perHead := map[ast.PredicateSym]int{}
+	for _, r := range info.Rules {
+		perHead[r.Head.Predicate]++
+	}
+	p.soleRule = make([]bool, len(info.Rules))
+	for i, r := range info.Rules {
+		p.soleRule[i] = perHead[r.Head.Predicate] == 1
+	}
 	shared := *info
 	shared.InitialFacts, shared.InitialFactTimes = nil, nil
 	p.info = &shared
@@ -298,6 +319,10 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 			continue
 		}
 		preds[name] = &protocol.PredicateSchema{Predicate: name, Direction: dir, Description: desc}
+		if p.declLoc == nil {
+			p.declLoc = map[string]located{}
+		}
+		p.declLoc[name] = l
 		predOrder = append(predOrder, name)
 	}
 	type arg struct{ name, typ string }
@@ -428,6 +453,19 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 		}
 	}
 	sort.Strings(p.tools)
+	// Tie-breaking needs a rank for every tool the selection facts name.
+	for _, ref := range []struct {
+		pred string
+		args []int
+	}{{"mandatory_for_intent", []int{1}}, {"relevant_to_intent", []int{1}}, {"conflicts_with", []int{0, 1}}, {"tool_requires", []int{0, 1}}} {
+		for _, l := range facts[ref.pred] {
+			for _, i := range ref.args {
+				if name, err := l.str(i); err == nil && !seen[name] {
+					fail(l.errorf("names the tool %q, which is not declared: add tool(%q)", name, name))
+				}
+			}
+		}
+	}
 	actions := map[string]bool{}
 	for _, l := range facts["tool_action"] {
 		if a, err := l.str(1); err == nil && !actions[a] {
@@ -460,12 +498,18 @@ func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Dec
 	var errs LoadErrors
 	extra := map[ast.PredicateSym]ast.Decl{}
 	for _, s := range p.profile.Predicates {
+		at := func(format string, args ...any) *LoadError {
+			if l, ok := p.declLoc[s.Predicate]; ok {
+				return &LoadError{File: l.file, Line: l.line, Message: fmt.Sprintf(format, args...)}
+			}
+			return &LoadError{Message: fmt.Sprintf(format, args...)}
+		}
 		if requestPredicates[s.Predicate] {
-			errs = append(errs, &LoadError{Message: fmt.Sprintf("facts profile predicate %s is asserted by the kernel; clients may not supply it", s.Predicate)})
+			errs = append(errs, at("facts profile predicate %s is asserted by the kernel; clients may not supply it", s.Predicate))
 			continue
 		}
 		if layer := heads[s.Predicate]; (layer == "schema" || layer == "policy" || layer == "pipeline") && s.Direction != protocol.DirectionOutput {
-			errs = append(errs, &LoadError{Message: fmt.Sprintf("facts profile predicate %s is defined by the %s layer; clients may not supply it (declare it output)", s.Predicate, layer)})
+			errs = append(errs, at("facts profile predicate %s is defined by the %s layer; clients may not supply it (declare it output)", s.Predicate, layer))
 			continue
 		}
 		if _, defined := heads[s.Predicate]; defined || declared[s.Predicate] {

@@ -138,10 +138,12 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 	}
 	each("tool_param", 4, func(t *Tool, a ast.Atom) {
 		name := str(a.Args[1])
-		if param(t, name) != nil {
-			return
+		next := &Param{Name: name, Type: str(a.Args[2]), Description: str(a.Args[3])}
+		// Several declarations of one parameter: the smallest (type, then
+		// description) wins, whatever order the store yields them in.
+		if cur := param(t, name); cur == nil || next.Type < cur.Type || (next.Type == cur.Type && next.Description < cur.Description) {
+			params[t.Name][name] = next
 		}
-		params[t.Name][name] = &Param{Name: name, Type: str(a.Args[2]), Description: str(a.Args[3])}
 	})
 	each("tool_param_required", 2, func(t *Tool, a ast.Atom) {
 		if pr := param(t, str(a.Args[1])); pr != nil {
@@ -153,11 +155,16 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 			pr.Enum = append(pr.Enum, value(a.Args[2]))
 		}
 	})
+	defaults := map[*Param][]any{}
 	each("tool_param_default", 3, func(t *Tool, a ast.Atom) {
-		if pr := param(t, str(a.Args[1])); pr != nil && pr.Default == nil {
-			pr.Default = value(a.Args[2])
+		if pr := param(t, str(a.Args[1])); pr != nil {
+			defaults[pr] = append(defaults[pr], value(a.Args[2]))
 		}
 	})
+	for pr, vals := range defaults {
+		sort.Slice(vals, func(i, j int) bool { return fmt.Sprint(vals[i]) < fmt.Sprint(vals[j]) })
+		pr.Default = vals[0] // the smallest, so the choice is stable
+	}
 	out := make([]Tool, 0, len(tools))
 	for _, t := range tools {
 		sort.Strings(t.SideEffects)
@@ -218,32 +225,67 @@ func dedup(s []string) []string {
 	return out
 }
 
+// ruleMatcher finds body solutions in the final store, temporal premises
+// included.
+type ruleMatcher struct {
+	qc engine.QueryContext
+	te *engine.TemporalEvaluator
+	ts factstore.TemporalFactStore
+}
+
+func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time) ruleMatcher {
+	return ruleMatcher{qc: engine.QueryContext{PredToDecl: p.info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), ts: ts}
+}
+
 // rulesFired counts the rules whose body has at least one solution in the
 // final store. Against the fixpoint this equals "the rule derived a head
 // instance" (lower strata are final when a stratum runs), MANGLE_NOTES 9.
-func (p *Program) rulesFired(s *evalStore) int64 {
-	qc := engine.QueryContext{PredToDecl: p.info.Decls, Store: s}
+// A predicate with a single rule, no facts in the program and none from
+// the client fired exactly when it has facts, which needs no search.
+func (p *Program) rulesFired(s *evalStore, m ruleMatcher, clientPreds map[string]bool) int64 {
 	var n int64
-	for _, r := range p.info.Rules {
-		if bodyHasSolution(qc, r.ReplaceWildcards().Premises, unionfind.New()) {
+	for i, r := range p.info.Rules {
+		sym := r.Head.Predicate
+		if p.soleRule[i] && r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
+			if hasFactsIn(s.own, sym) {
+				n++
+			}
+			continue
+		}
+		if m.bodyHasSolution(r.ReplaceWildcards().Premises, unionfind.New()) {
 			n++
 		}
 	}
 	return n
 }
 
-func bodyHasSolution(qc engine.QueryContext, premises []ast.Term, subst unionfind.UnionFind) bool {
+func (m ruleMatcher) bodyHasSolution(premises []ast.Term, subst unionfind.UnionFind) bool {
 	if len(premises) == 0 {
 		return true
 	}
-	sols, err := qc.EvalPremise(premises[0], subst)
+	var sols []unionfind.UnionFind
+	var err error
+	if tl, ok := premises[0].(ast.TemporalLiteral); ok {
+		sols, err = m.te.EvalTemporalLiteral(tl, subst)
+	} else {
+		sols, err = m.qc.EvalPremise(premises[0], subst)
+	}
 	if err != nil {
 		return false
 	}
 	for _, s := range sols {
-		if bodyHasSolution(qc, premises[1:], s) {
+		if m.bodyHasSolution(premises[1:], s) {
 			return true
 		}
 	}
 	return false
+}
+
+func hasFactsIn(s factstore.ReadOnlyFactStore, sym ast.PredicateSym) bool {
+	found := false
+	_ = s.GetFacts(ast.NewQuery(sym), func(ast.Atom) error {
+		found = true
+		return errStop
+	})
+	return found
 }

@@ -1,0 +1,243 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// The closure test domain (testdata/closure) derives reach/2, the
+// transitive closure of the client's edge/2 facts.
+const closureRules = "testdata/closure"
+
+// edgeChain returns the edges n0 -> n1 -> ... -> n<length>.
+func edgeChain(length int) []protocol.Fact {
+	facts := make([]protocol.Fact, length)
+	for i := range facts {
+		facts[i] = protocol.NewFact("edge", fmt.Sprint("n", i), fmt.Sprint("n", i+1))
+	}
+	return facts
+}
+
+// publicError returns the *protocol.Error in err's chain, failing the test
+// if there is none or its code is not want.
+func publicError(t *testing.T, err error, want protocol.Code) *protocol.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("Evaluate succeeded, want %s", want)
+	}
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("errors.As found no *protocol.Error in %T: %v", err, err)
+	}
+	if pe.Code != want {
+		t.Fatalf("code = %s, want %s (%v)", pe.Code, want, err)
+	}
+	if !errors.Is(err, protocol.Errorf(want, "")) {
+		t.Errorf("errors.Is(err, %s) = false", want)
+	}
+	var ke *Error
+	if !errors.As(err, &ke) || ke.Cause == nil {
+		t.Errorf("err is not a *kernel.Error with a cause: %#v", err)
+	}
+	return pe
+}
+
+// TestDerivationLimit: exceeding MaxFactsCreated is derivation_limit_exceeded
+// with a budget (Spec 10 section 6.3), never partial results, and the engine's
+// message (which quotes rules) stays out of the public error.
+func TestDerivationLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		rules  string
+		intent string
+		facts  []protocol.Fact
+		limit  int64
+	}{
+		{name: "browser at 10 (Spec 10 gas test)", rules: browserRules, intent: "diagnose_error", facts: browserFacts(), limit: 10},
+		{name: "browser at 1", rules: browserRules, intent: "diagnose_error", facts: browserFacts(), limit: 1},
+		// A join of 300 solutions trips the limit before any fact is added.
+		{name: "closure tripped by join width", rules: closureRules, intent: "explore", facts: edgeChain(300), limit: 100},
+		// Here the store total trips it, after several rounds.
+		{name: "closure tripped by store size", rules: closureRules, intent: "explore", facts: edgeChain(100), limit: 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustLoad(t, tt.rules)
+			res, err := p.Evaluate(context.Background(), Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: tt.limit})
+			if res != nil {
+				t.Errorf("partial result returned: %+v", res)
+			}
+			pe := publicError(t, err, protocol.CodeDerivationLimitExceeded)
+			if pe.Details == nil || pe.Details.Budget == nil {
+				t.Fatalf("no details.budget: %+v", pe)
+			}
+			b := pe.Details.Budget
+			if b.Limit != tt.limit || b.Consumed <= tt.limit || b.Unit != "derived_facts" {
+				t.Errorf("budget = %+v, want Limit %d, Consumed > %d, Unit derived_facts", *b, tt.limit, tt.limit)
+			}
+			if pe.Details.PartialResultsAvailable == nil || *pe.Details.PartialResultsAvailable {
+				t.Errorf("partial_results_available = %v, want false", pe.Details.PartialResultsAvailable)
+			}
+			if !pe.Recoverable {
+				t.Error("derivation_limit_exceeded must be recoverable")
+			}
+			for _, leak := range []string{"fact size limit", "evaluating", "evaluting", ":-", "reach(", "console_error(", "\""} {
+				if strings.Contains(pe.Message, leak) {
+					t.Errorf("public message leaks engine text (%q): %q", leak, pe.Message)
+				}
+			}
+			t.Logf("budget %+v", *b)
+		})
+	}
+}
+
+// TestDerivationLimitNotReached: the same requests pass with room to spare,
+// so the limit, not the rules, failed them.
+func TestDerivationLimitNotReached(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	res, err := p.Evaluate(context.Background(), Request{Intent: "diagnose_error", Facts: browserFacts(), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FactsDerived <= 10 {
+		t.Fatalf("FactsDerived = %d; the gas test needs a request deriving more than 10", res.FactsDerived)
+	}
+	q := mustLoad(t, closureRules)
+	res, err = q.Evaluate(context.Background(), Request{Intent: "explore", Facts: edgeChain(20), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(20 * 21 / 2); res.FactsDerived < want {
+		t.Errorf("FactsDerived = %d, want at least the %d reach facts", res.FactsDerived, want)
+	}
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestDeadlineStopsEngine: a deadline on an evaluation that would run for
+// minutes (closure over a 3000-edge chain: 4.5 million facts) returns
+// evaluation_timeout promptly, and the engine really stops: no goroutine is
+// left and the process burns no CPU afterwards (MANGLE_NOTES section 4).
+func TestDeadlineStopsEngine(t *testing.T) {
+	p := mustLoad(t, closureRules)
+	facts := edgeChain(3000)
+	baseline := runtime.NumGoroutine()
+
+	const deadline = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	res, err := p.Evaluate(ctx, Request{Intent: "explore", Facts: facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 100_000_000})
+	elapsed := time.Since(start)
+	if res != nil {
+		t.Errorf("partial result returned: %d tools", len(res.Tools))
+	}
+	pe := publicError(t, err, protocol.CodeEvaluationTimeout)
+	if !pe.Recoverable {
+		t.Error("evaluation_timeout must be recoverable")
+	}
+	// The cause is kept for the server log.
+	if ke := (*Error)(nil); errors.As(err, &ke) && !errors.Is(ke.Cause, context.DeadlineExceeded) {
+		t.Errorf("cause = %v, want context.DeadlineExceeded", ke.Cause)
+	}
+	// A generous bound on a shared machine: the full evaluation takes
+	// minutes; MANGLE_NOTES measured overshoots under 10 ms.
+	if elapsed > deadline+time.Second {
+		t.Fatalf("Evaluate returned after %v, deadline %v", elapsed, deadline)
+	}
+	t.Logf("returned %v after a %v deadline", elapsed, deadline)
+
+	// No goroutine outlives the evaluation.
+	for wait := time.Now(); runtime.NumGoroutine() > baseline; {
+		if time.Since(wait) > time.Second {
+			t.Fatalf("goroutines: %d, baseline %d", runtime.NumGoroutine(), baseline)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Nothing keeps computing: over 300 ms the process uses far less
+	// than one core's worth of CPU.
+	before := cpuTime(t)
+	time.Sleep(300 * time.Millisecond)
+	used := cpuTime(t) - before
+	if used > 100*time.Millisecond {
+		t.Fatalf("process used %v of CPU in the 300 ms after the timeout; the engine is still running", used)
+	}
+	t.Logf("CPU in the following 300 ms: %v", used)
+}
+
+// TestContextErrors: a context that ends before or during evaluation maps
+// to cancelled or evaluation_timeout.
+func TestContextErrors(t *testing.T) {
+	p := mustLoad(t, closureRules)
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want protocol.Code
+	}{
+		{
+			name: "already cancelled",
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return ctx, cancel
+			},
+			want: protocol.CodeCancelled,
+		},
+		{
+			name: "deadline already passed",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			},
+			want: protocol.CodeEvaluationTimeout,
+		},
+		{
+			name: "cancelled during evaluation",
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(30*time.Millisecond, cancel)
+				return ctx, cancel
+			},
+			want: protocol.CodeCancelled,
+		},
+		{
+			name: "cancelled with a cause",
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancelCause(context.Background())
+				cancel(errors.New("client sent cancel"))
+				return ctx, func() {}
+			},
+			want: protocol.CodeCancelled,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			res, err := p.Evaluate(ctx, Request{Intent: "explore", Facts: edgeChain(3000), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 100_000_000})
+			if res != nil {
+				t.Errorf("result returned: %+v", res)
+			}
+			pe := publicError(t, err, tt.want)
+			if strings.Contains(pe.Message, "context") {
+				t.Errorf("public message %q exposes Go internals", pe.Message)
+			}
+		})
+	}
+}

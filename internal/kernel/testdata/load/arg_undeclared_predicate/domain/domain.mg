@@ -1,0 +1,2 @@
+decl_intent("fix", "Fix it.").
+decl_arg("sig", 0, "name", "string").

@@ -1,0 +1,3 @@
+decl_intent("fix", "Fix it.").
+tool("fixer").
+excluded(Tool) :- tool(Tool).

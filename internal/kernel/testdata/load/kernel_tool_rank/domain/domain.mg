@@ -1,0 +1,4 @@
+decl_intent("fix", "Fix it.").
+tool("fixer").
+
+tool_rank("fixer", 0).

@@ -1,0 +1,4 @@
+decl_intent("fix", "Fix it.").
+tool("fixer").
+# A domain may not add prohibitions (or remove them by shadowing).
+prohibited("other", "also never").

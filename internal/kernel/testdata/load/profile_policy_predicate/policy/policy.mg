@@ -1,0 +1,1 @@
+prohibited("fixer", "never") :- tool("fixer").

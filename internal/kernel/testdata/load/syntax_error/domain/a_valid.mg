@@ -1,0 +1,2 @@
+decl_intent("fix", "Fix it.").
+tool("fixer").
