@@ -25,7 +25,7 @@ import (
 
 // ConformanceLevel is the Spec 10 level this server declares: the highest
 // level whose every requirement our tests prove today.
-const ConformanceLevel = 1
+const ConformanceLevel = 3
 
 // Server answers MangleCP messages for one domain. It is safe for
 // concurrent use. Create it with [NewServer].

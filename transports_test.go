@@ -188,3 +188,34 @@ func TestTransportsBehaveAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelOverSession cancels a running invocation of the real server
+// over a session transport: the answer is the cancelled error with the
+// request's id, and the action stopped.
+func TestCancelOverSession(t *testing.T) {
+	started := make(chan struct{})
+	h := newHarness(t, faultDomain(started), nil)
+	resp := h.evaluate("e", map[string]any{"intent": map[string]any{"name": "fault"},
+		"facts": []any{map[string]any{"pred": "fault", "args": []any{"slow"}}}, "options": map[string]any{"disclosure_preference": "full"}}).intentResponse(t)
+	m := tool(t, resp, "slow")
+	client, server := transport.NewMemoryPair()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
+	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
+		rctx, rc := context.WithTimeout(ctx, 10*time.Second)
+		defer rc()
+		return client.ReadMessage(rctx)
+	})
+	if err := w.write(envelope(t, protocol.TypeInvokeRequest, "slow-1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{}})); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := w.write(envelope(t, protocol.TypeCancel, "", map[string]any{"request_id": "slow-1"})); err != nil {
+		t.Fatal(err)
+	}
+	got := w.next(t)
+	if got.Type != protocol.TypeError || got.IDString() != "slow-1" || !strings.Contains(string(got.Payload), `"cancelled"`) {
+		t.Fatalf("after cancel: %s %s", got.Type, got.Payload)
+	}
+}
