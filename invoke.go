@@ -65,7 +65,7 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%d argument errors against the input_schema of %s", len(errs), def.tool.Name).
 			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
 	}
-	if def.tool.RequiresConfirmation {
+	if def.tool.RequiresConfirmation && !autoConfirmed(callerFrom(ctx), def.tool.SideEffects) {
 		if req.ConfirmationToken == "" {
 			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "%s requires the user's confirmation: send confirmation_token", def.tool.Name).
 				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
@@ -278,4 +278,22 @@ func progressFrom(ctx context.Context) func(status, detail string, percent float
 		return fn
 	}
 	return func(string, string, float64) {}
+}
+
+// autoConfirmed reports whether an automated identity's configuration
+// waives confirmation for these side effects: every one must be listed.
+func autoConfirmed(c *caller, effects []string) bool {
+	if c.trust != "automated" || len(effects) == 0 {
+		return false
+	}
+	for _, e := range effects {
+		listed := false
+		for _, a := range c.autoConfirm {
+			listed = listed || a == e
+		}
+		if !listed {
+			return false
+		}
+	}
+	return true
 }

@@ -72,6 +72,11 @@ type Identity struct {
 	Name        string
 	Token       string
 	Permissions []string
+	// TrustLevel "automated" with AutoConfirmEffects waives confirmation
+	// for tools whose every side effect is listed (Spec 08 section 4.3).
+	// Only explicit configuration grants it.
+	TrustLevel         string
+	AutoConfirmEffects []string
 }
 
 // Limits are the server limits advertised in the manifest and enforced.

@@ -196,6 +196,8 @@ type caller struct {
 	name        string
 	permissions []string
 	anonymous   bool
+	trust       string
+	autoConfirm []string
 }
 
 type callerKey struct{}
@@ -314,6 +316,9 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	case protocol.TypeInvokeRequest:
 		typ = protocol.TypeInvokeResponse
 		resp, err = s.invoke(ctx, env)
+	case protocol.TypeAuthenticate:
+		typ = protocol.TypeAuthenticateResponse
+		resp = authenticateResponse(who)
 	}
 	if err != nil {
 		return s.errorEnvelope(id, logID, err)
@@ -332,15 +337,31 @@ func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *
 		return nil, protocol.Errorf(protocol.CodeInvalidType, "this endpoint accepts %s messages, got %s", in.Expect, env.Type).
 			WithDetails(&protocol.ErrorDetails{Field: "type"})
 	}
-	if env.Type != protocol.TypeIntentRequest && env.Type != protocol.TypeInvokeRequest {
+	if env.Type != protocol.TypeIntentRequest && env.Type != protocol.TypeInvokeRequest && env.Type != protocol.TypeAuthenticate {
 		return nil, protocol.Errorf(protocol.CodeInvalidType, "%s is not a request this server answers here", env.Type).
 			WithDetails(&protocol.ErrorDetails{Field: "type"})
 	}
 	if st := s.Status(); st == protocol.StatusBooting || st == protocol.StatusDraining {
 		return nil, protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", st).WithRetryAfter(1000)
 	}
-	who, aerr := s.authenticate(in.Credentials)
+	creds := in.Credentials
+	if env.Type == protocol.TypeAuthenticate {
+		var a protocol.Authenticate
+		if perr := protocol.DecodePayload(env.Payload, &a); perr != nil {
+			return nil, perr
+		}
+		if a.Scheme != protocol.SchemeBearer && a.Scheme != protocol.SchemeAPIKey {
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %q", a.Scheme).
+				WithDetails(&protocol.ErrorDetails{Field: "scheme"})
+		}
+		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
+	}
+	who, aerr := s.authenticate(creds)
 	if aerr != nil {
+		// Failed attempts count against the peer, so guessing is rate limited.
+		if rl := s.rateLimit("peer:" + in.Peer); rl != nil {
+			return nil, rl
+		}
 		return nil, aerr
 	}
 	limitKey := "identity:" + who.name
@@ -348,6 +369,17 @@ func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *
 		limitKey = "peer:" + in.Peer
 	}
 	return who, s.rateLimit(limitKey)
+}
+
+// authenticateResponse describes the caller (Spec 08 section 3.3).
+func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
+	r := &protocol.AuthenticateResponse{Status: "authenticated", Permissions: append([]string{}, c.permissions...),
+		TrustLevel: c.trust, AutoConfirmEffects: c.autoConfirm}
+	if !c.anonymous {
+		name := c.name
+		r.Identity = &name
+	}
+	return r
 }
 
 // authenticate checks credentials in constant time against every
@@ -372,7 +404,8 @@ func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error
 		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
 	}
 	id := s.opts.Identities[index]
-	return &caller{name: id.Name, permissions: append([]string(nil), id.Permissions...)}, nil
+	return &caller{name: id.Name, permissions: append([]string(nil), id.Permissions...),
+		trust: id.TrustLevel, autoConfirm: append([]string(nil), id.AutoConfirmEffects...)}, nil
 }
 
 func (s *Server) rateLimit(identity string) *protocol.Error {

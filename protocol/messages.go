@@ -275,6 +275,22 @@ type Progress struct {
 	Percent *float64 `json:"percent,omitempty"`
 }
 
+// Authenticate is the authenticate payload of session transports (Spec 08
+// section 3.3).
+type Authenticate struct {
+	Scheme string `json:"scheme"`
+	Token  string `json:"token"`
+}
+
+// AuthenticateResponse answers Authenticate (Spec 08 sections 3.3, 4.3).
+type AuthenticateResponse struct {
+	Status             string   `json:"status"`
+	Identity           *string  `json:"identity"`
+	Permissions        []string `json:"permissions"`
+	TrustLevel         string   `json:"trust_level,omitempty"`
+	AutoConfirmEffects []string `json:"auto_confirm_effects,omitempty"`
+}
+
 // Cancel is the cancel payload (Spec 02 section 6.2).
 type Cancel struct {
 	RequestID string `json:"request_id"`

@@ -56,7 +56,7 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent)}
+	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent), creds: o.Credentials}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	manifest, _ := h.ManifestJSON()
@@ -95,6 +95,7 @@ type session struct {
 	inflight map[string]context.CancelFunc
 	slots    chan struct{}
 	wg       sync.WaitGroup
+	creds    *protocol.Credentials // from the options, then from a successful authenticate
 }
 
 func (s *session) write(ctx context.Context, env *protocol.Envelope) error {
@@ -170,7 +171,10 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 		defer s.wg.Done()
 		defer func() { <-s.slots }()
 		defer cancel()
-		in := &protocol.Inbound{Data: msg, Credentials: s.o.Credentials, Peer: s.o.Peer}
+		s.mu.Lock()
+		creds := s.creds
+		s.mu.Unlock()
+		in := &protocol.Inbound{Data: msg, Credentials: creds, Peer: s.o.Peer}
 		if typ == protocol.TypeInvokeRequest {
 			in.Progress = func(p protocol.Progress) {
 				if env, err := protocol.NewEnvelope(protocol.TypeProgress, id, p); err == nil {
@@ -179,6 +183,15 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 			}
 		}
 		env := s.h.Handle(rctx, in)
+		if typ == protocol.TypeAuthenticate && env.Type == protocol.TypeAuthenticateResponse {
+			// Later requests of this session carry the accepted credentials.
+			var a protocol.Authenticate
+			if e, perr := protocol.DecodeEnvelope(msg); perr == nil && protocol.DecodePayload(e.Payload, &a) == nil {
+				s.mu.Lock()
+				s.creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
+				s.mu.Unlock()
+			}
+		}
 		if id != "" {
 			s.mu.Lock()
 			delete(s.inflight, id)

@@ -37,9 +37,11 @@ type fileConfig struct {
 	InvokeTimeoutMS int64    `json:"invoke_timeout_ms"`
 	AuthTokens      []string `json:"auth_tokens"`
 	Identities      []struct {
-		Name        string   `json:"name"`
-		Token       string   `json:"token"`
-		Permissions []string `json:"permissions"`
+		Name               string   `json:"name"`
+		Token              string   `json:"token"`
+		Permissions        []string `json:"permissions"`
+		TrustLevel         string   `json:"trust_level"`
+		AutoConfirmEffects []string `json:"auto_confirm_effects"`
 	} `json:"identities"`
 	RuleCoverage    bool   `json:"rule_coverage"`
 	ConfirmationKey string `json:"confirmation_key"`
@@ -89,6 +91,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	for i, id := range c.Identities {
 		check(id.Name != "" && !names[id.Name], "identities[%d] needs a unique name", i)
 		check(len(id.Token) >= 16, "identities[%d].token is shorter than 16 characters", i)
+		check(id.TrustLevel == "" || id.TrustLevel == "automated", "identities[%d].trust_level must be \"automated\" or absent", i)
+		check(len(id.AutoConfirmEffects) == 0 || id.TrustLevel == "automated", "identities[%d].auto_confirm_effects needs trust_level \"automated\"", i)
 		names[id.Name] = true
 	}
 	if len(problems) > 0 {
@@ -136,7 +140,8 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 	o.InvokeTimeout = time.Duration(c.InvokeTimeoutMS) * time.Millisecond
 	o.AuthTokens = append(o.AuthTokens, c.AuthTokens...)
 	for _, id := range c.Identities {
-		o.Identities = append(o.Identities, manglecp.Identity{Name: id.Name, Token: id.Token, Permissions: id.Permissions})
+		o.Identities = append(o.Identities, manglecp.Identity{Name: id.Name, Token: id.Token, Permissions: id.Permissions,
+			TrustLevel: id.TrustLevel, AutoConfirmEffects: id.AutoConfirmEffects})
 	}
 	o.RuleCoverage = c.RuleCoverage
 	if c.ConfirmationKey != "" {

@@ -1,0 +1,79 @@
+package manglecp_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// TestSessionAuthenticate: on a session transport with auth on, requests
+// before a successful authenticate get auth_required, a wrong token gets
+// auth_invalid, and authenticate_response carries identity and permissions.
+func TestSessionAuthenticate(t *testing.T) {
+	h := newHarness(t, nil, func(o *manglecp.Options) {
+		o.Identities = []manglecp.Identity{{Name: "bot", Token: "bot-token-0123456789abcdef", Permissions: []string{"*"},
+			TrustLevel: "automated", AutoConfirmEffects: []string{"filesystem"}}}
+	})
+	client, server := transport.NewMemoryPair()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
+	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
+		rctx, rc := context.WithTimeout(ctx, 10*time.Second)
+		defer rc()
+		return client.ReadMessage(rctx)
+	})
+	code := func(env protocol.Envelope) protocol.Code {
+		var e protocol.Error
+		_ = json.Unmarshal(env.Payload, &e)
+		return e.Code
+	}
+	if got := w.roundTrip(t, "", envelope(t, protocol.TypeIntentRequest, "early", diagnoseRequest())); code(got) != protocol.CodeAuthRequired || got.IDString() != "early" {
+		t.Fatalf("before authenticate: %s %s", got.Type, got.Payload)
+	}
+	if got := w.roundTrip(t, "", envelope(t, protocol.TypeAuthenticate, "a1", protocol.Authenticate{Scheme: "bearer", Token: "nope"})); code(got) != protocol.CodeAuthInvalid {
+		t.Fatalf("wrong token: %s %s", got.Type, got.Payload)
+	}
+	got := w.roundTrip(t, "", envelope(t, protocol.TypeAuthenticate, "a2", protocol.Authenticate{Scheme: "bearer", Token: "bot-token-0123456789abcdef"}))
+	var ar protocol.AuthenticateResponse
+	_ = json.Unmarshal(got.Payload, &ar)
+	if got.Type != protocol.TypeAuthenticateResponse || ar.Status != "authenticated" || ar.Identity == nil || *ar.Identity != "bot" ||
+		ar.TrustLevel != "automated" || len(ar.AutoConfirmEffects) != 1 {
+		t.Fatalf("authenticate_response %s", got.Payload)
+	}
+	ev := w.roundTrip(t, "", envelope(t, protocol.TypeIntentRequest, "e", diagnoseRequest()))
+	if ev.Type != protocol.TypeIntentResponse {
+		t.Fatalf("after authenticate: %s %s", ev.Type, ev.Payload)
+	}
+	// trust_level automated with filesystem listed: the report tool runs without a token.
+	var ir protocol.IntentResponse
+	_ = json.Unmarshal(ev.Payload, &ir)
+	m := tool(t, &ir, "write_diagnosis_report")
+	inv := w.roundTrip(t, "", envelope(t, protocol.TypeInvokeRequest, "w", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}))
+	if inv.Type != protocol.TypeInvokeResponse {
+		t.Fatalf("automated identity without a token: %s %s", inv.Type, inv.Payload)
+	}
+}
+
+// TestAutomatedTrustIsExplicit: without trust_level automated, or with the
+// effect not listed, confirmation is still required.
+func TestAutomatedTrustIsExplicit(t *testing.T) {
+	for _, id := range []manglecp.Identity{
+		{Name: "plain", Token: "plain-token-0123456789abc", Permissions: []string{"*"}},
+		{Name: "narrow", Token: "narrow-token-0123456789ab", Permissions: []string{"*"}, TrustLevel: "automated", AutoConfirmEffects: []string{"network"}},
+	} {
+		h := newHarness(t, nil, func(o *manglecp.Options) { o.Identities = []manglecp.Identity{id} })
+		hdr := map[string]string{"Authorization": "Bearer " + id.Token}
+		r := h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "e", diagnoseRequest()), hdr)
+		m := tool(t, r.intentResponse(t), "write_diagnosis_report")
+		e := h.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "i", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}), hdr).errorPayload(t)
+		if e.Code != protocol.CodeConfirmationRequired {
+			t.Errorf("%s: %s, want confirmation_required", id.Name, e.Code)
+		}
+	}
+}
