@@ -3,6 +3,7 @@ package manglecp_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,9 +55,26 @@ func TestSessionAuthenticate(t *testing.T) {
 	var ir protocol.IntentResponse
 	_ = json.Unmarshal(ev.Payload, &ir)
 	m := tool(t, &ir, "write_diagnosis_report")
-	inv := w.roundTrip(t, "", envelope(t, protocol.TypeInvokeRequest, "w", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}))
-	if inv.Type != protocol.TypeInvokeResponse {
-		t.Fatalf("automated identity without a token: %s %s", inv.Type, inv.Payload)
+	// Its progress messages come first, then the final response.
+	if err := w.write(envelope(t, protocol.TypeInvokeRequest, "w", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}})); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for {
+		env := w.next(t)
+		if env.Type == protocol.TypeProgress {
+			var p protocol.Progress
+			_ = json.Unmarshal(env.Payload, &p)
+			statuses = append(statuses, p.Status)
+			continue
+		}
+		if env.Type != protocol.TypeInvokeResponse || env.IDString() != "w" {
+			t.Fatalf("automated identity without a token: %s %s", env.Type, env.Payload)
+		}
+		break
+	}
+	if strings.Join(statuses, ",") != "started,running,finalizing" {
+		t.Errorf("progress %v", statuses)
 	}
 }
 

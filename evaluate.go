@@ -70,6 +70,26 @@ func (s *Server) computeExternal(ctx context.Context, ev *evaluation) ([]protoco
 	return out, nil
 }
 
+// acquireSlot waits at most QueueTimeout for an evaluation slot.
+func (s *Server) acquireSlot(ctx context.Context) error {
+	select {
+	case s.evalSlots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(s.opts.QueueTimeout)
+	defer t.Stop()
+	select {
+	case s.evalSlots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return protocol.Errorf(protocol.CodeRateLimited, "the server is at its limit of %d concurrent evaluations", cap(s.evalSlots)).
+			WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
+	case <-ctx.Done():
+		return s.kernelContextError(ctx)
+	}
+}
+
 // kernelContextError is the registry error for a context that ended
 // before evaluation.
 func (s *Server) kernelContextError(ctx context.Context) error {
@@ -85,6 +105,10 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	if perr != nil {
 		return nil, perr
 	}
+	if err := s.acquireSlot(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.evalSlots }()
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	external, err := s.computeExternal(ctx, ev)

@@ -3,6 +3,7 @@ package manglecp
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -60,6 +61,13 @@ type Options struct {
 	// (default: RateLimit rounded up, at least 1).
 	RateLimit float64
 	RateBurst int
+
+	// MaxConcurrentEvaluations bounds evaluations running at once; default
+	// 4 per CPU. A request that finds no free slot within QueueTimeout
+	// (default 2 s) is refused with rate_limited, so overload is refused
+	// quickly instead of queueing without end.
+	MaxConcurrentEvaluations int
+	QueueTimeout             time.Duration
 
 	// Logger receives server logs. Default: discard.
 	Logger *slog.Logger
@@ -162,6 +170,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.RateLimit > 0 && out.RateBurst <= 0 {
 		out.RateBurst = max(1, int(out.RateLimit+0.999))
+	}
+	if out.MaxConcurrentEvaluations <= 0 {
+		out.MaxConcurrentEvaluations = 4 * runtime.GOMAXPROCS(0)
+	}
+	if out.QueueTimeout <= 0 {
+		out.QueueTimeout = 2 * time.Second
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)

@@ -45,6 +45,14 @@ type Server struct {
 	limitersMu sync.Mutex
 	limiters   map[string]*rate.Limiter
 	nextID     atomic.Uint64
+
+	// evalSlots bounds concurrent evaluations; a request that cannot get a
+	// slot within Options.QueueTimeout is refused (rate_limited).
+	evalSlots chan struct{}
+
+	subsMu  sync.Mutex
+	subs    map[int]func()
+	nextSub int
 }
 
 type manifestSnapshot struct {
@@ -98,14 +106,16 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		}
 	}
 	s := &Server{
-		opts:     o,
-		domain:   d,
-		program:  prog,
-		actions:  d.Actions,
-		cache:    newMacroCache(o.MacroCacheBytes),
-		confirm:  newConfirmer(key, o.ConfirmationTTL),
-		log:      o.Logger,
-		limiters: map[string]*rate.Limiter{},
+		opts:      o,
+		domain:    d,
+		program:   prog,
+		actions:   d.Actions,
+		cache:     newMacroCache(o.MacroCacheBytes),
+		confirm:   newConfirmer(key, o.ConfirmationTTL),
+		log:       o.Logger,
+		limiters:  map[string]*rate.Limiter{},
+		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
+		subs:      map[int]func(){},
 	}
 	s.setStatus(protocol.StatusReady)
 	return s, nil
@@ -130,6 +140,30 @@ func (s *Server) setStatus(st protocol.Status) {
 	}
 	sum := sha256.Sum256(raw)
 	s.manifest.Store(&manifestSnapshot{manifest: m, json: raw, etag: `"` + hex.EncodeToString(sum[:12]) + `"`})
+	s.subsMu.Lock()
+	for _, fn := range s.subs {
+		go fn()
+	}
+	s.subsMu.Unlock()
+}
+
+// OnManifestChange calls fn (in its own goroutine) whenever the manifest
+// changes, e.g. on draining; session transports push the new manifest
+// (Spec 04 section 6.2). The returned function unsubscribes.
+func (s *Server) OnManifestChange(fn func()) (unsubscribe func()) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if s.subs == nil {
+		s.subs = map[int]func(){}
+	}
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = fn
+	return func() {
+		s.subsMu.Lock()
+		defer s.subsMu.Unlock()
+		delete(s.subs, id)
+	}
 }
 
 // Drain switches the server to "draining": new requests get
@@ -210,6 +244,15 @@ func callerFrom(ctx context.Context) *caller {
 }
 
 func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
+	m := s.baseManifest(st)
+	m.Intents = s.program.Intents()
+	m.FactsProfile = s.program.FactsProfile()
+	m.Capabilities.ExternalPredicates = s.externalDecls()
+	return m
+}
+
+// baseManifest is the part of the manifest that needs no loaded rules.
+func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 	l := s.opts.Limits
 	m := protocol.Manifest{
 		ServerName:    s.opts.ServerName,
@@ -225,12 +268,12 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 			IntentEval:  s.opts.BasePath + "/evaluate",
 			MacroInvoke: s.opts.BasePath + "/invoke",
 		},
-		Intents:      s.program.Intents(),
-		FactsProfile: s.program.FactsProfile(),
+		Intents:      []protocol.IntentDecl{},
+		FactsProfile: protocol.FactsProfile{TimeFormats: []string{"rfc3339", "epoch_ms"}},
 		Capabilities: protocol.Capabilities{
 			Temporal:           true,
 			Aggregation:        true,
-			ExternalPredicates: s.externalDecls(),
+			ExternalPredicates: []protocol.ExternalPredicate{},
 			NamedArgs:          true,
 		},
 		Limits: protocol.Limits{

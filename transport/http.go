@@ -30,7 +30,16 @@ type HTTPOptions struct {
 	BasePath string
 	// WS configures the WebSocket endpoint at BasePath+"/ws".
 	WS *WSOptions
+	// AllowedOrigins enables CORS for these browser origins (exact
+	// matches, e.g. "https://app.example.com"). "*" allows any origin, but
+	// only while the handler requires no authentication: with auth on,
+	// only listed origins are echoed, never "*" (Spec 02 section 4.2).
+	AllowedOrigins []string
 }
+
+// authRequirer is implemented by handlers that know whether requests need
+// credentials.
+type authRequirer interface{ AuthRequired() bool }
 
 // NewHTTPHandler serves the MangleCP HTTP binding: GET ManifestPath, POST
 // BasePath+"/evaluate" (intent_request) and BasePath+"/invoke"
@@ -45,6 +54,10 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 		}
 		wsOpts = opts.WS
 	}
+	var origins []string
+	if opts != nil {
+		origins = opts.AllowedOrigins
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(ManifestPath, func(w http.ResponseWriter, r *http.Request) { serveManifest(h, w, r) })
 	mux.HandleFunc(base+"/evaluate", func(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +70,58 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	if src, ok := h.(SkillSource); ok {
 		mux.HandleFunc("GET "+base+"/skills/{id}", func(w http.ResponseWriter, r *http.Request) { serveSkill(src, w, r) })
 	}
-	return mux
+	if len(origins) == 0 {
+		return mux
+	}
+	return cors(h, origins, mux)
+}
+
+// cors answers preflight requests and adds CORS headers for allowed
+// origins.
+func cors(h Handler, origins []string, next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	wildcard := false
+	for _, o := range origins {
+		if o == "*" {
+			wildcard = true
+			continue
+		}
+		allowed[o] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		authOn := false
+		if a, ok := h.(authRequirer); ok {
+			authOn = a.AuthRequired()
+		}
+		hdr := w.Header()
+		hdr.Add("Vary", "Origin")
+		ok := allowed[origin] || (wildcard && !authOn)
+		if ok {
+			if wildcard && !authOn && !allowed[origin] {
+				hdr.Set("Access-Control-Allow-Origin", "*")
+			} else {
+				hdr.Set("Access-Control-Allow-Origin", origin)
+			}
+			hdr.Set("Access-Control-Expose-Headers", "ETag, Retry-After")
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if !ok {
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+			hdr.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			hdr.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-MangleCP-API-Key")
+			hdr.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func serveManifest(h Handler, w http.ResponseWriter, r *http.Request) {

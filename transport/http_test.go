@@ -99,3 +99,55 @@ func TestCredentialsReachTheHandler(t *testing.T) {
 		}
 	}
 }
+
+type authFake struct {
+	fake
+	auth bool
+}
+
+func (a *authFake) AuthRequired() bool { return a.auth }
+
+func TestCORS(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		auth      bool
+		origins   []string
+		origin    string
+		wantAllow string
+	}{
+		{"listed origin", true, []string{"https://app.example"}, "https://app.example", "https://app.example"},
+		{"unlisted origin", false, []string{"https://app.example"}, "https://evil.example", ""},
+		{"wildcard without auth", false, []string{"*"}, "https://any.example", "*"},
+		{"wildcard with auth is never *", true, []string{"*"}, "https://any.example", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &authFake{fake: fake{reply: protocol.ErrorEnvelope("", protocol.Errorf(protocol.CodeAuthRequired, "x"))}, auth: tc.auth}
+			srv := httptest.NewServer(transport.NewHTTPHandler(h, &transport.HTTPOptions{AllowedOrigins: tc.origins}))
+			defer srv.Close()
+			pre, _ := http.NewRequest(http.MethodOptions, srv.URL+"/manglecp/evaluate", nil)
+			pre.Header.Set("Origin", tc.origin)
+			pre.Header.Set("Access-Control-Request-Method", "POST")
+			resp, err := http.DefaultClient.Do(pre)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Errorf("preflight Allow-Origin %q, want %q", got, tc.wantAllow)
+			}
+			if tc.wantAllow != "" && (resp.StatusCode != http.StatusNoContent || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization")) {
+				t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
+			}
+			get, _ := http.NewRequest(http.MethodGet, srv.URL+transport.ManifestPath, nil)
+			get.Header.Set("Origin", tc.origin)
+			resp, err = http.DefaultClient.Do(get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Errorf("GET Allow-Origin %q, want %q", got, tc.wantAllow)
+			}
+		})
+	}
+}

@@ -24,6 +24,12 @@ type Conn interface {
 	Close() error
 }
 
+// ManifestNotifier is implemented by handlers whose manifest changes
+// (status, limits); sessions push each new manifest to their peer.
+type ManifestNotifier interface {
+	OnManifestChange(fn func()) (unsubscribe func())
+}
+
 // SessionOptions configure [ServeSession].
 type SessionOptions struct {
 	// MaxConcurrent bounds the requests of one session processed at once;
@@ -64,6 +70,13 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 		return err
 	}
 	defer s.wg.Wait()
+	if n, ok := h.(ManifestNotifier); ok {
+		stop := n.OnManifestChange(func() {
+			m, _ := h.ManifestJSON()
+			_ = s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: m})
+		})
+		defer stop()
+	}
 	for {
 		msg, err := c.ReadMessage(ctx)
 		if err != nil {

@@ -230,6 +230,7 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 	requestID := arg(c.Args, "request_id")
 	title := arg(c.Args, "title")
 	out := &manglecp.Outcome{}
+	c.Progress("started", "tracing the causal chain of "+requestID, 0)
 	var ch *chain
 	if err := out.Step("trace_chain", func() (string, error) {
 		var err error
@@ -241,6 +242,7 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 	}); err != nil {
 		return nil, err
 	}
+	c.Progress("running", "rendering the report", 40)
 	var doc strings.Builder
 	_ = out.Step("render_markdown", func() (string, error) {
 		fmt.Fprintf(&doc, "# %s\n\n", title)
@@ -254,6 +256,7 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.Progress("finalizing", "writing the report file", 80)
 	name := fmt.Sprintf("diagnosis-%s-%s.md", unsafeName.ReplaceAllString(requestID, "_"), shortID(c.MacroID))
 	if err := out.Step("write_file", func() (string, error) {
 		if err := os.MkdirAll(a.reportDir, 0o755); err != nil {

@@ -84,6 +84,8 @@ func TestServeRejectsBadStartup(t *testing.T) {
 	_ = os.WriteFile(badJSON, []byte("{\n  \"limits\": {\n    \"max_compute_ms\": \"soon\"\n  }\n}\n"), 0o644)
 	unknown := filepath.Join(dir, "unknown.json")
 	_ = os.WriteFile(unknown, []byte("{\"limitz\": {}}\n"), 0o644)
+	corsStar := filepath.Join(dir, "cors.json")
+	_ = os.WriteFile(corsStar, []byte(`{"auth_tokens":["0123456789abcdef0"],"cors_origins":["*"]}`), 0o644)
 	small := filepath.Join(dir, "small.json")
 	_ = os.WriteFile(small, []byte(`{"limits": {"max_message_bytes": 1024}}`), 0o644)
 	for _, tc := range []struct {
@@ -97,6 +99,8 @@ func TestServeRejectsBadStartup(t *testing.T) {
 		{"config type error", []string{"--config", badJSON}, 1, "bad.json:3"},
 		{"config unknown field", []string{"--config", unknown}, 1, "limitz"},
 		{"config below spec minimum", []string{"--config", small}, 1, "16 MiB"},
+		{"wildcard CORS with auth", []string{"--config", corsStar}, 1, "cors_origins"},
+		{"TLS cert without key", []string{"--tls-cert", "c.pem"}, 2, "go together"},
 		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

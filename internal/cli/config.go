@@ -50,6 +50,8 @@ type fileConfig struct {
 		Burst     int     `json:"burst"`
 	} `json:"rate_limit"`
 	ReportDir string `json:"report_dir"`
+	// CORSOrigins are the browser origins allowed to call the HTTP API.
+	CORSOrigins []string `json:"cors_origins"`
 }
 
 // minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
@@ -86,6 +88,10 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
+	}
+	for _, o := range c.CORSOrigins {
+		check(o != "*" || (len(c.AuthTokens) == 0 && len(c.Identities) == 0),
+			"cors_origins may not hold \"*\" while authentication is on (Spec 02 section 4.2); list the origins")
 	}
 	names := map[string]bool{}
 	for i, id := range c.Identities {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,9 +35,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fs.String("config", "", "JSON configuration file (limits, disclosure thresholds, cache sizes, auth)")
 	grace := fs.Duration("grace", 10*time.Second, "how long draining may take on SIGTERM before the process exits")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS and WSS with this certificate (PEM); needs --tls-key")
+	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		fmt.Fprintln(stderr, "manglecp serve: --tls-cert and --tls-key go together")
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -47,38 +54,80 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
-	srv, err := newServer(*rules, *config, *token, logger)
+	d, opts, err := configure(*rules, *config, *token, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	var origins []string
+	if *config != "" {
+		c, _ := loadConfig(*config) // already checked by configure
+		origins = c.CORSOrigins
+	}
 	if *stdio {
+		srv, err := manglecp.NewServer(d, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+			return 1
+		}
 		return serveStdio(ctx, srv, *token, stdin, stdout, logger)
+	}
+	var tlsConfig *tls.Config
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			fmt.Fprintf(stderr, "manglecp serve: --tls-cert/--tls-key: %v\n", err)
+			return 1
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	// Answer from the first moment: "booting" until the rules are loaded.
+	sw := &switchHandler{}
+	sw.set(manglecp.NewBooting(d, opts))
 	httpSrv := &http.Server{
-		Handler:           transport.NewHTTPHandler(srv, nil),
+		Handler:           transport.NewHTTPHandler(sw, &transport.HTTPOptions{AllowedOrigins: origins}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
 		// HTTP binding sets per-request deadlines itself.
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:      tlsConfig,
 	}
-	logger.Info("serving MangleCP over HTTP", "addr", ln.Addr().String(), "domain", srv.Manifest().Domain.ID,
-		"manifest", "http://"+ln.Addr().String()+transport.ManifestPath)
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	go func() {
+		if tlsConfig != nil {
+			errc <- httpSrv.ServeTLS(ln, "", "") // TLS 1.2 or newer
+			return
+		}
+		errc <- httpSrv.Serve(ln)
+	}()
+	srv, err := manglecp.NewServer(d, opts)
+	if err != nil {
+		_ = httpSrv.Close()
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	sw.set(srv)
+	scheme := "http"
+	if *tlsCert != "" {
+		scheme = "https"
+	}
+	logger.Info("serving MangleCP", "addr", ln.Addr().String(), "domain", srv.Manifest().Domain.ID,
+		"manifest", scheme+"://"+ln.Addr().String()+transport.ManifestPath)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+			return 1
+		}
 	case <-ctx.Done():
 	}
 	logger.Info("draining", "grace", grace.String())
@@ -110,13 +159,23 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 	return 0
 }
 
-// newServer builds the server from flags: the embedded browser domain, or
-// its actions with the rules of dir; options from the config file.
+// newServer builds and loads the server from flags.
 func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
+	d, opts, err := configure(rulesDir, configPath, token, logger)
+	if err != nil {
+		return nil, err
+	}
+	return manglecp.NewServer(d, opts)
+}
+
+// configure turns flags into a domain and options: the embedded browser
+// domain, or its actions with the rules of dir; options from the config
+// file and the token.
+func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglecp.Domain, *manglecp.Options, error) {
 	opts := &manglecp.Options{Logger: logger}
 	if token != "" {
 		if len(token) < 16 {
-			return nil, fmt.Errorf("--auth-token must be at least 16 characters")
+			return manglecp.Domain{}, nil, fmt.Errorf("--auth-token must be at least 16 characters")
 		}
 		opts.AuthTokens = []string{token}
 	}
@@ -124,7 +183,7 @@ func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*mangle
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
-			return nil, err
+			return manglecp.Domain{}, nil, err
 		}
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
@@ -133,12 +192,12 @@ func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*mangle
 	if rulesDir != "" {
 		st, err := os.Stat(rulesDir)
 		if err != nil {
-			return nil, fmt.Errorf("--rules: %w", err)
+			return manglecp.Domain{}, nil, fmt.Errorf("--rules: %w", err)
 		}
 		if !st.IsDir() {
-			return nil, fmt.Errorf("--rules: %s is not a directory", rulesDir)
+			return manglecp.Domain{}, nil, fmt.Errorf("--rules: %s is not a directory", rulesDir)
 		}
 		d.Rules, d.RulesName = os.DirFS(rulesDir), rulesDir
 	}
-	return manglecp.NewServer(d, opts)
+	return d, opts, nil
 }

@@ -1,0 +1,94 @@
+package manglecp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// TestBooting: while rules load, the manifest says "booting" and requests
+// get server_not_ready (503) with retry_after_ms.
+func TestBooting(t *testing.T) {
+	b := manglecp.NewBooting(browser.Domain(browser.Config{ReportDir: t.TempDir()}), nil)
+	hs := httptest.NewServer(transport.NewHTTPHandler(b, nil))
+	defer hs.Close()
+	h := &harness{t: t, http: hs}
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+transport.ManifestPath, nil)
+	var m protocol.Manifest
+	_ = json.Unmarshal(h.do(req).env.Payload, &m)
+	if m.Status != protocol.StatusBooting || m.ServerName == "" || m.Domain.ID != browser.ID || m.Limits.MaxMessageBytes == 0 {
+		t.Fatalf("booting manifest %+v", m)
+	}
+	r := h.evaluate("b1", diagnoseRequest())
+	e := r.errorPayload(t)
+	if r.status != http.StatusServiceUnavailable || e.Code != protocol.CodeServerNotReady || e.RetryAfterMS == nil || r.env.IDString() != "b1" {
+		t.Errorf("%d %+v", r.status, e)
+	}
+}
+
+// TestManifestPushedOnDrain: session transports receive the updated
+// manifest when the server starts draining.
+func TestManifestPushedOnDrain(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	client, server := transport.NewMemoryPair()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
+	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
+		rctx, rc := context.WithTimeout(ctx, 5*time.Second)
+		defer rc()
+		return client.ReadMessage(rctx)
+	})
+	h.srv.Drain()
+	got := w.next(t)
+	var m protocol.Manifest
+	_ = json.Unmarshal(got.Payload, &m)
+	if got.Type != protocol.TypeManifest || m.Status != protocol.StatusDraining {
+		t.Fatalf("pushed %s status %s", got.Type, m.Status)
+	}
+}
+
+// TestEvaluationPool: with every evaluation slot busy, a request is
+// refused with rate_limited after QueueTimeout instead of queueing.
+func TestEvaluationPool(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	entered := make(chan struct{})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir()})
+	ext := d.External["report_exists"]
+	inner := ext.Compute
+	ext.Compute = func(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+		if in.Intent == "observe" { // the blocked request
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		return inner(ctx, in)
+	}
+	d.External = map[string]manglecp.External{"report_exists": ext}
+	h := newHarness(t, &d, func(o *manglecp.Options) { o.MaxConcurrentEvaluations = 1; o.QueueTimeout = 20 * time.Millisecond })
+	observe := diagnoseRequest()
+	observe["intent"] = map[string]any{"name": "observe"}
+	first := make(chan *reply)
+	go func() { first <- h.evaluate("slow", observe) }()
+	<-entered
+	r := h.evaluate("refused", diagnoseRequest())
+	if e := r.errorPayload(t); e.Code != protocol.CodeRateLimited || e.RetryAfterMS == nil {
+		t.Errorf("with the pool full: %+v", e)
+	}
+	close(release)
+	if r := <-first; r.status != http.StatusOK {
+		t.Errorf("the running evaluation: %s", r.raw)
+	}
+	if r := h.evaluate("after", diagnoseRequest()); r.status != http.StatusOK {
+		t.Errorf("after the pool freed up: %s", r.raw)
+	}
+}
