@@ -47,6 +47,10 @@ type Options struct {
 	// enter evaluation as server facts (caller/1, caller_permission/1), so
 	// policy rules decide which intents each identity may use.
 	Identities []Identity
+	// AnonymousPermissions are the permissions of callers when
+	// authentication is off (default ["*"]); policy rules see them as
+	// caller_permission facts of the caller "anonymous".
+	AnonymousPermissions []string
 	// AuthTokens is shorthand for identities "token-1", "token-2", ... with
 	// the permission "*".
 	AuthTokens []string
@@ -126,6 +130,10 @@ func (o *Options) withDefaults() Options {
 		out.Identities = append(out.Identities, Identity{Name: fmt.Sprintf("token-%d", i+1), Token: t, Permissions: []string{"*"}})
 	}
 	out.AuthTokens = nil
+	if out.AnonymousPermissions == nil {
+		out.AnonymousPermissions = []string{"*"}
+	}
+	out.AnonymousPermissions = append([]string(nil), out.AnonymousPermissions...)
 	out.ConfirmationKey = append([]byte(nil), out.ConfirmationKey...)
 	def := func(v *int64, d int64) {
 		if *v <= 0 {

@@ -92,3 +92,62 @@ func TestEvaluationPool(t *testing.T) {
 		t.Errorf("after the pool freed up: %s", r.raw)
 	}
 }
+
+func TestDegradedAndAnonymousPermissions(t *testing.T) {
+	h := newHarness(t, nil, func(o *manglecp.Options) { o.AnonymousPermissions = []string{"intent:observe"} })
+	h.srv.SetDegraded("report directory is read-only")
+	m := h.srv.Manifest()
+	if m.Status != protocol.StatusDegraded || m.Extensions["x-degraded_reason"] != "report directory is read-only" {
+		t.Fatalf("manifest %s %v", m.Status, m.Extensions)
+	}
+	// Degraded still serves; the anonymous caller may observe but not diagnose.
+	observe := diagnoseRequest()
+	observe["intent"] = map[string]any{"name": "observe"}
+	if r := h.evaluate("o", observe); r.status != http.StatusOK {
+		t.Errorf("observe while degraded: %s", r.raw)
+	}
+	if e := h.evaluate("d", diagnoseRequest()).errorPayload(t); e.Code != protocol.CodeAuthInsufficient {
+		t.Errorf("anonymous diagnose: %s", e.Code)
+	}
+	h.srv.SetDegraded("")
+	if h.srv.Status() != protocol.StatusReady {
+		t.Error("not ready again")
+	}
+}
+
+// TestDrainLosesNothing: a request running when draining starts finishes
+// normally, a new one gets server_not_ready, and Wait returns once the
+// running one is done.
+func TestDrainLosesNothing(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir()})
+	inner := d.Actions["causal_chain"]
+	d.Actions["causal_chain"] = manglecp.ActionSpec{Run: func(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+		close(started)
+		<-release
+		return inner.Run(ctx, c)
+	}}
+	h := newHarness(t, &d, nil)
+	m := tool(t, h.evaluate("e", diagnoseRequest()).intentResponse(t), "diagnose_causal_chain")
+	done := make(chan *reply)
+	go func() { done <- h.invoke("inflight", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}) }()
+	<-started
+	h.srv.Drain()
+	if e := h.evaluate("late", diagnoseRequest()).errorPayload(t); e.Code != protocol.CodeServerNotReady {
+		t.Errorf("new request while draining: %s", e.Code)
+	}
+	waited := make(chan error)
+	go func() { waited <- h.srv.Wait(context.Background()) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a request was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if r := <-done; r.status != http.StatusOK || r.env.IDString() != "inflight" {
+		t.Errorf("the in-flight invocation: %d %s", r.status, r.raw)
+	}
+	if err := <-waited; err != nil {
+		t.Error(err)
+	}
+}

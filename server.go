@@ -39,6 +39,7 @@ type Server struct {
 	log     *slog.Logger
 
 	status   atomic.Value // protocol.Status
+	degraded atomic.Value // string: why the server is degraded
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight sync.WaitGroup
 
@@ -166,6 +167,18 @@ func (s *Server) OnManifestChange(fn func()) (unsubscribe func()) {
 	}
 }
 
+// SetDegraded switches the server to "degraded" (Spec 04 section 4.1):
+// it keeps serving, and the manifest explains why in
+// extensions["x-degraded_reason"]. An empty reason returns to "ready".
+func (s *Server) SetDegraded(reason string) {
+	s.degraded.Store(reason)
+	if reason == "" {
+		s.setStatus(protocol.StatusReady)
+		return
+	}
+	s.setStatus(protocol.StatusDegraded)
+}
+
 // Drain switches the server to "draining": new requests get
 // server_not_ready, requests already running finish. Wait for them with
 // [Server.Wait].
@@ -243,8 +256,15 @@ func callerFrom(ctx context.Context) *caller {
 	return &caller{name: "anonymous", permissions: []string{"*"}, anonymous: true}
 }
 
+func (s *Server) anonymous() *caller {
+	return &caller{name: "anonymous", permissions: append([]string(nil), s.opts.AnonymousPermissions...), anonymous: true}
+}
+
 func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 	m := s.baseManifest(st)
+	if reason, _ := s.degraded.Load().(string); reason != "" && st == protocol.StatusDegraded {
+		m.Extensions["x-degraded_reason"] = reason
+	}
 	m.Intents = s.program.Intents()
 	m.FactsProfile = s.program.FactsProfile()
 	m.Capabilities.ExternalPredicates = s.externalDecls()
@@ -430,7 +450,7 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 // matched) and returns the caller.
 func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error) {
 	if !s.AuthRequired() {
-		return callerFrom(context.Background()), nil
+		return s.anonymous(), nil
 	}
 	if c == nil || c.Token == "" {
 		return nil, protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key")
