@@ -130,7 +130,9 @@ func TestDrainLosesNothing(t *testing.T) {
 	h := newHarness(t, &d, nil)
 	m := tool(t, h.evaluate("e", diagnoseRequest()).intentResponse(t), "diagnose_causal_chain")
 	done := make(chan *reply)
-	go func() { done <- h.invoke("inflight", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}) }()
+	go func() {
+		done <- h.invoke("inflight", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}})
+	}()
 	<-started
 	h.srv.Drain()
 	if e := h.evaluate("late", diagnoseRequest()).errorPayload(t); e.Code != protocol.CodeServerNotReady {
