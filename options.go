@@ -47,6 +47,9 @@ type Options struct {
 	// enter evaluation as server facts (caller/1, caller_permission/1), so
 	// policy rules decide which intents each identity may use.
 	Identities []Identity
+	// OAuth, when set, also accepts OAuth 2.1 JWT access tokens (and turns
+	// authentication on).
+	OAuth *OAuth
 	// AnonymousPermissions are the permissions of callers when
 	// authentication is off (default ["*"]); policy rules see them as
 	// caller_permission facts of the caller "anonymous".

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,8 @@ type Server struct {
 	// evalSlots bounds concurrent evaluations; a request that cannot get a
 	// slot within Options.QueueTimeout is refused (rate_limited).
 	evalSlots chan struct{}
+
+	oauth *oauthVerifier
 
 	subsMu  sync.Mutex
 	subs    map[int]func()
@@ -116,6 +119,7 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		log:       o.Logger,
 		limiters:  map[string]*rate.Limiter{},
 		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
+		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
 	}
 	s.setStatus(protocol.StatusReady)
@@ -235,7 +239,7 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
 
 // AuthRequired reports whether requests must carry credentials.
-func (s *Server) AuthRequired() bool { return len(s.opts.Identities) > 0 }
+func (s *Server) AuthRequired() bool { return len(s.opts.Identities) > 0 || s.opts.OAuth != nil }
 
 // caller is who sent a request: an identity, or anonymous (auth off), who
 // then has every permission.
@@ -313,6 +317,13 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 	}
 	if m.Auth.Required {
 		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}
+		if s.opts.OAuth != nil {
+			m.Auth.Schemes = append(m.Auth.Schemes, protocol.SchemeOAuth2)
+			if s.opts.OAuth.TokenURL != "" {
+				u := s.opts.OAuth.TokenURL
+				m.Auth.TokenURL = &u
+			}
+		}
 	}
 	return m
 }
@@ -462,6 +473,13 @@ func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error
 		if subtle.ConstantTimeCompare(want[:], presented[:]) == 1 {
 			index = i
 		}
+	}
+	if index < 0 && s.oauth != nil && c.Scheme == protocol.SchemeBearer && strings.Count(c.Token, ".") == 2 {
+		who, err := s.oauth.verify(context.Background(), c.Token, s.now())
+		if err == nil {
+			return who, nil
+		}
+		s.log.Info("OAuth token rejected", "reason", err.Error()) // never the token
 	}
 	if index < 0 {
 		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")

@@ -52,6 +52,13 @@ type fileConfig struct {
 	ReportDir string `json:"report_dir"`
 	// CORSOrigins are the browser origins allowed to call the HTTP API.
 	CORSOrigins []string `json:"cors_origins"`
+	OAuth       *struct {
+		Issuer           string `json:"issuer"`
+		Audience         string `json:"audience"`
+		JWKSURL          string `json:"jwks_url"`
+		TokenURL         string `json:"token_url"`
+		PermissionsClaim string `json:"permissions_claim"`
+	} `json:"oauth"`
 }
 
 // minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
@@ -89,8 +96,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}
+	if a := c.OAuth; a != nil {
+		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")
+	}
 	for _, o := range c.CORSOrigins {
-		check(o != "*" || (len(c.AuthTokens) == 0 && len(c.Identities) == 0),
+		check(o != "*" || (len(c.AuthTokens) == 0 && len(c.Identities) == 0 && c.OAuth == nil),
 			"cors_origins may not hold \"*\" while authentication is on (Spec 02 section 4.2); list the origins")
 	}
 	names := map[string]bool{}
@@ -150,6 +160,9 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 			TrustLevel: id.TrustLevel, AutoConfirmEffects: id.AutoConfirmEffects})
 	}
 	o.RuleCoverage = c.RuleCoverage
+	if a := c.OAuth; a != nil {
+		o.OAuth = &manglecp.OAuth{Issuer: a.Issuer, Audience: a.Audience, JWKSURL: a.JWKSURL, TokenURL: a.TokenURL, PermissionsClaim: a.PermissionsClaim}
+	}
 	if c.ConfirmationKey != "" {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)
 	}
