@@ -52,7 +52,9 @@ func TestServeDefaultDomain(t *testing.T) {
 		if err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&m)
 			resp.Body.Close()
-			break
+			if m.Payload.Status == "ready" { // "booting" while the rules load
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server did not come up: %v\n%s", err, stderr.String())
