@@ -31,9 +31,12 @@ const ConformanceLevel = 3
 // Server answers MangleCP messages for one domain. It is safe for
 // concurrent use. Create it with [NewServer].
 type Server struct {
-	opts    Options
-	domain  Domain
-	program *kernel.Program
+	opts   Options
+	domain Domain
+	// prog is the current rule program; Reload swaps it atomically and each
+	// request uses the one it loaded first, so a response is evaluated
+	// entirely by one rule version.
+	prog    atomic.Pointer[kernel.Program]
 	actions map[string]ActionSpec
 	cache   *macroCache
 	confirm *confirmer
@@ -54,6 +57,8 @@ type Server struct {
 
 	oauth *oauthVerifier
 
+	reloadMu sync.Mutex
+
 	subsMu  sync.Mutex
 	subs    map[int]func()
 	nextSub int
@@ -73,6 +78,37 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if d.Rules == nil {
 		return nil, errors.New("manglecp: domain has no rules")
 	}
+	prog, err := loadProgram(d)
+	if err != nil {
+		return nil, err
+	}
+	key := o.ConfirmationKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
+		}
+	}
+	s := &Server{
+		opts:      o,
+		domain:    d,
+		actions:   d.Actions,
+		cache:     newMacroCache(o.MacroCacheBytes),
+		confirm:   newConfirmer(key, o.ConfirmationTTL),
+		log:       o.Logger,
+		limiters:  map[string]*rate.Limiter{},
+		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
+		oauth:     newOAuthVerifier(o.OAuth),
+		subs:      map[int]func(){},
+	}
+	s.prog.Store(prog)
+	s.setStatus(protocol.StatusReady)
+	return s, nil
+}
+
+// loadProgram loads a domain's rules with the kernel layers and checks
+// that every action the rules name is registered.
+func loadProgram(d Domain) (*kernel.Program, error) {
 	var layers []kernel.Layer
 	for _, name := range []string{"policy", "domain"} {
 		sub, err := fs.Sub(d.Rules, name)
@@ -102,28 +138,33 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("manglecp: rules name actions the domain does not register: %v", missing)
 	}
-	key := o.ConfirmationKey
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
-		}
+	return prog, nil
+}
+
+// Reload loads rules (the domain's actions stay) beside the running ones
+// and, when they load, swaps them in atomically: requests already running
+// finish on the old rules, later ones use the new. Rules that do not load
+// leave the old ones serving and set the status to degraded with the
+// reason; the error, naming file and line, is logged and returned. A successful reload
+// clears a degraded status.
+func (s *Server) Reload(rules fs.FS) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	d := s.domain
+	d.Rules = rules
+	prog, err := loadProgram(d)
+	if err != nil {
+		s.log.Error("rule reload failed; the previous rules keep serving", "error", err.Error())
+		// The reason is public (manifest extensions): no file paths or rule
+		// text; the log has the file and line.
+		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
+		return err
 	}
-	s := &Server{
-		opts:      o,
-		domain:    d,
-		program:   prog,
-		actions:   d.Actions,
-		cache:     newMacroCache(o.MacroCacheBytes),
-		confirm:   newConfirmer(key, o.ConfirmationTTL),
-		log:       o.Logger,
-		limiters:  map[string]*rate.Limiter{},
-		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
-		oauth:     newOAuthVerifier(o.OAuth),
-		subs:      map[int]func(){},
-	}
-	s.setStatus(protocol.StatusReady)
-	return s, nil
+	s.prog.Store(prog)
+	s.domain.Rules = rules
+	s.log.Info("rules reloaded", "rules", prog.RuleCount())
+	s.SetDegraded("")
+	return nil
 }
 
 func joinName(base, name string) string {
@@ -227,7 +268,7 @@ func (s *Server) ManifestEnvelope() *protocol.Envelope {
 // SkillJSON returns a skill of the domain's catalogue as JSON, for clients
 // fetching referenced skills.
 func (s *Server) SkillJSON(id string) ([]byte, bool) {
-	sk, ok := s.program.Skill(id)
+	sk, ok := s.prog.Load().Skill(id)
 	if !ok {
 		return nil, false
 	}
@@ -269,8 +310,9 @@ func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 	if reason, _ := s.degraded.Load().(string); reason != "" && st == protocol.StatusDegraded {
 		m.Extensions["x-degraded_reason"] = reason
 	}
-	m.Intents = s.program.Intents()
-	m.FactsProfile = s.program.FactsProfile()
+	p := s.prog.Load()
+	m.Intents = p.Intents()
+	m.FactsProfile = p.FactsProfile()
 	m.Capabilities.ExternalPredicates = s.externalDecls()
 	return m
 }

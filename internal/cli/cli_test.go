@@ -29,9 +29,9 @@ func freeAddr(t *testing.T) string {
 func TestServeDefaultDomain(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr bytes.Buffer
+	stderr := &lockedBuffer{}
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, &stderr) }()
+	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
 	var m struct {
 		Payload struct {
 			Status string `json:"status"`

@@ -38,6 +38,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS and WSS with this certificate (PEM); needs --tls-key")
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
+	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -122,6 +123,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		"manifest", scheme+"://"+ln.Addr().String()+transport.ManifestPath)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watchRules(watchCtx, srv, *rules, d.Rules, *watch, logger)
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {

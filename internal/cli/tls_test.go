@@ -54,9 +54,9 @@ func TestServeTLS(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	var stderr bytes.Buffer
+	stderr := &lockedBuffer{}
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile}, nil, &bytes.Buffer{}, &stderr)
+		done <- Main(ctx, []string{"serve", "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile}, nil, &bytes.Buffer{}, stderr)
 	}()
 	defer func() {
 		cancel()

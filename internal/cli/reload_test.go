@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser"
+)
+
+// TestServeWatchesRules: serve --rules DIR reloads when a .mg file changes;
+// broken rules keep the old ones serving with status degraded and the file
+// and line in the manifest; fixing them brings ready back.
+func TestServeWatchesRules(t *testing.T) {
+	dir := t.TempDir()
+	err := fs.WalkDir(browser.Rules(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := fs.ReadFile(browser.Rules(), p)
+		_ = os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		return os.WriteFile(filepath.Join(dir, p), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	stderr := &lockedBuffer{}
+	go func() {
+		done <- Main(ctx, []string{"serve", "--addr", addr, "--rules", dir, "--watch", "50ms"}, nil, &bytes.Buffer{}, stderr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	status := func() (string, string) {
+		resp, err := http.Get("http://" + addr + "/.well-known/manglecp/manifest.json")
+		if err != nil {
+			return "", ""
+		}
+		defer resp.Body.Close()
+		var m struct {
+			Payload struct {
+				Status     string         `json:"status"`
+				Extensions map[string]any `json:"extensions"`
+			} `json:"payload"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		reason, _ := m.Payload.Extensions["x-degraded_reason"].(string)
+		return m.Payload.Status, reason
+	}
+	waitFor := func(want string) string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+			if st, reason := status(); st == want {
+				return reason
+			}
+		}
+		t.Fatalf("status never became %s\n%s", want, stderr.String())
+		return ""
+	}
+	waitFor("ready")
+	bad := filepath.Join(dir, "domain", "zz_broken.mg")
+	if err := os.WriteFile(bad, []byte("tool(\"x\").\nbroken(:-.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if reason := waitFor("degraded"); reason == "" || strings.Contains(reason, dir) {
+		t.Errorf("degraded reason %q (it is public: no paths)", reason)
+	}
+	if !strings.Contains(stderr.String(), "zz_broken.mg:2") {
+		t.Errorf("the log does not name the file and line:\n%s", stderr.String())
+	}
+	_ = os.Remove(bad)
+	waitFor("ready")
+}
+
+// lockedBuffer is a bytes.Buffer safe for the server's logger and the
+// test to use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
