@@ -279,3 +279,5 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

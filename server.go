@@ -276,6 +276,9 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 	return raw, err == nil
 }
 
+// CacheStats reports the macro cache's entries and estimated bytes.
+func (s *Server) CacheStats() (entries int, bytes int64) { return s.cache.stats() }
+
 // MaxMessageBytes is the advertised and enforced message size limit.
 func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
 
