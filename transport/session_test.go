@@ -3,8 +3,10 @@ package transport_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,4 +140,43 @@ func TestStdioConnLimits(t *testing.T) {
 	if strings.Join(got, "|") != `{"a":1}|too large|{"b":2}|{"c":3}` {
 		t.Errorf("lines %q", got)
 	}
+}
+
+// countingHandler records the most requests it ever handled at once.
+type countingHandler struct {
+	slowHandler
+	now, peak atomic.Int32
+}
+
+func (h *countingHandler) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
+	n := h.now.Add(1)
+	for {
+		p := h.peak.Load()
+		if n <= p || h.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	defer h.now.Add(-1)
+	return h.slowHandler.Handle(ctx, in)
+}
+
+// TestSessionConcurrencyIsBounded: a peer pipelining far more requests
+// than MaxConcurrent never gets more than that many running.
+func TestSessionConcurrencyIsBounded(t *testing.T) {
+	h := &countingHandler{slowHandler: slowHandler{release: make(chan struct{})}}
+	client, server := transport.NewMemoryPair()
+	go func() { _ = transport.ServeSession(context.Background(), h, server, &transport.SessionOptions{MaxConcurrent: 2}) }()
+	recv(t, client) // manifest
+	for i := range 20 {
+		send(t, client, protocol.TypeIntentRequest, fmt.Sprintf("slow-%d", i), map[string]any{})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if p := h.peak.Load(); p != 2 {
+		t.Errorf("peak concurrency %d, want 2", p)
+	}
+	close(h.release)
+	for range 20 {
+		recv(t, client)
+	}
+	_ = client.Close()
 }
