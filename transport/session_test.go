@@ -165,7 +165,9 @@ func (h *countingHandler) Handle(ctx context.Context, in *protocol.Inbound) *pro
 func TestSessionConcurrencyIsBounded(t *testing.T) {
 	h := &countingHandler{slowHandler: slowHandler{release: make(chan struct{})}}
 	client, server := transport.NewMemoryPair()
-	go func() { _ = transport.ServeSession(context.Background(), h, server, &transport.SessionOptions{MaxConcurrent: 2}) }()
+	go func() {
+		_ = transport.ServeSession(context.Background(), h, server, &transport.SessionOptions{MaxConcurrent: 2})
+	}()
 	recv(t, client) // manifest
 	for i := range 20 {
 		send(t, client, protocol.TypeIntentRequest, fmt.Sprintf("slow-%d", i), map[string]any{})

@@ -17,6 +17,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdin, stdout, stderr)
+	case "check":
+		return check(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -34,6 +36,7 @@ func usage(w io.Writer) {
 
 Usage:
   manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
+  manglecp check DIR [--json] [--show-rules]
   manglecp version
 
 Run 'manglecp serve -h' for the flags of serve.

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp/domains/browser"
+)
+
+// copyRules writes the browser rules into a directory, plus extra files.
+func copyRules(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := fs.WalkDir(browser.Rules(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := fs.ReadFile(browser.Rules(), p)
+		_ = os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		return os.WriteFile(filepath.Join(dir, p), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range extra {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra map[string]string
+		args  []string
+		code  int
+		want  []string
+	}{
+		{"valid rules", nil, nil, 0, []string{"ok: ", "3 intents"}},
+		{"syntax error", map[string]string{"domain/zz.mg": "ok(1).\nbad(:-.\n"}, nil, 1, []string{"domain/zz.mg:2: syntax error"}},
+		{"undeclared predicate", map[string]string{"domain/zz.mg": "\nx(S) :- nowhere(S).\n"}, nil, 1, []string{"domain/zz.mg:2:", "nowhere"}},
+		{"pitfalls are warnings", map[string]string{"domain/zz.mg": "x(S) :- console_event(S, \"error\", M, T)@[_, _].\ny(N) :- response(_, _, N, _), N < \"a\".\n"}, nil, 0,
+			[]string{"warning: ", "zz.mg:1: console_event(...)@[_, _] matches only eternal facts", "zz.mg:2: comparison with \"a\""}},
+		{"json with rules", nil, []string{"--json", "--show-rules"}, 0, []string{`"ok": true`, `"clauses": [`, `"predicate": "confirm_effect"`}},
+		{"json with errors", map[string]string{"domain/zz.mg": "bad(:-.\n"}, []string{"--json"}, 1, []string{`"ok": false`, `"line": 1`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyRules(t, tc.extra)
+			var out, errOut bytes.Buffer
+			code := Main(context.Background(), append(append([]string{"check"}, tc.args...), dir), nil, &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			if strings.Contains(strings.Join(tc.args, " "), "--json") && !json.Valid(out.Bytes()) {
+				t.Errorf("not JSON: %s", out.String())
+			}
+		})
+	}
+}
