@@ -42,6 +42,7 @@ type evaluation struct {
 	factsBytes  int64 // size of the facts on the wire, for cache accounting
 	external    []protocol.Fact
 	caller      *caller
+	program     *kernel.Program // the rule version this request uses throughout
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -101,7 +102,8 @@ func (s *Server) kernelContextError(ctx context.Context) error {
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
 	start := time.Now()
-	ev, perr := s.decodeIntent(env)
+	prog := s.prog.Load()
+	ev, perr := s.decodeIntent(prog, env)
 	if perr != nil {
 		return nil, perr
 	}
@@ -117,7 +119,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ev.external = external
 	who := callerFrom(ctx)
-	res, err := s.program.Evaluate(ctx, kernel.Request{
+	res, err := prog.Evaluate(ctx, kernel.Request{
 		Caller:              who.name,
 		Permissions:         who.permissions,
 		External:            external,
@@ -146,7 +148,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 // fact count (before decoding any fact), every fact, required facts and
 // constraints. Constraints looser than the server's limits are clamped
 // with a warning.
-func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Error) {
+func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*evaluation, *protocol.Error) {
 	var w intentRequestWire
 	if err := protocol.DecodePayload(env.Payload, &w); err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 			WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(lim.MaxFactsPerRequest), Actual: protocol.Int64Ptr(n),
 				Suggestion: "Send fewer facts, e.g. only those the intent's required_facts and optional_facts name."})
 	}
-	ev := &evaluation{intent: *w.Intent}
+	ev := &evaluation{intent: *w.Intent, program: prog}
 	for _, raw := range w.Facts {
 		ev.factsBytes += int64(len(raw))
 	}
@@ -170,10 +172,10 @@ func (s *Server) decodeIntent(env *protocol.Envelope) (*evaluation, *protocol.Er
 	for _, v := range violations {
 		skip[v.FactIndex] = true
 	}
-	profile := s.program.FactsProfile()
+	profile := prog.FactsProfile()
 	valid, more := protocol.ValidateFacts(facts, &profile, protocol.Assert, skip)
 	violations = append(violations, more...)
-	for _, d := range s.program.Intents() {
+	for _, d := range prog.Intents() {
 		if d.Name != ev.intent.Name {
 			continue
 		}

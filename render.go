@@ -47,13 +47,13 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 			Details: map[string]any{"returned": ev.maxTools, "available": available}})
 	}
 	if ev.maxTokens > 0 {
-		if w := s.fitBudget(shown, ev.maxTokens); w != nil {
+		if w := s.fitBudget(ev.program, shown, ev.maxTokens); w != nil {
 			resp.Warnings = append(resp.Warnings, *w)
 		}
 	}
 	skills := map[string]bool{}
 	for _, st := range shown {
-		resp.MacroTools = append(resp.MacroTools, st.render(s))
+		resp.MacroTools = append(resp.MacroTools, st.render(ev.program))
 		if st.level == protocol.DisclosureFull {
 			for _, id := range st.def.tool.Skills {
 				skills[id] = true
@@ -61,7 +61,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 		}
 	}
 	for _, id := range sortedKeys(skills) {
-		if sk, ok := s.program.Skill(id); ok {
+		if sk, ok := ev.program.Skill(id); ok {
 			resp.RequiredSkills = append(resp.RequiredSkills, sk)
 		}
 	}
@@ -143,7 +143,7 @@ type shownTool struct {
 	resources int  // how many context resources to keep; -1 = all
 }
 
-func (st *shownTool) render(s *Server) protocol.MacroTool {
+func (st *shownTool) render(prog *kernel.Program) protocol.MacroTool {
 	m := st.def.view(st.level)
 	if st.level == protocol.DisclosureFull {
 		t := st.def.tool
@@ -153,7 +153,7 @@ func (st *shownTool) render(s *Server) protocol.MacroTool {
 		}
 		for _, id := range t.Skills {
 			ref := protocol.SkillRef{SkillID: id}
-			if sk, ok := s.program.Skill(id); ok && s.program.SkillInline(id) && !st.byRef {
+			if sk, ok := prog.Skill(id); ok && prog.SkillInline(id) && !st.byRef {
 				ref.Inline, ref.Content = true, sk.Content
 			}
 			ci.Skills = append(ci.Skills, ref)
@@ -175,8 +175,8 @@ func (st *shownTool) render(s *Server) protocol.MacroTool {
 
 // tokens estimates the tool's token cost: its JSON size divided by the
 // configured characters per token.
-func (st *shownTool) tokens(s *Server) int {
-	raw, _ := json.Marshal(st.render(s))
+func (st *shownTool) tokens(s *Server, prog *kernel.Program) int {
+	raw, _ := json.Marshal(st.render(prog))
 	return (len(raw) + s.opts.Disclosure.CharsPerToken - 1) / s.opts.Disclosure.CharsPerToken
 }
 
@@ -184,11 +184,11 @@ func (st *shownTool) tokens(s *Server) int {
 // lowest-scored tools one level at a time (tools the client upgraded last),
 // then skills inline -> referenced, then context resources from the lowest
 // priority. It returns a warning when the budget still cannot be met.
-func (s *Server) fitBudget(shown []*shownTool, budget int64) *protocol.Warning {
+func (s *Server) fitBudget(prog *kernel.Program, shown []*shownTool, budget int64) *protocol.Warning {
 	total := func() int64 {
 		n := int64(0)
 		for _, st := range shown {
-			n += int64(st.tokens(s))
+			n += int64(st.tokens(s, prog))
 		}
 		return n
 	}
