@@ -1,15 +1,12 @@
 package manglecp_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
-	"github.com/manglecp/manglecp/transport"
 )
 
 // TestSessionAuthenticate: on a session transport with auth on, requests
@@ -20,15 +17,7 @@ func TestSessionAuthenticate(t *testing.T) {
 		o.Identities = []manglecp.Identity{{Name: "bot", Token: "bot-token-0123456789abcdef", Permissions: []string{"*"},
 			TrustLevel: "automated", AutoConfirmEffects: []string{"filesystem"}}}
 	})
-	client, server := transport.NewMemoryPair()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
-	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
-		rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-		defer rc()
-		return client.ReadMessage(rctx)
-	})
+	w := memorySession(t, h)
 	code := func(env protocol.Envelope) protocol.Code {
 		var e protocol.Error
 		_ = json.Unmarshal(env.Payload, &e)

@@ -39,15 +39,7 @@ func TestBooting(t *testing.T) {
 // manifest when the server starts draining.
 func TestManifestPushedOnDrain(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	client, server := transport.NewMemoryPair()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
-	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
-		rctx, rc := context.WithTimeout(ctx, 5*time.Second)
-		defer rc()
-		return client.ReadMessage(rctx)
-	})
+	w := memorySession(t, h)
 	h.srv.Drain()
 	got := w.next(t)
 	var m protocol.Manifest

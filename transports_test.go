@@ -79,6 +79,21 @@ func (w *sessionWire) roundTrip(t *testing.T, _ protocol.MessageType, msg []byte
 	}
 }
 
+// memorySession serves h's server over an in-memory pair for the test's
+// lifetime and returns the client side, past the manifest.
+func memorySession(t *testing.T, h *harness) *sessionWire {
+	t.Helper()
+	client, server := transport.NewMemoryPair()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
+	return newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
+		rctx, rc := context.WithTimeout(ctx, 10*time.Second)
+		defer rc()
+		return client.ReadMessage(rctx)
+	})
+}
+
 // wires starts the server behind every transport.
 func wires(t *testing.T) map[string]wire {
 	h := newHarness(t, nil, nil)
@@ -198,15 +213,7 @@ func TestCancelOverSession(t *testing.T) {
 	resp := h.evaluate("e", map[string]any{"intent": map[string]any{"name": "fault"},
 		"facts": []any{map[string]any{"pred": "fault", "args": []any{"slow"}}}, "options": map[string]any{"disclosure_preference": "full"}}).intentResponse(t)
 	m := tool(t, resp, "slow")
-	client, server := transport.NewMemoryPair()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
-	w := newSessionWire(t, func(b []byte) error { return client.WriteMessage(ctx, b) }, func() ([]byte, error) {
-		rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-		defer rc()
-		return client.ReadMessage(rctx)
-	})
+	w := memorySession(t, h)
 	if err := w.write(envelope(t, protocol.TypeInvokeRequest, "slow-1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{}})); err != nil {
 		t.Fatal(err)
 	}

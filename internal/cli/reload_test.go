@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,26 +11,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/manglecp/manglecp/domains/browser"
 )
 
 // TestServeWatchesRules: serve --rules DIR reloads when a .mg file changes;
 // broken rules keep the old ones serving with status degraded and the file
 // and line in the manifest; fixing them brings ready back.
 func TestServeWatchesRules(t *testing.T) {
-	dir := t.TempDir()
-	err := fs.WalkDir(browser.Rules(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, _ := fs.ReadFile(browser.Rules(), p)
-		_ = os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		return os.WriteFile(filepath.Join(dir, p), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := copyRules(t, nil)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
