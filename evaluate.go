@@ -159,36 +159,16 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	lim := s.opts.Limits
 	if n := int64(len(w.Facts)); n > lim.MaxFactsPerRequest {
-		return nil, protocol.Errorf(protocol.CodeTooManyFacts, "the request has %d facts; limits.max_facts_per_request is %d", n, lim.MaxFactsPerRequest).
-			WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(lim.MaxFactsPerRequest), Actual: protocol.Int64Ptr(n),
-				Suggestion: "Send fewer facts, e.g. only those the intent's required_facts and optional_facts name."})
+		return nil, protocol.TooManyFacts(n, lim.MaxFactsPerRequest)
 	}
 	ev := &evaluation{intent: *w.Intent, program: prog}
 	for _, raw := range w.Facts {
 		ev.factsBytes += int64(len(raw))
 	}
-	facts, violations := protocol.DecodeFacts(w.Facts)
-	skip := map[int]bool{}
-	for _, v := range violations {
-		skip[v.FactIndex] = true
-	}
 	profile := prog.FactsProfile()
-	valid, more := protocol.ValidateFacts(facts, &profile, protocol.Assert, skip)
-	violations = append(violations, more...)
-	for _, d := range prog.Intents() {
-		if d.Name != ev.intent.Name {
-			continue
-		}
-		ev.knownIntent = true
-		for _, req := range d.RequiredFacts {
-			if !hasPredicate(facts, req) {
-				violations = append(violations, protocol.Violation{FactIndex: -1, Predicate: req, Issue: protocol.IssueMissingRequiredFact,
-					Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
-			}
-		}
-	}
+	valid, violations, known := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, &profile, prog.Intents())
+	ev.knownIntent = known
 	if len(violations) > 0 {
-		sortViolations(violations)
 		return nil, protocol.FactsError(violations)
 	}
 	ev.upgrades = map[string]bool{}
@@ -276,28 +256,4 @@ func (s *Server) clamp(name string, client *int64, limit int64, warnings *[]prot
 		return limit, nil
 	}
 	return *client, nil
-}
-
-func hasPredicate(facts []protocol.Fact, pred string) bool {
-	for _, f := range facts {
-		if f.Pred == pred {
-			return true
-		}
-	}
-	return false
-}
-
-func sortViolations(vs []protocol.Violation) {
-	// Stable by fact index; missing-required-fact violations (index -1) last.
-	key := func(v protocol.Violation) int {
-		if v.FactIndex < 0 {
-			return int(^uint(0) >> 1)
-		}
-		return v.FactIndex
-	}
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0 && key(vs[j]) < key(vs[j-1]); j-- {
-			vs[j], vs[j-1] = vs[j-1], vs[j]
-		}
-	}
 }

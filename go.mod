@@ -4,6 +4,8 @@ go 1.26.8
 
 require (
 	codeberg.org/TauCeti/mangle-go v0.5.0
+	github.com/coder/websocket v1.8.15
+	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/text v0.14.0
 	golang.org/x/time v0.16.0
@@ -12,8 +14,6 @@ require (
 require (
 	bitbucket.org/creachadair/stringset v0.0.11 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20240707233637-46b078467d37 // indirect
 )

@@ -33,8 +33,11 @@ type ManifestNotifier interface {
 // SessionOptions configure [ServeSession].
 type SessionOptions struct {
 	// MaxConcurrent bounds the requests of one session processed at once;
-	// further pipelined requests wait to be read. Default 16.
+	// default 16. MaxQueued more may wait for a slot (default 4 times
+	// MaxConcurrent); beyond that a request is refused with rate_limited.
+	// Reading never blocks, so a cancel is always seen.
 	MaxConcurrent int
+	MaxQueued     int
 	// Credentials are the session's credentials (stdio: a flag or the
 	// environment; WebSocket: the upgrade request's headers).
 	Credentials *protocol.Credentials
@@ -62,20 +65,34 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent), creds: o.Credentials}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = 4 * o.MaxConcurrent
+	}
+	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent),
+		queue: make(chan struct{}, o.MaxConcurrent+o.MaxQueued), creds: o.Credentials}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	manifest, _ := h.ManifestJSON()
-	if err := s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: manifest}); err != nil {
-		return err
-	}
 	defer s.wg.Wait()
+	// Subscribe before the first manifest goes out, so no change is missed;
+	// pushes wait until the first manifest was written.
+	firstSent := make(chan struct{})
 	if n, ok := h.(ManifestNotifier); ok {
 		stop := n.OnManifestChange(func() {
+			select {
+			case <-firstSent:
+			case <-ctx.Done():
+				return
+			}
 			m, _ := h.ManifestJSON()
 			_ = s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: m})
 		})
 		defer stop()
+	}
+	manifest, _ := h.ManifestJSON()
+	err := s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: manifest})
+	close(firstSent)
+	if err != nil {
+		return err
 	}
 	for {
 		msg, err := c.ReadMessage(ctx)
@@ -106,7 +123,8 @@ type session struct {
 	mu      sync.Mutex
 	// inflight maps the id of each running request to its cancel function.
 	inflight map[string]context.CancelFunc
-	slots    chan struct{}
+	slots    chan struct{} // requests running
+	queue    chan struct{} // requests running or waiting for a slot
 	wg       sync.WaitGroup
 	creds    *protocol.Credentials // from the options, then from a successful authenticate
 }
@@ -168,9 +186,14 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 			return
 		}
 	}
+	// Admission never blocks the read loop, so cancel messages are always
+	// read: a request waits in a bounded queue for one of MaxConcurrent
+	// slots, and beyond the queue it is refused at once.
 	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
+	case s.queue <- struct{}{}:
+	default:
+		_ = s.write(ctx, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeRateLimited,
+			"this session already has %d requests running or waiting", cap(s.queue)).WithRetryAfter(100)))
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -182,8 +205,15 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer func() { <-s.slots }()
+		defer func() { <-s.queue }()
 		defer cancel()
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-rctx.Done(): // cancelled (or the session ended) while waiting
+			s.finish(ctx, id, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled before it started")))
+			return
+		}
 		s.mu.Lock()
 		creds := s.creds
 		s.mu.Unlock()
@@ -205,13 +235,18 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 				s.mu.Unlock()
 			}
 		}
-		if id != "" {
-			s.mu.Lock()
-			delete(s.inflight, id)
-			s.mu.Unlock()
-		}
-		if err := s.write(ctx, env); err != nil {
-			s.o.Logger.Warn("session write failed", "peer", s.o.Peer, "request_id", id, "error", err.Error())
-		}
+		s.finish(ctx, id, env)
 	}()
+}
+
+// finish forgets a request and writes its answer.
+func (s *session) finish(ctx context.Context, id string, env *protocol.Envelope) {
+	if id != "" {
+		s.mu.Lock()
+		delete(s.inflight, id)
+		s.mu.Unlock()
+	}
+	if err := s.write(ctx, env); err != nil {
+		s.o.Logger.Warn("session write failed", "peer", s.o.Peer, "request_id", id, "error", err.Error())
+	}
 }

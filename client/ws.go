@@ -1,0 +1,65 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/url"
+
+	"github.com/coder/websocket"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// dialWebSocket opens a WebSocket session (Spec 02 section 4.1). The token
+// and the extra headers go with the upgrade request.
+func dialWebSocket(ctx context.Context, u *url.URL, opts *Options) (*Session, error) {
+	o := opts.withDefaults()
+	target := u.String()
+	c, resp, err := websocket.Dial(ctx, target, &websocket.DialOptions{HTTPClient: o.HTTPClient, HTTPHeader: o.httpHeader()})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		te := &TransportError{Op: "dial", URL: target, Err: err}
+		if resp != nil {
+			te.Status = resp.StatusCode
+		}
+		return nil, te
+	}
+	c.SetReadLimit(maxReply)
+	return newSession(ctx, &wsConn{c: c}, o, "websocket", nil)
+}
+
+// wsConn adapts a client WebSocket connection to transport.Conn: one
+// message per text frame.
+type wsConn struct{ c *websocket.Conn }
+
+// ReadMessage reads the next text frame. A normal close is io.EOF; a
+// binary frame is reported as a framing error and skipped by the session.
+func (w *wsConn) ReadMessage(ctx context.Context) ([]byte, error) {
+	typ, data, err := w.c.Read(ctx)
+	if err != nil {
+		switch websocket.CloseStatus(err) {
+		case websocket.StatusNormalClosure, websocket.StatusGoingAway:
+			return nil, io.EOF
+		}
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, protocol.Errorf(protocol.CodeMalformedMessage, "MangleCP messages are text frames")
+	}
+	return data, nil
+}
+
+// WriteMessage sends one text frame.
+func (w *wsConn) WriteMessage(ctx context.Context, msg []byte) error {
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+// Close closes the connection with a normal close handshake (bounded by
+// the library). Its failures are not reported: the connection is gone
+// either way, and a peer that closed first is no error.
+func (w *wsConn) Close() error {
+	_ = w.c.Close(websocket.StatusNormalClosure, "")
+	return nil
+}
