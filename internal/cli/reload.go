@@ -17,13 +17,12 @@ import (
 )
 
 // watchRules reloads the rules on SIGHUP and, when dir is set, whenever a
-// .mg file under it changes (polled every interval: no platform
-// dependency). It returns when ctx ends.
-func watchRules(ctx context.Context, srv *manglecp.Server, dir string, rules fs.FS, interval time.Duration, logger *slog.Logger) {
+// .mg file under it changes from the loaded state last (polled every
+// interval: no platform dependency). It returns when ctx ends.
+func watchRules(ctx context.Context, srv *manglecp.Server, dir string, rules fs.FS, last string, interval time.Duration, logger *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	last := fingerprint(dir)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	reload := func(why string) {

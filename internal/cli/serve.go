@@ -100,6 +100,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:      tlsConfig,
 	}
+	loaded := fingerprint(*rules) // what NewServer is about to load; later changes trigger a reload
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
@@ -125,7 +126,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer stop()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go watchRules(watchCtx, srv, *rules, d.Rules, *watch, logger)
+	go watchRules(watchCtx, srv, *rules, d.Rules, loaded, *watch, logger)
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
