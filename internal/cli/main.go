@@ -17,6 +17,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdin, stdout, stderr)
+	case "manifest":
+		return manifestCmd(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return evalCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "invoke":
+		return invokeCmd(ctx, args[1:], stdout, stderr)
 	case "check":
 		return check(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -36,9 +42,14 @@ func usage(w io.Writer) {
 
 Usage:
   manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
+  manglecp manifest TARGET [--json] [--token T]
+  manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
+  manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
   manglecp version
 
-Run 'manglecp serve -h' for the flags of serve.
+TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...
+Exit codes: 0 ok, 1 the server answered with an error, 2 usage, 3 unreachable.
+Run 'manglecp COMMAND -h' for the flags of a command.
 `)
 }

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestClientCommands drives manifest, eval and invoke against a real
+// server, in human and JSON form, with the documented exit codes.
+func TestClientCommands(t *testing.T) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("cli-test-key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	defer hs.Close()
+	facts := filepath.Join(t.TempDir(), "facts.json")
+	_ = os.WriteFile(facts, []byte(`{"facts": [{"pred":"current_url","args":["https://x"]},{"pred":"console_event","args":["s1","error","boom",5]},{"pred":"net_response","args":["s1","r1",500,1]}]}`), 0o644)
+
+	if code, out, _ := run(t, "", "manifest", hs.URL); code != exitOK || !strings.Contains(out, "conformance level 3") || !strings.Contains(out, "diagnose_error") {
+		t.Errorf("manifest: %d\n%s", code, out)
+	}
+	code, out, errOut := run(t, "", "eval", hs.URL, "--intent", "diagnose_error", "--facts", facts, "--json", "--disclosure", "full")
+	if code != exitOK {
+		t.Fatalf("eval --json: %d %s %s", code, out, errOut)
+	}
+	var resp protocol.IntentResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatalf("eval --json output: %v\n%s", err, out)
+	}
+	ids := map[string]string{}
+	for _, m := range resp.MacroTools {
+		ids[m.Name] = m.MacroID
+	}
+	// The same facts from stdin, human output.
+	raw, _ := os.ReadFile(facts)
+	if code, out, _ := run(t, string(raw), "eval", hs.URL, "--intent", "diagnose_error", "--facts", "-", "--proof"); code != exitOK || !strings.Contains(out, "diagnose_causal_chain") || !strings.Contains(out, "proof hints") {
+		t.Errorf("eval from stdin: %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, "", "invoke", hs.URL, "--macro", ids["diagnose_causal_chain"], "--args", `{"request_id":"r1"}`); code != exitOK || !strings.Contains(out, "Root cause") {
+		t.Errorf("invoke: %d\n%s", code, out)
+	}
+	// Confirmation: refused without, accepted with a token signed by the server's key.
+	if code, out, _ := run(t, "", "invoke", hs.URL, "--macro", ids["write_diagnosis_report"], "--args", `{"request_id":"r1"}`, "--json"); code != exitProtocol || !strings.Contains(out, `"confirmation_required"`) {
+		t.Errorf("invoke without confirmation: %d\n%s", code, out)
+	}
+	if code, out, errOut := run(t, "", "invoke", hs.URL, "--macro", ids["write_diagnosis_report"], "--args", `{"request_id":"r1"}`, "--confirm", "--confirm-key", "cli-test-key"); code != exitOK {
+		t.Errorf("invoke --confirm: %d\n%s%s", code, out, errOut)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"server error in JSON", []string{"invoke", hs.URL, "--macro", "nope", "--json"}, exitProtocol, `"type":"error"`},
+		{"invalid facts, refused before sending", []string{"eval", hs.URL, "--intent", "observe", "--facts", "-"}, exitProtocol, "arity_mismatch"},
+		{"unreachable", []string{"manifest", "http://127.0.0.1:1"}, exitTransport, "connection refused"},
+		{"missing intent", []string{"eval", hs.URL}, exitUsage, "--intent is required"},
+		{"bad args", []string{"invoke", hs.URL, "--macro", "m", "--args", "[1]"}, exitUsage, "JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, `[{"pred":"current_url","args":["a","b"]}]`, tc.args...)
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d (want %d)\n%s%s", code, tc.code, out, errOut)
+			}
+		})
+	}
+}
