@@ -186,6 +186,9 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
 	}
 	if w.EvalTime != nil {
+		if err := protocol.CheckTimeRange(w.EvalTime.Time); err != nil {
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
+		}
 		ev.evalTime = w.EvalTime.Time
 	} else {
 		ev.evalTime, ev.chosenTime = s.now().UTC(), true

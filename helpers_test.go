@@ -258,7 +258,7 @@ func faultDomain(block chan struct{}) *manglecp.Domain {
 
 // leakMarkers are strings no response may contain: stack traces, Go file
 // paths, rule source, internal paths the faults put in their errors.
-var leakMarkers = []string{"goroutine ", ".go:", "panic", ":-", "/secret/", "/etc/", "runtime/debug", "fact size limit", "analysis"}
+var leakMarkers = []string{"goroutine ", ".go:", "panic", ") :- ", "/secret/", "/etc/", "runtime/debug", "fact size limit", "analysis"}
 
 func scanForLeaks(t *testing.T, bodies [][]byte) {
 	t.Helper()

@@ -51,6 +51,9 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 	// eval_time when given (the time the client reasons in), else the clock.
 	at := now
 	if req.EvalTime != nil {
+		if err := protocol.CheckTimeRange(req.EvalTime.Time); err != nil {
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
+		}
 		at = req.EvalTime.Time
 	}
 	if t := def.tool.ValidUntil; t != nil && at.After(*t) {

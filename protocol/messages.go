@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -323,6 +324,21 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
 }
 
+// CheckTimeRange reports an instant a server cannot evaluate: Mangle keeps
+// times as int64 nanoseconds since 1970, so only years 1677 to 2262 are
+// representable; anything outside would wrap around silently.
+func CheckTimeRange(t time.Time) error {
+	if t.Before(minTime) || t.After(maxTime) {
+		return fmt.Errorf("time %s is outside the supported range %s to %s", t.Format(time.RFC3339), minTime.Format(time.RFC3339), maxTime.Format(time.RFC3339))
+	}
+	return nil
+}
+
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
 // ParseTime converts a decoded JSON time value (an RFC 3339 string or an
 // epoch-milliseconds json.Number) to a time.Time.
 func ParseTime(v any) (time.Time, error) {
@@ -338,7 +354,11 @@ func ParseTime(v any) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, fmt.Errorf("time %s is not an integer of epoch milliseconds", x)
 		}
-		return time.UnixMilli(ms).UTC(), nil
+		t := time.UnixMilli(ms).UTC()
+		if t.Year() < 0 || t.Year() > 9999 {
+			return time.Time{}, fmt.Errorf("time %s (epoch ms) is beyond the years RFC 3339 can write (0000-9999)", x)
+		}
+		return t, nil
 	case float64:
 		return time.UnixMilli(int64(x)).UTC(), nil
 	}

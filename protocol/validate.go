@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strconv"
@@ -309,7 +310,7 @@ func checkNumber(n json.Number) string {
 	if !ok || f.IsInf() {
 		return fmt.Sprintf("is the number %s, outside float64", s)
 	}
-	if _, acc := f.Float64(); acc != big.Exact && (f.MantExp(nil) > 1024) {
+	if x, _ := f.Float64(); math.IsInf(x, 0) {
 		return fmt.Sprintf("is the number %s, outside float64", s)
 	}
 	return ""
@@ -323,10 +324,12 @@ func unwrapInt64(m map[string]any) (json.Number, string) {
 	if !ok {
 		return "", "is an int64 wrapper whose \"value\" is not a decimal string"
 	}
-	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
 		return "", fmt.Sprintf("is an int64 wrapper whose value %q is not a decimal int64", s)
 	}
-	return json.Number(s), ""
+	// Canonical text: "+404" and "0404" are accepted but are not JSON numbers.
+	return json.Number(strconv.FormatInt(n, 10)), ""
 }
 
 func checkTemporal(t *Temporal) string {
@@ -340,7 +343,11 @@ func checkTemporal(t *Temporal) string {
 			}
 			return ""
 		}
-		if _, err := ParseTime(t.At); err != nil {
+		at, err := ParseTime(t.At)
+		if err == nil {
+			err = CheckTimeRange(at)
+		}
+		if err != nil {
 			return "\"t.at\": " + err.Error()
 		}
 		return ""
@@ -367,6 +374,9 @@ func temporalBound(name string, v any) (*Time, string) {
 		return nil, ""
 	}
 	tt, err := ParseTime(v)
+	if err == nil {
+		err = CheckTimeRange(tt)
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("\"t.%s\": %s", name, err)
 	}

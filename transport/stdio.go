@@ -26,16 +26,18 @@ func NewStdioConn(r io.Reader, w io.Writer, limit int64, closeFn func() error) *
 	return &StdioConn{r: bufio.NewReaderSize(r, 64<<10), w: w, limit: limit, close: closeFn}
 }
 
-// ReadMessage returns the next non-empty line without its newline. The
-// context is not consulted: closing the reader ends a blocked read.
+// ReadMessage returns the next non-empty line without its line ending
+// (LF or CRLF). A message longer than limit is skipped and reported as
+// message_too_large; at most limit+2 bytes of a line are ever buffered.
+// The context is not consulted: closing the reader ends a blocked read.
 func (c *StdioConn) ReadMessage(context.Context) ([]byte, error) {
 	for {
 		var line []byte
-		tooLong := false
+		tooLong, eof := false, false
 		for {
 			chunk, err := c.r.ReadSlice('\n')
 			if !tooLong {
-				if int64(len(line)+len(chunk)) > c.limit+1 { // +1: the newline
+				if int64(len(line)+len(chunk)) > c.limit+2 { // room for CR LF
 					tooLong, line = true, nil
 				} else {
 					line = append(line, chunk...)
@@ -44,22 +46,28 @@ func (c *StdioConn) ReadMessage(context.Context) ([]byte, error) {
 			if err == bufio.ErrBufferFull {
 				continue
 			}
+			if err == io.EOF {
+				eof = true
+				break
+			}
 			if err != nil {
-				if err == io.EOF && len(line) > 0 && !tooLong {
-					return trimLine(line), nil // a last line without newline
-				}
-				if err == io.EOF && tooLong {
-					return nil, protocol.MessageTooLarge(c.limit, -1)
-				}
 				return nil, err
 			}
 			break
 		}
-		if tooLong {
+		body := line
+		if n := len(body); n > 0 && body[n-1] == '\n' {
+			body = body[:n-1]
+		}
+		msg := trimLine(body)
+		if tooLong || int64(len(body)) > c.limit+1 || int64(len(msg)) > c.limit { // one CR may end a line
 			return nil, protocol.MessageTooLarge(c.limit, -1)
 		}
-		if msg := trimLine(line); len(msg) > 0 {
+		if len(msg) > 0 {
 			return msg, nil
+		}
+		if eof {
+			return nil, io.EOF
 		}
 	}
 }
