@@ -133,12 +133,24 @@ func serveManifest(h Handler, w http.ResponseWriter, r *http.Request) {
 	payload, etag := h.ManifestJSON()
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("ETag", etag)
-	if match := r.Header.Get("If-None-Match"); match != "" && match == etag {
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	env := &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: payload}
 	writeEnvelope(w, http.StatusOK, env)
+}
+
+// etagMatches applies If-None-Match (RFC 9110 section 13.1.2): a list of
+// tags, weak or strong, or "*".
+func etagMatches(header, etag string) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || (tag != "" && tag == etag) {
+			return true
+		}
+	}
+	return false
 }
 
 func serveRequest(h Handler, expect protocol.MessageType, w http.ResponseWriter, r *http.Request) {

@@ -151,3 +151,22 @@ func TestCORS(t *testing.T) {
 		})
 	}
 }
+
+func TestIfNoneMatch(t *testing.T) {
+	srv := httptest.NewServer(transport.NewHTTPHandler(&fake{}, nil))
+	defer srv.Close()
+	for header, want := range map[string]int{`"v1"`: 304, `"x", "v1"`: 304, `W/"v1"`: 304, `*`: 304, `"x"`: 200, ``: 200} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+transport.ManifestPath, nil)
+		if header != "" {
+			req.Header.Set("If-None-Match", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("If-None-Match %q: %d, want %d", header, resp.StatusCode, want)
+		}
+	}
+}

@@ -25,6 +25,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return invokeCmd(ctx, args[1:], stdout, stderr)
 	case "check":
 		return check(ctx, args[1:], stdout, stderr)
+	case "conformance":
+		return conformanceCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -46,6 +48,7 @@ Usage:
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
+  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T]
   manglecp version
 
 TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/manglecp/manglecp/conformance"
+)
+
+const conformanceUsage = "manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T] [--only IDS] [--timeout D]"
+
+// conformanceCmd runs the conformance suite (package conformance) against
+// TARGET and prints the report: one line per check for people, or the JSON
+// report with --json. Exit codes: 0 no check failed, 1 a check failed,
+// 2 usage, 3 the target could not be reached.
+func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\nRuns the MangleCP conformance suite (Spec 10) against a server and reports each check.\n\n", conformanceUsage)
+		fl.PrintDefaults()
+	}
+	cf := addClientFlags(fl)
+	level := fl.Int("level", 0, "conformance level to check, 1, 2 or 3 (default: the server's declared level)")
+	fixture := fl.String("fixture", "", "fixture for domain-specific checks: a JSON file, or a built-in name ("+strings.Join(conformance.BuiltinFixtures(), ", ")+")")
+	only := fl.String("only", "", "comma-separated check IDs or categories to run (default: all)")
+	timeout := fl.Duration("timeout", 30*time.Second, "time limit of each request")
+	target, ok := parseTarget(fl, args, stderr, conformanceUsage)
+	if !ok {
+		return exitUsage
+	}
+	if *level < 0 || *level > 3 {
+		fmt.Fprintf(stderr, "manglecp conformance: --level %d: use 1, 2 or 3\n", *level)
+		return exitUsage
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "manglecp conformance: --timeout must be positive")
+		return exitUsage
+	}
+	opts := &conformance.Options{Level: *level, Token: *cf.token, RequestTimeout: *timeout}
+	if opts.Token == "" {
+		opts.Token = os.Getenv("MANGLECP_AUTH_TOKEN")
+	}
+	if *fixture != "" {
+		f, err := conformance.LoadFixture(*fixture)
+		if err != nil {
+			fmt.Fprintf(stderr, "manglecp conformance: --fixture: %v\n", err)
+			return exitUsage
+		}
+		opts.Fixture = f
+	}
+	if *only != "" {
+		known := map[string]bool{}
+		for _, c := range conformance.Catalogue() {
+			known[c.ID], known[c.Category] = true, true
+		}
+		for _, id := range strings.Split(*only, ",") {
+			id = strings.TrimSpace(id)
+			if !known[id] {
+				fmt.Fprintf(stderr, "manglecp conformance: --only: no check or category %q\n", id)
+				return exitUsage
+			}
+			opts.Checks = append(opts.Checks, id)
+		}
+	}
+	sp := startSpinner(stderr, "running the conformance suite")
+	rep, err := conformance.Run(ctx, target, opts)
+	sp.end()
+	if err != nil {
+		return fail(err, *cf.json, stdout, stderr)
+	}
+	if *cf.json {
+		printJSON(stdout, rep)
+	} else {
+		fmt.Fprint(stdout, rep.Format())
+	}
+	if !rep.OK() {
+		return exitProtocol
+	}
+	return exitOK
+}
