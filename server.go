@@ -45,7 +45,7 @@ type Server struct {
 	status   atomic.Value // protocol.Status
 	degraded atomic.Value // string: why the server is degraded
 	manifest atomic.Pointer[manifestSnapshot]
-	inflight sync.WaitGroup
+	inflight inflight
 
 	limitersMu sync.Mutex
 	limiters   map[string]*rate.Limiter
@@ -231,14 +231,45 @@ func (s *Server) Drain() { s.setStatus(protocol.StatusDraining) }
 
 // Wait blocks until every request that was being handled has finished, or
 // ctx ends.
-func (s *Server) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
+func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
+
+// inflight counts running requests. Unlike a sync.WaitGroup it allows
+// new requests to start while someone waits (they are refused by then,
+// but arrive concurrently), and waiting respects a context.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to zero
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.zero = make(chan struct{})
+	}
+	f.n++
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 {
+		close(f.zero)
+	}
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	zero := f.zero
+	f.mu.Unlock()
 	select {
-	case <-done:
+	case <-zero:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -390,8 +421,8 @@ type requestIDKey struct{}
 // Every error comes from the registry; internal failures are logged with
 // the request id and masked.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protocol.Envelope) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	s.inflight.add()
+	defer s.inflight.done()
 	logID := fmt.Sprintf("r%d", s.nextID.Add(1))
 	id := ""
 	defer func() {
