@@ -207,13 +207,11 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 		defer s.wg.Done()
 		defer func() { <-s.queue }()
 		defer cancel()
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-rctx.Done(): // cancelled (or the session ended) while waiting
+		if !s.acquire(rctx) { // cancelled (or the session ended) while waiting
 			s.finish(ctx, id, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled before it started")))
 			return
 		}
+		defer func() { <-s.slots }()
 		s.mu.Lock()
 		creds := s.creds
 		s.mu.Unlock()
@@ -237,6 +235,23 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 		}
 		s.finish(ctx, id, env)
 	}()
+}
+
+// acquire takes a slot, waiting while all are busy; it reports false when
+// ctx ends first. A free slot is always taken, so a request that could
+// run is handed to the handler, which decides how to honour a cancel.
+func (s *session) acquire(ctx context.Context) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // finish forgets a request and writes its answer.
