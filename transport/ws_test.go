@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,5 +62,36 @@ func TestWebSocket(t *testing.T) {
 	_, _, err = c.Read(ctx)
 	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Errorf("close status %v (%v), want 1009", websocket.CloseStatus(err), err)
+	}
+}
+
+// TestWebSocketPingsWhenIdle: an idle session is pinged every
+// PingInterval (the spec asks for at most 30 s; the test uses 20 ms).
+func TestWebSocketPingsWhenIdle(t *testing.T) {
+	h := &slowHandler{release: make(chan struct{})}
+	srv := httptest.NewServer(transport.NewHTTPHandler(h, &transport.HTTPOptions{WS: &transport.WSOptions{PingInterval: 20 * time.Millisecond}}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var pings atomic.Int32
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/manglecp/ws", &websocket.DialOptions{
+		OnPingReceived: func(context.Context, []byte) bool { pings.Add(1); return true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	readCtx, stop := context.WithCancel(ctx)
+	go func() { // keep reading so control frames are handled
+		for {
+			if _, _, err := c.Read(readCtx); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	if n := pings.Load(); n < 3 {
+		t.Errorf("%d pings in 300 ms of idleness at a 20 ms interval", n)
 	}
 }
