@@ -246,6 +246,20 @@ func readFacts(path string, stdin io.Reader) ([]protocol.Fact, error) {
 	return wrapped.Facts, nil
 }
 
+// parseEvalTime reads --eval-time (RFC 3339); "" means none. It reports a
+// bad value on stderr and returns ok false.
+func parseEvalTime(v, cmd string, stderr io.Writer) (*protocol.Time, bool) {
+	if v == "" {
+		return nil, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp %s: --eval-time: %v\n", cmd, err)
+		return nil, false
+	}
+	return protocol.NewTime(t), true
+}
+
 // evalCmd evaluates an intent.
 func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("eval", flag.ContinueOnError)
@@ -280,13 +294,8 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		req.Facts = facts
 	}
-	if *evalTime != "" {
-		t, err := time.Parse(time.RFC3339Nano, *evalTime)
-		if err != nil {
-			fmt.Fprintf(stderr, "manglecp eval: --eval-time: %v\n", err)
-			return exitUsage
-		}
-		req.EvalTime = protocol.NewTime(t)
+	if req.EvalTime, ok = parseEvalTime(*evalTime, "eval", stderr); !ok {
+		return exitUsage
 	}
 	if *proof || *disclosure != "" {
 		req.Options = &protocol.Options{IncludeProofHints: *proof, DisclosurePreference: *disclosure}
@@ -376,13 +385,8 @@ func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "manglecp invoke: --args must be a JSON object: %v\n", err)
 		return exitUsage
 	}
-	if *evalTime != "" {
-		t, err := time.Parse(time.RFC3339Nano, *evalTime)
-		if err != nil {
-			fmt.Fprintf(stderr, "manglecp invoke: --eval-time: %v\n", err)
-			return exitUsage
-		}
-		req.EvalTime = protocol.NewTime(t)
+	if req.EvalTime, ok = parseEvalTime(*evalTime, "invoke", stderr); !ok {
+		return exitUsage
 	}
 	var callOpts []client.CallOption
 	if *confirm {
