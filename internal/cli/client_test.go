@@ -75,6 +75,7 @@ func TestClientCommands(t *testing.T) {
 		{"invalid facts, refused before sending", []string{"eval", hs.URL, "--intent", "observe", "--facts", "-"}, exitProtocol, "arity_mismatch"},
 		{"unreachable", []string{"manifest", "http://127.0.0.1:1"}, exitTransport, "connection refused"},
 		{"missing intent", []string{"eval", hs.URL}, exitUsage, "--intent is required"},
+		{"bad eval time", []string{"invoke", hs.URL, "--macro", "m", "--eval-time", "soon"}, exitUsage, "--eval-time"},
 		{"bad args", []string{"invoke", hs.URL, "--macro", "m", "--args", "[1]"}, exitUsage, "JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
