@@ -246,13 +246,17 @@ func readFacts(path string, stdin io.Reader) ([]protocol.Fact, error) {
 	return wrapped.Facts, nil
 }
 
-// parseEvalTime reads --eval-time (RFC 3339); "" means none. It reports a
+// parseEvalTime reads --eval-time (RFC 3339, or "now" for the server's
+// clock); "" means none. It reports a
 // bad value on stderr and returns ok false.
 func parseEvalTime(v, cmd string, stderr io.Writer) (*protocol.Time, bool) {
 	if v == "" {
 		return nil, true
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	if v == "now" {
+		return &protocol.Time{Now: true}, true // the server's clock
+	}
+	t, err := protocol.ParseRFC3339(v) // RFC 3339 section 5.6: lowercase t/z, leap seconds
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp %s: --eval-time: %v\n", cmd, err)
 		return nil, false
@@ -268,7 +272,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	intent := fl.String("intent", "", "the intent name (required)")
 	factsFile := fl.String("facts", "", "facts: a JSON file, or - for stdin")
 	params := fl.String("params", "", "intent params as a JSON object")
-	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339")
+	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now")
 	proof := fl.Bool("proof", false, "ask for proof hints")
 	disclosure := fl.String("disclosure", "", "full, condensed, minimal or adaptive (the server's default)")
 	target, ok := parseTarget(fl, args, stderr, "manglecp eval TARGET --intent NAME [--facts FILE|-] [--eval-time T] [--proof] [--json]")
@@ -369,7 +373,7 @@ func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	cf := addClientFlags(fl)
 	macro := fl.String("macro", "", "the macro_id (required)")
 	argsJSON := fl.String("args", "{}", "the arguments as a JSON object")
-	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339")
+	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now")
 	confirm := fl.Bool("confirm", false, "confirm a tool that needs it: sign a confirmation token with --confirm-key or MANGLECP_CONFIRMATION_KEY")
 	confirmKey := fl.String("confirm-key", "", "the server's confirmation key")
 	target, ok := parseTarget(fl, args, stderr, "manglecp invoke TARGET --macro ID --args JSON [--confirm] [--json]")
