@@ -17,5 +17,3 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20240707233637-46b078467d37 // indirect
 )
-
-replace codeberg.org/TauCeti/mangle-go => github.com/google/mangle v0.5.0
