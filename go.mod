@@ -14,6 +14,7 @@ require (
 require (
 	bitbucket.org/creachadair/stringset v0.0.11 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20240707233637-46b078467d37 // indirect
