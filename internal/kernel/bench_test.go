@@ -58,11 +58,13 @@ func BenchmarkKernelEvaluate(b *testing.B) {
 			req := Request{Intent: "diagnose_error", Facts: benchFacts(n), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: benchLimit}
 			ctx := context.Background()
 			b.ReportAllocs()
+			done := cpuPerOp(b)
 			for b.Loop() {
 				if _, err := p.Evaluate(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 			}
+			done()
 		})
 	}
 }
@@ -127,9 +129,11 @@ func BenchmarkRawEngine(b *testing.B) {
 				b.Fatalf("raw engine selected %d tools, kernel %d", got, len(res.Tools))
 			}
 			b.ReportAllocs()
+			done := cpuPerOp(b)
 			for b.Loop() {
 				eval()
 			}
+			done()
 		})
 	}
 }

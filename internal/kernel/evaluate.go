@@ -144,7 +144,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err, req)
 	}
-	own := factstore.NewSimpleInMemoryStore()
+	own := newIndexedStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
 	own.Add(ast.NewAtom("caller", ast.String(req.Caller)))
@@ -157,7 +157,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	var stop atomic.Bool
-	store := &evalStore{base: &p.base, own: own, stop: &stop}
+	store := &evalStore{base: p.base, own: own, stop: &stop}
 	limit := int(req.MaxIntervalsPerAtom)
 	if limit <= 0 {
 		limit = factstore.DefaultMaxIntervalsPerAtom
@@ -347,13 +347,12 @@ func consumedFromGasError(msg string, initial, limit, delta int64) int64 {
 	return max(consumed, limit+1)
 }
 
-func countDerived(s factstore.SimpleInMemoryStore) int64 {
+func countDerived(s *indexedStore) int64 {
 	var n int64
-	for _, p := range s.ListPredicates() {
-		if p.IsInternalPredicate() {
-			continue
+	for p, r := range s.rels {
+		if !p.IsInternalPredicate() {
+			n += int64(len(r.facts))
 		}
-		_ = s.GetFacts(ast.NewQuery(p), func(ast.Atom) error { n++; return nil })
 	}
 	return n
 }

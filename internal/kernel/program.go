@@ -8,7 +8,6 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
 	"codeberg.org/TauCeti/mangle-go/ast"
-	"codeberg.org/TauCeti/mangle-go/factstore"
 	"github.com/manglecp/manglecp/internal/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -31,7 +30,7 @@ type Program struct {
 	info          *analysis.ProgramInfo
 	strata        []analysis.Nodeset
 	predToStratum map[ast.PredicateSym]int
-	base          factstore.SimpleInMemoryStore // server facts, read-only after Load
+	base          *indexedStore // server facts, read-only (frozen) after Load
 	baseCount     int
 	timedBase     []timedAtom     // server facts with a validity interval
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
@@ -119,7 +118,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 
 	// Server facts go to a shared read-only store once; the engine must not
 	// add them again per request.
-	p.base = factstore.NewSimpleInMemoryStore()
+	p.base = newIndexedStore()
 	for i, a := range info.InitialFacts {
 		if iv := info.InitialFactTimes[i]; iv != nil {
 			p.timedBase = append(p.timedBase, timedAtom{a, *iv})
@@ -130,6 +129,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	for i, t := range p.tools {
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
 	}
+	p.base.freeze()
 	p.baseCount = p.base.EstimateFactCount()
 	p.baseHas = map[ast.PredicateSym]bool{}
 	for _, sym := range p.base.ListPredicates() {

@@ -19,7 +19,7 @@ type abortSignal struct{}
 // CPU work.
 type evalStore struct {
 	base factstore.ReadOnlyFactStore
-	own  factstore.SimpleInMemoryStore
+	own  *indexedStore
 	stop *atomic.Bool
 }
 

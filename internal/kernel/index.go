@@ -1,0 +1,195 @@
+package kernel
+
+import (
+	"sort"
+
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/factstore"
+)
+
+// indexedStore is the fact store the kernel gives the engine: facts by
+// predicate, each predicate's facts in insertion order, and per-argument
+// hash indexes so that a query with a bound argument visits only the facts
+// holding that constant instead of every fact of the predicate (the
+// engine's SimpleInMemoryStore scans them all). The engine always
+// substitutes the bindings it has into a premise before the lookup, so most
+// of its queries have bound arguments.
+//
+// Facts are identified by ast.Atom.Hash, as in SimpleInMemoryStore, so both
+// stores hold the same facts. An index is built the first time a query binds
+// its argument and kept up to date from then on; freeze builds them all, for
+// a store that is shared read-only between goroutines afterwards.
+type indexedStore struct {
+	rels  map[ast.PredicateSym]*relation
+	count int
+}
+
+// relation holds the facts of one predicate.
+type relation struct {
+	facts  []ast.Atom
+	hashes map[uint64]struct{}
+	// index[i] maps the hash of argument i's constant to the positions in
+	// facts of the facts holding it; nil until built.
+	index []map[uint64][]int32
+	// frozen relations never build indexes lazily (they are shared).
+	frozen bool
+}
+
+var _ factstore.FactStore = (*indexedStore)(nil)
+
+func newIndexedStore() *indexedStore {
+	return &indexedStore{rels: map[ast.PredicateSym]*relation{}}
+}
+
+// freeze builds every index, after which the store may be read from many
+// goroutines at once as long as nobody adds to it.
+func (s *indexedStore) freeze() {
+	for _, r := range s.rels {
+		for i := range r.index {
+			r.build(i)
+		}
+		r.frozen = true
+	}
+}
+
+func (r *relation) build(pos int) map[uint64][]int32 {
+	if idx := r.index[pos]; idx != nil {
+		return idx
+	}
+	idx := make(map[uint64][]int32, len(r.facts))
+	for j, f := range r.facts {
+		h := argHash(f.Args[pos])
+		idx[h] = append(idx[h], int32(j))
+	}
+	r.index[pos] = idx
+	return idx
+}
+
+// argHash is the index key of a fact's argument: the constant's own hash
+// (facts are ground; anything else goes to one bucket and is filtered by
+// Matches).
+func argHash(t ast.BaseTerm) uint64 {
+	if c, ok := t.(ast.Constant); ok {
+		return c.Hash()
+	}
+	return 0
+}
+
+// Add adds a unless a fact with the same hash is present.
+func (s *indexedStore) Add(a ast.Atom) bool {
+	r := s.rels[a.Predicate]
+	if r == nil {
+		r = &relation{hashes: map[uint64]struct{}{}, index: make([]map[uint64][]int32, len(a.Args))}
+		s.rels[a.Predicate] = r
+	}
+	h := a.Hash()
+	if _, dup := r.hashes[h]; dup {
+		return false
+	}
+	r.hashes[h] = struct{}{}
+	j := int32(len(r.facts))
+	r.facts = append(r.facts, a)
+	for i, idx := range r.index {
+		if idx != nil {
+			k := argHash(a.Args[i])
+			idx[k] = append(idx[k], j)
+		}
+	}
+	s.count++
+	return true
+}
+
+// Contains reports whether a fact with a's hash is present.
+func (s *indexedStore) Contains(a ast.Atom) bool {
+	r := s.rels[a.Predicate]
+	if r == nil {
+		return false
+	}
+	_, ok := r.hashes[a.Hash()]
+	return ok
+}
+
+// GetFacts calls fn for every fact matching q: through the smallest index
+// bucket of q's bound arguments, or every fact of the predicate when none
+// is bound. It stops at the first error fn returns and returns it.
+func (s *indexedStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
+	r := s.rels[q.Predicate]
+	if r == nil {
+		return nil
+	}
+	var bucket []int32
+	bound := false
+	for i, t := range q.Args {
+		c, ok := t.(ast.Constant)
+		if !ok || i >= len(r.index) {
+			continue
+		}
+		idx := r.index[i]
+		if idx == nil {
+			if r.frozen {
+				continue
+			}
+			idx = r.build(i)
+		}
+		b := idx[c.Hash()]
+		if !bound || len(b) < len(bucket) {
+			bucket, bound = b, true
+		}
+		if len(bucket) == 0 {
+			return nil
+		}
+	}
+	facts := r.facts // a snapshot: adds during the walk are not visited
+	if !bound {
+		for _, f := range facts {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, j := range bucket {
+		f := facts[j]
+		if factstore.Matches(q.Args, f.Args) {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ListPredicates lists the predicates that have facts, sorted by name and
+// arity so that every walk over the store is in the same order.
+func (s *indexedStore) ListPredicates() []ast.PredicateSym {
+	out := make([]ast.PredicateSym, 0, len(s.rels))
+	for p := range s.rels {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Symbol != out[j].Symbol {
+			return out[i].Symbol < out[j].Symbol
+		}
+		return out[i].Arity < out[j].Arity
+	})
+	return out
+}
+
+// EstimateFactCount is the exact number of facts.
+func (s *indexedStore) EstimateFactCount() int { return s.count }
+
+// Merge adds every fact of other.
+func (s *indexedStore) Merge(other factstore.ReadOnlyFactStore) {
+	for _, p := range other.ListPredicates() {
+		_ = other.GetFacts(ast.NewQuery(p), func(a ast.Atom) error {
+			s.Add(a)
+			return nil
+		})
+	}
+}
+
+// has reports whether sym has any fact.
+func (s *indexedStore) has(sym ast.PredicateSym) bool {
+	r := s.rels[sym]
+	return r != nil && len(r.facts) > 0
+}
