@@ -40,6 +40,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	var gc gcSettings
+	fs.IntVar(&gc.percent, "gc-percent", -1, fmt.Sprintf("garbage collector target percentage (as GOGC); default GOGC from the environment, else %d", defaultGCPercent))
+	fs.StringVar(&gc.limit, "memory-limit", "", "soft memory limit of the process, e.g. 512MiB (as GOMEMLIMIT); default GOMEMLIMIT from the environment, else 1GiB")
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -51,6 +54,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := gc.apply(logger); err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
