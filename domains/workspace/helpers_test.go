@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -37,15 +38,15 @@ type fixture struct {
 
 // tree is the standard temporary tree of the tests.
 var tree = map[string]string{
-	"README.md":         "# Demo\n\nThe widget parses config.\n",
-	"notes.txt":         "hello\nworld\n",
-	"src/main.go":       "package main\n\nfunc main() {\n\tprintln(\"widget\")\n}\n",
-	"src/util.go":       "package main\n\n// widget helper\nfunc helper() {}\n\nfunc helper2() {}\n",
-	"src/deep/a/b.txt":  "deep\n",
-	"assets/logo.png":   "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
-	"assets/blob.bin":   "\x00\x01\x02\x03binary",
-	"docs/dup.txt":      "same\nother\nsame\n",
-	"docs/empty/.keep":  "",
+	"README.md":        "# Demo\n\nThe widget parses config.\n",
+	"notes.txt":        "hello\nworld\n",
+	"src/main.go":      "package main\n\nfunc main() {\n\tprintln(\"widget\")\n}\n",
+	"src/util.go":      "package main\n\n// widget helper\nfunc helper() {}\n\nfunc helper2() {}\n",
+	"src/deep/a/b.txt": "deep\n",
+	"assets/logo.png":  "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+	"assets/blob.bin":  "\x00\x01\x02\x03binary",
+	"docs/dup.txt":     "same\nother\nsame\n",
+	"docs/empty/.keep": "",
 }
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -170,4 +171,36 @@ func (f *fixture) file(name string) string {
 func (f *fixture) exists(name string) bool {
 	_, err := os.Lstat(filepath.Join(f.root, filepath.FromSlash(name)))
 	return err == nil
+}
+
+// fails is call that must fail with code; it checks the HTTP status and
+// the recoverable flag against the domain's registration and that no
+// absolute server path leaks.
+func (f *fixture) fails(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
+	f.t.Helper()
+	_, err := f.call(intent, facts, tool, args, confirm)
+	if err == nil {
+		f.t.Fatalf("%s %v succeeded, want %s", tool, args, code)
+	}
+	if err.Code() != code {
+		f.t.Fatalf("%s %v: %s (%s), want %s", tool, args, err.Code(), err.Payload.Message, code)
+	}
+	f.checkRegistered(err)
+	return err.Payload
+}
+
+// checkRegistered checks an error answer against the registry.
+func (f *fixture) checkRegistered(err *client.Error) {
+	f.t.Helper()
+	info, ok := f.srv.Registry().Lookup(err.Code())
+	if !ok {
+		f.t.Fatalf("%s is not registered", err.Code())
+	}
+	if err.Status != info.HTTPStatus || err.Payload.Recoverable != info.Recoverable {
+		f.t.Errorf("%s: status %d recoverable %v, registered %d %v", err.Code(), err.Status, err.Payload.Recoverable, info.HTTPStatus, info.Recoverable)
+	}
+	raw, _ := json.Marshal(err.Payload)
+	if strings.Contains(string(raw), f.root) {
+		f.t.Errorf("%s leaks a server path: %s", err.Code(), raw)
+	}
 }
