@@ -204,3 +204,28 @@ func (f *fixture) checkRegistered(err *client.Error) {
 		f.t.Errorf("%s leaks a server path: %s", err.Code(), raw)
 	}
 }
+
+// invoke invokes an already selected macro-tool.
+func (f *fixture) invoke(m protocol.MacroTool, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
+	f.t.Helper()
+	var opts []client.CallOption
+	if confirm {
+		opts = append(opts, client.WithConfirmation(confirmKey, time.Minute))
+	}
+	resp, err := f.sess.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: m.MacroID, Args: args, EvalTime: protocol.NewTime(f.evalAt)}, opts...)
+	if err != nil {
+		ce, ok := err.(*client.Error)
+		if !ok {
+			f.t.Fatalf("invoke %s: %v", m.Name, err)
+		}
+		return nil, ce
+	}
+	return resp, nil
+}
+
+// with returns f reporting to t (a subtest).
+func (f *fixture) with(t *testing.T) *fixture {
+	g := *f
+	g.t = t
+	return &g
+}
