@@ -41,11 +41,11 @@ func NewRegistry(codes ...DomainCode) (*Registry, error) {
 		if c.Domain == "" {
 			return nil, fmt.Errorf("error code %q: no domain", c.Code)
 		}
-		if !domainCodeSyntax.MatchString(string(c.Code)) {
-			return nil, fmt.Errorf("domain %s: error code %q must match %s (Spec 09 section 3.2)", c.Domain, c.Code, domainCodeSyntax)
-		}
 		if _, ok := Lookup(c.Code); ok {
 			return nil, fmt.Errorf("domain %s: error code %s is a standard code", c.Domain, c.Code)
+		}
+		if !domainCodeSyntax.MatchString(string(c.Code)) {
+			return nil, fmt.Errorf("domain %s: error code %q must match %s (Spec 09 section 3.2)", c.Domain, c.Code, domainCodeSyntax)
 		}
 		if i, ok := r.index[c.Code]; ok {
 			return nil, fmt.Errorf("domain %s: error code %s is registered twice (first by domain %s)", c.Domain, c.Code, r.domain[i].Domain)

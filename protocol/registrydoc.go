@@ -31,7 +31,8 @@ func RegistryMarkdown(domainCodes ...DomainCode) string {
 	w("Protocol version `%s`. The codes, HTTP statuses and recoverable flags are those of Spec 09\n", Version)
 	w("section 3.1. Every transport maps a code to the HTTP status listed here, and clients decide\n")
 	w("whether to retry from the recoverable flag (Spec 09 section 7). Custom codes start with `x-`\n")
-	w("(Spec 09 section 3.2); they map to HTTP %d and are not recoverable.\n\n", http.StatusInternalServerError)
+	w("(Spec 09 section 3.2): a code a domain registers (see Domain error codes) has the status and\n")
+	w("flag it registered; any other maps to HTTP %d and is not recoverable.\n\n", http.StatusInternalServerError)
 
 	w("## Error codes\n")
 	codes := Codes()
