@@ -43,7 +43,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `manglecp: a MangleCP server and tools (protocol 2026-02-draft)
 
 Usage:
-  manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
+  manglecp serve [--addr HOST:PORT | --stdio] [--domain browser | --domain workspace --root DIR...]
+                 [--rules DIR] [--config FILE] [--auth-token TOKEN]
   manglecp manifest TARGET [--json] [--token T]
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
