@@ -322,9 +322,24 @@ func (lc lineCounter) Write(p []byte) (int, error) {
 	return lc.h.Write(p)
 }
 
-// findFiles finds paths matching a glob below a directory.
+// search finds files below a directory by glob (search_files of the
+// filesystem server) and, given a text, the lines of those files that
+// contain it.
+func (a *actions) search(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	if _, ok := c.Args["text"]; ok {
+		return a.searchText(ctx, c)
+	}
+	return a.findFiles(ctx, c)
+}
+
+// findFiles finds paths matching a glob (default: every file) below a
+// directory.
 func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	g, err := compileGlob(argString(c.Args, "glob"))
+	pattern := argString(c.Args, "glob")
+	if pattern == "" {
+		pattern = "*"
+	}
+	g, err := compileGlob(pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +379,7 @@ func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	if found == nil {
 		found = []string{}
 	}
-	out.Result = map[string]any{"glob": argString(c.Args, "glob"), "path": a.w.show(l), "files": found, "truncated": truncated || full}
+	out.Result = map[string]any{"glob": pattern, "path": a.w.show(l), "files": found, "truncated": truncated || full}
 	var files []string
 	for _, p := range found {
 		if !strings.HasSuffix(p, "/") {
@@ -372,7 +387,7 @@ func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 		}
 	}
 	out.ContinuationFacts = mentionedFacts(files, 10)
-	out.Summary = fmt.Sprintf("%d paths match %s below %s.", len(found), quote(argString(c.Args, "glob")), a.w.show(l))
+	out.Summary = fmt.Sprintf("%d paths match %s below %s.", len(found), quote(pattern), a.w.show(l))
 	return out, ctx.Err()
 }
 
@@ -727,23 +742,36 @@ func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.
 		return nil, err
 	}
 	diff := unified(shown, string(before), after)
-	out.Result = map[string]any{"path": shown, "diff": diff, "digest": digest, "digest_after": digestOf([]byte(after))}
-	previewed := protocol.NewFact("previewed", shown, digest)
+	afterDigest := digestOf([]byte(after))
+	id := shown + "@" + afterDigest
+	out.Result = map[string]any{"path": shown, "diff": diff, "digest": digest, "edit": id}
+	previewed := protocol.NewFact("previewed", shown, digest, afterDigest, argString(c.Args, "old"), argString(c.Args, "new"))
 	previewed.T = &protocol.Temporal{At: c.EvalTime.UTC().Format(time.RFC3339Nano)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown), previewed}
-	out.Summary = fmt.Sprintf("Previewed an edit of %s (digest %s); nothing was written. Apply it with apply_edit and this digest.", shown, digest)
+	out.Summary = fmt.Sprintf("Previewed edit %s of %s; nothing was written. Evaluate edit with the previewed fact and apply it with apply_edit.", id, shown)
 	return out, ctx.Err()
 }
 
-// applyEdit applies a previewed edit if the file still has the digest the
-// client saw.
+// applyEdit writes the edit a preview showed (named "path@digest_after"
+// by the previewed fact preview_edit returned) if the file still has the
+// digest it had at the preview.
 func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	l, err := a.at(c.Args, "path")
+	id := argString(c.Args, "edit")
+	var pv *preview
+	for _, f := range c.Facts {
+		if p, ok := readPreview(f); ok && p.path+"@"+p.after == id {
+			pv = &p
+		}
+	}
+	if pv == nil {
+		// The rules only offer ids of previews in the facts.
+		return nil, fmt.Errorf("no previewed fact for edit %q", id)
+	}
+	l, err := a.w.resolve(pv.path)
 	if err != nil {
 		return nil, err
 	}
 	shown := a.w.show(l)
-	want := argString(c.Args, "digest")
 	out := &manglecp.Outcome{}
 	var before []byte
 	var st fs.FileInfo
@@ -753,16 +781,16 @@ func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 		if err != nil {
 			return "read failed", err
 		}
-		if got := digestOf(before); got != want {
-			return "changed", fail(CodeFileChanged, "read or preview the file again and redo the edit on its current content",
-				map[string]any{"path": shown, "expected_digest": bounded(want), "actual_digest": got},
-				"%s changed since it was previewed (digest %s, not %s)", quote(shown), got, quote(want))
+		if got := digestOf(before); got != pv.digest {
+			return "changed", fail(CodeFileChanged, "preview the edit again on the file's current content",
+				map[string]any{"path": shown, "expected_digest": bounded(pv.digest), "actual_digest": got},
+				"%s changed since the preview (digest %s, not %s)", quote(shown), got, quote(pv.digest))
 		}
 		return "unchanged", nil
 	}); err != nil {
 		return nil, err
 	}
-	after, err := a.replace(shown, string(before), argString(c.Args, "old"), argString(c.Args, "new"), want)
+	after, err := a.replace(shown, string(before), pv.old, pv.new, pv.digest)
 	if err != nil {
 		return nil, err
 	}
@@ -776,10 +804,24 @@ func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	}
 	digest := digestOf([]byte(after))
 	out.Result = map[string]any{"path": shown, "diff": unified(shown, string(before), after), "digest": digest}
-	out.Retract = []protocol.Fact{protocol.NewFact("previewed", shown, nil)}
+	out.Retract = []protocol.Fact{protocol.NewFact("previewed", pv.path, nil, nil, nil, nil)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown)}
-	out.Summary = fmt.Sprintf("Applied the edit to %s (new digest %s).", shown, digest)
+	out.Summary = fmt.Sprintf("Applied the previewed edit to %s (new digest %s).", shown, digest)
 	return out, nil
+}
+
+// preview is a previewed fact.
+type preview struct{ path, digest, after, old, new string }
+
+func readPreview(f protocol.Fact) (preview, bool) {
+	if f.Pred != "previewed" || len(f.Args) != 5 {
+		return preview{}, false
+	}
+	var p preview
+	for i, dst := range []*string{&p.path, &p.digest, &p.after, &p.old, &p.new} {
+		*dst, _ = f.Args[i].(string)
+	}
+	return p, true
 }
 
 // writeFile creates a file, or replaces one whose digest the client sent.

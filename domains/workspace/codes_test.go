@@ -83,7 +83,7 @@ func TestDomainCodes(t *testing.T) {
 			data: map[string]any{"from": "src", "to": "src/deep/src"}},
 		{name: "directory onto itself", code: workspace.CodeMoveIntoItself, intent: "reorganize", facts: facts(mentioned("src")),
 			tool: "move", args: map[string]any{"from": "src", "to": "src/."}, confirm: true},
-		{name: "bad glob", code: workspace.CodeInvalidPattern, intent: "find", tool: "find_files", args: map[string]any{"glob": "[abc"},
+		{name: "bad glob", code: workspace.CodeInvalidPattern, intent: "find", tool: "search", args: map[string]any{"glob": "[abc"},
 			data: map[string]any{"pattern": "[abc"}},
 	}
 	for _, c := range cases {

@@ -23,6 +23,7 @@
 package workspace
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -194,8 +195,7 @@ func (w *Workspace) Domain() manglecp.Domain {
 			"list_dir":     {Run: a.listDir},
 			"tree":         {Run: a.tree},
 			"file_info":    {Run: a.fileInfo},
-			"find_files":   {Run: a.findFiles},
-			"search_text":  {Run: a.searchText},
+			"search":       {Run: a.search},
 			"read_file":    {Run: a.readFile},
 			"read_files":   {Run: a.readFiles},
 			"read_media":   {Run: a.readMedia},
@@ -211,6 +211,14 @@ func (w *Workspace) Domain() manglecp.Domain {
 				Description:   "entry(Path, Kind): what a path of a focus, mentioned or previewed fact is on disk: dir, text, media, binary, missing or outside (not a valid path inside a root). Reads the file system, so it is not deterministic.",
 				Deterministic: false,
 				Compute:       a.entries,
+			},
+			"root_count": {
+				Arity:         1,
+				Description:   "root_count(N): the number of root directories the server may access.",
+				Deterministic: true,
+				Compute: func(context.Context, *manglecp.ExternalInput) ([][]any, error) {
+					return [][]any{{int64(len(w.roots))}}, nil
+				},
 			},
 		},
 		Codes: Codes(),

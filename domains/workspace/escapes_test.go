@@ -65,8 +65,8 @@ func TestEscapes(t *testing.T) {
 		{"explore", "list_dir", "path", nil, nil, false},
 		{"explore", "tree", "path", nil, nil, false},
 		{"explore", "file_info", "path", facts(focus("src")), nil, false},
-		{"find", "find_files", "path", nil, map[string]any{"glob": "*"}, false},
-		{"find", "search_text", "path", nil, map[string]any{"text": "secret"}, false},
+		{"find", "search", "path", nil, map[string]any{"glob": "*"}, false},
+		{"find", "search", "path", nil, map[string]any{"text": "secret"}, false},
 		{"reorganize", "create_dir", "path", nil, nil, true},
 		{"reorganize", "move", "to", facts(mentioned("notes.txt")), map[string]any{"from": "notes.txt"}, true},
 	}
@@ -177,11 +177,11 @@ func TestSymlinkRetargeted(t *testing.T) {
 // link to a directory outside the root.
 func TestWalksStayInside(t *testing.T) {
 	f, _ := escapeFixture(t)
-	r := f.ok("find", nil, "search_text", map[string]any{"text": "top secret"}, false)
+	r := f.ok("find", nil, "search", map[string]any{"text": "top secret"}, false)
 	if n := len(r.Result["matches"].([]any)); n != 0 {
 		t.Errorf("search found %d matches outside the root", n)
 	}
-	r = f.ok("find", nil, "find_files", map[string]any{"glob": "**/secret.txt"}, false)
+	r = f.ok("find", nil, "search", map[string]any{"glob": "**/secret.txt"}, false)
 	if n := len(r.Result["files"].([]any)); n != 0 {
 		t.Errorf("find found %v outside the root", r.Result["files"])
 	}

@@ -168,7 +168,7 @@ func (a *actions) entries(ctx context.Context, in *manglecp.ExternalInput) ([][]
 	seen := map[string]bool{}
 	var out [][]any
 	for _, f := range in.Facts {
-		if f.Pred != "focus" && f.Pred != "mentioned" && f.Pred != "previewed" {
+		if f.Pred != "focus" && f.Pred != "mentioned" && f.Pred != "previewed" || len(f.Args) == 0 {
 			continue
 		}
 		p, _ := f.Args[0].(string)
@@ -321,10 +321,7 @@ func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (truncated boo
 	return truncated, nil
 }
 
-// errStop ends a walk early without an error.
-var errStop = errors.New("stop")
-
-// shownFacts builds mentioned facts for up to n paths.
+// mentionedFacts builds mentioned facts for up to n paths.
 func mentionedFacts(paths []string, n int) []protocol.Fact {
 	var out []protocol.Fact
 	for i, p := range paths {

@@ -37,7 +37,7 @@ func TestJobs(t *testing.T) {
 		want    []string // substrings of the JSON result
 		check   func(t *testing.T, r *protocol.InvokeResponse)
 	}{
-		{name: "list allowed roots", intent: "explore", tool: "list_roots",
+		{name: "list allowed roots", intent: "explore", facts: facts(focus("/home")), tool: "list_roots",
 			want: []string{`"roots":["project"]`}},
 		{name: "list directory", intent: "explore", facts: facts(focus("src")), tool: "list_dir",
 			want: []string{`"entries":["deep/","main.go","util.go"]`, `"path":"src"`}},
@@ -51,18 +51,18 @@ func TestJobs(t *testing.T) {
 			want: []string{`"kind":"file"`, `"size":12`, `"lines":2`, `"text":true`, `"digest":"`}},
 		{name: "directory info", intent: "explore", facts: facts(focus("src")), tool: "file_info", args: map[string]any{"path": "src"},
 			want: []string{`"kind":"dir"`}},
-		{name: "search files by glob", intent: "find", tool: "find_files", args: map[string]any{"glob": "**/*.go"},
+		{name: "search files by glob", intent: "find", tool: "search", args: map[string]any{"glob": "**/*.go"},
 			want: []string{`"files":["src/main.go","src/util.go"]`}},
-		{name: "search by base name", intent: "find", tool: "find_files", args: map[string]any{"glob": "*.{md,txt}", "path": "docs"},
+		{name: "search by base name", intent: "find", tool: "search", args: map[string]any{"glob": "*.{md,txt}", "path": "docs"},
 			want: []string{`"files":["docs/dup.txt"]`}},
-		{name: "search by content", intent: "find", tool: "search_text", args: map[string]any{"text": "widget"},
+		{name: "search by content", intent: "find", tool: "search", args: map[string]any{"text": "widget"},
 			want: []string{`{"line":3,"path":"README.md","text":"The widget parses config."}`, `"files":["README.md","src/main.go","src/util.go"]`},
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
 				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"args":["src/main.go"]`) {
 					t.Errorf("continuation facts %s do not mention the files found", got)
 				}
 			}},
-		{name: "search by content and glob", intent: "find", tool: "search_text", args: map[string]any{"text": "widget", "glob": "*.go"},
+		{name: "search by content and glob", intent: "find", tool: "search", args: map[string]any{"text": "widget", "glob": "*.go"},
 			want: []string{`"files":["src/main.go","src/util.go"]`}},
 		{name: "read text", intent: "read", facts: facts(mentioned("notes.txt")), tool: "read_file", args: map[string]any{"path": "notes.txt"},
 			want: []string{`"content":"hello\nworld\n"`, `"lines":2`, `"truncated":false`}},
@@ -119,7 +119,7 @@ func TestJobs(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := f.ok(c.intent, c.facts, c.tool, c.args, c.confirm)
+			r := f.with(t).ok(c.intent, c.facts, c.tool, c.args, c.confirm)
 			got := jsonOf(t, r.Result)
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
@@ -152,13 +152,17 @@ func TestEditFlow(t *testing.T) {
 	if !apply.Safety.RequiresUserConfirmation || len(apply.Safety.SideEffects) != 1 || apply.Safety.SideEffects[0] != "filesystem" {
 		t.Errorf("apply_edit safety %+v", apply.Safety)
 	}
-	if got := jsonOf(t, apply.InputSchema["properties"].(map[string]any)["digest"]); !strings.Contains(got, digest) {
-		t.Errorf("digest enum %s lacks the previewed %s", got, digest)
+	edit := pre.Result["edit"].(string)
+	if got := jsonOf(t, apply.InputSchema["properties"].(map[string]any)["edit"]); got != `{"enum":["`+edit+`"],"type":"string"}` {
+		t.Errorf("edit param %s, want the one previewed edit %s", got, edit)
+	}
+	if !strings.HasPrefix(edit, "src/util.go@") || digest == "" {
+		t.Errorf("edit id %q, digest %q", edit, digest)
 	}
 	if apply.Validity == nil || apply.Validity.ExpiresAt == nil {
 		t.Errorf("apply_edit has no validity window: %+v", apply.Validity)
 	}
-	applyArgs := map[string]any{"path": "src/util.go", "old": args["old"], "new": args["new"], "digest": digest}
+	applyArgs := map[string]any{"edit": edit}
 	r := f.ok("edit", next, "apply_edit", applyArgs, true)
 	if got := f.file("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
 		t.Errorf("not applied:\n%s", got)
@@ -190,4 +194,35 @@ func TestWriteReplace(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o644 {
 		t.Errorf("mode after replace: %v %v", info.Mode(), err)
 	}
+}
+
+// TestSeveralRoots: with several roots the first segment of a path names
+// the root, the roots are offered when nothing is in focus, and every
+// shown path carries its root's name.
+func TestSeveralRoots(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "one", "api"), filepath.Join(base, "two", "api")
+	writeTree(t, a, map[string]string{"x.txt": "x\n"})
+	writeTree(t, b, map[string]string{"y.txt": "needle\n"})
+	f := newFixture(t, workspace.Config{Roots: []string{a, b}})
+	if got := names(f.eval("explore")); got != "list_dir,list_roots,tree" {
+		t.Errorf("explore offers %s", got)
+	}
+	r := f.ok("explore", nil, "list_roots", nil, false)
+	if got := jsonOf(t, r.Result["roots"]); got != `["api","api-2"]` {
+		t.Errorf("roots %s", got)
+	}
+	r = f.ok("explore", nil, "list_dir", nil, false)
+	if got := jsonOf(t, r.Result["entries"]); got != `["api/","api-2/"]` {
+		t.Errorf("top entries %s", got)
+	}
+	r = f.ok("find", nil, "search", map[string]any{"text": "needle"}, false)
+	if got := jsonOf(t, r.Result["files"]); got != `["api-2/y.txt"]` {
+		t.Errorf("found %s", got)
+	}
+	r = f.ok("read", facts(mentioned("api/x.txt")), "read_file", map[string]any{"path": "api/x.txt"}, false)
+	if r.Result["content"] != "x\n" || r.Result["path"] != "api/x.txt" {
+		t.Errorf("read %v", r.Result)
+	}
+	f.fails("explore", nil, "list_dir", map[string]any{"path": "web/src"}, false, workspace.CodePathOutsideRoots)
 }

@@ -6,11 +6,11 @@
 # "." for the root itself); with several, the first segment names the root
 # ("api/src/a.go"). The server never shows its own absolute paths.
 
-decl_intent("explore", "List a directory, map a tree, inspect a file or the roots.").
-decl_intent("find", "Find files by name pattern or by content.").
-decl_intent("read", "Read mentioned files: text, several, or media.").
-decl_intent("edit", "Change mentioned files: preview then apply an edit, or write a file.").
-decl_intent("reorganize", "Move files or directories, create directories.").
+decl_intent("explore", "List directories, trees, file info.").
+decl_intent("find", "Find files by name or content.").
+decl_intent("read", "Read mentioned files.").
+decl_intent("edit", "Edit or write mentioned files.").
+decl_intent("reorganize", "Move files, create directories.").
 
 decl_intent_fact("explore", "focus", "optional").
 decl_intent_fact("find", "focus", "optional").
@@ -21,17 +21,20 @@ decl_intent_fact("edit", "previewed", "optional").
 decl_intent_fact("reorganize", "mentioned", "optional").
 decl_intent_fact("reorganize", "change", "optional").
 
-decl_predicate("focus", "input", "The directory or file the work is about.").
+decl_predicate("focus", "input", "The directory or file in focus.").
 decl_arg("focus", 0, "path", "string").
 
-decl_predicate("mentioned", "both", "A file or directory the user named or a tool found.").
+decl_predicate("mentioned", "both", "A file or directory named or found.").
 decl_arg("mentioned", 0, "path", "string").
 
-decl_predicate("change", "input", "The kind of change wanted: edit, write, move or mkdir.").
+decl_predicate("change", "input", "Change wanted: edit, write, move or mkdir.").
 decl_arg("change", 0, "kind", "string").
 
-decl_predicate("previewed", "both", "An edit preview the client saw: the file and its digest then.").
+decl_predicate("previewed", "both", "An edit preview_edit showed (it returns this fact).").
 decl_arg("previewed", 0, "path", "string").
 decl_arg("previewed", 1, "digest", "string").
+decl_arg("previewed", 2, "digest_after", "string").
+decl_arg("previewed", 3, "old", "string").
+decl_arg("previewed", 4, "new", "string").
 
 decl_temporal("previewed").
