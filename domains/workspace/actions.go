@@ -527,11 +527,13 @@ func (a *actions) read(l loc, head int64, hasHead bool, tail int64, hasTail bool
 	shown := a.w.show(l)
 	limit := a.w.cfg.MaxReadBytes
 	if st.Size() > 64*limit {
-		// Hashing and counting stay bounded too.
+		// Hashing and counting a whole file stay bounded too: beyond 64
+		// times the read limit only its first or last lines are read.
 		if !hasHead && !hasTail {
 			return nil, fail(CodeFileTooLarge, "read parts of it with head or tail", map[string]any{"path": shown, "size": st.Size(), "limit": 64 * limit},
 				"%s is %d bytes; the limit is %d", quote(shown), st.Size(), 64*limit)
 		}
+		return a.readEnds(f, shown, st.Size(), head, hasHead, tail, hasTail)
 	}
 	h := sha256.New()
 	br := bufio.NewReaderSize(io.TeeReader(f, h), 64<<10)
@@ -587,6 +589,56 @@ func (a *actions) read(l loc, head int64, hasHead bool, tail int64, hasTail bool
 	}
 	res := map[string]any{"path": shown, "content": content, "lines": lines, "digest": hex.EncodeToString(h.Sum(nil)[:8]), "truncated": truncated}
 	return res, nil
+}
+
+// readEnds reads the first head and last tail lines of a file too large
+// to hash, each part within MaxReadBytes. The result has no digest and no
+// line count.
+func (a *actions) readEnds(f *os.File, shown string, size, head int64, hasHead bool, tail int64, hasTail bool) (map[string]any, error) {
+	limit := a.w.cfg.MaxReadBytes
+	var parts []string
+	if hasHead && head > 0 {
+		br := bufio.NewReader(io.LimitReader(f, limit))
+		sniff, _ := br.Peek(sniffBytes)
+		if !isText(sniff, len(sniff) == sniffBytes) {
+			return nil, notText(shown, sniff)
+		}
+		var b strings.Builder
+		for n := int64(0); n < head; n++ {
+			line, err := br.ReadString('\n')
+			b.WriteString(line)
+			if err != nil {
+				break
+			}
+		}
+		parts = append(parts, b.String())
+	}
+	if hasTail && tail > 0 {
+		buf := make([]byte, limit)
+		n, err := f.ReadAt(buf, size-limit)
+		if err != nil && err != io.EOF {
+			return nil, a.w.fsError(shown, err)
+		}
+		buf = buf[:n]
+		for i := 0; i < 3 && len(buf) > 0 && buf[0]&0xC0 == 0x80; i++ {
+			buf = buf[1:] // a rune cut at the start
+		}
+		if !isText(buf, false) {
+			return nil, notText(shown, buf[:min(len(buf), sniffBytes)])
+		}
+		lines := strings.SplitAfter(string(buf), "\n")
+		if len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) > 0 {
+			lines = lines[1:] // the first is probably cut
+		}
+		if int64(len(lines)) > tail {
+			lines = lines[int64(len(lines))-tail:]
+		}
+		parts = append(parts, strings.Join(lines, ""))
+	}
+	return map[string]any{"path": shown, "content": strings.Join(parts, "...\n"), "size": size, "truncated": true}, nil
 }
 
 // readFiles reads every mentioned text file; a file that fails carries

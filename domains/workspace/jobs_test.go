@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +226,29 @@ func TestSeveralRoots(t *testing.T) {
 		t.Errorf("read %v", r.Result)
 	}
 	f.fails("explore", nil, "list_dir", map[string]any{"path": "web/src"}, false, workspace.CodePathOutsideRoots)
+}
+
+// TestReadLargeFile: a file beyond 64 times the read limit is refused
+// whole and read by its ends; one within it is truncated at the limit.
+func TestReadLargeFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "project")
+	var b strings.Builder
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&b, "line %04d\n", i)
+	}
+	writeTree(t, dir, map[string]string{"big.log": b.String(), "mid.log": b.String()[:2000]})
+	f := newFixture(t, workspace.Config{Roots: []string{dir}, MaxReadBytes: 256})
+	ff := facts(mentioned("big.log"))
+	e := f.fails("read", ff, "read_file", map[string]any{"path": "big.log"}, false, workspace.CodeFileTooLarge)
+	if jsonOf(t, e.Details.Data["size"]) != "20000" {
+		t.Errorf("data %v", e.Details.Data)
+	}
+	r := f.ok("read", ff, "read_file", map[string]any{"path": "big.log", "head": 2, "tail": 2}, false)
+	if r.Result["content"] != "line 0001\nline 0002\n...\nline 1999\nline 2000\n" || r.Result["truncated"] != true {
+		t.Errorf("ends %q", r.Result["content"])
+	}
+	r = f.ok("read", facts(mentioned("mid.log")), "read_file", map[string]any{"path": "mid.log"}, false)
+	if c := r.Result["content"].(string); len(c) > 256 || r.Result["truncated"] != true || jsonOf(t, r.Result["lines"]) != "200" {
+		t.Errorf("mid.log: %d bytes, %v", len(c), r.Result)
+	}
 }
