@@ -49,7 +49,7 @@ Usage:
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
-  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T]
+  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T]
   manglecp version
 
 TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...
