@@ -278,7 +278,9 @@ func (a *actions) fileInfo(ctx context.Context, c *manglecp.Call) (*manglecp.Out
 			if mt, ok := mediaType(l.rel); ok {
 				info["media_type"] = mt
 			}
-			if st.Size() <= a.w.cfg.MaxMediaBytes*4 {
+			// The digest and line count of files up to 64 times the read
+			// limit (16 MiB by default), as read_file gives them.
+			if st.Size() <= 64*a.w.cfg.MaxReadBytes {
 				f, _, err := a.w.openRegular(l)
 				if err != nil {
 					return "open failed", err
@@ -290,11 +292,9 @@ func (a *actions) fileInfo(ctx context.Context, c *manglecp.Call) (*manglecp.Out
 				h.Write(head[:n])
 				lines := int64(strings.Count(string(head[:n]), "\n"))
 				text := isText(head[:n], n == sniffBytes)
-				rest, err := io.Copy(lineCounter{h, &lines}, f)
-				if err != nil {
+				if _, err := io.Copy(lineCounter{h, &lines}, f); err != nil {
 					return "read failed", a.w.fsError(shown, err)
 				}
-				_ = rest
 				info["digest"] = hex.EncodeToString(h.Sum(nil)[:8])
 				info["text"] = text
 				if text {
