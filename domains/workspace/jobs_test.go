@@ -252,3 +252,40 @@ func TestReadLargeFile(t *testing.T) {
 		t.Errorf("mid.log: %d bytes, %v", len(c), r.Result)
 	}
 }
+
+// TestSelection: what the rules offer for each situation.
+func TestSelection(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	for _, c := range []struct {
+		intent string
+		facts  []protocol.Fact
+		want   string
+	}{
+		{"explore", nil, "list_dir,tree"},
+		{"explore", facts(focus("src")), "file_info,list_dir,tree"},
+		{"explore", facts(focus("notes.txt")), "file_info"},
+		{"explore", facts(focus("gone")), "list_dir,search"},
+		{"explore", facts(focus("../etc")), "list_roots"},
+		{"find", nil, "search"},
+		{"read", facts(mentioned("notes.txt")), "read_file"},
+		{"read", facts(mentioned("notes.txt"), mentioned("README.md")), "read_file,read_files"},
+		{"read", facts(mentioned("assets/logo.png")), "read_media"},
+		{"read", facts(mentioned("assets/blob.bin")), "file_info"},
+		{"read", facts(mentioned("gone.txt")), "search"},
+		{"edit", facts(mentioned("notes.txt")), "preview_edit"},
+		{"edit", facts(mentioned("notes.txt"), change("write")), "write_file"},
+		{"edit", facts(mentioned("new.txt")), "search,write_file"},
+		{"reorganize", nil, "create_dir"},
+		{"reorganize", facts(mentioned("src")), "create_dir,move"},
+		{"reorganize", facts(mentioned("src"), change("move")), "move"},
+		{"reorganize", facts(mentioned("src"), change("mkdir")), "create_dir"},
+	} {
+		if got := names(f.eval(c.intent, c.facts...)); got != c.want {
+			t.Errorf("%s %v: %s, want %s", c.intent, c.facts, got, c.want)
+		}
+	}
+	m := f.eval("explore", focus("gone"))["list_dir"]
+	if m.ContextInjection == nil || !strings.Contains(m.ContextInjection.Instructions, "does not exist") {
+		t.Errorf("list_dir for a missing focus: %+v", m.ContextInjection)
+	}
+}

@@ -7,6 +7,7 @@
 
 has_focus(1) :- focus(_).
 focus_outside(Path) :- focus(Path), entry(Path, "outside").
+focus_missing(Path) :- focus(Path), entry(Path, "missing").
 several_roots(1) :- root_count(N), N > 1.
 focus_dir(Path) :- focus(Path), entry(Path, "dir").
 focus_file(Path) :- focus(Path), entry(Path, "text").
@@ -16,6 +17,7 @@ focus_file(Path) :- focus(Path), entry(Path, "binary").
 text_file(Path) :- mentioned(Path), entry(Path, "text").
 media_file(Path) :- mentioned(Path), entry(Path, "media").
 missing_file(Path) :- mentioned(Path), entry(Path, "missing").
+binary_file(Path) :- mentioned(Path), entry(Path, "binary").
 existing(Path) :- mentioned(Path), entry(Path, "dir").
 existing(Path) :- mentioned(Path), entry(Path, "text").
 existing(Path) :- mentioned(Path), entry(Path, "media").

@@ -12,6 +12,10 @@ mandatory_for_intent("explore", "list_dir") :- intent("explore"), !has_focus(1).
 mandatory_for_intent("explore", "list_dir") :- focus_dir(_).
 relevant_to_intent("explore", "tree", 60) :- intent("explore"), !has_focus(1).
 relevant_to_intent("explore", "tree", 60) :- focus_dir(_).
+# A focus that does not exist: list the root and offer to search for it.
+mandatory_for_intent("explore", "list_dir") :- focus_missing(_).
+relevant_to_intent("explore", "search", 50) :- focus_missing(_).
+tool_instructions("list_dir", "The focus path does not exist; this lists the root. Search for the name.") :- focus_missing(_).
 mandatory_for_intent("explore", "file_info") :- focus_file(_).
 relevant_to_intent("explore", "file_info", 40) :- focus_dir(_).
 
@@ -28,6 +32,7 @@ tool_summary("list_dir", "List a directory.").
 tool_param("list_dir", "path", "string", "").
 tool_param_default("list_dir", "path", Path) :- focus_dir(Path).
 tool_param_default("list_dir", "path", ".") :- intent("explore"), !has_focus(1).
+tool_param_default("list_dir", "path", ".") :- focus_missing(_).
 tool_param("list_dir", "sizes", "boolean", "").
 tool_idempotent("list_dir").
 tool_next_intent("list_dir", "read", "Read files you found.").
@@ -56,6 +61,7 @@ mandatory_for_intent("find", "search").
 # A mentioned file that does not exist may be elsewhere: offer to find it.
 relevant_to_intent("read", "search", 50) :- missing_file(_).
 relevant_to_intent("edit", "search", 50) :- missing_file(_), !wants("write").
+tool_instructions("search", "A mentioned file does not exist; search for its name.") :- missing_file(_).
 
 tool("search").
 tool_action("search", "search").
@@ -72,6 +78,9 @@ tool_next_intent("search", "read", "Read the files found.").
 mandatory_for_intent("read", "read_file") :- text_file(_).
 mandatory_for_intent("read", "read_files") :- several_text_files(1).
 mandatory_for_intent("read", "read_media") :- media_file(_).
+# A binary file that is neither text nor media: describe it instead.
+mandatory_for_intent("read", "file_info") :- binary_file(_).
+tool_param_default("file_info", "path", Path) :- intent("read"), binary_file(Path).
 
 tool("read_file").
 tool_action("read_file", "read_file").
