@@ -70,8 +70,17 @@ func Codes() []protocol.CodeInfo {
 	}
 }
 
+// maxDataString bounds the strings of error data: they can echo client
+// input (a path of up to 4096 bytes).
+const maxDataString = 512
+
 // fail returns a domain error with a suggestion and data.
 func fail(code protocol.Code, suggestion string, data map[string]any, format string, args ...any) *protocol.Error {
+	for k, v := range data {
+		if s, ok := v.(string); ok && len(s) > maxDataString {
+			data[k] = s[:maxDataString] + "..."
+		}
+	}
 	return protocol.Errorf(code, format, args...).WithDetails(&protocol.ErrorDetails{Suggestion: suggestion, Data: data})
 }
 
