@@ -28,6 +28,7 @@ type evaluation struct {
 	facts       []protocol.Fact
 	evalTime    time.Time
 	chosenTime  bool
+	fixedTime   bool // the request named its eval_time (not "now"): the result cache may keep the answer
 	maxFacts    int64
 	maxInterval int64
 	maxCompute  time.Duration
@@ -150,6 +151,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	ev.caller = who
 	resp := s.render(ev, res)
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
+	s.rememberResult(ctx, env, ev, resp)
 	return resp, nil
 }
 
@@ -220,7 +222,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		if err := protocol.CheckTimeRange(w.EvalTime.Time); err != nil {
 			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
 		}
-		ev.evalTime = w.EvalTime.Time
+		ev.evalTime, ev.fixedTime = w.EvalTime.Time, true
 	default:
 		ev.evalTime, ev.chosenTime = s.now().UTC(), true
 	}

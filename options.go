@@ -33,6 +33,11 @@ type Options struct {
 	// MacroCacheBytes bounds the memory of cached macro definitions; the
 	// least recently used are evicted beyond it. Default 64 MiB.
 	MacroCacheBytes int64
+	// ResultCacheBytes bounds the memory of the result cache, which answers
+	// an identical deterministic intent request (same payload, identity and
+	// rules; an explicit eval_time; only deterministic external predicates)
+	// without evaluating it again. Default 16 MiB; negative disables it.
+	ResultCacheBytes int64
 	// MaxEvents caps observability events per invocation. Default 20.
 	MaxEvents int
 	// MaxStateDelta caps asserted plus retracted facts per invocation.
@@ -167,6 +172,9 @@ func (o *Options) withDefaults() Options {
 		out.MacroTTL = minMacroTTL
 	}
 	def(&out.MacroCacheBytes, 64<<20)
+	if out.ResultCacheBytes == 0 {
+		out.ResultCacheBytes = 16 << 20
+	}
 	if out.MaxEvents <= 0 {
 		out.MaxEvents = 20
 	}

@@ -257,7 +257,7 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 		output:  s.actions[t.Action].OutputSchema,
 		created: s.now(),
 		expires: s.now().Add(s.opts.MacroTTL),
-		size:    macroSize(ev, t),
+		size:    macroSize(ev, t, schema),
 		caller:  ev.caller,
 	}
 	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
@@ -448,18 +448,4 @@ func oneLine(t kernel.Tool) string {
 		return t.Description[:i+1]
 	}
 	return t.Description
-}
-
-// macroSize estimates a definition's memory: its share of the request's
-// facts (counted in full for each macro, an overestimate since they share
-// them) and its schema.
-func macroSize(ev *evaluation, t kernel.Tool) int64 {
-	n := int64(1024) + ev.factsBytes
-	for _, p := range t.Params {
-		n += 128 + int64(len(p.Description))
-		for _, e := range p.Enum {
-			n += 32 + int64(len(fmt.Sprint(e)))
-		}
-	}
-	return n
 }

@@ -41,6 +41,7 @@ type Server struct {
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	cache    *macroCache
+	results  *resultCache // nil when Options.ResultCacheBytes < 0
 	confirm  *confirmer
 	log      *slog.Logger
 
@@ -107,6 +108,9 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
+	}
+	if o.ResultCacheBytes > 0 {
+		s.results = newResultCache(o.ResultCacheBytes)
 	}
 	s.prog.Store(prog)
 	s.setStatus(protocol.StatusReady)
@@ -469,7 +473,11 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	switch env.Type {
 	case protocol.TypeIntentRequest:
 		typ = protocol.TypeIntentResponse
-		resp, err = s.evaluate(ctx, env)
+		if hit := s.cachedResult(ctx, env); hit != nil {
+			resp = hit
+		} else {
+			resp, err = s.evaluate(ctx, env)
+		}
 	case protocol.TypeInvokeRequest:
 		typ = protocol.TypeInvokeResponse
 		resp, err = s.invoke(ctx, env)
