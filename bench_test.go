@@ -57,11 +57,13 @@ func BenchmarkServerHandle(b *testing.B) {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			in := &protocol.Inbound{Data: benchRequest(b, n)}
 			b.ReportAllocs()
+			start := processCPU()
 			for b.Loop() {
 				if env := srv.Handle(context.Background(), in); env.Type != protocol.TypeIntentResponse {
 					b.Fatalf("%s", env.Payload)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -80,6 +82,8 @@ func BenchmarkHTTPEvaluate(b *testing.B) {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			body := benchRequest(b, n)
 			b.ReportAllocs()
+			start := processCPU()
+			defer func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
 				resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
 				if err != nil {
