@@ -99,7 +99,7 @@ func BenchmarkRawEngine(b *testing.B) {
 			}
 			eval := func() factstore.SimpleInMemoryStore {
 				store := factstore.NewSimpleInMemoryStore()
-				store.Merge(p.base)
+				store.Merge(p.server)
 				for _, a := range plain {
 					store.Add(a)
 				}

@@ -225,7 +225,11 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 			return nil, intervalError(evalErr, req, "")
 		}
 		if strings.Contains(evalErr.Error(), "fact size limit reached") {
-			consumed := consumedFromGasError(evalErr.Error(), int64(p.baseCount+inputCount), req.MaxFactsCreated, int64(own.EstimateFactCount()-inputCount))
+			// The static strata's facts count as created (static.go).
+			consumed := max(p.staticCreated, req.MaxFactsCreated+1)
+			if limit := req.MaxFactsCreated - p.staticCreated; limit > 0 {
+				consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal+inputCount), limit, int64(own.EstimateFactCount()-inputCount))
+			}
 			f := false
 			return nil, &Error{
 				Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
@@ -243,7 +247,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	view := store.quiet()
 	res := &Result{PhasesCompleted: p.phases}
 	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
-	res.FactsDerived = countDerived(own) - int64(inputCount)
+	res.FactsDerived = countDerived(own) - int64(inputCount) + p.staticDerived
 	if view.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
 		res.IntentDenied = true
 		return res, nil
@@ -288,9 +292,15 @@ func (p *Program) run(store *evalStore, ts *temporalStore, req Request) (err err
 	}()
 	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime), engine.WithTemporalStore(ts)}
 	if req.MaxFactsCreated > 0 {
-		opts = append(opts, engine.WithCreatedFactLimit(int(req.MaxFactsCreated)))
+		// The static strata's facts were derived at load but are charged
+		// to the budget as before (static.go).
+		limit := req.MaxFactsCreated - p.staticCreated
+		if limit <= 0 {
+			return fmt.Errorf("fact size limit reached %d > %d", p.staticCreated, req.MaxFactsCreated)
+		}
+		opts = append(opts, engine.WithCreatedFactLimit(int(limit)))
 	}
-	_, err = engine.EvalStratifiedProgramWithStats(p.info, p.strata, p.predToStratum, store, opts...)
+	_, err = engine.EvalStratifiedProgramWithStats(p.info, p.dynStrata, p.dynPredToStratum, store, opts...)
 	return err
 }
 

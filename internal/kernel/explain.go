@@ -105,7 +105,7 @@ func (x *explainer) explain(goal ast.Atom, depth int) *ProofNode {
 	case x.isClient(goal):
 		node.Type = "session"
 		x.client[node] = x.clients[h]
-	case x.p.base.Contains(goal) || requestPredicates[goal.Predicate.Symbol] || x.isExternal(goal):
+	case x.p.server.Contains(goal) || requestPredicates[goal.Predicate.Symbol] || x.isExternal(goal):
 		node.Type = "server"
 	default:
 		node.Type = "derived"

@@ -31,7 +31,21 @@ type Program struct {
 	strata        []analysis.Nodeset
 	predToStratum map[ast.PredicateSym]int
 	base          *indexedStore // server facts, read-only (frozen) after Load
-	baseCount     int
+	baseCount     int           // server facts of the rules (not counting what precomputeStatic derived)
+	// server is the server facts alone (proofs stop at them); base adds
+	// what the static strata derive (static.go). baseTotal counts base.
+	server    *indexedStore
+	baseTotal int
+	// dynStrata and dynPredToStratum are the strata each request runs.
+	dynStrata        []analysis.Nodeset
+	dynPredToStratum map[ast.PredicateSym]int
+	// staticRule marks the rules of static predicates; staticFired counts
+	// those that fired, staticDerived and staticCreated the facts the static
+	// strata derived (without and with the engine's internal predicates).
+	staticRule                   []bool
+	ruleBodies                   [][]ast.Term // premises with wildcards replaced, per rule
+	staticFired                  int64
+	staticDerived, staticCreated int64
 	timedBase     []timedAtom     // server facts with a validity interval
 	temporal      map[string]bool // profile predicates whose facts go to the temporal store
 
@@ -129,7 +143,6 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	for i, t := range p.tools {
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
 	}
-	p.base.freeze()
 	p.baseCount = p.base.EstimateFactCount()
 	p.baseHas = map[ast.PredicateSym]bool{}
 	for _, sym := range p.base.ListPredicates() {
@@ -152,6 +165,9 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	shared := *info
 	shared.InitialFacts, shared.InitialFactTimes = nil, nil
 	p.info = &shared
+	if err := p.precomputeStatic(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -240,19 +240,28 @@ func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime
 // rulesFired counts the rules whose body has at least one solution in the
 // final store. Against the fixpoint this equals "the rule derived a head
 // instance" (lower strata are final when a stratum runs), MANGLE_NOTES 9.
-// A predicate with a single rule, no facts in the program and none from
-// the client fired exactly when it has facts, which needs no search.
+// For a predicate with no facts in the program and none from the client,
+// the evaluation derived every fact it has: if it has none, none of its
+// rules fired; if it has one rule, that rule fired exactly when it has
+// facts. Neither needs a search. The static rules' count is fixed at load
+// (static.go).
 func (p *Program) rulesFired(s *evalStore, m ruleMatcher, clientPreds map[string]bool) int64 {
-	var n int64
+	n := p.staticFired
 	for i, r := range p.info.Rules {
-		sym := r.Head.Predicate
-		if p.soleRule[i] && r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
-			if hasFactsIn(s.own, sym) {
-				n++
-			}
+		if p.staticRule[i] {
 			continue
 		}
-		if m.bodyHasSolution(r.ReplaceWildcards().Premises, unionfind.New()) {
+		sym := r.Head.Predicate
+		if r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
+			has := s.own.has(sym)
+			if p.soleRule[i] || !has {
+				if has {
+					n++
+				}
+				continue
+			}
+		}
+		if m.bodyHasSolution(p.ruleBodies[i], unionfind.New()) {
 			n++
 		}
 	}

@@ -1,0 +1,168 @@
+package kernel
+
+import (
+	"fmt"
+	"time"
+
+	"codeberg.org/TauCeti/mangle-go/analysis"
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/engine"
+	"codeberg.org/TauCeti/mangle-go/factstore"
+	"codeberg.org/TauCeti/mangle-go/unionfind"
+)
+
+// Evaluating once at load what no request can change.
+//
+// A predicate is static when its facts are the same for every request: a
+// predicate with only server facts (not in the facts profile, not external,
+// not temporal, not asserted per request), or one whose every rule reads
+// only static predicates, has no temporal literal and no head time. The
+// strata made only of static predicates are evaluated once, at load, into
+// the server facts; each request runs the remaining strata over them. The
+// answer is the same (the skipped strata would derive exactly these facts
+// again), and so are the statistics: facts_derived and rules_fired add what
+// the static strata derived and fired, and the created-facts budget is
+// charged for the static facts as before.
+
+// staticLimit bounds what the static strata may derive at load.
+const staticLimit = 10_000_000
+
+// precomputeStatic splits the strata, evaluates the static ones into p.base
+// and freezes it. It must run at the end of loading, before the program is
+// shared.
+func (p *Program) precomputeStatic() error {
+	p.server = newIndexedStore()
+	p.server.Merge(p.base)
+	p.server.freeze()
+	static := p.staticPredicates()
+	var staticStrata, dynStrata []analysis.Nodeset
+	staticIndex, dynIndex := map[ast.PredicateSym]int{}, map[ast.PredicateSym]int{}
+	for _, ns := range p.strata {
+		all := len(ns) > 0
+		for sym := range ns {
+			all = all && static[sym]
+		}
+		strata, index := &dynStrata, dynIndex
+		if all {
+			strata, index = &staticStrata, staticIndex
+		}
+		for sym := range ns {
+			index[sym] = len(*strata)
+		}
+		*strata = append(*strata, ns)
+	}
+	p.dynStrata, p.dynPredToStratum = dynStrata, dynIndex
+	before := p.base.EstimateFactCount()
+	if len(staticStrata) > 0 {
+		_, err := engine.EvalStratifiedProgramWithStats(p.info, staticStrata, staticIndex, p.base,
+			engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
+			engine.WithCreatedFactLimit(staticLimit))
+		if err != nil {
+			return fmt.Errorf("evaluating the request-independent rules at load: %w", err)
+		}
+	}
+	p.staticCreated = int64(p.base.EstimateFactCount() - before)
+	for sym, r := range p.base.rels {
+		if !sym.IsInternalPredicate() && !p.server.has(sym) {
+			p.staticDerived += int64(len(r.facts))
+		}
+	}
+	p.base.freeze()
+	p.baseTotal = p.base.EstimateFactCount()
+
+	// rules_fired of the static rules is fixed too.
+	p.staticRule = make([]bool, len(p.info.Rules))
+	p.ruleBodies = make([][]ast.Term, len(p.info.Rules))
+	for i, r := range p.info.Rules {
+		p.ruleBodies[i] = r.ReplaceWildcards().Premises
+	}
+	view := &evalStore{base: p.base, own: newIndexedStore()}
+	m := p.matcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
+	for i, r := range p.info.Rules {
+		if !static[r.Head.Predicate] {
+			continue
+		}
+		p.staticRule[i] = true
+		if m.bodyHasSolution(p.ruleBodies[i], unionfind.New()) {
+			p.staticFired++
+		}
+	}
+	return nil
+}
+
+// staticPredicates finds the static predicates (see above).
+func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
+	client := map[string]bool{}
+	for _, d := range p.profile.Predicates {
+		client[d.Predicate] = true
+	}
+	heads := map[ast.PredicateSym][]ast.Clause{}
+	for _, r := range p.info.Rules {
+		heads[r.Head.Predicate] = append(heads[r.Head.Predicate], r)
+	}
+	static := map[ast.PredicateSym]bool{}
+	edbStatic := func(sym ast.PredicateSym) bool {
+		name := sym.Symbol
+		if name == "tool_rank" {
+			return true
+		}
+		_, ext := p.external[name]
+		return p.server.has(sym) && !client[name] && !ext && !p.temporal[name] && !requestPredicates[name]
+	}
+	// Start from every predicate the rules define being static and remove
+	// the ones that read something dynamic until nothing changes.
+	for sym := range heads {
+		_, ext := p.external[sym.Symbol]
+		static[sym] = !client[sym.Symbol] && !ext && !p.temporal[sym.Symbol] && !requestPredicates[sym.Symbol]
+	}
+	isStatic := func(sym ast.PredicateSym) bool {
+		if _, idb := heads[sym]; idb {
+			return static[sym]
+		}
+		return edbStatic(sym)
+	}
+	for changed := true; changed; {
+		changed = false
+		for sym, rules := range heads {
+			if !static[sym] {
+				continue
+			}
+			for _, r := range rules {
+				if !ruleStatic(r, isStatic) {
+					static[sym], changed = false, true
+					break
+				}
+			}
+		}
+	}
+	for sym := range heads {
+		if !static[sym] {
+			delete(static, sym)
+		}
+	}
+	return static
+}
+
+// ruleStatic reports whether r reads only static predicates, has no
+// temporal literal and no head time.
+func ruleStatic(r ast.Clause, isStatic func(ast.PredicateSym) bool) bool {
+	if r.HeadTime != nil {
+		return false
+	}
+	for _, prem := range r.Premises {
+		switch x := prem.(type) {
+		case ast.Atom:
+			if !x.Predicate.IsBuiltin() && !isStatic(x.Predicate) {
+				return false
+			}
+		case ast.NegAtom:
+			if !x.Atom.Predicate.IsBuiltin() && !isStatic(x.Atom.Predicate) {
+				return false
+			}
+		case ast.Eq, ast.Ineq:
+		default:
+			return false // temporal literals and anything unknown
+		}
+	}
+	return true
+}
