@@ -16,9 +16,9 @@ import (
 // bounds the work of every later decoding step.
 const MaxNestingDepth = 64
 
-// checkJSON verifies data is one JSON value, with no duplicate object keys
-// at any depth and nesting no deeper than MaxNestingDepth.
-func checkJSON(data []byte) error {
+// checkJSONTokens is checkJSON by a walk over encoding/json tokens; it
+// also words the syntax error of invalid JSON.
+func checkJSONTokens(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []*frame
