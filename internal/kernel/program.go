@@ -46,8 +46,8 @@ type Program struct {
 	ruleBodies                   [][]ast.Term // premises with wildcards replaced, per rule
 	staticFired                  int64
 	staticDerived, staticCreated int64
-	timedBase     []timedAtom     // server facts with a validity interval
-	temporal      map[string]bool // profile predicates whose facts go to the temporal store
+	timedBase                    []timedAtom     // server facts with a validity interval
+	temporal                     map[string]bool // profile predicates whose facts go to the temporal store
 
 	policy    map[string]bool           // predicates the policy layer defines; proofs do not open them
 	external  map[string]int            // external predicate -> arity
