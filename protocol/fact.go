@@ -141,6 +141,9 @@ func (f *Fact) HasArgs() bool { return f.hasArgs || f.Args != nil }
 func (f *Fact) HasNamedArgs() bool { return f.hasNamedArgs || f.NamedArgs != nil }
 
 func decodeNumbers(raw json.RawMessage, v any) error {
+	if decodeSimple(raw, v) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	return dec.Decode(v)

@@ -105,3 +105,92 @@ func (f *scanFrame) add(key []byte) bool {
 	}
 	return false
 }
+
+// decodeSimple decodes raw into v without a json.Decoder when raw is of
+// the commonest shapes of a fact's fields: a string without escapes into a
+// *string, or an array of such strings, numbers, booleans and nulls into a
+// *[]any (numbers as json.Number, as the decoder with UseNumber gives
+// them). It reports false, having changed nothing, for anything else.
+// raw must be valid JSON.
+func decodeSimple(raw []byte, v any) bool {
+	raw = bytes.TrimSpace(raw)
+	switch p := v.(type) {
+	case *string:
+		s, n, ok := simpleString(raw)
+		if !ok || n != len(raw) {
+			return false
+		}
+		*p = s
+		return true
+	case *[]any:
+		if len(raw) < 2 || raw[0] != '[' {
+			return false
+		}
+		out := make([]any, 0, 4)
+		i := 1
+		for {
+			for i < len(raw) && isSpace(raw[i]) {
+				i++
+			}
+			if raw[i] == ']' && len(out) == 0 {
+				i++
+				break
+			}
+			j := i
+			switch c := raw[i]; {
+			case c == '"':
+				s, n, ok := simpleString(raw[i:])
+				if !ok {
+					return false
+				}
+				out = append(out, s)
+				j = i + n
+			case c == '-' || (c >= '0' && c <= '9'):
+				for j < len(raw) && (raw[j] == '-' || raw[j] == '+' || raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || (raw[j] >= '0' && raw[j] <= '9')) {
+					j++
+				}
+				out = append(out, json.Number(raw[i:j]))
+			case bytes.HasPrefix(raw[i:], []byte("true")):
+				out, j = append(out, true), i+4
+			case bytes.HasPrefix(raw[i:], []byte("false")):
+				out, j = append(out, false), i+5
+			case bytes.HasPrefix(raw[i:], []byte("null")):
+				out, j = append(out, nil), i+4
+			default:
+				return false // an object or a nested array
+			}
+			for j < len(raw) && isSpace(raw[j]) {
+				j++
+			}
+			i = j + 1
+			if raw[j] == ']' {
+				break
+			}
+		}
+		if i != len(raw) {
+			return false
+		}
+		*p = out
+		return true
+	}
+	return false
+}
+
+// simpleString reads the JSON string at the start of raw when it has no
+// escapes and is valid UTF-8, returning it and its length with quotes.
+func simpleString(raw []byte) (string, int, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", 0, false
+	}
+	end := bytes.IndexByte(raw[1:], '"') + 1
+	if end <= 0 {
+		return "", 0, false
+	}
+	body := raw[1:end]
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return "", 0, false
+	}
+	return string(body), end + 1, true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

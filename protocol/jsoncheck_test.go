@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -57,6 +58,48 @@ func FuzzCheckJSON(f *testing.F) {
 		fast, slow := checkJSON([]byte(in)), checkJSONTokens([]byte(in))
 		if fmt.Sprint(fast) != fmt.Sprint(slow) {
 			t.Errorf("checkJSON(%q) = %v, token walk %v", in, fast, slow)
+		}
+	})
+}
+
+// TestDecodeSimpleMatchesDecoder: where decodeSimple answers, it answers
+// as the decoder with UseNumber does.
+func TestDecodeSimpleMatchesDecoder(t *testing.T) {
+	for _, in := range []string{
+		`[]`, `[ ]`, `["a",1,-2.5e3,true,false,null]`, ` [ "x" , 2 ] `, `["é"]`, `["a\"b"]`, `[{"a":1}]`, `[[1]]`,
+		`"pred"`, `"a\nb"`, `5`, `[1,"b",null]`,
+	} {
+		var fastArgs, slowArgs []any
+		fastOK := decodeSimple([]byte(in), &fastArgs)
+		dec := json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		slowErr := dec.Decode(&slowArgs)
+		if fastOK && (slowErr != nil || fmt.Sprintf("%#v", fastArgs) != fmt.Sprintf("%#v", slowArgs)) {
+			t.Errorf("args %s: fast %#v, decoder %#v (%v)", in, fastArgs, slowArgs, slowErr)
+		}
+		var fastS, slowS string
+		fastOK = decodeSimple([]byte(in), &fastS)
+		slowErr = json.Unmarshal([]byte(in), &slowS)
+		if fastOK && (slowErr != nil || fastS != slowS) {
+			t.Errorf("string %s: fast %q, decoder %q (%v)", in, fastS, slowS, slowErr)
+		}
+	}
+}
+
+func FuzzDecodeSimple(f *testing.F) {
+	f.Add(`["a",1,true,null]`)
+	f.Add(`"x"`)
+	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) {
+			return
+		}
+		var fast, slow []any
+		if decodeSimple([]byte(in), &fast) {
+			dec := json.NewDecoder(strings.NewReader(in))
+			dec.UseNumber()
+			if err := dec.Decode(&slow); err != nil || fmt.Sprintf("%#v", fast) != fmt.Sprintf("%#v", slow) {
+				t.Errorf("%s: fast %#v, decoder %#v (%v)", in, fast, slow, err)
+			}
 		}
 	})
 }
