@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ func (b *Bridge) Server() *mcp.Server {
 	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions(m),
-		Logger:       b.opts.Logger,
+		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
@@ -660,3 +661,15 @@ func (ss *mcpSession) readState(context.Context, *mcp.ReadResourceRequest) (*mcp
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: StateURI, MIMEType: "application/json", Text: string(raw)}}}, nil
 }
+
+// warnings passes on the warnings and errors of the MCP SDK's logs only:
+// its info logs (a session connected) are noise on a host's stderr.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnings) WithAttrs(a []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(a)} }
+
+func (w warnings) WithGroup(n string) slog.Handler { return warnings{w.Handler.WithGroup(n)} }
