@@ -358,7 +358,9 @@ func TestEveryErrorMapped(t *testing.T) {
 			if info.Code == protocol.CodeRateLimited || info.Code == protocol.CodeServerNotReady {
 				e.WithRetryAfter(1)
 			}
-			fake.setEvaluate(func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) { return nil, e })
+			fake.setEvaluate(func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+				return nil, e
+			})
 			h := newHarness(t, fake, nil, hostOptions{protocolVersion: "2025-11-25"})
 			res := h.call(t, "diagnose", diagnoseArgs)
 			check(t, res, info.Code)
