@@ -137,11 +137,17 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	logger.Info("serving MCP over stdio", "domain", b.Manifest().Domain.ID, "tools", string(opts.Mode))
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	if err := b.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+	if err := b.Run(ctx, t); err != nil && !hostGone(err) && ctx.Err() == nil {
 		logger.Error("MCP session", "error", err.Error())
 		return 1
 	}
 	return exitOK
+}
+
+// hostGone reports whether err only says that the host closed its end of
+// stdio, which ends the session normally.
+func hostGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
 }
 
 // memoryDialer connects the bridge to srv in process: each dial serves a
