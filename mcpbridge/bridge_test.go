@@ -52,7 +52,7 @@ func TestListIntentTools(t *testing.T) {
 				}
 			}
 			raw, _ := json.Marshal(tools["diagnose"].InputSchema)
-			for _, s := range []string{`"facts"`, "url(u) (required)", "status(code:number)"} {
+			for _, s := range []string{`"facts"`, "url(u)*", "status(code)"} {
 				if !strings.Contains(string(raw), s) {
 					t.Errorf("diagnose schema %s lacks %q", raw, s)
 				}
@@ -67,6 +67,12 @@ func TestListIntentTools(t *testing.T) {
 					time.Sleep(10 * time.Millisecond)
 					tools = h.toolNames(t)
 				}
+			}
+			// observe reads every input predicate; those diagnose spells
+			// out are referred to, not repeated.
+			raw, _ = json.Marshal(tools["observe"].InputSchema)
+			if !strings.Contains(string(raw), "url, status as in diagnose") || !strings.Contains(string(raw), "seen(x)") {
+				t.Errorf("observe schema %s", raw)
 			}
 			if _, ok := tools[mcpbridge.MetaToolName]; ok != tt.wantMeta {
 				t.Errorf("invoke_macro_tool listed = %v, want %v", ok, tt.wantMeta)
@@ -184,9 +190,31 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 	if h.toolNames(t)["second"] != nil {
 		t.Error("an expired macro-tool is still listed")
 	}
-	res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "second", "arguments": map[string]any{}})
-	if e := errorOf(t, res); e.Code != protocol.CodeBridgeUnknownTool {
-		t.Errorf("calling an expired tool: %s", e.Code)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "second", Arguments: map[string]any{"target": "x"}}); err == nil {
+		t.Error("an expired macro-tool could still be called")
+	}
+}
+
+// TestMetaToolDroppedWhenHostRelists: a host on MCP 2025-11-25 cannot say
+// whether it follows list_changed; listing again after macro-tools were
+// registered shows it does, and the meta-tool goes.
+func TestMetaToolDroppedWhenHostRelists(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(selects(tool("trace_request", false)))
+	h := newHarness(t, fake, nil, hostOptions{protocolVersion: "2025-11-25"})
+	if h.toolNames(t)[mcpbridge.MetaToolName] == nil {
+		t.Fatal("no meta-tool at start")
+	}
+	res := h.call(t, "diagnose", diagnoseArgs)
+	if !strings.Contains(text(res), "if your tool list did not change, call invoke_macro_tool") {
+		t.Errorf("the result does not mention the fallback: %s", text(res))
+	}
+	h.waitChanged(t)
+	tools := h.toolNames(t)
+	if tools["trace_request"] == nil || tools[mcpbridge.MetaToolName] != nil {
+		t.Errorf("after the host listed again: %v", tools)
 	}
 }
 

@@ -13,72 +13,85 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// intentTool is the MCP tool of one intent: a compact schema derived from
-// the facts profile. Facts are written as arrays [predicate, arg, ...]
-// (the fact objects of Spec 03 are accepted too); the description names
-// each predicate the intent reads with its argument names, so the model
-// needs no other documentation.
-func intentTool(in protocol.IntentDecl, profile *protocol.FactsProfile) *mcp.Tool {
-	var sig []string
-	preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
-	if len(preds) == 0 {
-		for _, p := range profile.Predicates {
-			if p.Direction != protocol.DirectionOutput {
-				preds = append(preds, p.Predicate)
+// intentTools are the MCP tools of the intents: one compact tool each,
+// whose facts argument lists the predicates the intent reads with their
+// argument names (the facts profile's), required ones starred. Facts are
+// written as arrays [predicate, arg, ...] (the fact objects of Spec 03 are
+// accepted too). A predicate's argument names are written once, in the
+// first tool (in the order hosts list tools, by name) that reads it;
+// later tools refer to that tool, since the model sees the whole list.
+func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) map[string]*mcp.Tool {
+	sorted := slices.Clone(intents)
+	slices.SortFunc(sorted, func(a, b protocol.IntentDecl) int { return strings.Compare(toolName(a.Name), toolName(b.Name)) })
+	firstIn := map[string]string{} // predicate -> the tool that spells it out
+	out := make(map[string]*mcp.Tool, len(sorted))
+	for _, in := range sorted {
+		name := toolName(in.Name)
+		preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
+		if len(preds) == 0 {
+			for _, p := range profile.Predicates {
+				if p.Direction != protocol.DirectionOutput {
+					preds = append(preds, p.Predicate)
+				}
 			}
 		}
-	}
-	for i, name := range preds {
-		s := name
-		if p := profile.Predicate(name); p != nil {
-			s = signature(p)
+		var own []string
+		refs := map[string][]string{} // tool -> predicates spelled out there
+		var order []string
+		for i, pred := range preds {
+			star := ""
+			if i < len(in.RequiredFacts) {
+				star = "*"
+			}
+			if where, ok := firstIn[pred]; ok && star == "" {
+				if refs[where] == nil {
+					order = append(order, where)
+				}
+				refs[where] = append(refs[where], pred)
+				continue
+			}
+			s := pred
+			if p := profile.Predicate(pred); p != nil {
+				s = signature(p)
+			}
+			if _, ok := firstIn[pred]; !ok {
+				firstIn[pred] = name
+			}
+			own = append(own, s+star)
 		}
-		if i < len(in.RequiredFacts) {
-			s += " (required)"
+		desc := "[pred, ...args] of " + strings.Join(own, "; ")
+		for _, where := range order {
+			desc += "; " + strings.Join(refs[where], ", ") + " as in " + where
 		}
-		sig = append(sig, s)
-	}
-	desc := strings.TrimSpace(in.Description)
-	if desc != "" && !strings.HasSuffix(desc, ".") {
-		desc += "."
-	}
-	desc += " Returns the tools the server's rules select for these facts; they are added to your tools."
-	factsDesc := "Facts, each [predicate, args...]"
-	if len(sig) > 0 {
-		factsDesc += ": " + strings.Join(sig, "; ")
-	}
-	return &mcp.Tool{
-		Name:        toolName(in.Name),
-		Description: desc,
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"facts": map[string]any{
-					"type":        "array",
-					"description": factsDesc,
-					"items":       map[string]any{"type": "array"},
+		out[in.Name] = &mcp.Tool{
+			Name:        name,
+			Description: strings.TrimSpace(in.Description),
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"facts": map[string]any{
+						"type":        "array",
+						"description": desc,
+						"items":       map[string]any{"type": "array"},
+					},
 				},
-				"explain": map[string]any{"type": "boolean", "description": "include proof hints"},
 			},
-			"required": []string{"facts"},
-		},
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		}
 	}
+	return out
 }
 
-// signature writes a predicate as name(arg, arg:type, ...): string
-// arguments without their type.
+// signature writes a predicate as name(arg,arg,...) with the argument
+// names of the profile (the facts profile's types are checked by the
+// server, which names the offending argument when one is wrong).
 func signature(p *protocol.PredicateSchema) string {
 	args := make([]string, p.Arity)
 	for i := range args {
-		name := fmt.Sprintf("arg%d", i)
+		args[i] = fmt.Sprintf("arg%d", i)
 		if i < len(p.ArgNames) && p.ArgNames[i] != "" {
-			name = p.ArgNames[i]
+			args[i] = p.ArgNames[i]
 		}
-		if i < len(p.ArgTypes) && p.ArgTypes[i] != protocol.ArgString {
-			name += ":" + p.ArgTypes[i]
-		}
-		args[i] = name
 	}
 	return p.Predicate + "(" + strings.Join(args, ",") + ")"
 }
@@ -169,19 +182,28 @@ func objectSchema(s map[string]any) map[string]any {
 	if len(s) == 0 {
 		return map[string]any{"type": "object"}
 	}
-	switch s["type"] {
-	case "object":
-		return s
-	case nil:
-		out := make(map[string]any, len(s)+1)
-		for k, v := range s {
-			out[k] = v
-		}
-		out["type"] = "object"
-		return out
+	if t, ok := s["type"]; ok && t != "object" {
+		return map[string]any{"type": "object"}
 	}
-	return map[string]any{"type": "object"}
+	out := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	out["type"] = "object"
+	if out["$schema"] == draft202012 {
+		// MCP's default dialect: saying so costs the model 15 tokens a tool.
+		delete(out, "$schema")
+	}
+	if out["additionalProperties"] == false {
+		// The server rejects unknown arguments itself (naming them).
+		delete(out, "additionalProperties")
+	}
+	return out
 }
+
+// draft202012 is the JSON Schema dialect MCP assumes when a schema names
+// none (MCP 2025-11-25 and later).
+const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // annotations maps a macro-tool's safety block to MCP tool annotations.
 // A tool without a safety block (condensed or minimal disclosure) gets

@@ -50,6 +50,7 @@ type mcpSession struct {
 	registered []string               // macro-tools registered as MCP tools
 	skills     []string               // skill resource URIs registered
 	subscribed bool                   // a 2026-07-28 host subscribed to tool list changes
+	listDue    bool                   // macro-tools were registered and the host has not listed since
 	metaOn     bool                   // the meta-tool is registered
 	pending    map[string]pendingConfirm
 	state      *client.State // the working state, made with the first session's facts profile
@@ -89,8 +90,9 @@ func (b *Bridge) Server() *mcp.Server {
 		},
 	})
 	ss.srv = srv
+	tools := intentTools(m.Intents, &m.FactsProfile)
 	for _, in := range m.Intents {
-		t := intentTool(in, &m.FactsProfile)
+		t := tools[in.Name]
 		ss.reserved[t.Name] = true
 		srv.AddTool(t, ss.intentHandler(in.Name))
 	}
@@ -107,13 +109,13 @@ func (b *Bridge) Server() *mcp.Server {
 // instructions tell the host's model how to use the bridge, in two
 // sentences.
 func instructions(m *protocol.Manifest) string {
-	return strings.TrimSpace(m.Domain.Description + " Call an intent tool with facts about the situation; the server's rules select the few tools that fit, which then appear in your tool list.")
+	return strings.TrimSpace(m.Domain.Description + " Call an intent tool with facts about the situation, each [predicate, args...] (* marks required facts); the server's rules select the few tools that fit, which then appear in your tool list. Add \"explain\": true for the rules' proof.")
 }
 
 func metaTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        MetaToolName,
-		Description: "Call a tool an intent tool selected, by name, with its arguments.",
+		Description: "Call a tool an intent selected, by name.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -136,6 +138,9 @@ func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				ss.setSubscribed()
 			}
 		case "tools/list", "tools/call":
+			if method == "tools/list" {
+				ss.listed()
+			}
 			ss.prune(time.Now())
 			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
 				ss.start(ctx, sess)
@@ -152,6 +157,22 @@ func (ss *mcpSession) setSubscribed() {
 	ss.subscribed = true
 	drop := ss.b.opts.Mode == ModeAuto && ss.metaOn
 	ss.metaOn = ss.metaOn && !drop
+	ss.mu.Unlock()
+	if drop {
+		ss.srv.RemoveTools(MetaToolName)
+	}
+}
+
+// listed notes a tools/list. A host on an MCP version that cannot say
+// whether it follows list changes shows that it does by listing again
+// after macro-tools were registered: in auto mode the meta-tool then goes.
+func (ss *mcpSession) listed() {
+	ss.mu.Lock()
+	drop := ss.listDue && ss.b.opts.Mode == ModeAuto && ss.metaOn
+	ss.listDue = false
+	if drop {
+		ss.metaOn = false
+	}
 	ss.mu.Unlock()
 	if drop {
 		ss.srv.RemoveTools(MetaToolName)
@@ -328,6 +349,7 @@ func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.Inten
 		for _, e := range entries {
 			ss.registered = append(ss.registered, e.name)
 		}
+		ss.listDue = ss.listDue || len(entries) > 0
 	}
 	ss.mu.Unlock()
 

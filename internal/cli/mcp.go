@@ -25,6 +25,12 @@ import (
 	"github.com/manglecp/manglecp/transport"
 )
 
+// defaultMCPBudget is the default max_tokens_budget of manglecp mcp, in
+// the server's estimate (JSON characters / 4 of the MangleCP macro-tool
+// definitions): on the browser domain it keeps every turn of the scripted
+// session of docs/TOKENS.md under a tenth of Playwright MCP's tool list.
+const defaultMCPBudget = 550
+
 const mcpUsage = "manglecp mcp [TARGET] [--http ADDR] [--tools auto|dynamic|meta] [--token-budget N] [--disclosure LEVEL] [--token T] [--confirm-key KEY] [--intent NAME [--facts FILE]] [--rules DIR] [--config FILE] [--auth-token TOKEN]"
 
 // mcpCmd serves a MangleCP server to MCP hosts (package mcpbridge): over
@@ -35,7 +41,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fl.SetOutput(stderr)
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
 	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
-	budget := fl.Int64("token-budget", 0, "max_tokens_budget of every evaluation: the server condenses tool definitions to fit (0: the server's default)")
+	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
 	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
 	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
 	confirmKey := fl.String("confirm-key", "", "the server's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY")
