@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,37 +30,58 @@ import (
 // session of docs/TOKENS.md under a tenth of Playwright MCP's tool list.
 const defaultMCPBudget = 550
 
-const mcpUsage = "manglecp mcp [TARGET] [--http ADDR] [--tools auto|dynamic|meta] [--token-budget N] [--disclosure LEVEL] [--token T] [--confirm-key KEY] [--intent NAME [--facts FILE]] [--rules DIR] [--config FILE] [--auth-token TOKEN]"
-
 // mcpCmd serves a MangleCP server to MCP hosts (package mcpbridge): over
 // stdio by default, streamable HTTP with --http. Without TARGET it serves
 // the embedded default domain in process, over the in-memory transport.
 func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	h := cmdHelp{name: "mcp", synopsis: "manglecp mcp [TARGET] [flags]",
+		description: "Serves a MangleCP server to MCP hosts (Claude Desktop, Cursor, the MCP Inspector, ...) over stdio,\n" +
+			"or MCP streamable HTTP with --http. The host sees one tool per intent; calling one with facts\n" +
+			"adds the macro-tools the rules select (tools/list_changed, or invoke_macro_tool for hosts that\n" +
+			"do not follow list changes). Tools that need confirmation are asked through MCP elicitation.\n" +
+			"Without TARGET it serves the embedded default domain in process. See docs/mcp.md.",
+		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
+	fl := newFlagSet("mcp")
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
 	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
 	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
 	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
 	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
-	confirmKey := fl.String("confirm-key", "", "the server's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY")
+	confirmKey := fl.String("confirm-key", "", "TARGET's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY or the key file of a local 'manglecp serve' ("+confirmationKeyHint()+")")
 	intent := fl.String("intent", "", "evaluate this intent when an MCP session starts, so its macro-tools are listed from the first tools/list")
 	factsPath := fl.String("facts", "", "facts for --intent: a JSON file (array of facts or {\"facts\": [...]})")
 	rules := fl.String("rules", "", "embedded domain only: directory with policy/ and domain/ .mg files (as serve)")
 	config := fl.String("config", "", "embedded domain only: JSON configuration file (as serve)")
 	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
-	target, ok := parseOptionalTarget(fl, args)
+	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
-		fmt.Fprintf(stderr, "usage: %s\n", mcpUsage)
-		return exitUsage
+		return code
+	}
+	target := ""
+	switch len(pos) {
+	case 0:
+	case 1:
+		target = pos[0]
+		if err := checkTarget(target); err != nil {
+			return usageError(stderr, h, "%v", err)
+		}
+	default:
+		return usageError(stderr, h, "at most one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3))
 	}
 	if target != "" && (*rules != "" || *config != "" || *authToken != "") {
-		fmt.Fprintln(stderr, "manglecp mcp: --rules, --config and --auth-token configure the embedded domain; with TARGET use --token")
-		return exitUsage
+		return usageError(stderr, h, "--rules, --config and --auth-token configure the embedded domain; with TARGET use --token")
 	}
 	if *factsPath != "" && *intent == "" {
-		fmt.Fprintln(stderr, "manglecp mcp: --facts goes with --intent")
-		return exitUsage
+		return usageError(stderr, h, "--facts goes with --intent")
+	}
+	switch mcpbridge.Mode(*mode) {
+	case mcpbridge.ModeAuto, mcpbridge.ModeDynamic, mcpbridge.ModeMeta:
+	default:
+		return usageError(stderr, h, "--tools %s: use auto, dynamic or meta", quote(*mode))
+	}
+	if strings.HasPrefix(*httpAddr, ":") {
+		// A bare ":port" listens on every interface; say so explicitly.
+		return usageError(stderr, h, "--http needs HOST:PORT (e.g. 127.0.0.1:8090); use 0.0.0.0:PORT to listen on every interface")
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -80,8 +100,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if *factsPath != "" {
 			facts, err := readFacts(*factsPath, stdin)
 			if err != nil {
-				fmt.Fprintf(stderr, "manglecp mcp: --facts: %v\n", err)
-				return exitUsage
+				return usageError(stderr, h, "--facts: %v", err)
 			}
 			st.Facts = facts
 		}
@@ -117,18 +136,18 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		dial = func(ctx context.Context) (*client.Session, error) {
 			return client.Dial(ctx, target, &client.Options{Token: tok})
 		}
-		opts.ConfirmationKey = []byte(firstNonEmpty(*confirmKey, os.Getenv("MANGLECP_CONFIRMATION_KEY")))
+		key := firstNonEmpty(*confirmKey, os.Getenv("MANGLECP_CONFIRMATION_KEY"))
+		if key != "" {
+			opts.ConfirmationKey = []byte(key)
+		} else if k, err := readConfirmationKey(); err == nil {
+			opts.ConfirmationKey = k // the key file of a local manglecp serve
+		}
 	}
 
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	b, err := mcpbridge.New(dctx, dial, opts)
 	cancel()
 	if err != nil {
-		var perr *protocol.Error
-		if errors.As(err, &perr) && perr.Code == protocol.CodeBridgeInvalidArguments {
-			fmt.Fprintf(stderr, "manglecp mcp: %s\n", perr.Message)
-			return exitUsage
-		}
 		e := mcpbridge.ErrorOf(err)
 		fmt.Fprintf(stderr, "manglecp mcp: %s: %s (%v)\n", e.Code, e.Message, err)
 		if e.Code == protocol.CodeBridgeServerUnreachable || e.Code == protocol.CodeBridgeProtocolMismatch {
@@ -172,11 +191,6 @@ func memoryDialer(ctx context.Context, srv *manglecp.Server, token string, logge
 
 // serveMCPHTTP serves streamable HTTP on addr until ctx ends.
 func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, logger *slog.Logger, stderr io.Writer) int {
-	if strings.HasPrefix(addr, ":") {
-		// A bare ":port" listens on every interface; say so explicitly.
-		fmt.Fprintln(stderr, "manglecp mcp: --http needs HOST:PORT (e.g. 127.0.0.1:8090); use 0.0.0.0:PORT to listen on every interface")
-		return exitUsage
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
@@ -201,25 +215,6 @@ func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, logger 
 	defer cancel()
 	_ = hs.Shutdown(sctx)
 	return exitOK
-}
-
-// parseOptionalTarget parses "[TARGET] [flags]" with flags before or
-// after the target; an unquoted stdio:COMMAND takes the rest of the line.
-func parseOptionalTarget(fl *flag.FlagSet, args []string) (string, bool) {
-	if err := fl.Parse(args); err != nil {
-		return "", false
-	}
-	rest := fl.Args()
-	if len(rest) == 0 {
-		return "", true
-	}
-	if strings.HasPrefix(rest[0], "stdio:") && !strings.Contains(rest[0], " ") {
-		return strings.Join(rest, " "), true
-	}
-	if err := fl.Parse(rest[1:]); err != nil || fl.NArg() != 0 {
-		return "", false
-	}
-	return rest[0], true
 }
 
 func firstNonEmpty(s ...string) string {
