@@ -178,7 +178,8 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 		t.Fatal("first not listed")
 	}
 	soon := tool("second", false)
-	soon.Validity = &protocol.Validity{ExpiresAt: protocol.NewTime(time.Now().Add(300 * time.Millisecond))}
+	expires := time.Now().Add(2 * time.Second)
+	soon.Validity = &protocol.Validity{ExpiresAt: protocol.NewTime(expires)}
 	fake.setEvaluate(selects(soon))
 	h.call(t, "diagnose", diagnoseArgs)
 	h.waitChanged(t)
@@ -186,7 +187,7 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 	if tools["first"] != nil || tools["second"] == nil {
 		t.Fatalf("after a second evaluation: %v", tools)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(time.Until(expires) + 50*time.Millisecond)
 	if h.toolNames(t)["second"] != nil {
 		t.Error("an expired macro-tool is still listed")
 	}

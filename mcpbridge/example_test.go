@@ -38,7 +38,12 @@ func Example() {
 	go func() { _ = b.Run(ctx, bridgeSide) }()
 	changed := make(chan struct{}, 1)
 	host := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
 	})
 	cs, err := host.Connect(ctx, hostSide, nil)
 	if err != nil {
