@@ -34,6 +34,7 @@ func TestLayering(t *testing.T) {
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)
 		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
+		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()

@@ -39,7 +39,8 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			"or MCP streamable HTTP with --http. The host sees one tool per intent; calling one with facts\n" +
 			"adds the macro-tools the rules select (tools/list_changed, or invoke_macro_tool for hosts that\n" +
 			"do not follow list changes). Tools that need confirmation are asked through MCP elicitation.\n" +
-			"Without TARGET it serves the embedded default domain in process. See docs/mcp.md.",
+			"Without TARGET it serves an embedded domain in process (--domain browser, the default, or\n" +
+			"--domain workspace --root DIR), configured as serve does. See docs/mcp.md.",
 		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
 	fl := newFlagSet("mcp")
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
@@ -53,6 +54,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	rules := fl.String("rules", "", "embedded domain only: directory with policy/ and domain/ .mg files (as serve)")
 	config := fl.String("config", "", "embedded domain only: JSON configuration file (as serve)")
 	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
+	dom := addDomainFlags(fl) // embedded domain only: --domain, --root (as serve)
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -68,8 +70,11 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		return usageError(stderr, h, "at most one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3))
 	}
-	if target != "" && (*rules != "" || *config != "" || *authToken != "") {
-		return usageError(stderr, h, "--rules, --config and --auth-token configure the embedded domain; with TARGET use --token")
+	if target != "" && (*rules != "" || *config != "" || *authToken != "" || dom.name != "browser" || len(dom.roots) > 0) {
+		return usageError(stderr, h, "--domain, --root, --rules, --config and --auth-token configure the embedded domain; with TARGET use --token")
+	}
+	if err := dom.check(); err != nil {
+		return usageError(stderr, h, "%v", err)
 	}
 	if *factsPath != "" && *intent == "" {
 		return usageError(stderr, h, "--facts goes with --intent")
@@ -110,7 +115,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var dial mcpbridge.Dialer
 	if target == "" {
 		key := []byte(nil)
-		d, sopts, err := configure(*rules, *config, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
+		d, sopts, err := configure(*rules, *config, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger, dom)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1

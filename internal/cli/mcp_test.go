@@ -233,6 +233,16 @@ func TestMCPRefusesWithoutElicitation(t *testing.T) {
 	}
 }
 
+// TestMCPWorkspaceDomain: the serve flags that choose the domain pass
+// through to the embedded server.
+func TestMCPWorkspaceDomain(t *testing.T) {
+	h := startMCP(t, "2025-11-25", nil, "--domain", "workspace", "--root", t.TempDir())
+	tools := h.tools(t)
+	if tools["diagnose_error"] != nil || len(tools) < 2 {
+		t.Errorf("workspace domain tools: %v", tools)
+	}
+}
+
 func TestMCPUsage(t *testing.T) {
 	tests := []struct {
 		name string
@@ -244,6 +254,8 @@ func TestMCPUsage(t *testing.T) {
 		{"unknown mode", []string{"--tools", "sometimes"}, exitUsage},
 		{"unreachable target", []string{"http://127.0.0.1:1"}, exitTransport},
 		{"bare port", []string{"--http", ":0"}, exitUsage},
+		{"root without workspace", []string{"--root", "/tmp"}, exitUsage},
+		{"domain with a target", []string{"http://127.0.0.1:1", "--domain", "workspace"}, exitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
