@@ -33,8 +33,9 @@ type Program struct {
 	predToStratum map[ast.PredicateSym]int
 	base          factstore.SimpleInMemoryStore // server facts, read-only after Load
 	baseCount     int
-	timedBase     []timedAtom     // server facts with a validity interval
-	temporal      map[string]bool // profile predicates whose facts go to the temporal store
+	baseSizes     map[ast.PredicateSym]int64 // facts per predicate in base
+	timedBase     []timedAtom                // server facts with a validity interval
+	temporal      map[string]bool            // profile predicates whose facts go to the temporal store
 
 	policy    map[string]bool           // predicates the policy layer defines; proofs do not open them
 	external  map[string]int            // external predicate -> arity
@@ -131,6 +132,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
 	}
 	p.baseCount = p.base.EstimateFactCount()
+	p.baseSizes = predicateSizes(p.base)
 	p.baseHas = map[ast.PredicateSym]bool{}
 	for _, sym := range p.base.ListPredicates() {
 		p.baseHas[sym] = true
