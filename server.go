@@ -51,9 +51,10 @@ type Server struct {
 	limiters   map[string]*rate.Limiter
 	nextID     atomic.Uint64
 
-	// evalSlots bounds concurrent evaluations; a request that cannot get a
-	// slot within Options.QueueTimeout is refused (rate_limited).
-	evalSlots chan struct{}
+	// slots bounds concurrent evaluations, shared fairly between callers; a
+	// request that cannot get a slot within Options.QueueTimeout is refused
+	// (rate_limited).
+	slots *fairSlots
 
 	oauth *oauthVerifier
 
@@ -90,16 +91,16 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		}
 	}
 	s := &Server{
-		opts:      o,
-		domain:    d,
-		actions:   d.Actions,
-		cache:     newMacroCache(o.MacroCacheBytes),
-		confirm:   newConfirmer(key, o.ConfirmationTTL),
-		log:       o.Logger,
-		limiters:  map[string]*rate.Limiter{},
-		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
-		oauth:     newOAuthVerifier(o.OAuth),
-		subs:      map[int]func(){},
+		opts:     o,
+		domain:   d,
+		actions:  d.Actions,
+		cache:    newMacroCache(o.MacroCacheBytes),
+		confirm:  newConfirmer(key, o.ConfirmationTTL),
+		log:      o.Logger,
+		limiters: map[string]*rate.Limiter{},
+		slots:    newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
+		oauth:    newOAuthVerifier(o.OAuth),
+		subs:     map[int]func(){},
 	}
 	s.prog.Store(prog)
 	s.setStatus(protocol.StatusReady)
@@ -324,6 +325,16 @@ type caller struct {
 	anonymous   bool
 	trust       string
 	autoConfirm []string
+	peer        string // the connection's remote address, for fair sharing
+}
+
+// shareKey is whom the caller's evaluations count against when slots are
+// shared: the identity, or the peer address of an anonymous caller.
+func (c *caller) shareKey() string {
+	if c.anonymous {
+		return "peer:" + c.peer
+	}
+	return "identity:" + c.name
 }
 
 type callerKey struct{}
@@ -389,6 +400,8 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 			"x-skills_endpoint": s.opts.BasePath + "/skills/{skill_id}",
 			// The WebSocket binding (Spec 02 section 4.1) on the same listener.
 			"x-websocket_endpoint": s.opts.BasePath + "/ws",
+			// The work budget of one evaluation (Options.Limits.MaxEvaluationWork).
+			"x-max_evaluation_work": l.MaxEvaluationWork,
 		},
 	}
 	if m.Auth.Required {
@@ -446,6 +459,7 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	if aerr != nil {
 		return protocol.ErrorEnvelope(id, aerr)
 	}
+	who.peer = in.Peer
 	ctx = context.WithValue(ctx, callerKey{}, who)
 	if in.Progress != nil {
 		ctx = WithProgress(ctx, func(status, detail string, percent float64) {
