@@ -38,6 +38,7 @@ type Server struct {
 	// entirely by one rule version.
 	prog    atomic.Pointer[kernel.Program]
 	actions map[string]ActionSpec
+	samples []sample // the domain's sample requests, run on reload
 	cache   *macroCache
 	confirm *confirmer
 	log     *slog.Logger
@@ -83,6 +84,10 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	samples, err := readSamples(d.Samples)
+	if err != nil {
+		return nil, err
+	}
 	key := o.ConfirmationKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -94,6 +99,7 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		opts:     o,
 		domain:   d,
 		actions:  d.Actions,
+		samples:  samples,
 		cache:    newMacroCache(o.MacroCacheBytes),
 		confirm:  newConfirmer(key, o.ConfirmationTTL),
 		log:      o.Logger,
@@ -142,12 +148,14 @@ func loadProgram(d Domain) (*kernel.Program, error) {
 	return prog, nil
 }
 
-// Reload loads rules (the domain's actions stay) beside the running ones
-// and, when they load, swaps them in atomically: requests already running
-// finish on the old rules, later ones use the new. Rules that do not load
-// leave the old ones serving and set the status to degraded with the
-// reason; the error, naming file and line, is logged and returned. A successful reload
-// clears a degraded status.
+// Reload loads rules (the domain's actions stay) beside the running ones,
+// evaluates the domain's sample requests (Domain.Samples) on them and, when
+// they load and every sample evaluates, swaps them in atomically: requests
+// already running finish on the old rules, later ones use the new. Rules
+// that do not load, or that fail a sample request, leave the old ones
+// serving and set the status to degraded with the reason; the error
+// (naming file and line, or the sample and the cause) is logged and
+// returned. A successful reload clears a degraded status.
 func (s *Server) Reload(rules fs.FS) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -159,6 +167,16 @@ func (s *Server) Reload(rules fs.FS) error {
 		// The reason is public (manifest extensions): no file paths or rule
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
+		return err
+	}
+	if err := s.runSamples(context.Background(), prog); err != nil {
+		s.log.Error("rule reload rejected: a sample request fails on the new rules; the previous rules keep serving", "error", err.Error())
+		reason := "rule reload rejected: a sample request fails on the new rules; the previous rules are still serving (the server log has the cause)"
+		var se *SampleError
+		if errors.As(err, &se) {
+			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
+		}
+		s.SetDegraded(reason)
 		return err
 	}
 	s.prog.Store(prog)

@@ -44,9 +44,13 @@ type checkedClause struct {
 }
 
 // check loads DIR exactly as `serve --rules DIR` does and reports every
-// problem with file and line (exit 1), then the lint warnings for Mangle
-// v0.5.0 pitfalls (exit 0 when there are only warnings).
-func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
+// problem with file and line (exit 1), including rules that would fail
+// every evaluation reaching them (comparisons that cannot succeed,
+// unbounded recursion, cyclic tool_requires), evaluates the domain's sample
+// requests on the rules as a reload would (a failing one is an error), then
+// prints the lint warnings for Mangle v0.5.0 pitfalls (exit 0 when there are
+// only warnings).
+func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("check", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	asJSON := fl.Bool("json", false, "print the report as JSON")
@@ -64,6 +68,9 @@ func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		var srv *manglecp.Server
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
+			if serr := srv.CheckSamples(ctx); serr != nil {
+				rep.Errors = append(rep.Errors, checkProblem{Message: strings.TrimPrefix(serr.Error(), "manglecp: ")})
+			}
 			m := srv.Manifest()
 			rep.Predicates = len(m.FactsProfile.Predicates)
 			for _, in := range m.Intents {

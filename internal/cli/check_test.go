@@ -56,6 +56,8 @@ func TestCheck(t *testing.T) {
 			[]string{"error: ", "zz.mg:1: comparison of L, a string argument of console_event"}},
 		{"unbounded recursion", map[string]string{"domain/zz.mg": "n(0).\nn(M) :- n(N), M = fn:plus(N, 1).\n"}, nil, 1,
 			[]string{"error: ", "zz.mg:2: unbounded recursion"}},
+		{"sample request fails", map[string]string{"domain/zz.mg": "level_text(M) :- console_error(_, M, _).\nloud(1) :- level_text(M), M > 3.\n"}, nil, 1,
+			[]string{"error: the sample request diagnose_error.json fails on these rules with evaluation_failed", "1 errors"}},
 		{"cyclic tool_requires", map[string]string{"domain/zz.mg": "\n\ntool_requires(\"inspect_console_errors\", \"write_diagnosis_report\").\n"}, nil, 1,
 			[]string{"error: ", "zz.mg:3: tool_requires is cyclic"}},
 		{"json with rules", nil, []string{"--json", "--show-rules"}, 0, []string{`"ok": true`, `"clauses": [`, `"predicate": "confirm_effect"`}},
