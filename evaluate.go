@@ -98,16 +98,18 @@ func (s *Server) kernelContextError(ctx context.Context) error {
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
 	start := time.Now()
-	prog := s.prog.Load()
-	ev, perr := s.decodeIntent(prog, env)
-	if perr != nil {
-		return nil, perr
-	}
+	// The slot comes first: decoding and validating up to max_facts_per_request
+	// facts is work too, and a caller over its share must not get it done.
 	release, err := s.acquireSlot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	prog := s.prog.Load()
+	ev, perr := s.decodeIntent(prog, env)
+	if perr != nil {
+		return nil, perr
+	}
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	external, err := s.computeExternal(ctx, ev)
