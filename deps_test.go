@@ -30,6 +30,8 @@ func TestLayering(t *testing.T) {
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		// The CPU attack client speaks HTTP only.
+		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
