@@ -15,7 +15,9 @@ import (
 //     first come first served among equals, so a caller with nothing
 //     running is served before the next request of a caller that floods;
 //   - a caller waits at most the queue timeout, and a caller that already
-//     has maxWaiting requests waiting is refused at once.
+//     has maxWaiting requests waiting (16 per slot of the pool: far more
+//     than a burst of light requests, e.g. from a proxy that many clients
+//     share, needs) is refused at once.
 //
 // Its zero value is not usable; create it with newFairSlots.
 type fairSlots struct {
@@ -38,7 +40,7 @@ type slotWaiter struct {
 func newFairSlots(capacity, perKey int) *fairSlots {
 	capacity = max(1, capacity)
 	perKey = min(max(1, perKey), capacity)
-	return &fairSlots{capacity: capacity, perKey: perKey, maxWaiting: capacity,
+	return &fairSlots{capacity: capacity, perKey: perKey, maxWaiting: 16 * capacity,
 		running: map[string]int{}, queued: map[string]int{}}
 }
 
