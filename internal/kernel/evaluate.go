@@ -31,7 +31,7 @@ type Request struct {
 	MaxFactsCreated int64
 	// MaxWork is the work budget in work units, counted by the store: one
 	// per fact a lookup looks at, 100 per fact it returns for a join (about
-	// 50 ns of CPU each on a 2026 server core whatever the join looks like).
+	// 30-60 ns of CPU each on the development machine, whatever the join).
 	// Unlike MaxFactsCreated it bounds joins that scan much and derive
 	// little, so it bounds the CPU one evaluation can spend. Evaluation and
 	// the reading of its result (coverage and proofs included) get the
