@@ -112,7 +112,7 @@ func (s *Server) runSample(ctx context.Context, prog *kernel.Program, ev *evalua
 		Params:              ev.intent.Params,
 		Facts:               ev.facts,
 		EvalTime:            ev.evalTime,
-		MaxFactsCreated:     ev.maxFacts,
+		MaxFactsCreated:     max(ev.maxFacts, 1),
 		MaxIntervalsPerAtom: ev.maxInterval,
 		MaxWork:             s.opts.Limits.MaxEvaluationWork,
 		Explain:             true,
