@@ -34,6 +34,8 @@ func TestLayering(t *testing.T) {
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)
 		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
+		// The CPU attack client speaks HTTP only.
+		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 	}
 	for _, r := range rules {
