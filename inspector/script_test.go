@@ -99,7 +99,9 @@ func runScript(t *testing.T, script, bin string, env ...string) {
 func calls(t *testing.T, dir string) (args [][]string, bodies [][]byte) {
 	t.Helper()
 	names, _ := filepath.Glob(filepath.Join(dir, "call*.args"))
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) < len(names[j]) || (len(names[i]) == len(names[j]) && names[i] < names[j]) })
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) < len(names[j]) || (len(names[i]) == len(names[j]) && names[i] < names[j])
+	})
 	for _, n := range names {
 		a, _ := os.ReadFile(n)
 		b, _ := os.ReadFile(strings.TrimSuffix(n, ".args") + ".body")
