@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,27 +26,37 @@ const inspectUsage = "manglecp inspect [TARGET] [--addr HOST:PORT] [--allow-remo
 // default domain run in this process when there is no TARGET, until
 // SIGINT or SIGTERM.
 func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	h := cmdHelp{name: "inspect", synopsis: inspectUsage,
+		description: "Serves a web page on loopback to explore a server: its manifest, a facts editor, evaluation\n" +
+			"with proof trees and rule coverage, invocation with the confirmation step, every error\n" +
+			"envelope, and the session's history as a replayable curl or manglecp script. Without TARGET\n" +
+			"it runs the embedded default domain in this process (--rules and --config as for serve).\n" +
+			"It prints the URL to open, which carries a random session token. See docs/inspector.md.",
+		args: targetArg + "\n        (optional: without it, the embedded default domain in-process)"}
+	fl := newFlagSet("inspect")
 	addr := fl.String("addr", "127.0.0.1:0", "where the page listens, HOST:PORT (port 0: a free port); loopback only unless --allow-remote")
 	allowRemote := fl.Bool("allow-remote", false, "allow --addr on a non-loopback interface (the session token still guards every call)")
 	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
-	confirmKey := fl.String("confirm-key", "", "the server's confirmation key, to sign confirmation tokens; also MANGLECP_CONFIRMATION_KEY (in-process: generated)")
+	confirmKey := fl.String("confirm-key", "", "the server's confirmation key, to sign confirmation tokens (default: MANGLECP_CONFIRMATION_KEY, then the local key file; in-process: a fresh key)")
 	rules := fl.String("rules", "", "in-process only: directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fl.String("config", "", "in-process only: the JSON configuration file of manglecp serve")
-	if err := fl.Parse(args); err != nil {
-		return exitUsage
+	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	target := ""
-	if fl.NArg() > 0 {
-		var ok bool
-		if target, ok = parseTarget(fl, args, stderr, inspectUsage); !ok {
-			return exitUsage
+	switch len(pos) {
+	case 0:
+	case 1:
+		if err := checkTarget(pos[0]); err != nil {
+			return usageError(stderr, h, "%v", err)
 		}
+		target = pos[0]
+	default:
+		return usageError(stderr, h, "at most one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3))
 	}
 	if target != "" && (*rules != "" || *config != "") {
-		fmt.Fprintln(stderr, "manglecp inspect: --rules and --config configure the in-process server: use them without TARGET")
-		return exitUsage
+		return usageError(stderr, h, "--rules and --config configure the in-process server: use them without TARGET")
 	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
@@ -56,10 +65,14 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if key == "" {
 		key = os.Getenv("MANGLECP_CONFIRMATION_KEY")
 	}
+	if key == "" && target != "" {
+		if k, err := readConfirmationKey(); err == nil { // a local 'manglecp serve'
+			key = string(k)
+		}
+	}
 	ln, err := inspector.Listen(*addr, *allowRemote)
 	if err != nil {
-		fmt.Fprintf(stderr, "manglecp inspect: %v\n", err)
-		return exitUsage
+		return usageError(stderr, h, "%v", err)
 	}
 	defer ln.Close()
 
@@ -116,7 +129,7 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stdout, "manglecp inspect: %s, domain %s, over %s\n", what, m.Domain.ID, sess.Transport())
 	fmt.Fprintf(stdout, "open %s\n", in.URL(ln.Addr()))
 
-	code := exitOK
+	code = exitOK
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {

@@ -95,8 +95,11 @@ func TestInspectInProcess(t *testing.T) {
 }
 
 // TestInspectTarget: with a TARGET URL the inspector talks to that server
-// over its transport.
+// over its transport; without a key anywhere it cannot confirm by itself,
+// and with the local key file of 'manglecp serve' it can.
 func TestInspectTarget(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +110,13 @@ func TestInspectTarget(t *testing.T) {
 	v := sessionView(t, base, token)
 	if v["transport"] != "http" || v["target"] != hs.URL || v["confirmation_key"] != false {
 		t.Errorf("session: transport %v, target %v, key %v", v["transport"], v["target"], v["confirmation_key"])
+	}
+	if _, _, err := localConfirmationKey(); err != nil {
+		t.Fatal(err)
+	}
+	base, token = startInspect(t, hs.URL)
+	if v := sessionView(t, base, token); v["confirmation_key"] != true {
+		t.Error("the local key file was not used")
 	}
 }
 
