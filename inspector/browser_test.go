@@ -210,6 +210,34 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("console_event shown as %q: the number argument was not kept", got)
 	}
 
+	// A temporal annotation from the form, exported as JSON, then removed.
+	b.do("temporal fact",
+		setValue("#fact-pred", "console_event"),
+		chromedp.SendKeys(chromedp.CSS("#fact-arg-0"), "s2"),
+		chromedp.SendKeys(chromedp.CSS("#fact-arg-1"), "warning"),
+		chromedp.SendKeys(chromedp.CSS("#fact-arg-2"), "slow"),
+		chromedp.SendKeys(chromedp.CSS("#fact-arg-3"), "1771510100000"),
+		setValue("#fact-t-kind", "interval"),
+		chromedp.SendKeys(chromedp.CSS("#fact-t-start"), "2026-02-19T14:00:00Z"),
+		chromedp.SendKeys(chromedp.CSS("#fact-t-end"), "_"),
+		click("#fact-add"),
+		click("#facts-export"))
+	exported := eval[string](b, "export", `document.getElementById('facts-json').value`)
+	var facts []map[string]any
+	if err := json.Unmarshal([]byte(exported), &facts); err != nil || len(facts) != 5 {
+		t.Fatalf("exported facts (%v): %s", err, exported)
+	}
+	if tt, _ := facts[4]["t"].(map[string]any); tt["start"] != "2026-02-19T14:00:00Z" || tt["end"] != "_" {
+		t.Errorf("temporal annotation exported as %v", facts[4]["t"])
+	}
+	if got := eval[string](b, "temporal text", `document.querySelector('#fact-list .fact-row:last-child .ftext').textContent`); !strings.Contains(got, `@ ["2026-02-19T14:00:00Z", "_"]`) {
+		t.Errorf("temporal fact shown as %q", got)
+	}
+	b.do("remove fact", click("#fact-list .fact-row:last-child button.danger"))
+	if n := eval[int](b, "fact rows", `document.querySelectorAll('#fact-list .fact-row').length`); n != 4 {
+		t.Fatalf("fact list has %d facts after removing one, want 4", n)
+	}
+
 	// Evaluate with options: full disclosure, proof hints and coverage.
 	b.do("evaluate",
 		setValue("#eval-intent", "diagnose_error"),

@@ -918,10 +918,12 @@
     if (refresh) {
       const reply = await api('POST', '/api/manifest/refresh');
       st.session = reply.result;
-      if (!reply.ok) banner('refreshing the manifest failed: ' + reply.error.error.code + ': ' + reply.error.error.message);
-    } else {
-      st.session = await api('GET', '/api/session');
+      renderSession();
+      renderFacts();
+      if (!reply.ok) $('manifest-body').prepend(h('div', {}, h('div', { class: 'hint' }, 'Refreshing the manifest failed; the last one is shown.'), renderError(reply.error)));
+      return;
     }
+    st.session = await api('GET', '/api/session');
     renderSession();
     renderFacts();
   }
