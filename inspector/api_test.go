@@ -470,3 +470,22 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestTokensDiffer: every inspector has its own random session token.
+func TestTokensDiffer(t *testing.T) {
+	a, b := newFixture(t, nil), newFixture(t, nil)
+	if a.in.Token() == b.in.Token() || len(a.in.Token()) < 40 {
+		t.Errorf("tokens %q and %q", a.in.Token(), b.in.Token())
+	}
+	// One inspector's token does not open the other.
+	req, _ := http.NewRequest("GET", b.http.URL+"/api/session", nil)
+	req.Header.Set(inspector.TokenHeader, a.in.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("HTTP %d", resp.StatusCode)
+	}
+}
