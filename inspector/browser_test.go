@@ -312,6 +312,40 @@ func TestBrowser(t *testing.T) {
 	}
 	b.shot("delta-applied")
 
+	// A token budget: the server demotes tools, and the cards fall into
+	// one column per disclosure level. The output-only fact the delta
+	// asserted stays in the editor but is not sent.
+	b.do("budget",
+		setValue("#eval-disclosure", "adaptive"),
+		setValue("#eval-budget", "600"),
+		click("#eval-go"),
+		waitFor(`.group[data-level="minimal"] .card`))
+	levels := eval[string](b, "levels", `Array.from(document.querySelectorAll('.group')).map(g => g.dataset.level).join(',')`)
+	if levels != "full,condensed,minimal" {
+		t.Errorf("disclosure groups %q, want full,condensed,minimal", levels)
+	}
+	if got := eval[string](b, "notes", `document.getElementById('results-notes').textContent`); !strings.Contains(got, "not sent (output-only predicate): diagnosed_error") {
+		t.Errorf("notes %q do not say the output-only fact was kept out", got)
+	}
+	b.shot("disclosure-levels")
+
+	// At minimal disclosure the tool carries no safety metadata and no
+	// input_schema: the arguments are typed as JSON, and the server's
+	// confirmation_required answer leads to the confirmation step.
+	b.do("invoke minimal",
+		click(`.group[data-level="minimal"] .card[data-tool="write_diagnosis_report"] .btn-invoke`),
+		waitFor("#invoke-raw"),
+		setValue("#invoke-raw", `{"request_id": "r42"}`),
+		click("#invoke-go"),
+		waitFor(`#invoke-confirm .error-view[data-code="confirmation_required"]`),
+		waitFor("#confirm-step"),
+		click("#confirm-go"),
+		waitFor("#invoke-ok"))
+	if s := eval[string](b, "step", `document.querySelector('#invoke-steps li.done:nth-child(2)') ? 'Confirm' : document.getElementById('invoke-steps').textContent`); s != "Confirm" {
+		t.Errorf("the steps do not show the confirmation: %q", s)
+	}
+	b.do("budget off", setValue("#eval-budget", ""), setValue("#eval-disclosure", "full"))
+
 	// An error envelope: a fact with a wrong arity, found by the client
 	// before sending, rendered with its registry entry and violations.
 	b.do("bad fact",

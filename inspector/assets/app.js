@@ -464,6 +464,8 @@
       extra.append(box);
     }
     show('proof', false);
+    show('invoke', false); // the cards changed: invoke starts from one of them
+    st.card = null;
     renderCoverage(v.coverage);
   }
 
@@ -627,7 +629,8 @@
   // ---------------------------------------------------------------- invoke
 
   function steps(active) {
-    const names = st.card && st.card.needs_confirmation ? ['Arguments', 'Confirm', 'Result'] : ['Arguments', 'Result'];
+    if (active === 'Confirm') st.confirmStep = true; // the server asked, even if the card did not say
+    const names = st.card && (st.card.needs_confirmation || st.confirmStep) ? ['Arguments', 'Confirm', 'Result'] : ['Arguments', 'Result'];
     const ol = clear($('invoke-steps'));
     const at = names.indexOf(active);
     names.forEach((n, i) => ol.append(h('li', { class: (i === at ? 'active' : i < at ? 'done' : '') + (n === 'Confirm' ? ' confirm' : '') }, n)));
@@ -635,6 +638,7 @@
 
   function openInvoke(card) {
     st.card = card;
+    st.confirmStep = false;
     markCard(card.tool.macro_id);
     show('invoke', true);
     $('invoke-title').textContent = card.tool.name + ' · ' + card.tool.macro_id;
