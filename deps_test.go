@@ -30,6 +30,7 @@ func TestLayering(t *testing.T) {
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
 	}
 	for _, r := range rules {

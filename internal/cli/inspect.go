@@ -20,7 +20,7 @@ import (
 	"github.com/manglecp/manglecp/transport"
 )
 
-const inspectUsage = "manglecp inspect [TARGET] [--addr HOST:PORT] [--allow-remote] [--token T] [--confirm-key K] [--rules DIR] [--config FILE]"
+const inspectUsage = "manglecp inspect [TARGET] [--addr HOST:PORT] [--allow-remote] [--token T] [--confirm-key K] [--domain browser|workspace --root DIR...] [--rules DIR] [--config FILE]"
 
 // inspectCmd serves the inspector page for TARGET, or for the embedded
 // default domain run in this process when there is no TARGET, until
@@ -30,7 +30,8 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		description: "Serves a web page on loopback to explore a server: its manifest, a facts editor, evaluation\n" +
 			"with proof trees and rule coverage, invocation with the confirmation step, every error\n" +
 			"envelope, and the session's history as a replayable curl or manglecp script. Without TARGET\n" +
-			"it runs the embedded default domain in this process (--rules and --config as for serve).\n" +
+			"it runs a server in this process: the default domain, or --domain/--root, --rules and\n" +
+			"--config as for serve.\n" +
 			"It prints the URL to open, which carries a random session token. See docs/inspector.md.",
 		args: targetArg + "\n        (optional: without it, the embedded default domain in-process)"}
 	fl := newFlagSet("inspect")
@@ -40,6 +41,7 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	confirmKey := fl.String("confirm-key", "", "the server's confirmation key, to sign confirmation tokens (default: MANGLECP_CONFIRMATION_KEY, then the local key file; in-process: a fresh key)")
 	rules := fl.String("rules", "", "in-process only: directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fl.String("config", "", "in-process only: the JSON configuration file of manglecp serve")
+	dom := addDomainFlags(fl)
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -55,8 +57,11 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	default:
 		return usageError(stderr, h, "at most one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3))
 	}
-	if target != "" && (*rules != "" || *config != "") {
-		return usageError(stderr, h, "--rules and --config configure the in-process server: use them without TARGET")
+	if target != "" && (*rules != "" || *config != "" || dom.name != "browser" || len(dom.roots) > 0) {
+		return usageError(stderr, h, "--domain, --root, --rules and --config configure the in-process server: use them without TARGET")
+	}
+	if err := dom.check(); err != nil {
+		return usageError(stderr, h, "%v", err)
 	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
@@ -84,7 +89,7 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if target == "" {
 		var stopServer func()
 		var keyBytes []byte
-		sess, keyBytes, stopServer, err = inProcessSession(ctx, *rules, *config, *token, []byte(key), logger)
+		sess, keyBytes, stopServer, err = inProcessSession(ctx, *rules, *config, *token, []byte(key), dom, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp inspect: %v\n", err)
 			return 1
@@ -159,12 +164,12 @@ func allowedHosts(addr string, bound net.Addr, allowRemote bool) []string {
 }
 
 // inProcessSession runs the server of `manglecp serve` (the embedded
-// default domain, or --rules/--config) in this process and connects a
+// default domain, or --domain/--root, --rules, --config) in this process and connects a
 // client session to it through the in-memory transport. It returns the
 // confirmation key the server uses (key, the config file's, or a random
 // one) and a function that closes the session and stops the server.
-func inProcessSession(ctx context.Context, rulesDir, configPath, token string, key []byte, logger *slog.Logger) (*client.Session, []byte, func(), error) {
-	d, opts, err := configure(rulesDir, configPath, token, logger)
+func inProcessSession(ctx context.Context, rulesDir, configPath, token string, key []byte, dom *domainFlags, logger *slog.Logger) (*client.Session, []byte, func(), error) {
+	d, opts, err := configure(rulesDir, configPath, token, logger, dom)
 	if err != nil {
 		return nil, nil, nil, err
 	}

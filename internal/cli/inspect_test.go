@@ -94,6 +94,16 @@ func TestInspectInProcess(t *testing.T) {
 	}
 }
 
+// TestInspectWorkspace: the in-process server can be the workspace domain.
+func TestInspectWorkspace(t *testing.T) {
+	base, token := startInspect(t, "--domain", "workspace", "--root", t.TempDir())
+	v := sessionView(t, base, token)
+	m, _ := v["manifest"].(map[string]any)
+	if d, _ := m["domain"].(map[string]any); d["id"] == "browser_diagnostics" || d["id"] == nil {
+		t.Errorf("domain %v, want the workspace domain", d["id"])
+	}
+}
+
 // TestInspectTarget: with a TARGET URL the inspector talks to that server
 // over its transport; without a key anywhere it cannot confirm by itself,
 // and with the local key file of 'manglecp serve' it can.
@@ -130,6 +140,8 @@ func TestInspectUsage(t *testing.T) {
 		{[]string{"--addr", "0.0.0.0:0"}, "not a loopback address"},
 		{[]string{"--addr", ":0"}, "not a loopback address"},
 		{[]string{"http://127.0.0.1:1", "--rules", "x"}, "without TARGET"},
+		{[]string{"http://127.0.0.1:1", "--domain", "workspace", "--root", "."}, "without TARGET"},
+		{[]string{"--domain", "workspace"}, "needs at least one --root"},
 		{[]string{"--bogus"}, "flag provided but not defined"},
 	}
 	for _, tc := range tests {
