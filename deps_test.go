@@ -37,6 +37,7 @@ func TestLayering(t *testing.T) {
 		// The CPU attack client speaks HTTP only.
 		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
+		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
