@@ -501,7 +501,7 @@ func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *
 			return nil, perr
 		}
 		if a.Scheme != protocol.SchemeBearer && a.Scheme != protocol.SchemeAPIKey {
-			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %q", a.Scheme).
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %s", protocol.Quote(a.Scheme)).
 				WithDetails(&protocol.ErrorDetails{Field: "scheme"})
 		}
 		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}

@@ -346,7 +346,7 @@ func ParseTime(v any) (time.Time, error) {
 	case string:
 		tt, err := time.Parse(time.RFC3339Nano, x)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("time %q is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", x)
+			return time.Time{}, fmt.Errorf("time %s is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", Quote(x))
 		}
 		return tt.UTC(), nil
 	case json.Number:
