@@ -66,3 +66,35 @@ func TestErrorsEchoClientTextBounded(t *testing.T) {
 		t.Errorf("payload field: the error is %d bytes: %.300s", len(raw), raw)
 	}
 }
+
+// TestCustomCodesHaveTheirStatus: registered x- codes carry their own
+// status everywhere (issue 9 item 9: x-skill_not_found was 404 on the wire
+// while the registry said 500).
+func TestCustomCodesHaveTheirStatus(t *testing.T) {
+	want := map[protocol.Code]int{
+		protocol.CodeSkillNotFound:        404,
+		protocol.CodeNotFound:             404,
+		protocol.CodeMethodNotAllowed:     405,
+		protocol.CodeUnsupportedMediaType: 415,
+		protocol.CodeUpgradeRequired:      426,
+		protocol.CodeHostNotAllowed:       421,
+		protocol.CodeOriginNotAllowed:     403,
+	}
+	for code, status := range want {
+		if got := code.HTTPStatus(); got != status {
+			t.Errorf("%s: status %d, want %d", code, got, status)
+		}
+		if _, ok := protocol.LookupCustom(code); !ok {
+			t.Errorf("%s is not registered", code)
+		}
+		if _, ok := protocol.Lookup(code); ok {
+			t.Errorf("%s is reported as a standard code", code)
+		}
+	}
+	if n := len(protocol.CustomCodes()); n != len(want) {
+		t.Errorf("%d custom codes, the test knows %d", n, len(want))
+	}
+	if !strings.Contains(protocol.RegistryMarkdown(), "| `x-skill_not_found` | 404 Not Found |") {
+		t.Error("docs/errors.md does not list x-skill_not_found with 404")
+	}
+}

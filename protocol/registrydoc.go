@@ -28,7 +28,9 @@ func RegistryMarkdown() string {
 	w("Protocol version `%s`. The codes, HTTP statuses and recoverable flags are those of Spec 09\n", Version)
 	w("section 3.1. Every transport maps a code to the HTTP status listed here, and clients decide\n")
 	w("whether to retry from the recoverable flag (Spec 09 section 7). Custom codes start with `x-`\n")
-	w("(Spec 09 section 3.2); they map to HTTP %d and are not recoverable.\n\n", http.StatusInternalServerError)
+	w("(Spec 09 section 3.2). The custom codes this implementation sends are registered like the\n")
+	w("standard ones, with their own HTTP status (see [Custom codes](#custom-codes)); any other `x-`\n")
+	w("code, e.g. one a domain defines, maps to HTTP %d and is not recoverable.\n\n", http.StatusInternalServerError)
 
 	w("## Error codes\n")
 	codes := Codes()
@@ -41,6 +43,16 @@ func RegistryMarkdown() string {
 			c := codes[i]
 			w("| `%s` | %s | %s | %s |\n", c.Code, statusLabel(c.HTTPStatus), yesNo(c.Recoverable), mdEscape(c.Description))
 		}
+	}
+
+	w("\n## Custom codes\n\n")
+	w("Custom codes of this implementation (Spec 09 section 3.2). All arise in the HTTP binding; the\n")
+	w("same code would carry the same status on any transport. None is recoverable: each needs a\n")
+	w("different request, not a retry.\n\n")
+	w("| Code | HTTP status | Recoverable | Description |\n")
+	w("|------|-------------|-------------|-------------|\n")
+	for _, c := range CustomCodes() {
+		w("| `%s` | %s | %s | %s |\n", c.Code, statusLabel(c.HTTPStatus), yesNo(c.Recoverable), mdEscape(c.Description))
 	}
 
 	w("\n## Warnings\n\n")
