@@ -89,7 +89,9 @@ func (g *guarded) Handle(ctx context.Context, in *protocol.Inbound) *protocol.En
 	return out
 }
 
-func wsURL(srv *httptest.Server) string { return "ws" + strings.TrimPrefix(srv.URL, "http") + "/manglecp/ws" }
+func wsURL(srv *httptest.Server) string {
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/manglecp/ws"
+}
 
 func request(id string) []byte {
 	env, _ := protocol.NewEnvelope(protocol.TypeIntentRequest, id, map[string]any{"intent": map[string]any{"name": "observe"}})

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,11 +41,18 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
+	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		fmt.Fprintln(stderr, "manglecp serve: --tls-cert and --tls-key go together")
+		return 2
+	}
+	if *perIP <= 0 || *writeTimeout <= 0 {
+		fmt.Fprintln(stderr, "manglecp serve: --max-conns-per-ip and --write-timeout must be positive")
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -87,11 +95,20 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	ln = transport.LimitListener(ln, *perIP)
 	// Answer from the first moment: "booting" until the rules are loaded.
 	sw := &switchHandler{}
 	sw.set(manglecp.NewBooting(d, opts))
+	drain := transport.NewDrain()
+	httpOpts := &transport.HTTPOptions{
+		AllowedOrigins: origins,
+		AllowedHosts:   hostAllowList(*addr, *allowedHosts),
+		WriteTimeout:   *writeTimeout,
+		Budget:         transport.NewBudget(transport.DefaultBudgetBytes),
+		Drain:          drain,
+	}
 	httpSrv := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, &transport.HTTPOptions{AllowedOrigins: origins}),
+		Handler:           transport.NewHTTPHandler(sw, httpOpts),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -135,15 +152,61 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	case <-ctx.Done():
 	}
-	logger.Info("draining", "grace", grace.String())
+	return drainAndStop(srv, httpSrv, drain, *grace, logger)
+}
+
+// drainAndStop stops serving gracefully: new requests get
+// server_not_ready, the listener closes, idle keep-alive connections close
+// and busy ones close after their answer, WebSocket sessions close with
+// 1001 once their requests are answered. It returns as soon as every
+// admitted request is answered and every connection closed, or when the
+// grace period ends (then it closes what is left).
+func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
+	start := time.Now()
+	logger.Info("draining", "grace", grace.String(), "in_flight", srv.InFlight(), "sessions", drain.Sessions())
 	srv.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	drain.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	_ = srv.Wait(sctx)
-	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		logger.Warn("shutdown", "error", err.Error())
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- httpSrv.Shutdown(ctx) }()
+	werr := srv.Wait(ctx)
+	derr := drain.Wait(ctx)
+	serr := <-shutdown
+	if err := errors.Join(werr, derr, serr); err != nil {
+		logger.Warn("grace period over; closing what is left", "in_flight", srv.InFlight(), "sessions", drain.Sessions(), "error", err.Error())
+		_ = httpSrv.Close()
+		return 0
 	}
+	logger.Info("drained", "took", time.Since(start).Round(time.Millisecond).String())
 	return 0
+}
+
+// hostAllowList is the Host allow-list of a listener on addr: the loopback
+// names plus extra when addr is a loopback address (a web page must not
+// reach a local server through DNS rebinding), none otherwise unless extra
+// names hosts. "*" in extra turns the check off.
+func hostAllowList(addr, extra string) []string {
+	var hosts []string
+	for _, h := range strings.Split(extra, ",") {
+		if h = strings.TrimSpace(h); h == "*" {
+			return nil
+		} else if h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		hosts = append(hosts, "localhost", "127.0.0.1", "::1")
+		if ip != nil {
+			hosts = append(hosts, ip.String())
+		}
+	}
+	return hosts
 }
 
 // serveStdio serves one session on stdin and stdout until EOF (exit 0) or
@@ -151,6 +214,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A reader that closes stdout must not kill the process with SIGPIPE:
+	// with SIGPIPE notified, the write fails with EPIPE instead, the session
+	// logs the answers it cannot deliver and ends (exit status 1).
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	conn := transport.NewStdioConn(stdin, stdout, srv.MaxMessageBytes(), nil)
 	opts := &transport.SessionOptions{Peer: "stdio", Logger: logger}
 	if token != "" {
@@ -158,7 +227,7 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 	}
 	logger.Info("serving MangleCP over stdio", "domain", srv.Manifest().Domain.ID)
 	if err := transport.ServeSession(ctx, srv, conn, opts); err != nil {
-		logger.Error("stdio session", "error", err.Error())
+		logger.Error("stdio session ended: its answers cannot be delivered", "error", err.Error())
 		return 1
 	}
 	return 0
