@@ -119,12 +119,13 @@ func TestHTTPAuthenticatesBeforeReadingTheBody(t *testing.T) {
 	srv := httptest.NewServer(transport.NewHTTPHandler(&guarded{}, nil))
 	defer srv.Close()
 	for _, tc := range []struct {
-		name, header string
-		code         protocol.Code
-		challenge    string
+		name, header, prefix, id string
+		code                     protocol.Code
+		challenge                string
 	}{
-		{"no credentials", "", protocol.CodeAuthRequired, `Bearer realm="manglecp"`},
-		{"wrong token", "Authorization: Bearer wrong\r\n", protocol.CodeAuthInvalid, `Bearer realm="manglecp", error="invalid_token"`},
+		{"no credentials", "", "", "", protocol.CodeAuthRequired, `Bearer realm="manglecp"`},
+		{"wrong token", "Authorization: Bearer wrong\r\n", "", "", protocol.CodeAuthInvalid, `Bearer realm="manglecp", error="invalid_token"`},
+		{"the id of the first bytes is echoed", "", `{"type":"intent_request","id":"early","manglecp":"`, "early", protocol.CodeAuthRequired, `Bearer realm="manglecp"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -133,7 +134,7 @@ func TestHTTPAuthenticatesBeforeReadingTheBody(t *testing.T) {
 			}
 			defer c.Close()
 			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-			fmt.Fprintf(c, "POST /manglecp/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", tc.header, 4<<20)
+			fmt.Fprintf(c, "POST /manglecp/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", tc.header, 4<<20, tc.prefix)
 			// Only the headers were sent: an answer now proves the body was not awaited.
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {
@@ -142,6 +143,11 @@ func TestHTTPAuthenticatesBeforeReadingTheBody(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != 401 || decodeError(t, raw).Code != tc.code {
 				t.Fatalf("status %d: %s", resp.StatusCode, raw)
+			}
+			var env protocol.Envelope
+			_ = json.Unmarshal(raw, &env)
+			if env.IDString() != tc.id {
+				t.Errorf("id %q, want %q", env.IDString(), tc.id)
 			}
 			if got := resp.Header.Get("WWW-Authenticate"); got != tc.challenge {
 				t.Errorf("WWW-Authenticate %q, want %q", got, tc.challenge)

@@ -355,8 +355,10 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	}
 	creds := credentials(r)
 	if perr := b.checkCredentials(r, creds); perr != nil {
+		// Refused from the headers: only a small prefix of the body is read,
+		// to echo the request's id when it comes early (Spec 09 section 2.3).
 		w.Header().Set("Connection", "close")
-		writeError(w, "", perr)
+		writeError(w, peekID(w, r), perr)
 		return
 	}
 	size := limit
@@ -389,6 +391,48 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	body, in = nil, nil // the answer replaces the body in memory
 	_ = rc.SetWriteDeadline(time.Now().Add(b.o.WriteTimeout))
 	writeEnvelope(w, Status(env), env)
+}
+
+// Reading the id of a request refused before its body was read: at most
+// idPrefixBytes, for at most idPrefixWait.
+const (
+	idPrefixBytes = 4 << 10
+	idPrefixWait  = time.Second
+)
+
+// peekID reads at most idPrefixBytes of r's body and returns the
+// envelope's "id" when that prefix holds it as a string (before any field
+// that does not fit the prefix), else "".
+func peekID(w http.ResponseWriter, r *http.Request) string {
+	n := int64(idPrefixBytes)
+	if r.ContentLength >= 0 {
+		n = min(n, r.ContentLength)
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(idPrefixWait))
+	buf := make([]byte, n)
+	got, _ := io.ReadFull(r.Body, buf)
+	dec := json.NewDecoder(bytes.NewReader(buf[:got]))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if key == "id" {
+			var id string
+			if dec.Decode(&id) != nil {
+				return ""
+			}
+			return id
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // checkCredentials checks header credentials before the body is read,
