@@ -155,12 +155,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	return drainAndStop(srv, httpSrv, drain, *grace, logger)
 }
 
-// drainAndStop stops serving gracefully: new requests get
-// server_not_ready, the listener closes, idle keep-alive connections close
-// and busy ones close after their answer, WebSocket sessions close with
-// 1001 once their requests are answered. It returns as soon as every
-// admitted request is answered and every connection closed, or when the
-// grace period ends (then it closes what is left).
+// drainAndStop stops serving gracefully. First new requests get
+// server_not_ready and every HTTP answer closes its connection (so a
+// keep-alive client gets an answer, never a connection closed under its
+// next request), WebSocket sessions close with 1001 once their requests
+// are answered. As soon as every admitted request is answered, the
+// listener and the remaining idle connections close. It returns then, or
+// when the grace period ends (closing what is left).
 func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
 	start := time.Now()
 	logger.Info("draining", "grace", grace.String(), "in_flight", srv.InFlight(), "sessions", drain.Sessions())
@@ -168,11 +169,9 @@ func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, drain *transport.D
 	drain.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	shutdown := make(chan error, 1)
-	go func() { shutdown <- httpSrv.Shutdown(ctx) }()
 	werr := srv.Wait(ctx)
 	derr := drain.Wait(ctx)
-	serr := <-shutdown
+	serr := httpSrv.Shutdown(ctx)
 	if err := errors.Join(werr, derr, serr); err != nil {
 		logger.Warn("grace period over; closing what is left", "in_flight", srv.InFlight(), "sessions", drain.Sessions(), "error", err.Error())
 		_ = httpSrv.Close()
