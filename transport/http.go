@@ -390,6 +390,11 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	env := b.h.Handle(r.Context(), in)
 	body, in = nil, nil // the answer replaces the body in memory
 	_ = rc.SetWriteDeadline(time.Now().Add(b.o.WriteTimeout))
+	if b.o.Drain.draining() {
+		// Admitted before draining, answered after: this connection ends
+		// with this answer, so no next request races the listener's close.
+		w.Header().Set("Connection", "close")
+	}
 	writeEnvelope(w, Status(env), env)
 }
 

@@ -35,6 +35,10 @@ type Counts struct {
 	// Refused connections could not be opened (the listener was closed or
 	// the per-IP limit closed them at once).
 	Refused atomic.Int64
+	// CrossedClose requests were sent on a WebSocket session whose close
+	// frame (1000 or 1001) was already on its way: the server never read
+	// them (they are safe to retry elsewhere).
+	CrossedClose atomic.Int64
 	// Sessions opened; SessionsClosedCleanly ended with a close frame of
 	// status 1000 or 1001, SessionsCut ended without one.
 	Sessions              atomic.Int64
@@ -67,8 +71,8 @@ func (c *Counts) Codes() map[string]int64 {
 
 // String summarises the counts on one line.
 func (c *Counts) String() string {
-	return fmt.Sprintf("sent %d, answered %d, unanswered %d, refused connections %d, sessions %d (closed cleanly %d, cut %d), answers %v",
-		c.Sent.Load(), c.Answered.Load(), c.Unanswered.Load(), c.Refused.Load(), c.Sessions.Load(),
+	return fmt.Sprintf("sent %d, answered %d, unanswered %d, crossed a close frame %d, refused connections %d, sessions %d (closed cleanly %d, cut %d), answers %v",
+		c.Sent.Load(), c.Answered.Load(), c.Unanswered.Load(), c.CrossedClose.Load(), c.Refused.Load(), c.Sessions.Load(),
 		c.SessionsClosedCleanly.Load(), c.SessionsCut.Load(), c.Codes())
 }
 
@@ -301,10 +305,13 @@ func steadySession(ctx context.Context, wsURL, token string, w int, c *Counts) {
 		for {
 			_, raw, err := conn.Read(ctx)
 			if err != nil {
-				if ctx.Err() == nil {
-					c.Unanswered.Add(1)
-				} else {
+				switch st := websocket.CloseStatus(err); {
+				case ctx.Err() != nil:
 					c.Sent.Add(-1)
+				case st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway:
+					c.CrossedClose.Add(1)
+				default:
+					c.Unanswered.Add(1)
 				}
 				ended(err)
 				return
