@@ -180,6 +180,8 @@ func detailFields() []detailDoc {
 	return []detailDoc{
 		{"`violations`", "`invalid_facts`, `unknown_predicate`, `arity_mismatch`, `type_mismatch`, `reserved_predicate`",
 			"Every fact validation problem of the request (see below; Spec 09 section 4.1)."},
+		{"`missing_facts`", "`invalid_facts`",
+			"The intent's required facts the request lacks, each `predicate`, `issue` (`missing_required_fact`) and `message`: a request-level problem, so it is not a violation (which always points at a fact by its 0-based `fact_index`)."},
 		{"`schema_errors`", "`schema_validation_failed`",
 			"Every JSON Schema problem of the invoke args: `path` (JSON Pointer), `message`, `keyword` (Spec 09 section 4.2)."},
 		{"`budget`", "`evaluation_timeout`, `derivation_limit_exceeded`, `interval_limit_exceeded`",
@@ -208,7 +210,7 @@ type fieldDoc struct{ name, meaning string }
 
 func violationFields() []fieldDoc {
 	return []fieldDoc{
-		{"fact_index", "0-based index of the fact in the request's `facts` array (-1 when the problem is a fact that is missing)."},
+		{"fact_index", "0-based index of the fact in the request's `facts` array (always a real index: a missing required fact is reported in `details.missing_facts`)."},
 		{"predicate", "The predicate of the fact (empty when it could not be read)."},
 		{"issue", "The issue code (next section)."},
 		{"message", "A human-readable description."},
@@ -235,9 +237,9 @@ func violationIssues() []issueDoc {
 		{CodeReservedPredicate, "The predicate starts with the reserved prefix `_manglecp_`."},
 		{CodeUnknownPredicate, "The predicate is not declared in the facts profile; `suggestion` names the nearest declared one when there is a plausible match."},
 		{CodeArityMismatch, "The fact has the wrong number of arguments; see `expected_arity` and `actual_arity`."},
-		{CodeTypeMismatch, "An argument does not match its declared type, or is a number that cannot be represented (an integer outside int64, a bad int64 wrapper, a float outside float64, a null nested inside a list or map); see `argument_index`, `expected_type` and `actual_type`."},
+		{CodeTypeMismatch, "An argument does not match its declared type, or is a number that cannot be represented (an integer outside int64, a bad int64 wrapper, a float outside float64, a null nested inside a list or map), or is a float that is not a whole number for a `number` argument (integral floats such as `404.0` are read as integers); see `argument_index`, `expected_type` and `actual_type`."},
 		{IssueInvalidPredicateName, "The predicate is empty, longer than 128 characters or does not match `[a-z][a-z0-9_]*`."},
-		{IssueOutputPredicate, "The predicate is declared with direction `output`: the server derives it and clients must not assert it."},
+		{IssueOutputPredicate, "No longer reported: facts of output-only predicates (a state delta fed back, Spec 07 section 4.1) are accepted and set aside with the warning `output_facts_ignored`."},
 		{IssueArgsAndNamedArgs, "The fact has both `args` and `named_args`."},
 		{IssueMissingArgs, "The fact has neither `args` nor `named_args`."},
 		{IssueUnknownNamedArg, "A key of `named_args` is not one of the predicate's `arg_names`."},
@@ -245,10 +247,10 @@ func violationIssues() []issueDoc {
 		{IssueNamedArgsUnsupported, "The fact uses `named_args` but the predicate declares no `arg_names`."},
 		{IssueInvalidTemporal, "The temporal annotation `t` is not `{\"at\": T}` or `{\"start\": T, \"end\": T}` with valid times, or its start is after its end."},
 		{IssueNotTemporal, "The fact has a temporal annotation `t` but its predicate is not temporal."},
-		{IssueInvalidCategory, "A client fact has a category other than `session`."},
+		{IssueInvalidCategory, "A client fact has a category that is not `session`, `server` or `derived` (the last two, from a state delta fed back, are read as `session`)."},
 		{IssueInvalidSource, "The fact has a `source` without `source_type`."},
 		{IssueWildcardNotAllowed, "An argument is `null` (a wildcard) in an asserted fact; wildcards are allowed only in retract patterns."},
-		{IssueMissingRequiredFact, "The intent requires a fact of this predicate and the request has none (`fact_index` is -1)."},
+		{IssueMissingRequiredFact, "The intent requires a fact of this predicate and the request has none; reported in `details.missing_facts`, not as a violation."},
 		{IssueMalformedFact, "The fact is not a valid fact object (an unknown field, a field of the wrong type)."},
 	}
 }
