@@ -116,6 +116,9 @@ func drain(base, ws, token string, httpClients, wsClients, pid int, termAfter, l
 	fmt.Printf("drain: %d HTTP clients, %d WebSocket clients, SIGTERM after %s\n", httpClients, wsClients, termAfter)
 	fmt.Printf("  answered before SIGTERM %d, after %d\n", before, c.Answered.Load()-before)
 	fmt.Printf("  %s\n", c.String())
+	if f := c.Failures(); len(f) > 0 {
+		fmt.Printf("  why HTTP requests got no answer: %v\n", f)
+	}
 	if exited {
 		fmt.Printf("  the server exited %s after SIGTERM\n", took.Round(time.Millisecond))
 	} else {

@@ -45,8 +45,9 @@ type Counts struct {
 	SessionsClosedCleanly atomic.Int64
 	SessionsCut           atomic.Int64
 
-	mu    sync.Mutex
-	codes map[string]int64
+	mu       sync.Mutex
+	codes    map[string]int64
+	failures map[string]int64
 }
 
 func (c *Counts) code(s string) {
@@ -56,6 +57,32 @@ func (c *Counts) code(s string) {
 		c.codes = map[string]int64{}
 	}
 	c.codes[s]++
+}
+
+// failure records why a request got no answer.
+func (c *Counts) failure(err error) {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failures == nil {
+		c.failures = map[string]int64{}
+	}
+	c.failures[msg]++
+}
+
+// Failures returns why requests got no answer (the end of each error
+// message), and how often.
+func (c *Counts) Failures() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.failures))
+	for k, v := range c.failures {
+		out[k] = v
+	}
+	return out
 }
 
 // Codes returns how often each answer type or error code was seen.
@@ -241,12 +268,14 @@ func Steady(ctx context.Context, base, wsURL, token string, httpClients, wsClien
 					}
 					c.Sent.Add(1)
 					c.Unanswered.Add(1)
+					c.failure(err)
 					continue
 				}
 				raw, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if err != nil {
 					c.Unanswered.Add(1)
+					c.failure(err)
 					continue
 				}
 				c.classify(raw)

@@ -151,21 +151,23 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	case <-ctx.Done():
 	}
-	return drainAndStop(srv, httpSrv, drain, *grace, logger)
+	return drainAndStop(srv, httpSrv, ln, drain, *grace, logger)
 }
 
-// drainAndStop stops serving gracefully. First new requests get
-// server_not_ready and every HTTP answer closes its connection (so a
-// keep-alive client gets an answer, never a connection closed under its
-// next request), WebSocket sessions close with 1001 once their requests
-// are answered. As soon as every admitted request is answered, the
-// listener and the remaining idle connections close. It returns then, or
-// when the grace period ends (closing what is left).
-func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
+// drainAndStop stops serving gracefully. First the listener closes (a new
+// client is refused at connect, so it knows its request never arrived),
+// requests on open connections get server_not_ready and every HTTP answer
+// closes its connection (a keep-alive client gets an answer, never a
+// connection closed under its next request), WebSocket sessions close
+// with 1001 once their requests are answered. As soon as every admitted
+// request is answered, the remaining idle connections close. It returns
+// then, or when the grace period ends (closing what is left).
+func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, ln net.Listener, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
 	start := time.Now()
 	logger.Info("draining", "grace", grace.String(), "in_flight", srv.InFlight(), "sessions", drain.Sessions())
 	srv.Drain()
 	drain.Start()
+	_ = ln.Close() // Serve returns; Shutdown below still waits for the open connections
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	werr := srv.Wait(ctx)
