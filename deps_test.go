@@ -30,6 +30,7 @@ func TestLayering(t *testing.T) {
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		{mod + "/internal/attack", []string{mangle, mod, mod + "/internal/kernel", mod + "/domains/"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
