@@ -129,6 +129,14 @@ func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Ou
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled")
 		}
+		// A domain code reaches the client (errorEnvelope masks it when the
+		// domain did not register it); a standard code from an action is
+		// an execution failure like any other error.
+		if pe, ok := protocol.AsError(err); ok {
+			if _, standard := protocol.Lookup(pe.Code); !standard {
+				return nil, err
+			}
+		}
 		return nil, &execError{cause: err}
 	}
 	if out == nil {

@@ -108,7 +108,8 @@ type FixtureSlow struct {
 var builtinFixtures embed.FS
 
 // BuiltinFixtures lists the names of the fixtures embedded in the package
-// ("browser": the default domain, domains/browser).
+// ("browser": the default domain, domains/browser; "workspace": the
+// workspace domain, domains/workspace, over a root holding notes.txt).
 func BuiltinFixtures() []string {
 	entries, _ := builtinFixtures.ReadDir("testdata")
 	var out []string

@@ -50,6 +50,11 @@ type ErrorDetails struct {
 	Field string `json:"field,omitempty"`
 	// Suggestion is a remediation hint.
 	Suggestion string `json:"suggestion,omitempty"`
+	// Data holds the structured, remediation-oriented details of a domain
+	// error code (Spec 09 section 3.2), such as the path an operation named
+	// (relative to its root) or the digest a client saw. Each domain
+	// documents its keys; values are plain JSON data.
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // Violation is one fact validation problem (Spec 09 section 4.1).

@@ -395,7 +395,23 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 		// with this answer, so no next request races the listener's close.
 		w.Header().Set("Connection", "close")
 	}
-	writeEnvelope(w, Status(env), env)
+	writeEnvelope(w, statusFor(b.h, env), env)
+}
+
+// ErrorRegistry is implemented by handlers whose domain registers error
+// codes of its own (*manglecp.Server does): the HTTP binding takes the
+// status of an error envelope from the handler's registry, so a domain
+// code gets the status its domain registered.
+type ErrorRegistry interface {
+	Registry() *protocol.Registry
+}
+
+// statusFor is the HTTP status of env, from h's registry when it has one.
+func statusFor(h Handler, env *protocol.Envelope) int {
+	if r, ok := h.(ErrorRegistry); ok {
+		return r.Registry().EnvelopeStatus(env)
+	}
+	return Status(env)
 }
 
 // Reading the id of a request refused before its body was read: at most
