@@ -99,7 +99,7 @@ var registry = []CodeInfo{
 	{CodeCancelled, "server_state", StatusClientClosedRequest, false, "Request was cancelled by client"},
 }
 
-// The custom codes of this implementation (Spec 09 section 3.2). They are
+// The custom codes of the HTTP binding (Spec 09 section 3.2). They are
 // registered like the standard codes, with their own HTTP status, so every
 // transport answers them alike and docs/errors.md lists them.
 const (
@@ -138,14 +138,16 @@ var customRegistry = []CodeInfo{
 	{CodeSkillNotFound, "http", http.StatusNotFound, false, "No skill with this skill_id (asked with valid credentials)"},
 }
 
-// CustomCodes returns a copy of the registered custom ("x-") codes.
+// CustomCodes returns a copy of the custom ("x-") codes of the HTTP
+// binding.
 func CustomCodes() []CodeInfo {
 	out := make([]CodeInfo, len(customRegistry))
 	copy(out, customRegistry)
 	return out
 }
 
-// LookupCustom returns the registry entry of a registered custom code.
+// LookupCustom returns the registry entry of a custom code of the HTTP
+// binding.
 func LookupCustom(c Code) (info CodeInfo, ok bool) {
 	for _, e := range customRegistry {
 		if e.Code == c {
@@ -155,23 +157,22 @@ func LookupCustom(c Code) (info CodeInfo, ok bool) {
 	return CodeInfo{}, false
 }
 
-// lookupAny finds a standard or a registered custom code.
-func lookupAny(c Code) (CodeInfo, bool) {
-	if info, ok := Lookup(c); ok {
-		return info, true
-	}
-	return LookupCustom(c)
-}
-
-// Lookup returns the registry entry of a standard code.
-// Custom "x-" codes (see [LookupCustom]) and unknown codes report ok == false.
+// Lookup returns the registry entry of a standard code or of a registered
+// custom code: the MCP bridge's ([BridgeCodes]) or the HTTP binding's
+// ([CustomCodes]). Other custom "x-" codes and unknown codes report
+// ok == false.
 func Lookup(c Code) (info CodeInfo, ok bool) {
 	for _, e := range registry {
 		if e.Code == c {
 			return e, true
 		}
 	}
-	return CodeInfo{}, false
+	for _, e := range bridgeRegistry {
+		if e.Code == c {
+			return e, true
+		}
+	}
+	return LookupCustom(c)
 }
 
 // Codes returns a copy of every registry entry in registry order
@@ -183,9 +184,10 @@ func Codes() []CodeInfo {
 }
 
 // HTTPStatus is the HTTP status of the code: the registry's, for standard
-// and registered custom codes ([CustomCodes]); other codes map to 500.
+// and registered custom codes; unknown and unregistered custom codes map
+// to 500.
 func (c Code) HTTPStatus() int {
-	if info, ok := lookupAny(c); ok {
+	if info, ok := Lookup(c); ok {
 		return info.HTTPStatus
 	}
 	return http.StatusInternalServerError
@@ -194,7 +196,7 @@ func (c Code) HTTPStatus() int {
 // Recoverable reports whether the registry marks the code recoverable.
 // Unknown and unregistered custom codes are not recoverable.
 func (c Code) Recoverable() bool {
-	info, ok := lookupAny(c)
+	info, ok := Lookup(c)
 	return ok && info.Recoverable
 }
 

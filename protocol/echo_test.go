@@ -87,14 +87,14 @@ func TestCustomCodesHaveTheirStatus(t *testing.T) {
 		if _, ok := protocol.LookupCustom(code); !ok {
 			t.Errorf("%s is not registered", code)
 		}
-		if _, ok := protocol.Lookup(code); ok {
-			t.Errorf("%s is reported as a standard code", code)
+		if info, ok := protocol.Lookup(code); !ok || info.HTTPStatus != status {
+			t.Errorf("Lookup(%s) = %+v, %v", code, info, ok)
 		}
 	}
 	if n := len(protocol.CustomCodes()); n != len(want) {
 		t.Errorf("%d custom codes, the test knows %d", n, len(want))
 	}
-	if !strings.Contains(protocol.RegistryMarkdown(), "| `x-skill_not_found` | 404 Not Found |") {
+	if !strings.Contains(protocol.RegistryMarkdown(), "| `x-skill_not_found` | 404 Not Found | no |") {
 		t.Error("docs/errors.md does not list x-skill_not_found with 404")
 	}
 }

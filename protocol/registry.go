@@ -71,7 +71,7 @@ func NewRegistry(codes ...DomainCode) (*Registry, error) {
 // Lookup returns the entry of a standard code, a custom code of this
 // implementation ([CustomCodes]) or a registered domain code.
 func (r *Registry) Lookup(c Code) (info CodeInfo, ok bool) {
-	if info, ok := lookupAny(c); ok {
+	if info, ok := Lookup(c); ok {
 		return info, true
 	}
 	if r == nil {
