@@ -30,7 +30,15 @@ func TestLayering(t *testing.T) {
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		{mod + "/internal/attack", []string{mangle, mod, mod + "/internal/kernel", mod + "/domains/"}},
+		// The MCP bridge talks MangleCP through the client package only, so
+		// it bridges to any server and never links the engine. (The root
+		// package is checked below: its path prefixes every package.)
+		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
+		// The CPU attack client speaks HTTP only.
+		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
+		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
@@ -40,6 +48,9 @@ func TestLayering(t *testing.T) {
 		for _, dep := range strings.Fields(string(out)) {
 			if dep == r.pkg {
 				continue
+			}
+			if r.pkg == mod+"/mcpbridge" && dep == mod {
+				t.Errorf("%s depends on the server (root package)", r.pkg)
 			}
 			for _, f := range r.forbidden {
 				prefix := strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)

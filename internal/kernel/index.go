@@ -113,9 +113,30 @@ func (s *indexedStore) Contains(a ast.Atom) bool {
 // bucket of q's bound arguments, or every fact of the predicate when none
 // is bound. It stops at the first error fn returns and returns it.
 func (s *indexedStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
+	return s.lookup(q).each(q, fn)
+}
+
+// candidates are the facts a lookup looks at: facts[bucket[i]] for every
+// i, or every fact when all is set.
+type candidates struct {
+	facts  []ast.Atom
+	bucket []int32
+	all    bool
+}
+
+// size is how many facts the lookup looks at.
+func (c candidates) size() int64 {
+	if c.all {
+		return int64(len(c.facts))
+	}
+	return int64(len(c.bucket))
+}
+
+// lookup finds the candidates of q.
+func (s *indexedStore) lookup(q ast.Atom) candidates {
 	r := s.rels[q.Predicate]
 	if r == nil {
-		return nil
+		return candidates{}
 	}
 	var bucket []int32
 	bound := false
@@ -136,20 +157,25 @@ func (s *indexedStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
 			bucket, bound = b, true
 		}
 		if len(bucket) == 0 {
-			return nil
+			return candidates{}
 		}
 	}
-	facts := r.facts // a snapshot: adds during the walk are not visited
-	if !bound {
-		for _, f := range facts {
+	// facts is a snapshot: facts added during the walk are not visited.
+	return candidates{facts: r.facts, bucket: bucket, all: !bound}
+}
+
+// each calls fn for the candidates that match q.
+func (c candidates) each(q ast.Atom, fn func(ast.Atom) error) error {
+	if c.all {
+		for _, f := range c.facts {
 			if err := fn(f); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, j := range bucket {
-		f := facts[j]
+	for _, j := range c.bucket {
+		f := c.facts[j]
 		if factstore.Matches(q.Args, f.Args) {
 			if err := fn(f); err != nil {
 				return err
