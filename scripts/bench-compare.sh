@@ -12,7 +12,9 @@
 #
 # Usage: scripts/bench-compare.sh [seconds-per-run]      (default 20)
 # Environment: ROUNDS (3), CONNS ("16 64"), SERVER_CPU (1), CLIENT_CPU (0),
-# MANGLECP_CONFIG (a --config file for the server; default none).
+# MANGLECP_CONFIG (a --config file for the server; default none),
+# BASELINE_BIN (another manglecp binary, e.g. built from an older commit:
+# adds its 20-fact row to every round, for before/after in one run).
 # Needs wrk and taskset (Debian: wrk, util-linux); installs wrk if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +65,9 @@ for r in $(seq "$rounds"); do
 		extra=()
 		[ -n "${MANGLECP_CONFIG:-}" ] && extra=(--config "$MANGLECP_CONFIG")
 		run "manglecp evaluate, 20 facts" "$c" "http://127.0.0.1:PORT/manglecp/evaluate" scripts/bench/evaluate-20.json "$bin/manglecp" serve "${extra[@]}"
+		if [ -n "${BASELINE_BIN:-}" ]; then
+			run "manglecp evaluate, 20 facts (baseline binary)" "$c" "http://127.0.0.1:PORT/manglecp/evaluate" scripts/bench/evaluate-20.json "$BASELINE_BIN" serve "${extra[@]}"
+		fi
 		run "manglecp evaluate, README's 4 facts" "$c" "http://127.0.0.1:PORT/manglecp/evaluate" scripts/bench/evaluate-4.json "$bin/manglecp" serve "${extra[@]}"
 		run "MCP go-sdk tools/list, typed schemas" "$c" "http://127.0.0.1:PORT/" scripts/bench/tools-list.json $(mcp_cmd typed)
 		run "MCP go-sdk tools/list, raw schemas" "$c" "http://127.0.0.1:PORT/" scripts/bench/tools-list.json $(mcp_cmd raw)
