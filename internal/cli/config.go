@@ -35,6 +35,11 @@ type fileConfig struct {
 		TTLSeconds int64 `json:"ttl_seconds"`
 		MaxBytes   int64 `json:"max_bytes"`
 	} `json:"macro_cache"`
+	ResultCache struct {
+		// MaxBytes bounds the result cache; 0 is the default (16 MiB), -1
+		// turns it off.
+		MaxBytes int64 `json:"max_bytes"`
+	} `json:"result_cache"`
 	MaxEvents       int      `json:"max_events"`
 	MaxStateDelta   int      `json:"max_state_delta"`
 	InvokeTimeoutMS int64    `json:"invoke_timeout_ms"`
@@ -96,6 +101,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	check(c.MacroCache.TTLSeconds == 0 || c.MacroCache.TTLSeconds >= 300, "macro_cache.ttl_seconds must be at least 300 (Spec 07 section 2.4)")
 	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
+	check(c.ResultCache.MaxBytes >= -1, "result_cache.max_bytes must be -1 (off), 0 (default) or a size in bytes")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
@@ -157,6 +163,7 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 	}
 	o.MacroTTL = time.Duration(c.MacroCache.TTLSeconds) * time.Second
 	o.MacroCacheBytes = c.MacroCache.MaxBytes
+	o.ResultCacheBytes = c.ResultCache.MaxBytes
 	o.MaxEvents = c.MaxEvents
 	o.MaxStateDelta = c.MaxStateDelta
 	o.InvokeTimeout = time.Duration(c.InvokeTimeoutMS) * time.Millisecond
