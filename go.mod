@@ -4,6 +4,8 @@ go 1.26.8
 
 require (
 	codeberg.org/TauCeti/mangle-go v0.5.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/websocket v1.8.15
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
@@ -14,6 +16,7 @@ require (
 require (
 	bitbucket.org/creachadair/stringset v0.0.11 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20240707233637-46b078467d37 // indirect
 )
