@@ -150,4 +150,3 @@ func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 	obs.Elements = els
 	return nil
 }
-

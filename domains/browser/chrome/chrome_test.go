@@ -220,4 +220,3 @@ func waitGone(t *testing.T, pids []string) {
 		}
 	}
 }
-

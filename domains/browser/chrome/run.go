@@ -342,7 +342,9 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 			}
 			async(func() { _, _ = chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) })
 		case *page.EventJavascriptDialogOpening:
-			async(func() { _, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}) })
+			async(func() {
+				_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			})
 		default:
 			if col.event(ev, b.cfg.MaxPageBytes) {
 				overOnce.Do(endTab) // the page is over its byte budget
