@@ -59,6 +59,9 @@ type Server struct {
 
 	reloadMu sync.Mutex
 
+	closeOnce sync.Once
+	closeErr  error
+
 	subsMu  sync.Mutex
 	subs    map[int]func()
 	nextSub int
@@ -229,6 +232,18 @@ func (s *Server) SetDegraded(reason string) {
 // [Server.Wait].
 func (s *Server) Drain() { s.setStatus(protocol.StatusDraining) }
 
+// Close releases the domain's resources (see Domain.Close), once. Call it
+// after Drain and Wait, when no request runs any more; requests that still
+// need the domain afterwards fail.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.domain.Close != nil {
+			s.closeErr = s.domain.Close()
+		}
+	})
+	return s.closeErr
+}
+
 // Wait blocks until every request that was being handled has finished, or
 // ctx ends.
 func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
@@ -390,6 +405,11 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 			// The WebSocket binding (Spec 02 section 4.1) on the same listener.
 			"x-websocket_endpoint": s.opts.BasePath + "/ws",
 		},
+	}
+	for k, v := range s.domain.Extensions {
+		if _, taken := m.Extensions[k]; !taken {
+			m.Extensions[k] = v
+		}
 	}
 	if m.Auth.Required {
 		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}
