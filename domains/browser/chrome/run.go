@@ -135,10 +135,13 @@ type collector struct {
 	truncated bool
 	blocked   []string
 	tooLarge  bool
+	// ignored are URLs the browser fetched for itself (the favicon), not
+	// the page: DevTools does not list them either.
+	ignored map[string]bool
 }
 
 func newCollector() *collector {
-	return &collector{byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, last: time.Now()}
+	return &collector{byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, ignored: map[string]bool{}, last: time.Now()}
 }
 
 func (c *collector) wall(mono cdp.MonotonicTime) int64 {
@@ -170,6 +173,10 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		if old, ok := c.byCDP[e.RequestID]; ok && e.RedirectResponse != nil {
 			old.Status, old.ResponseTime, old.Done = e.RedirectResponse.Status, c.wall(e.Timestamp), true
 			delete(c.byCDP, e.RequestID)
+		}
+		if browserOwn(e) {
+			c.ignored[e.Request.URL] = true
+			return false
 		}
 		if len(c.requests) >= maxRequests {
 			c.truncated = true
@@ -227,6 +234,9 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		}
 		c.addConsole("error", msg, int64(e.Timestamp))
 	case *cdplog.EventEntryAdded:
+		if c.ignored[e.Entry.URL] {
+			return false
+		}
 		level := string(e.Entry.Level)
 		if e.Entry.Level == cdplog.EntryLevelVerbose {
 			level = "debug"
@@ -234,6 +244,15 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		c.addConsole(level, e.Entry.Text, int64(e.Entry.Timestamp))
 	}
 	return false
+}
+
+// browserOwn reports whether a request is the browser's own (the
+// favicon), not made by the page.
+func browserOwn(e *network.EventRequestWillBeSent) bool {
+	if !strings.HasSuffix(e.Request.URL, "/favicon.ico") || e.Type == network.ResourceTypeDocument {
+		return false
+	}
+	return e.Initiator == nil || e.Initiator.Type == network.InitiatorTypeOther
 }
 
 // settled reports whether no request is in flight and nothing happened
