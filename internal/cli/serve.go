@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -39,6 +41,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
+	browserPath := fs.String("browser-path", "", "Chromium binary of the browser domain (a path or a name on PATH; default: chromium, chromium-browser, google-chrome; \"none\" turns the browser off)")
+	browserHosts := fs.String("browser-allowed-hosts", "", "comma-separated hosts the browser may load pages from (default: localhost,127.0.0.1,::1; \"*\" allows every host)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -55,10 +59,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
-	d, opts, err := configure(*rules, *config, *token, logger)
+	d, opts, err := configureBrowser(*rules, *config, *token, logger, *browserPath, *browserHosts)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	// The domain's resources (the browser) are released on every way out.
+	if d.Close != nil {
+		defer func() { _ = d.Close() }()
 	}
 	var origins []string
 	if *config != "" {
@@ -173,10 +181,42 @@ func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*mangle
 	return manglecp.NewServer(d, opts)
 }
 
+// configureBrowser is configure with the browser flags of serve, which
+// override the config file's browser section.
+func configureBrowser(rulesDir, configPath, token string, logger *slog.Logger, browserPath, allowedHosts string) (manglecp.Domain, *manglecp.Options, error) {
+	var bc browser.Config
+	if configPath != "" {
+		c, err := loadConfig(configPath)
+		if err != nil {
+			return manglecp.Domain{}, nil, err
+		}
+		bc.BrowserPath, bc.AllowedHosts, bc.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
+	}
+	if browserPath != "" {
+		bc.BrowserPath = browserPath
+	}
+	if allowedHosts != "" {
+		bc.AllowedHosts = nil
+		for _, h := range strings.Split(allowedHosts, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				bc.AllowedHosts = append(bc.AllowedHosts, h)
+			}
+		}
+	}
+	bc.Logger = logger
+	return configureWith(rulesDir, configPath, token, logger, bc)
+}
+
 // configure turns flags into a domain and options: the embedded browser
 // domain, or its actions with the rules of dir; options from the config
 // file and the token.
 func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglecp.Domain, *manglecp.Options, error) {
+	return configureWith(rulesDir, configPath, token, logger, browser.Config{BrowserPath: chrome.Disabled})
+}
+
+// configureWith is configure with the browser domain's browser settings
+// (BrowserPath, AllowedHosts, MaxPageBytes, Logger) taken from dcfg.
+func configureWith(rulesDir, configPath, token string, logger *slog.Logger, dcfg browser.Config) (manglecp.Domain, *manglecp.Options, error) {
 	opts := &manglecp.Options{Logger: logger}
 	if token != "" {
 		if len(token) < 16 {
@@ -184,7 +224,6 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglec
 		}
 		opts.AuthTokens = []string{token}
 	}
-	dcfg := browser.Config{}
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
