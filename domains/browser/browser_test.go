@@ -33,11 +33,16 @@ func needChromium(t *testing.T) string {
 	return testenv.LookPath(t, chrome.DefaultNames...)
 }
 
-// ordersApp is the local web app of the job: the page fetches
+// ordersApp is the local web app of the job (docs/browser.md): the page
+// (testdata/orders.html) fetches
 // /api/orders, which answers 404, and then logs a console error; its
 // form's button changes the page.
 func ordersApp(t *testing.T) *httptest.Server {
 	t.Helper()
+	page, err := os.ReadFile("testdata/orders.html")
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
@@ -45,17 +50,7 @@ func ordersApp(t *testing.T) *httptest.Server {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Orders</title></head><body>
-<h1>Orders</h1>
-<form id="order" onsubmit="event.preventDefault(); document.getElementById('status').textContent = 'Saved order for ' + document.getElementById('qty').value;">
-  <label for="qty">Quantity</label> <input id="qty" name="qty" value="1">
-  <button id="save" type="submit">Save order</button>
-</form>
-<p id="status">Not saved</p>
-<script>
-fetch('/api/orders').then(r => { if (!r.ok) console.error('Failed to load orders: HTTP ' + r.status); });
-</script>
-</body></html>`))
+		_, _ = w.Write(page)
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
@@ -86,7 +81,13 @@ func newEnv(t *testing.T, cfg browser.Config) *env {
 
 func (e *env) evaluate(t *testing.T, intent string, facts []protocol.Fact) *protocol.IntentResponse {
 	t.Helper()
-	resp, err := e.sess.Evaluate(context.Background(), &protocol.IntentRequest{Intent: protocol.Intent{Name: intent}, Facts: facts})
+	return e.evaluateRequest(t, &protocol.IntentRequest{Intent: protocol.Intent{Name: intent}, Facts: facts})
+}
+
+func (e *env) evaluateRequest(t *testing.T, req *protocol.IntentRequest) *protocol.IntentResponse {
+	t.Helper()
+	intent := req.Intent.Name
+	resp, err := e.sess.Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatalf("evaluate %s: %v", intent, err)
 	}
@@ -119,34 +120,6 @@ func names(resp *protocol.IntentResponse) []string {
 	return out
 }
 
-// apply applies a state delta to the client's working facts: retract
-// patterns (null matches anything) first, then assert.
-func apply(facts []protocol.Fact, d protocol.StateDelta) []protocol.Fact {
-	var out []protocol.Fact
-next:
-	for _, f := range facts {
-		for _, p := range d.Retract {
-			if p.Pred == f.Pred && matches(p.Args, f.Args) {
-				continue next
-			}
-		}
-		out = append(out, f)
-	}
-	return append(out, d.Assert...)
-}
-
-func matches(pattern, args []any) bool {
-	if len(pattern) != len(args) {
-		return false
-	}
-	for i, p := range pattern {
-		if p != nil && p != args[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestBrowserJob is the job of docs/browser.md end to end over HTTP with a
 // real Chromium: observe -> open_page sees the 404 and the console error ->
 // diagnose_error with those facts -> diagnose_causal_chain finds the
@@ -162,9 +135,12 @@ func TestBrowserJob(t *testing.T) {
 		t.Fatalf("x-browser %v", m.Extensions["x-browser"])
 	}
 
+	// The client keeps its working state (client.State): deltas applied,
+	// output-only facts kept but not sent back.
+	st := e.sess.NewState(protocol.NewFact("current_url", page))
+
 	// observe: the rules offer open_page for a loopback URL.
-	facts := []protocol.Fact{protocol.NewFact("current_url", page)}
-	resp := e.evaluate(t, "observe", facts)
+	resp := e.evaluateRequest(t, st.Request(protocol.Intent{Name: "observe"}))
 	open := find(resp, "open_page")
 	if open == nil {
 		t.Fatalf("observe offers %v, no open_page", names(resp))
@@ -201,11 +177,11 @@ func TestBrowserJob(t *testing.T) {
 		t.Fatalf("open_page asserted no 404 (%q) or no console error (%v): %s", failedID, sawError, res.Observability.Summary)
 	}
 	t.Logf("open_page: %s", res.Observability.Summary)
-	facts = apply(facts, res.StateDelta)
+	st.Apply(res)
 
 	// diagnose_error with the browser's facts: the causal chain is offered
 	// for the failed request and finds the console error.
-	resp = e.evaluate(t, "diagnose_error", facts)
+	resp = e.evaluateRequest(t, st.Request(protocol.Intent{Name: "diagnose_error"}))
 	chain := find(resp, "diagnose_causal_chain")
 	if chain == nil {
 		t.Fatalf("diagnose_error offers %v", names(resp))
@@ -215,13 +191,11 @@ func TestBrowserJob(t *testing.T) {
 		t.Fatalf("causal chain %v", res.Result)
 	}
 	t.Logf("diagnose_causal_chain: %s", res.Observability.Summary)
-	// diagnosed_error is an output fact: the client keeps it but does not
-	// send it back (the facts profile declares it output only).
+	st.Apply(res) // diagnosed_error: output-only, kept but not sent again
 
 	// automate: click_element is offered for the observed button; the
 	// click changes the page.
-	facts = append(facts, protocol.NewFact("automation_goal", "save the order"))
-	resp = e.evaluate(t, "automate", facts)
+	resp = e.evaluateRequest(t, st.Request(protocol.Intent{Name: "automate"}, protocol.NewFact("automation_goal", "save the order")))
 	click := find(resp, "click_element")
 	if click == nil {
 		t.Fatalf("automate offers %v", names(resp))
