@@ -127,3 +127,33 @@ func TestConfigApplies(t *testing.T) {
 		t.Errorf("manifest %+v", m)
 	}
 }
+
+// TestBrowserConfig: the config file's browser section and the serve
+// flags reach the browser domain; flags win; bad hosts are refused.
+func TestBrowserConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	_ = os.WriteFile(path, []byte(`{"browser":{"browser_path":"/nonexistent/chromium","allowed_hosts":["shop.test"],"max_page_bytes":1000}}`), 0o644)
+	for _, tc := range []struct {
+		name, flagPath, flagHosts string
+		wantReason                string
+	}{
+		{"from the file", "", "", "browser_path"},
+		{"flag turns it off", "none", "", "turned off"},
+	} {
+		d, _, err := configureBrowser("", path, "", nil, tc.flagPath, tc.flagHosts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := d.Extensions["x-browser"].(map[string]any)
+		if r, _ := x["reason"].(string); x["available"] != false || !strings.Contains(r, tc.wantReason) {
+			t.Errorf("%s: x-browser %v", tc.name, x)
+		}
+		_ = d.Close()
+	}
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"browser":{"allowed_hosts":["http://x/"]}}`), 0o644)
+	if _, err := loadConfig(bad); err == nil || !strings.Contains(err.Error(), "allowed_hosts[0]") {
+		t.Errorf("a URL in allowed_hosts: %v", err)
+	}
+}
