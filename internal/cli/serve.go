@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,8 +30,9 @@ func versionString() string {
 // requests finish, new ones get server_not_ready, and the process exits
 // within the grace period.
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	h := cmdHelp{name: "serve", synopsis: "manglecp serve [--addr HOST:PORT | --stdio] [flags]",
+		description: "Serves the embedded browser-diagnostics domain (or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
+	fs := newFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fs.String("config", "", "JSON configuration file (limits, disclosure thresholds, cache sizes, auth)")
@@ -44,16 +44,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	browserPath := fs.String("browser-path", "", "Chromium binary of the browser domain (a path or a name on PATH; default: chromium, chromium-browser, google-chrome; \"none\" turns the browser off)")
 	browserHosts := fs.String("browser-allowed-hosts", "", "comma-separated hosts the browser may load pages from (default: localhost,127.0.0.1,::1; \"*\" allows every host)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
-		fmt.Fprintln(stderr, "manglecp serve: --tls-cert and --tls-key go together")
-		return 2
+		return usageError(stderr, h, "--tls-cert and --tls-key go together")
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "manglecp serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if *token == "" {
@@ -68,6 +67,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if d.Close != nil {
 		defer func() { _ = d.Close() }()
 	}
+	useLocalConfirmationKey(opts, logger)
 	var origins []string
 	if *config != "" {
 		c, _ := loadConfig(*config) // already checked by configure
