@@ -33,8 +33,8 @@ const (
 	// quiet is how long the network and console must be silent after
 	// the load event before the page counts as settled; settleMax bounds
 	// that wait.
-	quiet     = 300 * time.Millisecond
-	settleMax = 3 * time.Second
+	quiet     = 500 * time.Millisecond
+	settleMax = 5 * time.Second
 )
 
 // Task is one run: open URL in a fresh browser context, optionally act on

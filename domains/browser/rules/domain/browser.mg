@@ -3,6 +3,12 @@
 # predicate: without a browser these tools are simply not offered.
 
 has_browser(1) :- browser_available(_).
+
+# A page the browser may open: http(s) on a host of the server's
+# allowed_hosts (url_parts and browser_allowed_host are external).
+page_scheme("http").
+page_scheme("https").
+browser_may_open(Url) :- current_url(Url), url_parts(Url, Scheme, Host), page_scheme(Scheme), browser_allowed_host(Host).
 clickable_kind("button").
 clickable_kind("link").
 clickable_kind("checkbox").

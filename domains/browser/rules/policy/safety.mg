@@ -19,9 +19,17 @@ intent_denied(Intent) :- intent(Intent), !intent_permitted(Intent).
 # The server's own browser (external predicates url_parts and
 # browser_allowed_host, computed by Go) opens only http and https pages on
 # the hosts the operator allowed (allowed_hosts; default loopback only).
+# The domain offers its tools only for such URLs; this holds even if
+# domain rules are edited to offer more.
 web_scheme("http").
 web_scheme("https").
-browser_may_open(Url) :- current_url(Url), url_parts(Url, Scheme, Host), web_scheme(Scheme), browser_allowed_host(Host).
+url_permitted(Url) :- url_parts(Url, Scheme, Host), web_scheme(Scheme), browser_allowed_host(Host).
+browser_action("browser_open").
+browser_action("browser_screenshot").
+browser_action("browser_click").
+browser_action("browser_fill").
+prohibited(Tool, "the server's browser opens only http and https pages on its allowed hosts") :-
+  tool_action(Tool, Action), browser_action(Action), current_url(Url), !url_permitted(Url).
 
 # Clicking or typing changes the page's state (effect "browser"). On a page
 # served from this machine (a developer's own app) that needs no
