@@ -53,6 +53,10 @@ fetch('/api/orders').then(r => { if (!r.ok) console.error('Failed to load orders
 </script>
 </body></html>`))
 	})
+	mux.HandleFunc("/cookie", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<script>document.title = document.cookie || 'none'; document.cookie = 'seen=1; max-age=3600'; localStorage.setItem('k', '1');</script>`))
+	})
 	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Disposition", "attachment; filename=x.bin")
 		_, _ = w.Write(bytes.Repeat([]byte("x"), 1000))
@@ -175,6 +179,34 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	defer cancel()
 	if _, err := b.Run(short, chrome.Task{URL: ts.URL + "/"}); err == nil {
 		t.Error("a 1ms run succeeded")
+	}
+
+	// Concurrent runs share the browser; each has its own browser
+	// context, so a cookie one run sets is not seen by another.
+	errs := make(chan error, 3)
+	titles := make(chan string, 3)
+	for range 3 {
+		go func() {
+			o, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/cookie"})
+			if err == nil {
+				titles <- o.Title
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(titles)
+	for title := range titles {
+		if title != "none" {
+			t.Errorf("a run saw another run's cookie: %q", title)
+		}
+	}
+	if o, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/cookie"}); err != nil || o.Title != "none" {
+		t.Errorf("a later run saw an earlier cookie: %v %v", o, err)
 	}
 
 	pid := browserPIDs(t)
