@@ -276,6 +276,9 @@ func (b *Browser) Close() error {
 	if root != nil {
 		root() // runs see their tabs end
 	}
+	// A start under way finishes, sees closed and stops its browser.
+	b.startMu.Lock()
+	b.startMu.Unlock() //nolint:staticcheck // an empty critical section: wait for a start to end
 	b.runs.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -287,22 +290,39 @@ func (b *Browser) Close() error {
 }
 
 // acquire returns the browser's root context for a new run, starting the
-// browser when needed. On success the caller must call b.runs.Done.
-func (b *Browser) acquire() (context.Context, error) {
+// browser when needed. A caller whose ctx ends while the browser starts
+// returns at once; the start goes on for the next caller (Close waits for
+// it). On success the caller must call b.runs.Done.
+func (b *Browser) acquire(ctx context.Context) (context.Context, error) {
 	if b.reason != "" {
 		return nil, errors.New(b.reason)
 	}
-	b.startMu.Lock()
-	defer b.startMu.Unlock()
-	b.mu.Lock()
-	recent := !b.failedAt.IsZero() && time.Since(b.failedAt) < launchRetry
-	b.mu.Unlock()
-	if recent {
-		return nil, errors.New("Chromium failed to start recently")
+	type started struct {
+		root context.Context
+		err  error
 	}
-	root, err := b.start()
-	if err != nil {
-		return nil, err
+	done := make(chan started, 1)
+	go func() {
+		b.startMu.Lock()
+		defer b.startMu.Unlock()
+		b.mu.Lock()
+		recent := !b.failedAt.IsZero() && time.Since(b.failedAt) < launchRetry
+		b.mu.Unlock()
+		if recent {
+			done <- started{err: errors.New("Chromium failed to start recently")}
+			return
+		}
+		root, err := b.start()
+		done <- started{root, err}
+	}()
+	var r started
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -310,7 +330,7 @@ func (b *Browser) acquire() (context.Context, error) {
 		return nil, ErrClosed
 	}
 	b.runs.Add(1)
-	return root, nil
+	return r.root, nil
 }
 
 func clip(s string, n int) string {

@@ -252,3 +252,27 @@ func waitGone(t *testing.T, pids []string) {
 		}
 	}
 }
+
+// TestLeavingDuringStart: a caller whose context ends while Chromium
+// starts returns at once; Close then waits for the start and stops the
+// browser it made.
+func TestLeavingDuringStart(t *testing.T) {
+	path := needChromium(t)
+	b := chrome.New(chrome.Config{Path: path})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := b.Run(ctx, chrome.Task{URL: "http://127.0.0.1:9/"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Run returned %v after its context ended", d)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := browserPIDs(t); len(left) > 0 {
+		waitGone(t, left)
+	}
+}

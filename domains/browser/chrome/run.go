@@ -299,7 +299,7 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 	if _, err := b.CheckURL(t.URL); err != nil {
 		return nil, err
 	}
-	root, err := b.acquire()
+	root, err := b.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
