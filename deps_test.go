@@ -32,6 +32,7 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
+		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()

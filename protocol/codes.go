@@ -154,6 +154,10 @@ const (
 	// WarnEvalTimeChosen: the request carried no eval_time and the server
 	// used its clock (Spec 03 section 4.4).
 	WarnEvalTimeChosen WarningCode = "eval_time_chosen"
+	// WarnOutputFactsIgnored: the request carried facts of output-only
+	// predicates (a state delta fed back, Spec 07 section 4.1); they were
+	// accepted and set aside, never used as premises.
+	WarnOutputFactsIgnored WarningCode = "output_facts_ignored"
 )
 
 // WarningInfo describes one registered warning.
@@ -168,6 +172,7 @@ var warningRegistry = []WarningInfo{
 	{WarnUnknownIntent, "The intent is not declared in the manifest; it was evaluated against the rules anyway"},
 	{WarnTokenBudgetExceeded, "Even at minimal disclosure, with skills referenced and context resources dropped, the macro-tools exceed max_tokens_budget"},
 	{WarnEvalTimeChosen, "The request had no eval_time; the server used its clock, reported in eval_time_used"},
+	{WarnOutputFactsIgnored, "Facts of output-only predicates (a state delta fed back) were accepted and set aside: the server derives or asserts those itself and never takes a client's copy as a premise"},
 }
 
 // Warnings returns a copy of every registered warning, sorted by code.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/manglecp/manglecp/domains/browser"
 	"net"
 	"net/http"
 	"os"
@@ -141,7 +142,8 @@ func TestBrowserConfig(t *testing.T) {
 		{"from the file", "", "", "browser_path"},
 		{"flag turns it off", "none", "", "turned off"},
 	} {
-		d, _, err := configureBrowser("", path, "", nil, tc.flagPath, tc.flagHosts)
+		dom := &domainFlags{name: "browser", browser: browserFlags{path: tc.flagPath, hosts: tc.flagHosts}}
+		d, _, err := configure("", path, "", nil, dom)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,6 +152,12 @@ func TestBrowserConfig(t *testing.T) {
 			t.Errorf("%s: x-browser %v", tc.name, x)
 		}
 		_ = d.Close()
+	}
+	// Flags: the allowed hosts replace the file's.
+	var bc browser.Config
+	(&browserFlags{hosts: "a.test, 127.0.0.1"}).apply(&bc)
+	if strings.Join(bc.AllowedHosts, ",") != "a.test,127.0.0.1" {
+		t.Errorf("allowed hosts %v", bc.AllowedHosts)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"browser":{"allowed_hosts":["http://x/"]}}`), 0o644)

@@ -43,12 +43,13 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `manglecp: a MangleCP server and tools (protocol 2026-02-draft)
 
 Usage:
-  manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
+  manglecp serve [--addr HOST:PORT | --stdio] [--domain browser | --domain workspace --root DIR...]
+                 [--rules DIR] [--config FILE] [--auth-token TOKEN]
   manglecp manifest TARGET [--json] [--token T]
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
-  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T]
+  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T]
   manglecp version
 
 TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...

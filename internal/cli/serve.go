@@ -11,13 +11,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
-	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -31,7 +29,7 @@ func versionString() string {
 // within the grace period.
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "serve", synopsis: "manglecp serve [--addr HOST:PORT | --stdio] [flags]",
-		description: "Serves the embedded browser-diagnostics domain (or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
+		description: "Serves the embedded browser-diagnostics domain (or the workspace domain over the files under\n--root DIR with --domain workspace, or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
 	fs := newFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
@@ -41,12 +39,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
-	browserPath := fs.String("browser-path", "", "Chromium binary of the browser domain (a path or a name on PATH; default: chromium, chromium-browser, google-chrome; \"none\" turns the browser off)")
-	browserHosts := fs.String("browser-allowed-hosts", "", "comma-separated hosts the browser may load pages from (default: localhost,127.0.0.1,::1; \"*\" allows every host)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	dom := addDomainFlags(fs)
+	addBrowserFlags(fs, &dom.browser)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if err := dom.check(); err != nil {
+		return usageError(stderr, h, "%v", err)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError(stderr, h, "--tls-cert and --tls-key go together")
@@ -58,7 +59,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
-	d, opts, err := configureBrowser(*rules, *config, *token, logger, *browserPath, *browserHosts)
+	d, opts, err := configure(*rules, *config, *token, logger, dom)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
@@ -174,49 +175,17 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 
 // newServer builds and loads the server from flags.
 func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
-	d, opts, err := configure(rulesDir, configPath, token, logger)
+	d, opts, err := configure(rulesDir, configPath, token, logger, nil)
 	if err != nil {
 		return nil, err
 	}
 	return manglecp.NewServer(d, opts)
 }
 
-// configureBrowser is configure with the browser flags of serve, which
-// override the config file's browser section.
-func configureBrowser(rulesDir, configPath, token string, logger *slog.Logger, browserPath, allowedHosts string) (manglecp.Domain, *manglecp.Options, error) {
-	var bc browser.Config
-	if configPath != "" {
-		c, err := loadConfig(configPath)
-		if err != nil {
-			return manglecp.Domain{}, nil, err
-		}
-		bc.BrowserPath, bc.AllowedHosts, bc.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
-	}
-	if browserPath != "" {
-		bc.BrowserPath = browserPath
-	}
-	if allowedHosts != "" {
-		bc.AllowedHosts = nil
-		for _, h := range strings.Split(allowedHosts, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				bc.AllowedHosts = append(bc.AllowedHosts, h)
-			}
-		}
-	}
-	bc.Logger = logger
-	return configureWith(rulesDir, configPath, token, logger, bc)
-}
-
-// configure turns flags into a domain and options: the embedded browser
-// domain, or its actions with the rules of dir; options from the config
-// file and the token.
-func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglecp.Domain, *manglecp.Options, error) {
-	return configureWith(rulesDir, configPath, token, logger, browser.Config{BrowserPath: chrome.Disabled})
-}
-
-// configureWith is configure with the browser domain's browser settings
-// (BrowserPath, AllowedHosts, MaxPageBytes, Logger) taken from dcfg.
-func configureWith(rulesDir, configPath, token string, logger *slog.Logger, dcfg browser.Config) (manglecp.Domain, *manglecp.Options, error) {
+// configure turns flags into a domain and options: the domain dom chooses
+// (nil: the embedded browser domain), or its actions with the rules of
+// dir; options from the config file and the token.
+func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *domainFlags) (manglecp.Domain, *manglecp.Options, error) {
 	opts := &manglecp.Options{Logger: logger}
 	if token != "" {
 		if len(token) < 16 {
@@ -224,6 +193,7 @@ func configureWith(rulesDir, configPath, token string, logger *slog.Logger, dcfg
 		}
 		opts.AuthTokens = []string{token}
 	}
+	dcfg := browser.Config{Logger: logger}
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
@@ -231,8 +201,15 @@ func configureWith(rulesDir, configPath, token string, logger *slog.Logger, dcfg
 		}
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
+		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
 	}
-	d := browser.Domain(dcfg)
+	if dom != nil {
+		dom.browser.apply(&dcfg)
+	}
+	d, err := dom.domain(dcfg)
+	if err != nil {
+		return manglecp.Domain{}, nil, err
+	}
 	if rulesDir != "" {
 		st, err := os.Stat(rulesDir)
 		if err != nil {

@@ -54,3 +54,12 @@ func (s *switchHandler) AuthRequired() bool {
 	}
 	return false
 }
+
+// Registry returns the loaded server's error registry (nil, the standard
+// codes only, while booting).
+func (s *switchHandler) Registry() *protocol.Registry {
+	if r, ok := s.get().(transport.ErrorRegistry); ok {
+		return r.Registry()
+	}
+	return nil
+}
