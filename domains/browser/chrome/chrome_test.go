@@ -23,6 +23,11 @@ import (
 // sets it.
 func needChromium(t *testing.T) string {
 	t.Helper()
+	return needChromiumB(t)
+}
+
+func needChromiumB(t testing.TB) string {
+	t.Helper()
 	if os.Getenv("MANGLECP_NO_BROWSER") == "1" {
 		t.Skip("MANGLECP_NO_BROWSER=1: browser tests are turned off")
 	}
@@ -32,7 +37,7 @@ func needChromium(t *testing.T) string {
 // app is the local web app of the browser tests: its page fetches a URL
 // that answers 404 and then logs a console error; its form has a button
 // that changes the page.
-func app(t *testing.T) *httptest.Server {
+func app(t testing.TB) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
