@@ -62,6 +62,13 @@ fetch('/api/orders').then(r => { if (!r.ok) console.error('Failed to load orders
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = w.Write([]byte(`<script>document.title = document.cookie || 'none'; document.cookie = 'seen=1; max-age=3600'; localStorage.setItem('k', '1');</script>`))
 	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://192.0.2.1/internal", http.StatusFound)
+	})
+	mux.HandleFunc("/subresource", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<img src="http://192.0.2.1/pixel.png"><script>fetch('http://192.0.2.1/api').catch(e => console.error('blocked fetch'))</script>`))
+	})
 	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Disposition", "attachment; filename=x.bin")
 		_, _ = w.Write(bytes.Repeat([]byte("x"), 1000))
@@ -174,6 +181,14 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	// Over the byte budget: stopped with a clear error.
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/big"}); err == nil || !strings.Contains(err.Error(), "bytes") {
 		t.Errorf("big page: %v", err)
+	}
+	// A redirect or a subresource to a host that is not allowed is
+	// failed by the browser, never sent.
+	if o, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/redirect"}); err != nil || !strings.Contains(o.LoadError, "BLOCKED") || len(o.Blocked) == 0 {
+		t.Errorf("redirect to a disallowed host: %+v %v", o, err)
+	}
+	if o, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/subresource"}); err != nil || len(o.Blocked) < 2 {
+		t.Errorf("subresources of a disallowed host: %+v %v", o, err)
 	}
 	// A download is denied, not written.
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/download"}); err != nil {
