@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -193,6 +194,11 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	// A download is denied, not written.
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/download"}); err != nil {
 		t.Logf("download page: %v", err)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(home, "Downloads", "x.bin")); err == nil {
+			t.Error("the download was written to ~/Downloads")
+		}
 	}
 	// A timeout stops the run.
 	short, cancel := context.WithTimeout(ctx, time.Millisecond)
