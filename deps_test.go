@@ -32,6 +32,10 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
+		// The MCP bridge talks MangleCP through the client package only, so
+		// it bridges to any server and never links the engine. (The root
+		// package is checked below: its path prefixes every package.)
+		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 	}
 	for _, r := range rules {
@@ -42,6 +46,9 @@ func TestLayering(t *testing.T) {
 		for _, dep := range strings.Fields(string(out)) {
 			if dep == r.pkg {
 				continue
+			}
+			if r.pkg == mod+"/mcpbridge" && dep == mod {
+				t.Errorf("%s depends on the server (root package)", r.pkg)
 			}
 			for _, f := range r.forbidden {
 				prefix := strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)

@@ -99,10 +99,16 @@ var registry = []CodeInfo{
 	{CodeCancelled, "server_state", StatusClientClosedRequest, false, "Request was cancelled by client"},
 }
 
-// Lookup returns the registry entry of a standard code.
-// Custom "x-" codes and unknown codes report ok == false.
+// Lookup returns the registry entry of a standard code or of a registered
+// custom code (the MCP bridge's, see [BridgeCodes]). Other custom "x-"
+// codes and unknown codes report ok == false.
 func Lookup(c Code) (info CodeInfo, ok bool) {
 	for _, e := range registry {
+		if e.Code == c {
+			return e, true
+		}
+	}
+	for _, e := range bridgeRegistry {
 		if e.Code == c {
 			return e, true
 		}
@@ -118,8 +124,8 @@ func Codes() []CodeInfo {
 	return out
 }
 
-// HTTPStatus is the HTTP status of the code. Unknown and custom codes map
-// to 500.
+// HTTPStatus is the HTTP status of the code. Unknown and unregistered
+// custom codes map to 500.
 func (c Code) HTTPStatus() int {
 	if info, ok := Lookup(c); ok {
 		return info.HTTPStatus
@@ -128,7 +134,7 @@ func (c Code) HTTPStatus() int {
 }
 
 // Recoverable reports whether the registry marks the code recoverable.
-// Unknown and custom codes are not recoverable.
+// Unknown and unregistered custom codes are not recoverable.
 func (c Code) Recoverable() bool {
 	info, ok := Lookup(c)
 	return ok && info.Recoverable

@@ -9,8 +9,9 @@ import (
 
 // RegistryMarkdown renders the error and warning registry as Markdown. The
 // result is the content of docs/errors.md: a table of the error codes of
-// each category (code, HTTP status, recoverable, description) built from
-// [Codes], a table of the warnings built from [Warnings], a description of
+// each category (code, HTTP status, recoverable, description, and what an
+// MCP host sees through the bridge) built from [Codes], [BridgeCodes] and
+// [MCPMapping], a table of the warnings built from [Warnings], a description of
 // the error envelope and its details fields, and the list of violation
 // issue codes that fact validation reports.
 //
@@ -31,19 +32,28 @@ func RegistryMarkdown(domainCodes ...DomainCode) string {
 	w("Protocol version `%s`. The codes, HTTP statuses and recoverable flags are those of Spec 09\n", Version)
 	w("section 3.1. Every transport maps a code to the HTTP status listed here, and clients decide\n")
 	w("whether to retry from the recoverable flag (Spec 09 section 7). Custom codes start with `x-`\n")
-	w("(Spec 09 section 3.2): a code a domain registers (see Domain error codes) has the status and\n")
-	w("flag it registered; any other maps to HTTP %d and is not recoverable.\n\n", http.StatusInternalServerError)
+	w("(Spec 09 section 3.2): a code a domain registers (see Domain error codes), or one of the MCP\n")
+	w("bridge's, has the status and flag registered for it; any other maps to HTTP %d and is not\n", http.StatusInternalServerError)
+	w("recoverable.\n\n")
+
+	w("The MCP column says what an MCP host sees when `manglecp mcp` (package `mcpbridge`) meets the\n")
+	w("error: normally a tool result with `isError: true` and `structuredContent` holding `code`,\n")
+	w("`message`, `recoverable`, `retry_after_ms` and `details` as listed here (see docs/mcp.md).\n\n")
 
 	w("## Error codes\n")
-	codes := Codes()
+	codes := append(Codes(), BridgeCodes()...)
 	for i := 0; i < len(codes); {
 		cat := codes[i].Category
 		w("\n### %s\n\n", categoryTitle(cat))
-		w("| Code | HTTP status | Recoverable | Description |\n")
-		w("|------|-------------|-------------|-------------|\n")
+		if cat == "bridge" {
+			w("Custom codes (Spec 09 section 3.2) of the MCP bridge: failures between an MCP host and a\n")
+			w("MangleCP server. MangleCP servers never send them; their HTTP status is the one a gateway would use.\n\n")
+		}
+		w("| Code | HTTP status | Recoverable | Description | MCP |\n")
+		w("|------|-------------|-------------|-------------|-----|\n")
 		for ; i < len(codes) && codes[i].Category == cat; i++ {
 			c := codes[i]
-			w("| `%s` | %s | %s | %s |\n", c.Code, statusLabel(c.HTTPStatus), yesNo(c.Recoverable), mdEscape(c.Description))
+			w("| `%s` | %s | %s | %s | %s |\n", c.Code, statusLabel(c.HTTPStatus), yesNo(c.Recoverable), mdEscape(c.Description), MCPMapping(c.Code))
 		}
 	}
 
@@ -109,6 +119,7 @@ func writeDomainCodes(w func(string, ...any), codes []DomainCode) {
 	w("start-up). They travel like standard codes, with the HTTP status and recoverable flag listed\n")
 	w("here; their `details.data` holds structured, remediation-oriented fields. An action that returns\n")
 	w("a code its domain did not register gets `internal_error` instead, and the server logs the code.\n")
+	w("Through the MCP bridge each is %s.\n", MCPMapping(""))
 	for i := 0; i < len(codes); {
 		d := codes[i].Domain
 		w("\n### Domain `%s`\n\n", d)
@@ -136,6 +147,8 @@ func categoryTitle(cat string) string {
 		return "Invocation errors"
 	case "server_state":
 		return "Server state errors"
+	case "bridge":
+		return "MCP bridge errors"
 	}
 	return strings.ToUpper(cat[:1]) + strings.ReplaceAll(cat[1:], "_", " ") + " errors"
 }

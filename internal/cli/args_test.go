@@ -18,7 +18,7 @@ import (
 // TestCommandHelp: `COMMAND -h` prints a description, the arguments and
 // the flags on stdout and exits 0, for every command.
 func TestCommandHelp(t *testing.T) {
-	for _, cmd := range []string{"serve", "manifest", "eval", "invoke", "check", "conformance"} {
+	for _, cmd := range []string{"serve", "manifest", "eval", "invoke", "check", "conformance", "mcp"} {
 		for _, flag := range []string{"-h", "--help"} {
 			t.Run(cmd+flag, func(t *testing.T) {
 				code, out, errOut := run(t, "", cmd, flag)
