@@ -232,7 +232,11 @@ func (w *browse) act(kind string) manglecp.Action {
 	return func(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 		out := &manglecp.Outcome{}
 		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
-		obs, msg, err := w.run(ctx, out, chrome.Task{URL: arg(c.Args, "url"), Act: a})
+		url, ok := w.pageOf(c.Facts)
+		if !ok {
+			return problem(out, c.Tool, "no current_url the server's browser may open")
+		}
+		obs, msg, err := w.run(ctx, out, chrome.Task{URL: url, Act: a})
 		if err != nil {
 			return nil, err
 		}
@@ -257,6 +261,23 @@ func (w *browse) act(kind string) manglecp.Action {
 		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 		return out, ctx.Err()
 	}
+}
+
+// pageOf is the page a click or fill acts on: the first current_url of
+// the macro-tool's facts (in order) that the browser may open. The rules
+// offered the tool because one exists.
+func (w *browse) pageOf(facts []protocol.Fact) (string, bool) {
+	for _, f := range facts {
+		if f.Pred != "current_url" {
+			continue
+		}
+		if u := text(f.Args[0]); u != "" {
+			if _, err := w.b.CheckURL(u); err == nil {
+				return u, true
+			}
+		}
+	}
+	return "", false
 }
 
 // screenshot returns a PNG of the page's viewport.

@@ -206,7 +206,7 @@ func TestBrowserJob(t *testing.T) {
 	if fill := find(resp, "fill_field"); fill == nil {
 		t.Errorf("automate offers no fill_field: %v", names(resp))
 	}
-	res = e.invoke(t, click, map[string]any{"url": page, "element_id": "save"})
+	res = e.invoke(t, click, map[string]any{"element_id": "save"})
 	act, _ := res.Result["action"].(map[string]any)
 	if act["changed"] != true || !strings.Contains(res.Result["text"].(string), "Saved order for 1") {
 		t.Fatalf("click result %v", res.Result)

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -90,6 +91,7 @@ type Browser struct {
 	failedAt   time.Time // last failed start; retried after a pause
 	failure    string
 	runs       sync.WaitGroup
+	tabs       atomic.Uint64 // numbers the runs' sessions: tab1, tab2, ...
 }
 
 // launchRetry is how long a failed start keeps the browser unavailable.

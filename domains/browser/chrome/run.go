@@ -2,8 +2,6 @@ package chrome
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -337,7 +335,7 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 	defer stop()
 
 	col := newCollector()
-	obs := &Observation{Session: "page-" + randomHex(4)}
+	obs := &Observation{Session: fmt.Sprintf("tab%d", b.tabs.Add(1))}
 	var overOnce sync.Once
 	// Create the tab, then listen before anything loads.
 	if err := chromedp.Do(tab); err != nil {
@@ -461,10 +459,4 @@ func (b *Browser) pageError(ctx context.Context, col *collector, err error) erro
 		return ctx.Err()
 	}
 	return err
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -194,7 +194,7 @@ func run(bin string) error {
 	if id, err = macro(resp, "click_element"); err != nil {
 		return err
 	}
-	if res, err = cli("invoke", "--macro", id, "--args", fmt.Sprintf(`{"url":%q,"element_id":"save"}`, url)); err != nil {
+	if res, err = cli("invoke", "--macro", id, "--args", `{"element_id":"save"}`); err != nil {
 		return err
 	}
 	fmt.Println("click_element:", res["observability"].(map[string]any)["summary"])

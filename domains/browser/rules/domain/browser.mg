@@ -3,6 +3,7 @@
 # predicate: without a browser these tools are simply not offered.
 
 has_browser(1) :- browser_available(_).
+browser_offered(1) :- has_browser(1), browser_may_open(_).
 
 # A page the browser may open: http(s) on a host of the server's
 # allowed_hosts (url_parts and browser_allowed_host are external).
@@ -21,9 +22,9 @@ fillable_kind("password").
 
 tool("open_page").
 tool_action("open_page", "browser_open").
-tool_description("open_page", "Load the page in the server's headless Chromium (fresh isolated context), wait until it settles, and report what the browser saw. The state delta asserts console_event, net_request, net_response and interactive_element facts (source: chromium); send them with diagnose_error or automate.").
+tool_description("open_page", "Load the page in the server's headless Chromium; the state delta asserts the console, network and element facts it saw.").
 tool_summary("open_page", "Load the page in a real browser and observe it.").
-tool_param("open_page", "url", "string", "The page to open.").
+tool_param("open_page", "url", "string", "The page.").
 tool_param_required("open_page", "url").
 tool_param_enum("open_page", "url", Url) :- browser_may_open(Url).
 tool_evidence("open_page", "current_url").
@@ -32,21 +33,18 @@ tool_next_intent("open_page", "automate", "Act on an observed interactive_elemen
 
 tool("screenshot_page").
 tool_action("screenshot_page", "browser_screenshot").
-tool_description("screenshot_page", "Load the page in the server's headless Chromium and return a 1280x800 PNG of the viewport (base64, media_type image/png).").
+tool_description("screenshot_page", "PNG (base64) of the page's 1280x800 viewport in the server's headless Chromium.").
 tool_summary("screenshot_page", "PNG screenshot of the page.").
-tool_param("screenshot_page", "url", "string", "The page to capture.").
+tool_param("screenshot_page", "url", "string", "The page.").
 tool_param_required("screenshot_page", "url").
 tool_param_enum("screenshot_page", "url", Url) :- browser_may_open(Url).
 tool_evidence("screenshot_page", "current_url").
 
 tool("click_element").
 tool_action("click_element", "browser_click").
-tool_description("click_element", "Load the page in the server's browser, click an observed element, let the page settle, and report what changed; the state delta asserts the new observation.").
+tool_description("click_element", "Click an observed element of the current_url page in the server's browser and report what changed.").
 tool_summary("click_element", "Click an observed element in a real browser.").
-tool_param("click_element", "url", "string", "The page the element is on.").
-tool_param_required("click_element", "url").
-tool_param_enum("click_element", "url", Url) :- browser_may_open(Url).
-tool_param("click_element", "element_id", "string", "The element to click.").
+tool_param("click_element", "element_id", "string", "The element.").
 tool_param_required("click_element", "element_id").
 tool_param_enum("click_element", "element_id", Element) :- interactive_element(Element, Kind, _), clickable_kind(Kind).
 tool_evidence("click_element", "interactive_element").
@@ -54,15 +52,12 @@ tool_next_intent("click_element", "diagnose_error", "If the click caused console
 
 tool("fill_field").
 tool_action("fill_field", "browser_fill").
-tool_description("fill_field", "Load the page in the server's browser, type a value into an observed field, and report what changed; the state delta asserts the new observation.").
+tool_description("fill_field", "Type into an observed field of the current_url page in the server's browser and report what changed.").
 tool_summary("fill_field", "Type into an observed field in a real browser.").
-tool_param("fill_field", "url", "string", "The page the field is on.").
-tool_param_required("fill_field", "url").
-tool_param_enum("fill_field", "url", Url) :- browser_may_open(Url).
-tool_param("fill_field", "element_id", "string", "The field to fill.").
+tool_param("fill_field", "element_id", "string", "The field.").
 tool_param_required("fill_field", "element_id").
 tool_param_enum("fill_field", "element_id", Element) :- interactive_element(Element, Kind, _), fillable_kind(Kind).
-tool_param("fill_field", "value", "string", "The text to type.").
+tool_param("fill_field", "value", "string", "The text.").
 tool_param_required("fill_field", "value").
 tool_evidence("fill_field", "interactive_element").
 
