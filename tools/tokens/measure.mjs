@@ -132,6 +132,11 @@ async function runScenario(file, opts) {
         if (r.isError && !turn.expect_error) {
           throw new Error(`${file}: turn ${i} (${turn.call.name}) failed: ${JSON.stringify(r.content)}`);
         }
+        // "expect_contains": strings the call's answer must hold (the job succeeded).
+        const answer = JSON.stringify(r.content) + JSON.stringify(r.structuredContent ?? null);
+        for (const want of [].concat(turn.expect_contains ?? []).map((w) => args(w))) {
+          if (!answer.includes(want)) throw new Error(`${file}: turn ${i} (${turn.call.name}): the answer lacks ${JSON.stringify(want)}: ${answer.slice(0, 2000)}`);
+        }
         result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0) };
         // A list change is sent a few milliseconds after the call returns.
         for (let w = 0; w < 20 && changed === before && turn.expect_list_changed; w++) await sleep(25);
