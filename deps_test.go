@@ -32,11 +32,15 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
+		{mod + "/internal/attack", []string{mangle, mod, mod + "/internal/kernel", mod + "/domains/"}},
 		// The MCP bridge talks MangleCP through the client package only, so
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)
 		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
+		// The CPU attack client speaks HTTP only.
+		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
+		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()

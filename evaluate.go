@@ -71,24 +71,20 @@ func (s *Server) computeExternal(ctx context.Context, ev *evaluation) ([]protoco
 	return out, nil
 }
 
-// acquireSlot waits at most QueueTimeout for an evaluation slot.
-func (s *Server) acquireSlot(ctx context.Context) error {
-	select {
-	case s.evalSlots <- struct{}{}:
-		return nil
-	default:
+// acquireSlot waits at most QueueTimeout for an evaluation slot, shared
+// fairly between callers (see fairSlots). It returns the function that
+// gives the slot back.
+func (s *Server) acquireSlot(ctx context.Context) (release func(), err error) {
+	key := callerFrom(ctx).shareKey()
+	if err := s.slots.acquire(ctx, key, s.opts.QueueTimeout); err != nil {
+		var full errNoSlot
+		if errors.As(err, &full) {
+			return nil, protocol.Errorf(protocol.CodeRateLimited, "no evaluation slot became free for this caller in time (at most %d evaluations run at once, %d per caller)", s.slots.capacity, s.slots.perKey).
+				WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
+		}
+		return nil, s.kernelContextError(ctx)
 	}
-	t := time.NewTimer(s.opts.QueueTimeout)
-	defer t.Stop()
-	select {
-	case s.evalSlots <- struct{}{}:
-		return nil
-	case <-t.C:
-		return protocol.Errorf(protocol.CodeRateLimited, "the server is at its limit of %d concurrent evaluations", cap(s.evalSlots)).
-			WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
-	case <-ctx.Done():
-		return s.kernelContextError(ctx)
-	}
+	return func() { s.slots.release(key) }, nil
 }
 
 // kernelContextError is the registry error for a context that ended
@@ -102,15 +98,18 @@ func (s *Server) kernelContextError(ctx context.Context) error {
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
 	start := time.Now()
+	// The slot comes first: decoding and validating up to max_facts_per_request
+	// facts is work too, and a caller over its share must not get it done.
+	release, err := s.acquireSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	prog := s.prog.Load()
 	ev, perr := s.decodeIntent(prog, env)
 	if perr != nil {
 		return nil, perr
 	}
-	if err := s.acquireSlot(ctx); err != nil {
-		return nil, err
-	}
-	defer func() { <-s.evalSlots }()
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	external, err := s.computeExternal(ctx, ev)
@@ -132,6 +131,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Facts:               ev.facts,
 		EvalTime:            ev.evalTime,
 		MaxFactsCreated:     budget,
+		MaxWork:             s.opts.Limits.MaxEvaluationWork,
 		MaxIntervalsPerAtom: ev.maxInterval,
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,
@@ -145,7 +145,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, err
 	}
 	if res.IntentDenied {
-		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %q", who.name, ev.intent.Name)
+		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %s", who.name, protocol.Quote(ev.intent.Name))
 	}
 	ev.caller = who
 	resp := s.render(ev, res)
@@ -211,7 +211,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	if !ev.knownIntent {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
-			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
+			Message: fmt.Sprintf("intent %s is not declared in the manifest; evaluated against the rules anyway", protocol.Quote(ev.intent.Name))})
 	}
 	switch {
 	case w.EvalTime != nil && w.EvalTime.Now:
@@ -272,7 +272,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			case protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal, protocol.DisclosureAdaptive:
 				ev.disclosure = o.DisclosurePreference
 			default:
-				return nil, protocol.Errorf(protocol.CodeMalformedMessage, "options.disclosure_preference must be full, condensed, minimal or adaptive, got %q", o.DisclosurePreference).
+				return nil, protocol.Errorf(protocol.CodeMalformedMessage, "options.disclosure_preference must be full, condensed, minimal or adaptive, got %s", protocol.Quote(o.DisclosurePreference)).
 					WithDetails(&protocol.ErrorDetails{Field: "options.disclosure_preference"})
 			}
 		}

@@ -38,6 +38,7 @@ type Server struct {
 	// entirely by one rule version.
 	prog    atomic.Pointer[kernel.Program]
 	actions map[string]ActionSpec
+	samples []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	cache    *macroCache
@@ -51,11 +52,14 @@ type Server struct {
 
 	limitersMu sync.Mutex
 	limiters   map[string]*rate.Limiter
-	nextID     atomic.Uint64
+	// authFails limits failed authentications per peer (always on).
+	authFails map[string]*rate.Limiter
+	nextID    atomic.Uint64
 
-	// evalSlots bounds concurrent evaluations; a request that cannot get a
-	// slot within Options.QueueTimeout is refused (rate_limited).
-	evalSlots chan struct{}
+	// slots bounds concurrent evaluations, shared fairly between callers; a
+	// request that cannot get a slot within Options.QueueTimeout is refused
+	// (rate_limited).
+	slots *fairSlots
 
 	oauth *oauthVerifier
 
@@ -91,6 +95,10 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	samples, err := readSamples(d.Samples)
+	if err != nil {
+		return nil, err
+	}
 	key := o.ConfirmationKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -103,11 +111,13 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		domain:    d,
 		registry:  reg,
 		actions:   d.Actions,
+		samples:   samples,
 		cache:     newMacroCache(o.MacroCacheBytes),
 		confirm:   newConfirmer(key, o.ConfirmationTTL),
 		log:       o.Logger,
 		limiters:  map[string]*rate.Limiter{},
-		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
+		authFails: map[string]*rate.Limiter{},
+		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
 	}
@@ -151,12 +161,14 @@ func loadProgram(d Domain) (*kernel.Program, error) {
 	return prog, nil
 }
 
-// Reload loads rules (the domain's actions stay) beside the running ones
-// and, when they load, swaps them in atomically: requests already running
-// finish on the old rules, later ones use the new. Rules that do not load
-// leave the old ones serving and set the status to degraded with the
-// reason; the error, naming file and line, is logged and returned. A successful reload
-// clears a degraded status.
+// Reload loads rules (the domain's actions stay) beside the running ones,
+// evaluates the domain's sample requests (Domain.Samples) on them and, when
+// they load and every sample evaluates, swaps them in atomically: requests
+// already running finish on the old rules, later ones use the new. Rules
+// that do not load, or that fail a sample request, leave the old ones
+// serving and set the status to degraded with the reason; the error
+// (naming file and line, or the sample and the cause) is logged and
+// returned. A successful reload clears a degraded status.
 func (s *Server) Reload(rules fs.FS) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -168,6 +180,16 @@ func (s *Server) Reload(rules fs.FS) error {
 		// The reason is public (manifest extensions): no file paths or rule
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
+		return err
+	}
+	if err := s.runSamples(context.Background(), prog); err != nil {
+		s.log.Error("rule reload rejected: a sample request fails on the new rules; the previous rules keep serving", "error", err.Error())
+		reason := "rule reload rejected: a sample request fails on the new rules; the previous rules are still serving (the server log has the cause)"
+		var se *SampleError
+		if errors.As(err, &se) {
+			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
+		}
+		s.SetDegraded(reason)
 		return err
 	}
 	s.prog.Store(prog)
@@ -227,6 +249,9 @@ func (s *Server) OnManifestChange(fn func()) (unsubscribe func()) {
 // extensions["x-degraded_reason"]. An empty reason returns to "ready".
 func (s *Server) SetDegraded(reason string) {
 	s.degraded.Store(reason)
+	if s.Status() == protocol.StatusDraining {
+		return // draining is final
+	}
 	if reason == "" {
 		s.setStatus(protocol.StatusReady)
 		return
@@ -235,9 +260,13 @@ func (s *Server) SetDegraded(reason string) {
 }
 
 // Drain switches the server to "draining": new requests get
-// server_not_ready, requests already running finish. Wait for them with
-// [Server.Wait].
-func (s *Server) Drain() { s.setStatus(protocol.StatusDraining) }
+// server_not_ready, requests already admitted finish. Wait for them with
+// [Server.Wait]. Draining is final: a later reload or SetDegraded does not
+// make the server ready again.
+func (s *Server) Drain() {
+	s.inflight.close()
+	s.setStatus(protocol.StatusDraining)
+}
 
 // Close releases the domain's resources (see Domain.Close), once. Call it
 // after Drain and Wait, when no request runs any more; requests that still
@@ -251,26 +280,49 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// Wait blocks until every request that was being handled has finished, or
-// ctx ends.
+// Wait blocks until every admitted request has finished, or ctx ends.
+// Requests refused (while draining, or for any other reason) never count,
+// so Wait returns as soon as the admitted work is done however many
+// refused requests keep arriving.
 func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
 
-// inflight counts running requests. Unlike a sync.WaitGroup it allows
-// new requests to start while someone waits (they are refused by then,
-// but arrive concurrently), and waiting respects a context.
+// InFlight reports the admitted requests running now.
+func (s *Server) InFlight() int { return s.inflight.count() }
+
+// inflight counts admitted requests. Unlike a sync.WaitGroup it allows
+// new requests to start while someone waits, until it is closed, and
+// waiting respects a context.
 type inflight struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to zero
+	mu     sync.Mutex
+	n      int
+	closed bool          // draining: nothing more is admitted
+	zero   chan struct{} // closed when n drops to zero
 }
 
-func (f *inflight) add() {
+// tryAdd admits one request unless the server drains.
+func (f *inflight) tryAdd() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
 	if f.n == 0 {
 		f.zero = make(chan struct{})
 	}
 	f.n++
+	return true
+}
+
+func (f *inflight) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+}
+
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
 }
 
 func (f *inflight) done() {
@@ -346,6 +398,16 @@ type caller struct {
 	anonymous   bool
 	trust       string
 	autoConfirm []string
+	peer        string // the connection's remote address, for fair sharing
+}
+
+// shareKey is whom the caller's evaluations count against when slots are
+// shared: the identity, or the peer address of an anonymous caller.
+func (c *caller) shareKey() string {
+	if c.anonymous {
+		return "peer:" + c.peer
+	}
+	return "identity:" + c.name
 }
 
 type callerKey struct{}
@@ -411,6 +473,8 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 			"x-skills_endpoint": s.opts.BasePath + "/skills/{skill_id}",
 			// The WebSocket binding (Spec 02 section 4.1) on the same listener.
 			"x-websocket_endpoint": s.opts.BasePath + "/ws",
+			// The work budget of one evaluation (Options.Limits.MaxEvaluationWork).
+			"x-max_evaluation_work": l.MaxEvaluationWork,
 		},
 	}
 	for k, v := range s.domain.Extensions {
@@ -448,8 +512,6 @@ type requestIDKey struct{}
 // Every error comes from the registry; internal failures are logged with
 // the request id and masked.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protocol.Envelope) {
-	s.inflight.add()
-	defer s.inflight.done()
 	logID := fmt.Sprintf("r%d", s.nextID.Add(1))
 	id := ""
 	defer func() {
@@ -473,6 +535,12 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	if aerr != nil {
 		return protocol.ErrorEnvelope(id, aerr)
 	}
+	who.peer = in.Peer
+	// Only admitted work counts as in flight (draining waits for it).
+	if !s.inflight.tryAdd() {
+		return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", protocol.StatusDraining).WithRetryAfter(1000))
+	}
+	defer s.inflight.done()
 	ctx = context.WithValue(ctx, callerKey{}, who)
 	if in.Progress != nil {
 		ctx = WithProgress(ctx, func(status, detail string, percent float64) {
@@ -528,17 +596,13 @@ func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *
 			return nil, perr
 		}
 		if a.Scheme != protocol.SchemeBearer && a.Scheme != protocol.SchemeAPIKey {
-			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %q", a.Scheme).
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %s", protocol.Quote(a.Scheme)).
 				WithDetails(&protocol.ErrorDetails{Field: "scheme"})
 		}
 		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
 	}
-	who, aerr := s.authenticate(creds)
+	who, aerr := s.authenticatePeer(creds, in.Peer)
 	if aerr != nil {
-		// Failed attempts count against the peer, so guessing is rate limited.
-		if rl := s.rateLimit("peer:" + in.Peer); rl != nil {
-			return nil, rl
-		}
 		return nil, aerr
 	}
 	limitKey := "identity:" + who.name
@@ -557,6 +621,59 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 		r.Identity = &name
 	}
 	return r
+}
+
+// Failed authentications are limited per peer: authFailBurst at once,
+// then one per authFailEvery. A peer beyond it is refused with
+// rate_limited before its credentials are checked, even correct ones, so
+// guessing tokens is slow and reveals nothing.
+const (
+	authFailBurst = 10
+	authFailEvery = time.Second
+)
+
+// CheckCredentials implements transport.Authenticator: transports call it
+// with header credentials before they read a message, so a peer without
+// valid credentials is refused without its body being read. Failed
+// attempts are rate limited per peer like those of [Server.Handle].
+func (s *Server) CheckCredentials(_ context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	_, err := s.authenticatePeer(c, peer)
+	return err
+}
+
+// authenticatePeer authenticates c for peer, counting failures against
+// the peer's limit.
+func (s *Server) authenticatePeer(c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
+	if !s.AuthRequired() {
+		return s.anonymous(), nil
+	}
+	l := s.authFailLimiter(peer)
+	now := time.Now() // wall clock: abuse limits do not follow the protocol clock
+	if tokens := l.TokensAt(now); tokens < 1 {
+		wait := time.Duration((1 - tokens) * float64(authFailEvery))
+		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many failed authentications from this peer").
+			WithRetryAfter(max(1, wait.Milliseconds()))
+	}
+	who, err := s.authenticate(c)
+	if err != nil {
+		l.AllowN(now, 1)
+		return nil, err
+	}
+	return who, nil
+}
+
+func (s *Server) authFailLimiter(peer string) *rate.Limiter {
+	s.limitersMu.Lock()
+	defer s.limitersMu.Unlock()
+	l, ok := s.authFails[peer]
+	if !ok {
+		if len(s.authFails) > 100000 {
+			clear(s.authFails) // bound memory; limits restart for everyone
+		}
+		l = rate.NewLimiter(rate.Every(authFailEvery), authFailBurst)
+		s.authFails[peer] = l
+	}
+	return l
 }
 
 // authenticate checks credentials in constant time against every

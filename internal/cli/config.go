@@ -22,8 +22,11 @@ type fileConfig struct {
 		MaxDerivedFacts     int64 `json:"max_derived_facts"`
 		MaxIntervalsPerAtom int64 `json:"max_intervals_per_atom"`
 		MaxComputeMS        int64 `json:"max_compute_ms"`
+		MaxEvaluationWork   int64 `json:"max_evaluation_work"`
 	} `json:"limits"`
-	Disclosure *struct {
+	MaxConcurrentEvaluations int `json:"max_concurrent_evaluations"`
+	MaxEvaluationsPerCaller  int `json:"max_evaluations_per_caller"`
+	Disclosure               *struct {
 		Full          int64 `json:"full"`
 		Condensed     int64 `json:"condensed"`
 		Minimal       int64 `json:"minimal"`
@@ -95,7 +98,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	l := c.Limits
 	check(l.MaxMessageBytes == 0 || l.MaxMessageBytes >= minMessageBytes, "limits.max_message_bytes must be at least %d (16 MiB, Spec 02 section 3.2)", minMessageBytes)
-	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0, "limits must not be negative")
+	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0 && l.MaxEvaluationWork >= 0, "limits must not be negative")
+	check(c.MaxConcurrentEvaluations >= 0 && c.MaxEvaluationsPerCaller >= 0, "max_concurrent_evaluations and max_evaluations_per_caller must not be negative")
 	if d := c.Disclosure; d != nil {
 		check(d.Full >= d.Condensed && d.Condensed >= d.Minimal && d.Minimal >= 0, "disclosure thresholds need full >= condensed >= minimal >= 0")
 		check(d.CharsPerToken >= 0, "disclosure.chars_per_token must not be negative")
@@ -160,7 +164,9 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 		MaxDerivedFacts:     c.Limits.MaxDerivedFacts,
 		MaxIntervalsPerAtom: c.Limits.MaxIntervalsPerAtom,
 		MaxComputeMS:        c.Limits.MaxComputeMS,
+		MaxEvaluationWork:   c.Limits.MaxEvaluationWork,
 	}
+	o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller = c.MaxConcurrentEvaluations, c.MaxEvaluationsPerCaller
 	if d := c.Disclosure; d != nil {
 		o.Disclosure = manglecp.Disclosure{Full: d.Full, Condensed: d.Condensed, Minimal: d.Minimal, CharsPerToken: d.CharsPerToken}
 	}
