@@ -43,6 +43,7 @@ type evaluation struct {
 	external    []protocol.Fact
 	caller      *caller
 	program     *kernel.Program // the rule version this request uses throughout
+	defined     []*macroDef     // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -119,7 +120,8 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ev.external = external
 	who := callerFrom(ctx)
-	res, err := prog.Evaluate(ctx, kernel.Request{
+	kctx, endKernel := s.span(ctx, "manglecp.kernel")
+	res, err := prog.Evaluate(kctx, kernel.Request{
 		Caller:              who.name,
 		Permissions:         who.permissions,
 		External:            external,
@@ -132,6 +134,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,
 	})
+	endKernel()
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +142,12 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %q", who.name, ev.intent.Name)
 	}
 	ev.caller = who
+	_, endRender := s.span(ctx, "manglecp.render")
 	resp := s.render(ev, res)
+	endRender()
+	if err := s.saveMacros(ctx, ev.defined); err != nil {
+		return nil, err
+	}
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	return resp, nil
 }
