@@ -61,19 +61,4 @@ func endRequest(span trace.Span, rec *requestInfo, code string, bytesOut int) {
 	span.End()
 }
 
-// transportKey carries the transport name in a request's context.
-type transportKey struct{}
-
-// WithTransport returns a context naming the transport a request arrived
-// on ("http", "ws", "stdio"), for metrics, logs and traces. Transports set
-// it; requests without it are counted as "other".
-func WithTransport(ctx context.Context, name string) context.Context {
-	return context.WithValue(ctx, transportKey{}, name)
-}
-
-func transportFrom(ctx context.Context) string {
-	if t, ok := ctx.Value(transportKey{}).(string); ok && t != "" {
-		return t
-	}
-	return "other"
-}
+func transportFrom(ctx context.Context) string { return protocol.TransportFrom(ctx) }
