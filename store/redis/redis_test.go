@@ -84,7 +84,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
 var start = time.Date(2026, 2, 19, 14, 30, 10, 0, time.UTC)
@@ -145,7 +145,7 @@ func diagnose() map[string]any {
 			map[string]any{"pred": "net_response", "args": []any{"s1", "r42", 404, 1771511399500}, "t": map[string]any{"at": 1771511399500}},
 		},
 		"eval_time": "2026-02-19T14:30:05Z",
-		"options": map[string]any{"disclosure_preference": "full"},
+		"options":   map[string]any{"disclosure_preference": "full"},
 	}
 }
 
