@@ -40,6 +40,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	var of opsFlags
+	of.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,7 +53,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger, err := of.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 2
+	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
@@ -60,6 +66,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	ops, err := of.setupOps(ctx, opts, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ops.close(cctx)
+	}()
 	var origins []string
 	if *config != "" {
 		c, _ := loadConfig(*config) // already checked by configure
@@ -91,7 +107,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	sw := &switchHandler{}
 	sw.set(manglecp.NewBooting(d, opts))
 	httpSrv := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, &transport.HTTPOptions{AllowedOrigins: origins}),
+		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, &transport.HTTPOptions{AllowedOrigins: origins}), ops),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -116,6 +132,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return 1
 	}
 	sw.set(srv)
+	metricsSrv, err := of.serveMetrics(sw, ops, logger)
+	if err != nil {
+		_ = httpSrv.Close()
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	scheme := "http"
 	if *tlsCert != "" {
 		scheme = "https"
@@ -151,6 +176,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = protocol.WithTransport(ctx, "stdio")
+	defer srv.SessionOpened()()
 	conn := transport.NewStdioConn(stdin, stdout, srv.MaxMessageBytes(), nil)
 	opts := &transport.SessionOptions{Peer: "stdio", Logger: logger}
 	if token != "" {

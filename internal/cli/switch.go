@@ -54,3 +54,11 @@ func (s *switchHandler) AuthRequired() bool {
 	}
 	return false
 }
+
+// SessionOpened counts a session in the loaded server's metrics.
+func (s *switchHandler) SessionOpened() func() {
+	if c, ok := s.get().(interface{ SessionOpened() func() }); ok {
+		return c.SessionOpened()
+	}
+	return func() {}
+}
