@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -53,6 +54,23 @@ func TestMetricsCountTraffic(t *testing.T) {
 	h.invoke("i1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}).invokeResponse(t)
 	h.invoke("i2", map[string]any{"macro_id": "nope-0000", "args": map[string]any{}}).errorPayload(t)
 
+	// A WebSocket session counts while open, and its requests count as "ws".
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.http.URL, "http")+"/manglecp/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if _, _, err := ws.Read(ctx); err != nil { // the manifest
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, envelope(t, protocol.TypeIntentRequest, "w1", diagnoseRequest())); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+
 	status, body := get(t, h.http.URL+"/metrics")
 	if status != http.StatusOK {
 		t.Fatalf("/metrics: %d", status)
@@ -61,14 +79,15 @@ func TestMetricsCountTraffic(t *testing.T) {
 		`manglecp_requests_total{code="ok",transport="http",type="intent_request"} 1`,
 		`manglecp_requests_total{code="ok",transport="http",type="invoke_request"} 1`,
 		`manglecp_requests_total{code="macro_not_found",transport="http",type="invoke_request"} 1`,
-		`manglecp_evaluation_duration_seconds_count 1`,
+		`manglecp_requests_total{code="ok",transport="ws",type="intent_request"} 1`,
+		`manglecp_evaluation_duration_seconds_count 2`,
 		`manglecp_invocation_duration_seconds_count 2`,
-		`manglecp_evaluation_gas_facts_count 1`,
+		`manglecp_evaluation_gas_facts_count 2`,
 		`manglecp_macro_cache_lookups_total{result="hit"} 1`,
 		`manglecp_macro_cache_lookups_total{result="miss"} 1`,
 		`manglecp_inflight_requests 0`,
 		`manglecp_rule_reloads_total{outcome="ok"} 0`,
-		`manglecp_sessions 0`,
+		`manglecp_sessions 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -85,8 +104,8 @@ func TestMetricsCountTraffic(t *testing.T) {
 			lines = append(lines, rec)
 		}
 	}
-	if len(lines) != 3 {
-		t.Fatalf("%d access log lines, want 3:\n%s", len(lines), h.logs.String())
+	if len(lines) != 4 {
+		t.Fatalf("%d access log lines, want 4:\n%s", len(lines), h.logs.String())
 	}
 	for _, k := range []string{"request_id", "identity", "type", "code", "duration_ms", "bytes_in", "bytes_out", "transport"} {
 		if _, ok := lines[2][k]; !ok {
