@@ -100,7 +100,7 @@ func encodeMacros(defs []*macroDef, now time.Time) ([]StoredMacro, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encoding macro-tool %s: %w", d.id, err)
 		}
-		out = append(out, StoredMacro{ID: d.id, Data: raw, TTL: max(d.expires.Sub(now), time.Second)})
+		out = append(out, StoredMacro{ID: d.id, Data: raw, TTL: max(d.expires.Sub(now), time.Second), def: d})
 	}
 	return out, nil
 }
@@ -158,6 +158,16 @@ func (s *Server) saveMacros(ctx context.Context, defs []*macroDef) error {
 func (s *Server) loadMacro(ctx context.Context, id string, now time.Time) (*macroDef, error) {
 	ctx, end := s.span(ctx, "manglecp.store.get_macro")
 	defer end()
+	if ms, ok := s.store.(*memoryStore); ok {
+		// In one process the decoded definition is kept: no decoding, and
+		// its compiled input schema is reused.
+		if d := ms.getDef(id); d != nil && d.expires.After(now) {
+			s.metrics.macroLookup("hit")
+			return d, nil
+		}
+		s.metrics.macroLookup("miss")
+		return nil, nil
+	}
 	raw, err := s.store.GetMacro(ctx, id)
 	if err != nil {
 		s.metrics.storeError("get_macro")
@@ -203,6 +213,7 @@ type memoryStore struct {
 type memEntry struct {
 	id      string
 	data    []byte
+	def     *macroDef // set when a server of this process stored it
 	expires time.Time
 }
 
@@ -228,7 +239,7 @@ func (c *memoryStore) PutMacros(_ context.Context, macros []StoredMacro) error {
 	defer c.mu.Unlock()
 	keep := map[*memEntry]bool{}
 	for _, m := range macros {
-		e := &memEntry{id: m.ID, data: m.Data, expires: now.Add(m.TTL)}
+		e := &memEntry{id: m.ID, data: m.Data, def: m.def, expires: now.Add(m.TTL)}
 		keep[e] = true
 		if el, ok := c.byID[m.ID]; ok {
 			c.bytes -= int64(len(el.Value.(*memEntry).data))
@@ -252,20 +263,44 @@ func (c *memoryStore) PutMacros(_ context.Context, macros []StoredMacro) error {
 // GetMacro returns the stored definition, or nil when unknown, evicted or
 // past its TTL.
 func (c *memoryStore) GetMacro(_ context.Context, id string) ([]byte, error) {
+	if e := c.get(id); e != nil {
+		return e.data, nil
+	}
+	return nil, nil
+}
+
+// getDef returns the decoded definition of id, decoding it only when it
+// was stored without one.
+func (c *memoryStore) getDef(id string) *macroDef {
+	e := c.get(id)
+	if e == nil {
+		return nil
+	}
+	if e.def != nil {
+		return e.def
+	}
+	d, err := decodeMacro(e.data)
+	if err != nil || d.id != id {
+		return nil
+	}
+	return d
+}
+
+func (c *memoryStore) get(id string) *memEntry {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byID[id]
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	e := el.Value.(*memEntry)
 	if !e.expires.After(now) {
 		c.remove(el)
-		return nil, nil
+		return nil
 	}
 	c.lru.MoveToFront(el)
-	return e.data, nil
+	return e
 }
 
 func (c *memoryStore) remove(el *list.Element) {

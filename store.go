@@ -41,6 +41,8 @@ type StoredMacro struct {
 	// TTL is how long the definition stays: until validity.expires_at of
 	// the macro-tool, and at least the server's MacroTTL.
 	TTL time.Duration
+
+	def *macroDef // the decoded definition, kept by the in-memory store
 }
 
 // RateLimit is a token bucket: PerSecond sustained, Burst at once.
