@@ -177,7 +177,7 @@ type Session struct {
 //     URL itself when it ends in manifest.json); requests are posted to the
 //     manifest's endpoints, resolved against the manifest's URL.
 //   - "ws://..." and "wss://...": a WebSocket session; the manifest is the
-//     first frame. The server's default endpoint is /manglecp/ws.
+//     first frame. A URL without a path reaches [DefaultWebSocketPath].
 //   - "stdio:COMMAND ARGS...": starts the command (arguments split on
 //     white space, no quoting) and speaks one message per line over its
 //     stdin and stdout; see [DialCommand].

@@ -41,7 +41,8 @@ func dialers() []dialer {
 			return memorySession(t, newServer(t, withAuth), nil, opts), nil
 		}},
 		{"stdio", true, func(t *testing.T, opts *client.Options) (*client.Session, error) {
-			return client.Dial(ctxT(t), "stdio:"+buildBinary(t)+" serve --stdio --config "+stdioConfig(t), opts)
+			bin := buildBinary(t) // before the dial's deadline starts: building may be slow
+			return client.Dial(ctxT(t), "stdio:"+bin+" serve --stdio --config "+stdioConfig(t), opts)
 		}},
 	}
 }

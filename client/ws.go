@@ -12,8 +12,18 @@ import (
 
 // dialWebSocket opens a WebSocket session (Spec 02 section 4.1). The token
 // and the extra headers go with the upgrade request.
+// DefaultWebSocketPath is the WebSocket endpoint a ws:// or wss:// target
+// without a path reaches: the path this module's servers serve.
+const DefaultWebSocketPath = "/manglecp/ws"
+
 func dialWebSocket(ctx context.Context, u *url.URL, opts *Options) (*Session, error) {
 	o := opts.withDefaults()
+	if u.Path == "" || u.Path == "/" {
+		// ws://HOST:PORT means the server's default endpoint.
+		c := *u
+		c.Path = DefaultWebSocketPath
+		u = &c
+	}
 	target := u.String()
 	c, resp, err := websocket.Dial(ctx, target, &websocket.DialOptions{HTTPClient: o.HTTPClient, HTTPHeader: o.httpHeader()})
 	if err != nil {

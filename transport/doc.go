@@ -1,5 +1,5 @@
-// Package transport carries MangleCP messages over HTTP (and, later,
-// WebSocket and stdio). It turns bytes into [protocol.Inbound] values for a
+// Package transport carries MangleCP messages over HTTP, WebSocket, stdio
+// and an in-memory pipe. It turns bytes into [protocol.Inbound] values for a
 // [Handler] and the handler's envelopes back into bytes and statuses. It
 // never looks inside evaluation: the status of an error comes from the
 // protocol registry, the body is always a MangleCP envelope.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,18 +46,23 @@ type checkedClause struct {
 // problem with file and line (exit 1), then the lint warnings for Mangle
 // v0.5.0 pitfalls (exit 0 when there are only warnings).
 func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--json [--show-rules]]",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nthen warnings for Mangle v0.5.0 pitfalls (exit 0 when there are only warnings).",
+		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
+	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
 	showRules := fl.Bool("show-rules", false, "with --json: include every rule of DIR in the clause format of Spec 03 section 7")
-	if err := fl.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if fl.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: manglecp check DIR [--json] [--show-rules]")
-		return 2
+	if len(pos) != 1 {
+		return usageError(stderr, h, "one DIR expected, got %d arguments", len(pos))
 	}
-	dir := fl.Arg(0)
+	if *showRules && !*asJSON {
+		return usageError(stderr, h, "--show-rules needs --json (the rules are printed in the JSON report)")
+	}
+	dir := pos[0]
 	rep := checkReport{Errors: []checkProblem{}, Warnings: []checkProblem{}}
 	d, opts, err := configure(dir, "", "", nil)
 	if err == nil {

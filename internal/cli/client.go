@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -51,36 +54,9 @@ func dial(ctx context.Context, target string, cf clientFlags, progress func(prot
 	return client.Dial(ctx, target, &client.Options{Token: token, Progress: progress})
 }
 
-// parseTarget splits "TARGET [flags]" where flags may also come first.
-func parseTarget(fl *flag.FlagSet, args []string, stderr io.Writer, usage string) (string, bool) {
-	if err := fl.Parse(args); err != nil {
-		return "", false
-	}
-	rest := fl.Args()
-	// A quoted stdio target ("stdio:manglecp serve --stdio") is one argument
-	// and may be followed by flags; an unquoted one takes the rest of the
-	// line, so its flags must come before it.
-	quotedStdio := len(rest) >= 1 && strings.HasPrefix(rest[0], "stdio:") && strings.Contains(rest[0], " ")
-	if len(rest) >= 1 && (!strings.HasPrefix(rest[0], "stdio:") || quotedStdio) {
-		// Flags after the target: parse them too.
-		if err := fl.Parse(rest[1:]); err != nil {
-			return "", false
-		}
-		if fl.NArg() != 0 {
-			fmt.Fprintf(stderr, "usage: %s\n", usage)
-			return "", false
-		}
-		return rest[0], true
-	}
-	if len(rest) >= 1 { // stdio:COMMAND ARGS... takes the rest of the line
-		return strings.Join(rest, " "), true
-	}
-	fmt.Fprintf(stderr, "usage: %s\n", usage)
-	return "", false
-}
-
 // fail reports err and returns the exit code: a server's error answer is
-// printed as its envelope in JSON mode.
+// printed as its envelope in JSON mode, and in words otherwise; a target
+// that cannot be reached is one line naming it and the cause.
 func fail(err error, asJSON bool, stdout, stderr io.Writer) int {
 	var ce *client.Error
 	if errors.As(err, &ce) && ce.Payload != nil {
@@ -88,28 +64,79 @@ func fail(err error, asJSON bool, stdout, stderr io.Writer) int {
 			raw, _ := protocol.ErrorEnvelope(ce.RequestID, ce.Payload).Encode()
 			fmt.Fprintln(stdout, string(raw))
 		} else {
-			fmt.Fprintf(stderr, "error %s: %s\n", ce.Payload.Code, ce.Payload.Message)
-			if d := ce.Payload.Details; d != nil {
-				for _, v := range d.Violations {
-					fmt.Fprintf(stderr, "  fact %d (%s): %s\n", v.FactIndex, v.Predicate, v.Message)
-				}
-				for _, e := range d.SchemaErrors {
-					fmt.Fprintf(stderr, "  %s: %s (%s)\n", e.Path, e.Message, e.Keyword)
-				}
-				if b := d.Budget; b != nil {
-					fmt.Fprintf(stderr, "  budget: %d of %d %s\n", b.Consumed, b.Limit, b.Unit)
-				}
-			}
+			printError(stderr, ce.Payload)
 		}
 		return exitProtocol
 	}
+	msg := transportMessage(err)
 	if asJSON {
-		raw, _ := protocol.ErrorEnvelope("", protocol.Errorf("x-transport_error", "%s", err.Error())).Encode()
+		raw, _ := protocol.ErrorEnvelope("", protocol.Errorf("x-transport_error", "%s", msg)).Encode()
 		fmt.Fprintln(stdout, string(raw))
 	} else {
-		fmt.Fprintf(stderr, "manglecp: %v\n", err)
+		fmt.Fprintf(stderr, "manglecp: %s\n", msg)
 	}
 	return exitTransport
+}
+
+// printError prints a registry error in words: code and message, then
+// its details, one per line.
+func printError(w io.Writer, e *protocol.Error) {
+	fmt.Fprintf(w, "error %s: %s\n", e.Code, e.Message)
+	d := e.Details
+	if d == nil {
+		return
+	}
+	for _, v := range d.Violations {
+		where := "request"
+		if v.FactIndex >= 0 {
+			where = fmt.Sprintf("fact %d", v.FactIndex)
+		}
+		if v.Predicate != "" {
+			where += " (" + v.Predicate + ")"
+		}
+		fmt.Fprintf(w, "  %s: %s\n", where, v.Message)
+	}
+	for _, se := range d.SchemaErrors {
+		path := se.Path
+		if path == "" {
+			path = "args"
+		}
+		fmt.Fprintf(w, "  %s: %s\n", path, se.Message)
+	}
+	if b := d.Budget; b != nil {
+		fmt.Fprintf(w, "  budget: %d of %d %s\n", b.Consumed, b.Limit, b.Unit)
+	}
+}
+
+// transportMessage says in one line why a server could not be reached:
+// the target and the innermost cause, without the client's own prefixes.
+func transportMessage(err error) string {
+	var te *client.TransportError
+	if !errors.As(err, &te) {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "no answer in time"
+		}
+		return strings.TrimPrefix(err.Error(), "manglecp client: ")
+	}
+	where := te.URL
+	if where == "" {
+		where = "the server"
+	}
+	if te.Status != 0 {
+		return fmt.Sprintf("%s answered HTTP %d, not a MangleCP message: is the URL right?", where, te.Status)
+	}
+	cause := te.Err
+	for cause != nil && errors.Unwrap(cause) != nil {
+		cause = errors.Unwrap(cause)
+	}
+	why := "unknown error"
+	if cause != nil {
+		why = strings.TrimPrefix(cause.Error(), "manglecp client: ")
+	}
+	if te.Op == "dial" || te.Op == "manifest" {
+		return fmt.Sprintf("cannot reach %s: %s", where, why)
+	}
+	return fmt.Sprintf("%s %s failed: %s", te.Op, where, why)
 }
 
 func printJSON(w io.Writer, v any) {
@@ -171,12 +198,14 @@ func (s *spinner) end() {
 
 // manifestCmd prints a server's manifest.
 func manifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("manifest", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	h := cmdHelp{name: "manifest", synopsis: "manglecp manifest TARGET [--json] [--token T]",
+		description: "Prints a server's manifest: status, domain, auth, intents with the facts they need,\nthe facts profile and the limits. --json prints the manifest object itself.",
+		args:        targetArg}
+	fl := newFlagSet("manifest")
 	cf := addClientFlags(fl)
-	target, ok := parseTarget(fl, args, stderr, "manglecp manifest TARGET [--json] [--token T]")
+	target, code, ok := parseTarget(h, fl, args, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	s, err := dial(ctx, target, cf, nil)
 	if err != nil {
@@ -190,7 +219,11 @@ func manifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "%s %s: protocol %s, conformance level %d, status %s\n", m.ServerName, m.ServerVersion, m.Protocol.Manglecp, m.Protocol.ConformanceLevel, m.Status)
 	fmt.Fprintf(stdout, "domain %s: %s\n", m.Domain.ID, m.Domain.Description)
-	fmt.Fprintf(stdout, "auth required: %v %v\n\nintents:\n", m.Auth.Required, m.Auth.Schemes)
+	if m.Auth.Required {
+		fmt.Fprintf(stdout, "auth: required (%s)\n\nintents:\n", strings.Join(m.Auth.Schemes, ", "))
+	} else {
+		fmt.Fprint(stdout, "auth: off\n\nintents:\n")
+	}
 	for _, in := range m.Intents {
 		fmt.Fprintf(stdout, "  %-16s %s\n", in.Name, in.Description)
 		if len(in.RequiredFacts) > 0 {
@@ -220,82 +253,118 @@ func manifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-// readFacts reads a JSON array of facts, or an object with a "facts"
-// array, from a file or "-" (stdin).
+// readFacts reads a JSON array of facts, or an object whose only field is
+// a "facts" array, from a file or "-" (stdin). Anything else is an error
+// in words, reported as a usage error.
 func readFacts(path string, stdin io.Reader) ([]protocol.Fact, error) {
 	var raw []byte
 	var err error
+	name := path
 	if path == "-" {
 		raw, err = io.ReadAll(stdin)
+		name = "standard input"
 	} else {
 		raw, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("--facts: cannot read %s: %v", path, pe.Err)
+		}
+		return nil, fmt.Errorf("--facts: %v", err)
 	}
-	var facts []protocol.Fact
-	if err := json.Unmarshal(raw, &facts); err == nil {
+	trimmed := bytes.TrimSpace(raw)
+	want := `want a JSON array of facts, e.g. [{"pred":"current_url","args":["https://..."]}], or {"facts": [...]}`
+	switch {
+	case len(trimmed) == 0:
+		return nil, fmt.Errorf("--facts: %s is empty: %s", name, want)
+	case trimmed[0] == '[':
+		var facts []protocol.Fact
+		if err := json.Unmarshal(trimmed, &facts); err != nil {
+			return nil, fmt.Errorf("--facts: %s is not a JSON array of facts (%s): %s", name, jsonProblem(err), want)
+		}
 		return facts, nil
+	case trimmed[0] == '{':
+		var wrapped struct {
+			Facts *[]protocol.Fact `json:"facts"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&wrapped); err != nil || wrapped.Facts == nil {
+			return nil, fmt.Errorf("--facts: %s is an object without a \"facts\" array: %s", name, want)
+		}
+		return *wrapped.Facts, nil
 	}
-	var wrapped struct {
-		Facts []protocol.Fact `json:"facts"`
-	}
-	if err := json.Unmarshal(raw, &wrapped); err != nil {
-		return nil, fmt.Errorf("%s: want a JSON array of facts or {\"facts\": [...]}: %v", path, err)
-	}
-	return wrapped.Facts, nil
+	return nil, fmt.Errorf("--facts: %s is not JSON: %s", name, want)
 }
 
-// parseEvalTime reads --eval-time (RFC 3339); "" means none. It reports a
-// bad value on stderr and returns ok false.
-func parseEvalTime(v, cmd string, stderr io.Writer) (*protocol.Time, bool) {
+// jsonProblem says briefly what is wrong with a JSON document.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("%s where %s belongs, at byte %d", te.Value, te.Type, te.Offset)
+	}
+	return "invalid"
+}
+
+// parseEvalTime reads --eval-time (RFC 3339, either letter case); ""
+// means none. A bad value is reported in words.
+func parseEvalTime(v string) (*protocol.Time, error) {
 	if v == "" {
-		return nil, true
+		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(v))
 	if err != nil {
-		fmt.Fprintf(stderr, "manglecp %s: --eval-time: %v\n", cmd, err)
-		return nil, false
+		return nil, fmt.Errorf("--eval-time %s is not a time: write RFC 3339, e.g. 2026-02-19T14:30:05Z", quote(v))
 	}
-	return protocol.NewTime(t), true
+	return protocol.NewTime(t), nil
 }
 
 // evalCmd evaluates an intent.
 func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	h := cmdHelp{name: "eval", synopsis: "manglecp eval TARGET --intent NAME [--facts FILE|-] [flags]",
+		description: "Evaluates an intent with facts and prints the macro-tools the server's rules selected,\nwith their macro_ids, arguments, safety and validity (--json: the intent_response payload).\nFacts are a JSON array of {\"pred\", \"args\"} objects; they are checked against the\nmanifest's facts profile before anything is sent.",
+		args:        targetArg}
+	fl := newFlagSet("eval")
 	cf := addClientFlags(fl)
-	intent := fl.String("intent", "", "the intent name (required)")
+	intent := fl.String("intent", "", "the intent name (required; see 'manglecp manifest TARGET')")
 	factsFile := fl.String("facts", "", "facts: a JSON file, or - for stdin")
 	params := fl.String("params", "", "intent params as a JSON object")
-	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339")
+	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 (default: the server's clock)")
 	proof := fl.Bool("proof", false, "ask for proof hints")
 	disclosure := fl.String("disclosure", "", "full, condensed, minimal or adaptive (the server's default)")
-	target, ok := parseTarget(fl, args, stderr, "manglecp eval TARGET --intent NAME [--facts FILE|-] [--eval-time T] [--proof] [--json]")
+	target, code, ok := parseTarget(h, fl, args, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	if *intent == "" {
-		fmt.Fprintln(stderr, "manglecp eval: --intent is required")
-		return exitUsage
+		return usageError(stderr, h, "--intent is required")
 	}
 	req := &protocol.IntentRequest{Intent: protocol.Intent{Name: *intent}, Facts: []protocol.Fact{}}
 	if *params != "" {
-		if err := json.Unmarshal([]byte(*params), &req.Intent.Params); err != nil {
-			fmt.Fprintf(stderr, "manglecp eval: --params: %v\n", err)
-			return exitUsage
+		if err := json.Unmarshal([]byte(*params), &req.Intent.Params); err != nil || req.Intent.Params == nil {
+			return usageError(stderr, h, "--params must be a JSON object, e.g. {\"key\": \"value\"}")
 		}
 	}
 	if *factsFile != "" {
 		facts, err := readFacts(*factsFile, stdin)
 		if err != nil {
-			fmt.Fprintf(stderr, "manglecp eval: %v\n", err)
-			return exitUsage
+			return usageError(stderr, h, "%v", err)
 		}
 		req.Facts = facts
 	}
-	if req.EvalTime, ok = parseEvalTime(*evalTime, "eval", stderr); !ok {
-		return exitUsage
+	var err error
+	if req.EvalTime, err = parseEvalTime(*evalTime); err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
+	switch *disclosure {
+	case "", protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal, protocol.DisclosureAdaptive:
+	default:
+		return usageError(stderr, h, "--disclosure %s: use full, condensed, minimal or adaptive", quote(*disclosure))
 	}
 	if *proof || *disclosure != "" {
 		req.Options = &protocol.Options{IncludeProofHints: *proof, DisclosurePreference: *disclosure}
@@ -307,6 +376,22 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fail(err, *cf.json, stdout, stderr)
 	}
 	defer s.Close()
+	if m := s.Manifest(); m != nil && len(m.Intents) > 0 {
+		var names []string
+		known := false
+		for _, in := range m.Intents {
+			names = append(names, in.Name)
+			known = known || in.Name == *intent
+		}
+		if !known {
+			spin.end()
+			hint := ""
+			if c := closest(*intent, names); c != "" {
+				hint = fmt.Sprintf("; did you mean %q?", c)
+			}
+			return usageError(stderr, h, "the server has no intent %s%s (its intents: %s)", quote(*intent), hint, strings.Join(names, ", "))
+		}
+	}
 	resp, err := s.Evaluate(ctx, req)
 	spin.end()
 	if err != nil {
@@ -363,42 +448,48 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 // invokeCmd invokes a macro-tool.
-func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("invoke", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h := cmdHelp{name: "invoke", synopsis: "manglecp invoke TARGET --macro ID [--args JSON] [--confirm] [flags]",
+		description: "Invokes a macro-tool that an evaluation returned and prints its result, state delta and\nsuggested next intents (--json: the invoke_response payload). A tool that needs the user's\nconfirmation is confirmed with --confirm, or, on a terminal, by answering the question\nthe command asks; the token is signed with the server's confirmation key (--confirm-key,\nMANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: " + confirmationKeyHint() + ").",
+		args:        targetArg}
+	fl := newFlagSet("invoke")
 	cf := addClientFlags(fl)
 	macro := fl.String("macro", "", "the macro_id (required)")
 	argsJSON := fl.String("args", "{}", "the arguments as a JSON object")
 	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339")
-	confirm := fl.Bool("confirm", false, "confirm a tool that needs it: sign a confirmation token with --confirm-key or MANGLECP_CONFIRMATION_KEY")
-	confirmKey := fl.String("confirm-key", "", "the server's confirmation key")
-	target, ok := parseTarget(fl, args, stderr, "manglecp invoke TARGET --macro ID --args JSON [--confirm] [--json]")
+	confirm := fl.Bool("confirm", false, "confirm a tool that needs it without asking")
+	confirmKey := fl.String("confirm-key", "", "the server's confirmation key (default: MANGLECP_CONFIRMATION_KEY, then the local key file)")
+	target, code, ok := parseTarget(h, fl, args, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	if *macro == "" {
-		fmt.Fprintln(stderr, "manglecp invoke: --macro is required")
-		return exitUsage
+		return usageError(stderr, h, "--macro is required (a macro_id from 'manglecp eval')")
 	}
 	req := &protocol.InvokeRequest{MacroID: *macro}
 	if err := json.Unmarshal([]byte(*argsJSON), &req.Args); err != nil || req.Args == nil {
-		fmt.Fprintf(stderr, "manglecp invoke: --args must be a JSON object: %v\n", err)
-		return exitUsage
+		return usageError(stderr, h, "--args must be a JSON object, e.g. {\"request_id\": \"r42\"}")
 	}
-	if req.EvalTime, ok = parseEvalTime(*evalTime, "invoke", stderr); !ok {
-		return exitUsage
+	var err error
+	if req.EvalTime, err = parseEvalTime(*evalTime); err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
+	key := func() ([]byte, error) {
+		if *confirmKey != "" {
+			return []byte(*confirmKey), nil
+		}
+		if k := os.Getenv("MANGLECP_CONFIRMATION_KEY"); k != "" {
+			return []byte(k), nil
+		}
+		return readConfirmationKey()
 	}
 	var callOpts []client.CallOption
 	if *confirm {
-		key := *confirmKey
-		if key == "" {
-			key = os.Getenv("MANGLECP_CONFIRMATION_KEY")
+		k, err := key()
+		if err != nil {
+			return usageError(stderr, h, "--confirm needs the server's confirmation key: %v", err)
 		}
-		if key == "" {
-			fmt.Fprintln(stderr, "manglecp invoke: --confirm needs --confirm-key or MANGLECP_CONFIRMATION_KEY")
-			return exitUsage
-		}
-		callOpts = append(callOpts, client.WithConfirmation([]byte(key), 2*time.Minute))
+		callOpts = append(callOpts, client.WithConfirmation(k, 2*time.Minute))
 	}
 	spin := startSpinner(stderr, "invoking "+*macro)
 	callOpts = append(callOpts, client.WithProgress(spin.note))
@@ -410,6 +501,22 @@ func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer s.Close()
 	out, err := s.Invoke(ctx, req, callOpts...)
 	spin.end()
+	if !*confirm && !*cf.json && errors.Is(err, &protocol.Error{Code: protocol.CodeConfirmationRequired}) && isTerminal(stdin) && isTerminal(stderr) {
+		yes, perr := askConfirmation(stdin, stderr, *macro, req.Args)
+		if perr != nil || !yes {
+			fmt.Fprintln(stderr, "manglecp invoke: not confirmed; nothing was run")
+			return exitProtocol
+		}
+		k, kerr := key()
+		if kerr != nil {
+			fmt.Fprintf(stderr, "manglecp invoke: cannot sign the confirmation: %v\n", kerr)
+			return exitUsage
+		}
+		callOpts = append(callOpts, client.WithConfirmation(k, 2*time.Minute))
+		spin = startSpinner(stderr, "invoking "+*macro)
+		out, err = s.Invoke(ctx, req, callOpts...)
+		spin.end()
+	}
 	if err != nil {
 		return fail(err, *cf.json, stdout, stderr)
 	}
@@ -420,10 +527,10 @@ func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fmt.Fprintf(stdout, "%s (%d ms)\n\nresult:\n", out.Observability.Summary, out.Observability.DurationMS)
 	printJSON(stdout, out.Result)
 	for _, f := range out.StateDelta.Retract {
-		fmt.Fprintf(stdout, "retract %s%v\n", f.Pred, f.Args)
+		fmt.Fprintf(stdout, "retract %s\n", formatFact(f))
 	}
 	for _, f := range out.StateDelta.Assert {
-		fmt.Fprintf(stdout, "assert  %s%v (%s)\n", f.Pred, f.Args, f.Category)
+		fmt.Fprintf(stdout, "assert  %s (%s)\n", formatFact(f), f.Category)
 	}
 	if out.Next != nil {
 		for _, si := range out.Next.SuggestedIntents {
@@ -431,4 +538,71 @@ func invokeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	return exitOK
+}
+
+// formatFact writes a fact as people read Datalog: pred("a", 1, _), with
+// JSON values and _ for a wildcard (null).
+func formatFact(f protocol.Fact) string {
+	var b strings.Builder
+	b.WriteString(f.Pred)
+	b.WriteByte('(')
+	if f.NamedArgs != nil {
+		keys := make([]string, 0, len(f.NamedArgs))
+		for k := range f.NamedArgs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k + ": " + formatValue(f.NamedArgs[k]))
+		}
+	}
+	for i, a := range f.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(formatValue(a))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+func formatValue(v any) string {
+	if v == nil {
+		return "_"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(raw)
+}
+
+// isTerminal reports whether v is a terminal (a character device).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// askConfirmation shows what an invocation will do and asks the user;
+// only an explicit "y" or "yes" confirms.
+func askConfirmation(in io.Reader, out io.Writer, macroID string, args map[string]any) (bool, error) {
+	tool, _, _ := strings.Cut(macroID, "-")
+	raw, _ := json.Marshal(args)
+	fmt.Fprintf(out, "%s needs your confirmation before it runs.\n  macro_id %s\n  args     %s\nRun it? [y/N] ", tool, macroID, raw)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }

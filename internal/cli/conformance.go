@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,20 +18,18 @@ const conformanceUsage = "manglecp conformance TARGET [--level 1|2|3] [--json] [
 // report with --json. Exit codes: 0 no check failed, 1 a check failed,
 // 2 usage, 3 the target could not be reached.
 func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s\n\nRuns the MangleCP conformance suite (Spec 10) against a server and reports each check.\n\n", conformanceUsage)
-		fl.PrintDefaults()
-	}
+	h := cmdHelp{name: "conformance", synopsis: conformanceUsage,
+		description: "Runs the MangleCP conformance suite (Spec 10 section 6.1's categories, the determinism\nand gas tests) against a server and prints one line per check with PASS, FAIL or SKIP.\nExit 1 when a check fails.",
+		args:        targetArg}
+	fl := newFlagSet("conformance")
 	cf := addClientFlags(fl)
 	level := fl.Int("level", 0, "conformance level to check, 1, 2 or 3 (default: the server's declared level)")
 	fixture := fl.String("fixture", "", "fixture for domain-specific checks: a JSON file, or a built-in name ("+strings.Join(conformance.BuiltinFixtures(), ", ")+")")
 	only := fl.String("only", "", "comma-separated check IDs or categories to run (default: all)")
 	timeout := fl.Duration("timeout", 30*time.Second, "time limit of each request")
-	target, ok := parseTarget(fl, args, stderr, conformanceUsage)
+	target, code, ok := parseTarget(h, fl, args, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	if *level < 0 || *level > 3 {
 		fmt.Fprintf(stderr, "manglecp conformance: --level %d: use 1, 2 or 3\n", *level)

@@ -86,7 +86,7 @@ func TestConformanceCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no target", nil, exitUsage, "usage: manglecp conformance"},
+		{"no target", nil, exitUsage, "TARGET is missing"},
 		{"bad level", []string{url, "--level", "4"}, exitUsage, "--level 4"},
 		{"unknown fixture", []string{url, "--fixture", "nope"}, exitUsage, "no built-in fixture"},
 		{"unknown check", []string{url, "--only", "errors.nope"}, exitUsage, "errors.nope"},

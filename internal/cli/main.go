@@ -22,7 +22,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case "eval":
 		return evalCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "invoke":
-		return invokeCmd(ctx, args[1:], stdout, stderr)
+		return invokeCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "check":
 		return check(ctx, args[1:], stdout, stderr)
 	case "conformance":

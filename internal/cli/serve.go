@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,8 +28,9 @@ func versionString() string {
 // requests finish, new ones get server_not_ready, and the process exits
 // within the grace period.
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	h := cmdHelp{name: "serve", synopsis: "manglecp serve [--addr HOST:PORT | --stdio] [flags]",
+		description: "Serves the embedded browser-diagnostics domain (or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
+	fs := newFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
 	config := fs.String("config", "", "JSON configuration file (limits, disclosure thresholds, cache sizes, auth)")
@@ -42,21 +42,19 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	var of opsFlags
 	of.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
-		fmt.Fprintln(stderr, "manglecp serve: --tls-cert and --tls-key go together")
-		return 2
+		return usageError(stderr, h, "--tls-cert and --tls-key go together")
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "manglecp serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
 	logger, err := of.logger(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
-		return 2
+		return usageError(stderr, h, "%v", err)
 	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
@@ -66,6 +64,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	// Before the local key file: with --store redis the key must be the
+	// configured one every replica shares.
 	ops, err := of.setupOps(ctx, opts, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
@@ -76,6 +76,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		defer cancel()
 		ops.close(cctx)
 	}()
+	useLocalConfirmationKey(opts, logger)
 	var origins []string
 	if *config != "" {
 		c, _ := loadConfig(*config) // already checked by configure

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+)
+
+// cmdHelp is what `manglecp COMMAND -h` prints: the synopsis, one
+// paragraph of description, the positional arguments, then the flags.
+type cmdHelp struct {
+	name        string // the subcommand, e.g. "eval"
+	synopsis    string // e.g. "manglecp eval TARGET --intent NAME [flags]"
+	description string
+	args        string // positional arguments, one per line
+}
+
+// targetArg describes TARGET for every client command.
+const targetArg = `TARGET  the server: http://HOST:PORT or https://..., ws://HOST:PORT or wss://...
+        (the path /manglecp/ws by default), or "stdio:COMMAND ARGS..." (quote it,
+        or put it last on the line: it takes the rest)`
+
+// newFlagSet returns a flag set that prints nothing itself: parseArgs
+// reports errors in one line and help on stdout.
+func newFlagSet(name string) *flag.FlagSet {
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.Usage = func() {}
+	return fl
+}
+
+// printHelp writes h and the flags of fl to w.
+func printHelp(w io.Writer, h cmdHelp, fl *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", h.synopsis, h.description)
+	if h.args != "" {
+		fmt.Fprintf(w, "\narguments:\n")
+		for _, l := range strings.Split(h.args, "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fl.SetOutput(w)
+	fl.PrintDefaults()
+	fl.SetOutput(io.Discard)
+}
+
+// parseArgs parses args with flags allowed before, between and after the
+// positional arguments. A "stdio:COMMAND" argument without a space takes
+// the rest of the line, flags included (quote it to put flags after it).
+// It returns the positional arguments, or ok false with the exit code: 0
+// after printing help on stdout for -h or --help, 2 after a one-line error
+// on stderr.
+func parseArgs(h cmdHelp, fl *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	for {
+		if err := fl.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printHelp(stdout, h, fl)
+				return nil, exitOK, false
+			}
+			return nil, usageError(stderr, h, "%v", err), false
+		}
+		rest := fl.Args()
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		if strings.HasPrefix(rest[0], "stdio:") && !strings.Contains(rest[0], " ") {
+			return append(pos, strings.Join(rest, " ")), 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError prints a one-line usage error and where to find help, and
+// returns exitUsage.
+func usageError(stderr io.Writer, h cmdHelp, format string, a ...any) int {
+	fmt.Fprintf(stderr, "manglecp %s: %s\nRun 'manglecp %s -h' for usage.\n", h.name, fmt.Sprintf(format, a...), h.name)
+	return exitUsage
+}
+
+// parseTarget parses a client command's arguments: exactly one TARGET,
+// which must be a URL with a scheme the client speaks or stdio:COMMAND.
+func parseTarget(h cmdHelp, fl *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, int, bool) {
+	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
+	if !ok {
+		return "", code, false
+	}
+	switch len(pos) {
+	case 0:
+		return "", usageError(stderr, h, "TARGET is missing"), false
+	case 1:
+	default:
+		return "", usageError(stderr, h, "one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3)), false
+	}
+	if err := checkTarget(pos[0]); err != nil {
+		return "", usageError(stderr, h, "%v", err), false
+	}
+	return pos[0], 0, true
+}
+
+// checkTarget reports a target no client transport can reach.
+func checkTarget(t string) error {
+	if rest, ok := strings.CutPrefix(t, "stdio:"); ok {
+		if strings.TrimSpace(rest) == "" {
+			return errors.New(`TARGET "stdio:" names no command: write "stdio:manglecp serve --stdio", for example`)
+		}
+		return nil
+	}
+	u, err := url.Parse(t)
+	ok := err == nil && u.Host != ""
+	switch {
+	case ok && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "ws" || u.Scheme == "wss"):
+		return nil
+	case ok:
+		return fmt.Errorf("TARGET %s: the scheme %q is not one of http, https, ws, wss or stdio:", quote(t), u.Scheme)
+	}
+	return fmt.Errorf("TARGET %s is not a URL: write http://%s (or ws://..., stdio:COMMAND)", quote(t), strings.TrimPrefix(t, "//"))
+}
+
+// quote quotes s for a message, bounded to 80 bytes.
+func quote(s string) string {
+	const max = 80
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// quoteList quotes at most n items of list.
+func quoteList(list []string, n int) string {
+	var q []string
+	for i, s := range list {
+		if i == n {
+			q = append(q, "...")
+			break
+		}
+		q = append(q, quote(s))
+	}
+	return strings.Join(q, " ")
+}
+
+// closest returns the candidate nearest to s by edit distance, or "" when
+// none is close (more than half of s would have to change).
+func closest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+1
+	for _, c := range candidates {
+		d := editDistance(s, c)
+		if strings.HasPrefix(c, s) || strings.HasPrefix(s, c) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
