@@ -380,3 +380,32 @@ func TestRedisOutage(t *testing.T) {
 		t.Errorf("invoke after recovery: %s", env.Payload)
 	}
 }
+
+// TestRateLimitAcrossReplicas: an identity's rate limit holds across
+// replicas: the burst spent on one is spent on all.
+func TestRateLimitAcrossReplicas(t *testing.T) {
+	r := startRedis(t)
+	var rs []*manglecp.Server
+	for range 2 {
+		st, err := redisstore.New(context.Background(), redisstore.Options{URL: r.url()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{
+			Store: st, RateLimit: 0.5, RateBurst: 2,
+			Identities: []manglecp.Identity{{Name: "alice", Token: aliceToken, Permissions: []string{"*"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, srv)
+	}
+	var got []string
+	for i := range 3 {
+		got = append(got, code(send(t, rs[i%2], aliceToken, protocol.TypeIntentRequest, diagnose())))
+	}
+	if got[0] != "ok" || got[1] != "ok" || got[2] != string(protocol.CodeRateLimited) {
+		t.Errorf("outcomes %v, want ok ok rate_limited", got)
+	}
+}
