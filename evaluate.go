@@ -120,7 +120,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ev.external = external
 	who := callerFrom(ctx)
-	kctx, endKernel := s.span(ctx, "manglecp.kernel")
+	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
 	res, err := prog.Evaluate(kctx, kernel.Request{
 		Caller:              who.name,
 		Permissions:         who.permissions,

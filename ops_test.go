@@ -177,7 +177,7 @@ func TestTraceSpans(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"manglecp.request": 2, "manglecp.decode": 2, "manglecp.kernel": 1, "manglecp.render": 1,
+	want := map[string]int{"manglecp.request": 2, "manglecp.decode": 2, "manglecp.evaluate": 1, "manglecp.render": 1,
 		"manglecp.store.put_macros": 1, "manglecp.store.get_macro": 1, "manglecp.action": 1}
 	for name, n := range want {
 		if byName[name] != n {
@@ -185,7 +185,7 @@ func TestTraceSpans(t *testing.T) {
 		}
 	}
 	for _, s := range spans {
-		if s.Name == "manglecp.decode" || s.Name == "manglecp.kernel" || s.Name == "manglecp.action" {
+		if s.Name == "manglecp.decode" || s.Name == "manglecp.evaluate" || s.Name == "manglecp.action" {
 			if !requestSpans[s.Parent.SpanID().String()] {
 				t.Errorf("%s is not a child of a request span", s.Name)
 			}

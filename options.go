@@ -89,7 +89,7 @@ type Options struct {
 	// work; sessions; reloads). Nil: no metrics are kept.
 	Metrics prometheus.Registerer
 	// TracerProvider, when set, traces every request (a span per request,
-	// with decode, kernel, render, store and action children). Nil: tracing
+	// with decode, evaluate, render, store and action children). Nil: tracing
 	// is off and costs nothing.
 	TracerProvider trace.TracerProvider
 

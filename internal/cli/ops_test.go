@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,4 +149,45 @@ func fetch(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestServeExportsTracesWithOTLP: the standard OTEL_EXPORTER_OTLP_ENDPOINT
+// variable turns tracing on; spans of a request reach the OTLP/HTTP
+// endpoint (flushed at shutdown at the latest).
+func TestServeExportsTracesWithOTLP(t *testing.T) {
+	var mu sync.Mutex
+	var posts []string
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		posts = append(posts, r.URL.Path+" "+string(body))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_SERVICE_NAME", "manglecp-test")
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &lockedBuffer{}
+	done := make(chan int)
+	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
+	waitReady(t, "http://"+addr+"/readyz", stderr)
+	body := `{"type":"intent_request","id":"q1","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"current_url","args":["https://x"]}]}}`
+	resp, err := http.Post("http://"+addr+"/manglecp/evaluate", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(posts, "\n")
+	if !strings.Contains(all, "/v1/traces") || !strings.Contains(all, "manglecp.request") || !strings.Contains(all, "manglecp-test") {
+		t.Errorf("collector got %d posts:\n%.500s\nstderr:\n%s", len(posts), all, stderr.String())
+	}
 }
