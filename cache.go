@@ -139,16 +139,24 @@ func (s *Server) saveMacros(ctx context.Context, defs []*macroDef) error {
 	}
 	ctx, end := s.span(ctx, "manglecp.store.put_macros")
 	defer end()
-	recs, err := encodeMacros(defs, s.now())
-	if err != nil {
-		return err
+	var recs []StoredMacro
+	if _, inProcess := s.store.(*memoryStore); inProcess {
+		// Kept decoded in this process: nothing to encode.
+		for _, d := range defs {
+			recs = append(recs, StoredMacro{ID: d.id, TTL: max(d.expires.Sub(s.now()), time.Second), def: d})
+		}
+	} else {
+		var err error
+		if recs, err = encodeMacros(defs, s.now()); err != nil {
+			return err
+		}
 	}
 	if err := s.store.PutMacros(ctx, recs); err != nil {
 		s.metrics.storeError("put_macros")
 		return &storeError{op: "storing macro-tools", cause: err}
 	}
 	for _, r := range recs {
-		s.metrics.macroStored(len(r.Data))
+		s.metrics.macroStored(int(r.size()))
 	}
 	return nil
 }
@@ -242,13 +250,13 @@ func (c *memoryStore) PutMacros(_ context.Context, macros []StoredMacro) error {
 		e := &memEntry{id: m.ID, data: m.Data, def: m.def, expires: now.Add(m.TTL)}
 		keep[e] = true
 		if el, ok := c.byID[m.ID]; ok {
-			c.bytes -= int64(len(el.Value.(*memEntry).data))
+			c.bytes -= el.Value.(*memEntry).size()
 			el.Value = e
 			c.lru.MoveToFront(el)
 		} else {
 			c.byID[m.ID] = c.lru.PushFront(e)
 		}
-		c.bytes += int64(len(m.Data))
+		c.bytes += e.size()
 	}
 	for el := c.lru.Back(); el != nil && (c.bytes > c.maxBytes || !el.Value.(*memEntry).expires.After(now)); {
 		prev := el.Prev()
@@ -261,12 +269,21 @@ func (c *memoryStore) PutMacros(_ context.Context, macros []StoredMacro) error {
 }
 
 // GetMacro returns the stored definition, or nil when unknown, evicted or
-// past its TTL.
+// past its TTL. A definition a server of this process stored decoded is
+// encoded on demand.
 func (c *memoryStore) GetMacro(_ context.Context, id string) ([]byte, error) {
-	if e := c.get(id); e != nil {
-		return e.data, nil
+	e := c.get(id)
+	if e == nil {
+		return nil, nil
 	}
-	return nil, nil
+	if e.data == nil && e.def != nil {
+		recs, err := encodeMacros([]*macroDef{e.def}, c.now())
+		if err != nil {
+			return nil, err
+		}
+		return recs[0].Data, nil
+	}
+	return e.data, nil
 }
 
 // getDef returns the decoded definition of id, decoding it only when it
@@ -307,7 +324,18 @@ func (c *memoryStore) remove(el *list.Element) {
 	e := el.Value.(*memEntry)
 	c.lru.Remove(el)
 	delete(c.byID, e.id)
-	c.bytes -= int64(len(e.data))
+	c.bytes -= e.size()
+}
+
+// size is the bytes an entry counts against the bound: its encoding, or
+// the estimate of a definition kept decoded.
+func (e *memEntry) size() int64 { return (&StoredMacro{Data: e.data, def: e.def}).size() }
+
+func (m *StoredMacro) size() int64 {
+	if m.Data == nil && m.def != nil {
+		return m.def.size
+	}
+	return int64(len(m.Data))
 }
 
 // MacroStats reports entries and bytes.
