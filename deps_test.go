@@ -31,6 +31,11 @@ func TestLayering(t *testing.T) {
 		{mod + "/store/redis", []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		// The MCP bridge talks MangleCP through the client package only, so
+		// it bridges to any server and never links the engine. (The root
+		// package is checked below: its path prefixes every package.)
+		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
+		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
@@ -40,6 +45,9 @@ func TestLayering(t *testing.T) {
 		for _, dep := range strings.Fields(string(out)) {
 			if dep == r.pkg {
 				continue
+			}
+			if r.pkg == mod+"/mcpbridge" && dep == mod {
+				t.Errorf("%s depends on the server (root package)", r.pkg)
 			}
 			for _, f := range r.forbidden {
 				prefix := strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)

@@ -2,6 +2,7 @@ package manglecp
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -24,6 +25,27 @@ type Domain struct {
 	// External maps external predicate names to the Go code that computes
 	// their facts for each request (Spec 04 section 3.2.8).
 	External map[string]External
+	// Codes are the domain's own error codes ("x-name", Spec 09 section
+	// 3.2), registered with the server's registry at construction:
+	// [NewServer] fails when a code is registered twice or is malformed.
+	// An action returns one as a *protocol.Error (wrapped or not); the
+	// client gets it with the status and recoverable flag given here. A
+	// code the domain did not register is logged and masked as
+	// internal_error.
+	Codes []protocol.CodeInfo
+}
+
+// registry builds the error registry of d: the standard codes plus d's.
+func (d Domain) registry() (*protocol.Registry, error) {
+	codes := make([]protocol.DomainCode, len(d.Codes))
+	for i, c := range d.Codes {
+		codes[i] = protocol.DomainCode{Domain: d.ID, CodeInfo: c}
+	}
+	reg, err := protocol.NewRegistry(codes...)
+	if err != nil {
+		return nil, fmt.Errorf("manglecp: domain error codes: %w", err)
+	}
+	return reg, nil
 }
 
 // External is an external predicate: facts computed by Go for each

@@ -2,13 +2,16 @@ package manglecp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -196,10 +199,15 @@ func errorCases() []errorCase {
 					t.Errorf("budget %s", mustJSON(e.Details))
 				}
 			}},
-		{name: "evaluation failed (float compared as integer)", code: protocol.CodeEvaluationFailed, id: "ef1",
+		{name: "evaluation failed (an external predicate fails)", code: protocol.CodeEvaluationFailed, id: "ef1",
 			run: func(t *testing.T) *reply {
-				return newHarness(t, nil, nil).evaluate("ef1", bad(intent("diagnose_error"), url,
-					map[string]any{"pred": "net_response", "args": []any{"s1", "r1", 404.5, 1}}))
+				d := browser.Domain(browser.Config{ReportDir: t.TempDir()})
+				ext := d.External["report_exists"]
+				ext.Compute = func(context.Context, *manglecp.ExternalInput) ([][]any, error) {
+					return nil, errors.New("open /secret/reports: input/output error")
+				}
+				d.External = map[string]manglecp.External{"report_exists": ext}
+				return newHarness(t, &d, nil).evaluate("ef1", diagnoseRequest())
 			}},
 		{name: "interval limit exceeded", code: protocol.CodeIntervalLimitExceeded, id: "il1",
 			run: func(t *testing.T) *reply {
@@ -217,9 +225,13 @@ func errorCases() []errorCase {
 			}},
 		{name: "macro expired", code: protocol.CodeMacroExpired, id: "mx1",
 			run: func(t *testing.T) *reply {
-				h := newHarness(t, nil, nil)
+				var now atomic.Pointer[time.Time]
+				now.Store(&fixedNow)
+				h := newHarness(t, nil, func(o *manglecp.Options) { o.Now = func() time.Time { return *now.Load() } })
 				m := tool(t, h.evaluate("e", diagnoseRequest()).intentResponse(t), "diagnose_causal_chain")
-				return h.invoke("mx1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}, "eval_time": "2026-02-19T14:35:01Z"})
+				later := time.Date(2026, 2, 19, 14, 35, 1, 0, time.UTC) // the server's clock decides (Spec 07 section 2.3)
+				now.Store(&later)
+				return h.invoke("mx1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}})
 			},
 			detail: func(t *testing.T, e *protocol.Error) {
 				if e.Details.ExpiredAt != "2026-02-19T14:35:00Z" {

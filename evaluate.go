@@ -32,7 +32,7 @@ type evaluation struct {
 	maxInterval int64
 	maxCompute  time.Duration
 	maxTools    int64
-	maxTokens   int64
+	maxTokens   int64           // -1: no budget
 	upgrades    map[string]bool // macro_ids of disclosure_upgrade facts
 	disclosure  string
 	proofHints  bool
@@ -120,6 +120,10 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ev.external = external
 	who := callerFrom(ctx)
+	budget := ev.maxFacts
+	if budget == 0 {
+		budget = 1 // see zeroBudget
+	}
 	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
 	res, err := prog.Evaluate(kctx, kernel.Request{
 		Caller:              who.name,
@@ -129,12 +133,17 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Params:              ev.intent.Params,
 		Facts:               ev.facts,
 		EvalTime:            ev.evalTime,
-		MaxFactsCreated:     ev.maxFacts,
+		MaxFactsCreated:     budget,
 		MaxIntervalsPerAtom: ev.maxInterval,
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,
 	})
 	endKernel()
+	if ev.maxFacts == 0 {
+		if err := zeroBudget(res, err); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -174,12 +183,15 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		ev.factsBytes += int64(len(raw))
 	}
 	profile := prog.FactsProfile()
-	valid, violations, known := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, &profile, prog.Intents())
-	ev.knownIntent = known
-	if len(violations) > 0 {
-		return nil, protocol.FactsError(violations)
+	checked := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, &profile, prog.Intents())
+	ev.knownIntent = checked.Known
+	if perr := checked.Err(); perr != nil {
+		return nil, perr
 	}
+	valid := checked.Facts
 	ev.upgrades = map[string]bool{}
+	seen := map[string]bool{}
+	setAside := 0
 	for _, f := range valid {
 		// Presentation facts, not composition: they never change macro_ids.
 		if f.Pred == "disclosure_upgrade" {
@@ -187,18 +199,37 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			ev.upgrades[id] = true
 			continue
 		}
-		ev.facts = append(ev.facts, f)
+		// A state delta fed back (Spec 07 section 4.1): accepted, never a
+		// premise, since the server asserts or derives those itself.
+		if p := profile.Predicate(f.Pred); p != nil && p.Direction == protocol.DirectionOutput {
+			setAside++
+			continue
+		}
+		// A fact is a set member: a duplicate (provenance is not identity)
+		// neither changes macro_ids nor doubles anything.
+		if k := factKey(f); !seen[k] {
+			seen[k] = true
+			ev.facts = append(ev.facts, f)
+		}
+	}
+	if setAside > 0 {
+		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnOutputFactsIgnored,
+			Message: fmt.Sprintf("%d facts of output-only predicates (a state delta fed back) were accepted and not used: the server asserts or derives those itself", setAside),
+			Details: map[string]any{"count": setAside}})
 	}
 	if !ev.knownIntent {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
 			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
 	}
-	if w.EvalTime != nil {
+	switch {
+	case w.EvalTime != nil && w.EvalTime.Now:
+		ev.evalTime = s.now().UTC() // the client chose the server's clock: no warning
+	case w.EvalTime != nil:
 		if err := protocol.CheckTimeRange(w.EvalTime.Time); err != nil {
 			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
 		}
 		ev.evalTime = w.EvalTime.Time
-	} else {
+	default:
 		ev.evalTime, ev.chosenTime = s.now().UTC(), true
 	}
 	c := w.Constraints
@@ -206,16 +237,22 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		c = &protocol.Constraints{}
 	}
 	var perr *protocol.Error
-	ev.maxFacts, perr = s.clamp("max_facts_created", c.MaxFactsCreated, lim.MaxDerivedFacts, &ev.warnings)
+	// A zero budget of derived facts is a budget (the evaluation answers
+	// derivation_limit_exceeded); zero compute time or zero intervals per
+	// atom leave nothing to evaluate and are refused, saying why
+	// (docs/design.md, "Decisions on ambiguous points").
+	ev.maxFacts, perr = s.clamp("max_facts_created", c.MaxFactsCreated, lim.MaxDerivedFacts, "", &ev.warnings)
 	if perr != nil {
 		return nil, perr
 	}
-	ms, perr := s.clamp("max_compute_ms", c.MaxComputeMS, lim.MaxComputeMS, &ev.warnings)
+	ms, perr := s.clamp("max_compute_ms", c.MaxComputeMS, lim.MaxComputeMS,
+		"no evaluation can run in 0 ms; send at least 1, or leave it out for the server's limit", &ev.warnings)
 	if perr != nil {
 		return nil, perr
 	}
 	ev.maxCompute = time.Duration(ms) * time.Millisecond
-	if ev.maxInterval, perr = s.clamp("max_intervals_per_atom", c.MaxIntervalsPerAtom, lim.MaxIntervalsPerAtom, &ev.warnings); perr != nil {
+	if ev.maxInterval, perr = s.clamp("max_intervals_per_atom", c.MaxIntervalsPerAtom, lim.MaxIntervalsPerAtom,
+		"every temporal fact holds at least one interval, so 0 admits none; send at least 1, or leave out \"t\" to reason without time", &ev.warnings); perr != nil {
 		return nil, perr
 	}
 	for name, v := range map[string]*int64{"max_tools_returned": c.MaxToolsReturned, "max_tokens_budget": c.MaxTokensBudget} {
@@ -224,8 +261,9 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 				WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
 		}
 	}
+	ev.maxTokens = -1 // no budget
 	if c.MaxTokensBudget != nil {
-		ev.maxTokens = *c.MaxTokensBudget
+		ev.maxTokens = *c.MaxTokensBudget // 0 is a budget of zero (Spec 05 section 5.2)
 	}
 	if c.MaxToolsReturned != nil {
 		ev.maxTools = *c.MaxToolsReturned
@@ -252,12 +290,18 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 
 // clamp applies Spec 05 2.2: the tighter of the client's value and the
 // server's limit wins; a looser client value is clamped with a warning.
-func (s *Server) clamp(name string, client *int64, limit int64, warnings *[]protocol.Warning) (int64, *protocol.Error) {
+// Negative values are malformed; 0 is malformed with the reason zeroWhy,
+// or, when zeroWhy is "", a budget of zero.
+func (s *Server) clamp(name string, client *int64, limit int64, zeroWhy string, warnings *[]protocol.Warning) (int64, *protocol.Error) {
 	if client == nil {
 		return limit, nil
 	}
-	if *client <= 0 {
-		return 0, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must be a positive integer, got %d", name, *client).
+	if *client < 0 || (*client == 0 && zeroWhy != "") {
+		msg := fmt.Sprintf("constraints.%s must be a positive integer, got %d", name, *client)
+		if *client == 0 {
+			msg = fmt.Sprintf("constraints.%s is 0: %s", name, zeroWhy)
+		}
+		return 0, protocol.Errorf(protocol.CodeMalformedMessage, "%s", msg).
 			WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
 	}
 	if *client > limit {
@@ -267,4 +311,32 @@ func (s *Server) clamp(name string, client *int64, limit int64, warnings *[]prot
 		return limit, nil
 	}
 	return *client, nil
+}
+
+// zeroBudget answers a request whose max_facts_created is 0. The engine
+// has no budget of zero, so the evaluation ran with a budget of one fact;
+// any derived fact (every evaluation derives some: each selected
+// macro-tool is one) exceeds the client's budget of zero.
+func zeroBudget(res *kernel.Result, err error) error {
+	consumed := int64(0)
+	if perr, ok := protocol.AsError(err); ok && perr.Code == protocol.CodeDerivationLimitExceeded {
+		consumed = 1
+		if perr.Details != nil && perr.Details.Budget != nil {
+			consumed = perr.Details.Budget.Consumed
+		}
+	} else if err != nil {
+		return err
+	} else if res != nil {
+		consumed = res.FactsDerived
+	}
+	if consumed == 0 {
+		return nil
+	}
+	f := false
+	return protocol.Errorf(protocol.CodeDerivationLimitExceeded, "evaluation would derive more than 0 facts (max_facts_created is 0)").
+		WithDetails(&protocol.ErrorDetails{
+			Budget:                  &protocol.Budget{Limit: 0, Consumed: consumed, Unit: "derived_facts"},
+			PartialResultsAvailable: &f,
+			Suggestion:              "Every evaluation derives facts (each selected macro-tool is one): raise max_facts_created, or leave it out for limits.max_derived_facts.",
+		})
 }

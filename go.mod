@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	codeberg.org/TauCeti/mangle-go v0.5.0
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/coder/websocket v1.8.15
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/google/jsonschema-go v0.4.3

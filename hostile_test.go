@@ -209,7 +209,7 @@ func hostileCases() []hostileCase {
 		fact("nan_string", "nan-2", protocol.CodeTypeMismatch),
 		fact("infinity_string", "inf-3", protocol.CodeTypeMismatch),
 		fact("float_overflow", "f-1", protocol.CodeTypeMismatch),
-		fact("float_underflow", "f-3", ""),
+		fact("float_underflow", "f-3", protocol.CodeTypeMismatch), // not a whole number (issue 9 item 6)
 		fact("null_fact_argument", "null-1", protocol.CodeInvalidFacts),
 		fact("named_and_positional", "named-1", protocol.CodeInvalidFacts),
 		fact("reserved_predicate", "res-1", protocol.CodeReservedPredicate),

@@ -51,20 +51,22 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "macro-tool %s was synthesized for another identity; evaluate the intent yourself", def.id).
 			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
 	}
-	// The validity window is checked against the invocation's time: its
-	// eval_time when given (the time the client reasons in), else the clock.
+	// The validity window is checked against the server's clock (Spec 07
+	// section 2.3, Spec 08 section 5.3): a client cannot revive an expired
+	// macro-tool by sending an old eval_time. The eval_time, when given, is
+	// only the time the action reasons in.
 	at := now
-	if req.EvalTime != nil {
+	if req.EvalTime != nil && !req.EvalTime.Now {
 		if err := protocol.CheckTimeRange(req.EvalTime.Time); err != nil {
 			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
 		}
 		at = req.EvalTime.Time
 	}
-	if t := def.tool.ValidUntil; t != nil && at.After(*t) {
+	if t := def.tool.ValidUntil; t != nil && now.After(*t) {
 		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s; evaluate the intent again", def.id, t.UTC().Format(time.RFC3339)).
 			WithDetails(&protocol.ErrorDetails{MacroID: def.id, ExpiredAt: t.UTC().Format(time.RFC3339Nano)})
 	}
-	if t := def.tool.ValidFrom; t != nil && at.Before(*t) {
+	if t := def.tool.ValidFrom; t != nil && now.Before(*t) {
 		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s is not valid before %s", def.id, t.UTC().Format(time.RFC3339)).
 			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
 	}
@@ -137,6 +139,14 @@ func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Ou
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled")
 		}
+		// A domain code reaches the client (errorEnvelope masks it when the
+		// domain did not register it); a standard code from an action is
+		// an execution failure like any other error.
+		if pe, ok := protocol.AsError(err); ok {
+			if _, standard := protocol.Lookup(pe.Code); !standard {
+				return nil, err
+			}
+		}
 		return nil, &execError{cause: err}
 	}
 	if out == nil {
@@ -152,6 +162,9 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 	if result == nil {
 		result = map[string]any{}
 	}
+	// Integers beyond 2^53 go out wrapped, in results as in facts (Spec 03
+	// section 3.2; facts wrap themselves when encoded).
+	result, _ = protocol.WireValue(result).(map[string]any)
 	events := out.Events
 	if events == nil {
 		events = []protocol.Event{}
@@ -169,7 +182,14 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 		}
 		asserted = append(asserted, f)
 	}
-	retracted := append([]protocol.Fact{}, out.Retract...)
+	// Retract patterns carry no category: a pattern matches facts by
+	// predicate and arguments whatever their category (docs/design.md,
+	// "Decisions on ambiguous points").
+	retracted := make([]protocol.Fact, 0, len(out.Retract))
+	for _, p := range out.Retract {
+		p.Category = ""
+		retracted = append(retracted, p)
+	}
 	if n := len(asserted) + len(retracted); n > s.opts.MaxStateDelta {
 		keep := max(0, s.opts.MaxStateDelta-len(retracted))
 		if keep < len(asserted) {

@@ -46,7 +46,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 			Message: fmt.Sprintf("max_tools_returned kept the %d highest-scored of %d macro-tools", ev.maxTools, available),
 			Details: map[string]any{"returned": ev.maxTools, "available": available}})
 	}
-	if ev.maxTokens > 0 {
+	if ev.maxTokens >= 0 {
 		if w := s.fitBudget(ev.program, shown, ev.maxTokens); w != nil {
 			resp.Warnings = append(resp.Warnings, *w)
 		}
@@ -263,19 +263,37 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
 		def.expires = *t.ValidUntil // kept at least for the validity window
 	}
-	def.id = macroID(t, schema, ev.intent, factsDigest)
+	def.id = macroID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
 	ev.defined = append(ev.defined, def) // stored by evaluate (saveMacros)
 	return def
 }
 
 // macroID hashes the composition of a macro-tool: the tool, its action,
-// input schema, safety, the intent and the facts it was built from. Equal
-// inputs give equal ids (Spec 06 section 3.3).
-func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest string) string {
+// input schema, safety, the intent, the facts it was built from and, with
+// authentication on, the identity that owns it. Equal inputs give equal ids
+// (Spec 06 section 3.3); the same request from two identities gives two
+// ids, so no identity can claim (overwrite, invoke, confirm) another's
+// macro-tool however the definitions are stored.
+func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest})
+	parts := []any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest}
+	if owner != "" {
+		parts = append(parts, owner)
+	}
+	_ = enc.Encode(parts)
 	return t.Name + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// ownerOf is the owner part of a macro_id: a digest of the identity's
+// name, or "" for the anonymous caller of a server without authentication
+// (whose ids stay what they were before owners were bound).
+func ownerOf(c *caller) string {
+	if c == nil || c.anonymous {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("manglecp owner\x00" + c.name))
+	return hex.EncodeToString(sum[:])
 }
 
 // digestFacts hashes the facts in a canonical text form (argument values
@@ -285,20 +303,30 @@ func digestFacts(facts []protocol.Fact) string {
 	h := sha256.New()
 	var buf []byte
 	for _, f := range facts {
-		buf = strconv.AppendQuote(buf[:0], f.Pred)
-		for _, a := range f.Args {
-			buf = append(buf, ' ')
-			buf = appendCanonical(buf, a)
-		}
-		if f.T != nil {
-			t, _ := json.Marshal(f.T)
-			buf = append(buf, " @"...)
-			buf = append(buf, t...)
-		}
+		buf = appendFactKey(buf[:0], f)
 		buf = append(buf, '\n')
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// factKey is a fact's identity: predicate, arguments by their JSON meaning
+// and temporal annotation; provenance and category are not part of it
+// (Spec 03 section 5).
+func factKey(f protocol.Fact) string { return string(appendFactKey(nil, f)) }
+
+func appendFactKey(buf []byte, f protocol.Fact) []byte {
+	buf = strconv.AppendQuote(buf, f.Pred)
+	for _, a := range f.Args {
+		buf = append(buf, ' ')
+		buf = appendCanonical(buf, a)
+	}
+	if f.T != nil {
+		t, _ := json.Marshal(f.T)
+		buf = append(buf, " @"...)
+		buf = append(buf, t...)
+	}
+	return buf
 }
 
 func appendCanonical(buf []byte, v any) []byte {

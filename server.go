@@ -38,11 +38,13 @@ type Server struct {
 	// entirely by one rule version.
 	prog    atomic.Pointer[kernel.Program]
 	actions map[string]ActionSpec
-	store   Store
-	confirm *confirmer
-	log     *slog.Logger
-	metrics *metrics // nil when Options.Metrics is nil
-	tracer  trace.Tracer
+	// registry holds the standard codes and the domain's (Domain.Codes).
+	registry *protocol.Registry
+	store    Store
+	confirm  *confirmer
+	log      *slog.Logger
+	metrics  *metrics // nil when Options.Metrics is nil
+	tracer   trace.Tracer
 
 	status   atomic.Value // protocol.Status
 	degraded atomic.Value // string: why the server is degraded
@@ -78,6 +80,10 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if d.Rules == nil {
 		return nil, errors.New("manglecp: domain has no rules")
 	}
+	reg, err := d.registry()
+	if err != nil {
+		return nil, err
+	}
 	prog, err := loadProgram(d)
 	if err != nil {
 		return nil, err
@@ -96,6 +102,7 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	s := &Server{
 		opts:      o,
 		domain:    d,
+		registry:  reg,
 		actions:   d.Actions,
 		store:     store,
 		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
@@ -628,17 +635,23 @@ func (s *Server) rateLimit(ctx context.Context, key string) error {
 	return nil
 }
 
-// errorEnvelope is the one masking point: registry errors pass through,
-// anything else becomes internal_error; the full error is logged.
+// errorEnvelope is the one masking point: errors with a code of the
+// registry (standard or the domain's) pass through, anything else becomes
+// internal_error; the full error is logged.
 func (s *Server) errorEnvelope(id, logID string, err error) *protocol.Envelope {
 	if pe, ok := protocol.AsError(err); ok {
+		if _, registered := s.registry.Lookup(pe.Code); !registered {
+			s.log.Error("unregistered error code masked as internal_error", "request_id", id, "log_id", logID,
+				"code", string(pe.Code), "error", err.Error())
+			return protocol.ErrorEnvelope(id, internalError(id, logID))
+		}
 		var ke *kernel.Error
 		if errors.As(err, &ke) && ke.Cause != nil {
 			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "cause", ke.Cause.Error())
-		} else if pe.Code.HTTPStatus() >= 500 {
+		} else if s.registry.HTTPStatus(pe.Code) >= 500 {
 			s.log.Error("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
 		}
-		return protocol.ErrorEnvelope(id, pe)
+		return s.registry.ErrorEnvelope(id, pe)
 	}
 	s.log.Error("internal error", "request_id", id, "log_id", logID, "error", err.Error())
 	return protocol.ErrorEnvelope(id, internalError(id, logID))
@@ -657,6 +670,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Registry returns the server's error registry: the standard codes plus
+// the codes its domain registered. Transports take HTTP statuses from it.
+func (s *Server) Registry() *protocol.Registry { return s.registry }
 
 // now is the server clock.
 func (s *Server) now() time.Time { return s.opts.Now() }

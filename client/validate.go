@@ -33,9 +33,5 @@ func checkFacts(m *protocol.Manifest, req *protocol.IntentRequest) *protocol.Err
 		}
 		raws[i] = raw
 	}
-	_, violations, _ := protocol.CheckIntentFacts(raws, req.Intent.Name, &m.FactsProfile, m.Intents)
-	if len(violations) == 0 {
-		return nil
-	}
-	return protocol.FactsError(violations)
+	return protocol.CheckIntentFacts(raws, req.Intent.Name, &m.FactsProfile, m.Intents).Err()
 }

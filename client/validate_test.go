@@ -76,8 +76,11 @@ func TestLocalValidation(t *testing.T) {
 		{"type mismatch", "observe", []protocol.Fact{url, protocol.NewFact("net_response", "s1", "r1", "404", 1)}, protocol.CodeTypeMismatch},
 		{"null is not a fact argument", "observe", []protocol.Fact{url, protocol.NewFact("net_response", "s1", nil, 404, 1)}, protocol.CodeInvalidFacts},
 		{"missing required fact", "diagnose_error", []protocol.Fact{protocol.NewFact("net_response", "s1", "r1", 404, 1)}, protocol.CodeInvalidFacts},
-		{"output predicate", "observe", []protocol.Fact{url, protocol.NewFact("diagnosed_error", "r1", "cause")}, protocol.CodeInvalidFacts},
-		{"server category", "observe", []protocol.Fact{fact(t, `{"pred":"current_url","args":["x"],"category":"server"}`)}, protocol.CodeInvalidFacts},
+		// A state delta fed back (Spec 07 section 4.1; issue 9 item 15): accepted.
+		{"output predicate", "observe", []protocol.Fact{url, protocol.NewFact("diagnosed_error", "r1", "cause")}, ""},
+		{"server category", "observe", []protocol.Fact{fact(t, `{"pred":"current_url","args":["x"],"category":"server"}`)}, ""},
+		{"unknown category", "observe", []protocol.Fact{fact(t, `{"pred":"current_url","args":["x"],"category":"client"}`)}, protocol.CodeInvalidFacts},
+		{"non-integral float for a number", "observe", []protocol.Fact{url, protocol.NewFact("net_response", "s1", "r1", 404.5, 1)}, protocol.CodeTypeMismatch},
 		{"t on an atemporal predicate", "observe", []protocol.Fact{fact(t, `{"pred":"current_url","args":["x"],"t":{"at":"2026-02-19T14:30:00Z"}}`)}, protocol.CodeInvalidFacts},
 		{"bad time", "observe", []protocol.Fact{url, fact(t, `{"pred":"console_event","args":["s1","error","boom",1],"t":{"at":"yesterday"}}`)}, protocol.CodeInvalidFacts},
 		{"unknown named arg", "observe", []protocol.Fact{url, fact(t, `{"pred":"net_response","named_args":{"session":"s1","request_id":"r1","status":1,"timestamp":1}}`)}, protocol.CodeInvalidFacts},

@@ -303,10 +303,8 @@ func breakages() []breakage {
 		{name: "schema_errors dropped", wrap: onErrors(protocol.CodeSchemaValidationFailed, func(req, ans map[string]any) {
 			delete(payloadOf(ans), "details")
 		}), fails: []string{"invocation.schema_validation"}},
-		{name: "validity window not enforced", wrap: onRequests(func(req map[string]any) {
-			if isType(req, protocol.TypeInvokeRequest) {
-				payloadOf(req)["eval_time"] = "2026-02-19T14:30:06Z"
-			}
+		{name: "expired macro-tool answered as unknown", wrap: onErrors(protocol.CodeMacroExpired, func(req, ans map[string]any) {
+			payloadOf(ans)["code"] = "macro_not_found"
 		}), fails: []string{"invocation.macro_expired"}},
 
 		// Errors.

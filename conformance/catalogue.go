@@ -145,7 +145,7 @@ func catalogue() []checkDef {
 		{ID: "invocation.schema_validation", Category: catInvocation, Spec: "Spec 09 4.2", Level: 1, NeedsManifest: true,
 			Title: "invalid args answer schema_validation_failed with schema_errors", Run: checkSchemaValidation},
 		{ID: "invocation.macro_expired", Category: catInvocation, Spec: "Spec 07 2.3", Level: 3, NeedsManifest: true,
-			Title: "invoking after the validity window answers macro_expired", Run: checkMacroExpired},
+			Title: "invoking after the validity window (by the server's clock) answers macro_expired", Run: checkMacroExpired},
 
 		// Errors (Spec 09).
 		{ID: "errors.unsupported_version", Category: catErrors, Spec: "Spec 09 4.4", Level: 1, NeedsManifest: true,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -121,7 +120,7 @@ func checkEvalTime(r *runner) outcome {
 	if problem != "" {
 		f.add("with eval_time %s: %s", want, problem)
 	} else {
-		wt, _ := time.Parse(time.RFC3339Nano, want)
+		wt, _ := protocol.ParseRFC3339(want)
 		got, ok := parseTime(p["eval_time_used"])
 		if !ok || !got.Equal(wt) {
 			f.add("eval_time %s was answered with eval_time_used %v", want, p["eval_time_used"])

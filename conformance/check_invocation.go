@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -413,19 +414,30 @@ func checkMacroExpired(r *runner) outcome {
 	if m == nil {
 		return r.noMain()
 	}
+	// Expiry is against the server's clock (Spec 07 section 2.3, Spec 08
+	// section 5.3), so the suite moves the request back in time until its
+	// outside eval_time is a minute ago, synthesizes the tool inside its
+	// window there, and invokes it now, naming the inside eval_time: a
+	// server that checked the request's eval_time would run it.
+	outside, ok := parseTime(ft.Outside)
+	if !ok {
+		return fail("temporal.outside %q is not RFC 3339", ft.Outside)
+	}
+	d := time.Now().Add(-time.Minute).Sub(outside)
 	q := m.req.clone()
-	q.EvalTime = ft.Inside
+	q.Facts = shiftFacts(q.Facts, d)
+	q.EvalTime = shiftTime(ft.Inside, d)
 	resp, _, _, problem := r.evaluate(q.withOption("disclosure_preference", protocol.DisclosureFull))
 	if problem != "" {
-		return fail("at eval_time %s: %s", ft.Inside, problem)
+		return fail("at eval_time %s: %s", q.EvalTime, problem)
 	}
 	t := findTool(resp.MacroTools, ft.Tool)
 	if t == nil {
-		return fail("at eval_time %s %s is not offered: %s", ft.Inside, ft.Tool, toolNames(resp.MacroTools))
+		return fail("at eval_time %s %s is not offered: %s", q.EvalTime, ft.Tool, toolNames(resp.MacroTools))
 	}
-	rep := r.send(protocol.TypeInvokeRequest, invokePayload(t.MacroID, r.fixture.temporalArgs(), ft.Outside, ""))
+	rep := r.send(protocol.TypeInvokeRequest, invokePayload(t.MacroID, r.fixture.temporalArgs(), q.EvalTime, ""))
 	if _, problem := wantCode(rep, protocol.CodeMacroExpired); problem != "" {
-		return fail("invoking %s with eval_time %s (after its window): %s", t.Name, ft.Outside, problem)
+		return fail("invoking %s, synthesized at %s, after its window by the clock (with that eval_time): %s", t.Name, q.EvalTime, problem)
 	}
-	return pass("%s invoked at %s: macro_expired", t.Name, ft.Outside)
+	return pass("%s synthesized at %s and invoked after its window (by the server's clock): macro_expired", t.Name, q.EvalTime)
 }

@@ -127,7 +127,7 @@ func checkPipelining(r *runner) outcome {
 			continue
 		}
 		used, ok := parseTime(payloadMap(rep)["eval_time_used"])
-		want, _ := time.Parse(time.RFC3339, s.evalTime)
+		want, _ := protocol.ParseRFC3339(s.evalTime)
 		if !ok || !used.Equal(want) {
 			f.add("the answer with id %s reports eval_time_used %v, but that request had eval_time %s: answers are mixed up", s.id, payloadMap(rep)["eval_time_used"], s.evalTime)
 		}

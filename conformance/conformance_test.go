@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/conformance"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -122,6 +124,80 @@ func TestOwnServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOwnServerWorkspace runs the whole suite at level 3, with the
+// workspace fixture, against the workspace domain over HTTP, WebSocket
+// and stdio (the built binary with --domain workspace --root): nothing
+// may FAIL, and nothing SKIPs for a reason other than the transport or
+// auth being off.
+func TestOwnServerWorkspace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := manglecpBinary(t)
+	dir := workspaceRoot(t)
+	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	srv, err := manglecp.NewServer(ws.Domain(), &manglecp.Options{ConfirmationKey: []byte("conformance test key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := serveHTTP(t, srv, nil, nil)
+	fixture, err := conformance.BuiltinFixture("workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := allBut("errors.message_too_large")
+	for _, v := range []struct {
+		name, target string
+		checks       []string
+	}{
+		{"http", plain, nil},
+		{"websocket", wsURL(plain), once},
+		{"stdio", "stdio:" + bin + " serve --stdio --domain workspace --root " + dir, once},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			rep := run(t, v.target, &conformance.Options{Level: 3, Fixture: fixture, Checks: v.checks})
+			for _, c := range rep.Checks {
+				switch {
+				case c.Status == conformance.Fail:
+					t.Errorf("FAIL %s (%s): %s", c.ID, c.Spec, c.Detail)
+				case c.Status == conformance.Skip && !expectedSkip(c) && !notApplicableToWorkspace(c):
+					t.Errorf("SKIP %s hides a gap: %s", c.ID, c.Detail)
+				}
+			}
+			if t.Failed() {
+				t.Log(rep.Format())
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "hello\nworld\n" {
+		t.Errorf("the suite changed notes.txt: %q %v", b, err)
+	}
+}
+
+// notApplicableToWorkspace: the workspace domain's facts are paths and
+// kinds of change; it has no number-typed input predicate for the int64
+// wrapper check to send.
+func notApplicableToWorkspace(c conformance.Check) bool {
+	return c.ID == "facts.int64" && strings.Contains(c.Detail, "no input predicate with a number argument")
+}
+
+// workspaceRoot is a root directory as the workspace fixture expects it.
+func workspaceRoot(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "project")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestBaselineOnlyShrinks keeps the baseline honest: every entry names a

@@ -16,7 +16,11 @@ import (
 // needs confirmation, eval times inside and outside a validity window, and
 // a request slow enough to cancel. Every part is optional; checks that
 // need a missing part SKIP. It is read from JSON (see the package
-// documentation for the format).
+// documentation for the format). A run replays it in the present: every
+// time of the fixture (eval times, the "t" of facts) moves by one amount
+// so that Evaluate's eval_time is 10 seconds before the run, because
+// servers check validity windows against their own clock (Spec 07 section
+// 2.3). Fact arguments never move.
 type Fixture struct {
 	// Name identifies the fixture in reports.
 	Name string `json:"name"`
@@ -64,8 +68,9 @@ type FixtureInvoke struct {
 	Tool string `json:"tool"`
 	// Args are valid invocation arguments.
 	Args json.RawMessage `json:"args"`
-	// EvalTime is the invocation's eval_time (RFC 3339), "" for none.
-	// Give one when Evaluate's tools have a validity window in the past.
+	// EvalTime is the invocation's eval_time (RFC 3339), "" for none. The
+	// suite moves it with the rest of the fixture (see [Fixture]); validity
+	// windows are checked against the server's clock, never against it.
 	EvalTime string `json:"eval_time,omitempty"`
 	// InvalidArgs, when set, must fail schema validation; by default the
 	// suite derives invalid arguments from the input_schema.
@@ -103,7 +108,8 @@ type FixtureSlow struct {
 var builtinFixtures embed.FS
 
 // BuiltinFixtures lists the names of the fixtures embedded in the package
-// ("browser": the default domain, domains/browser).
+// ("browser": the default domain, domains/browser; "workspace": the
+// workspace domain, domains/workspace, over a root holding notes.txt).
 func BuiltinFixtures() []string {
 	entries, _ := builtinFixtures.ReadDir("testdata")
 	var out []string

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // Helpers to judge JSON decoded with json.Number into any.
@@ -105,7 +107,7 @@ func jsonType(v any) string {
 func parseTime(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case string:
-		t, err := time.Parse(time.RFC3339Nano, x)
+		t, err := protocol.ParseRFC3339(x) // lowercase t/z and leap seconds too (RFC 3339 section 5.6)
 		return t, err == nil
 	case json.Number:
 		ms, err := strconv.ParseInt(string(x), 10, 64)

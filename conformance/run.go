@@ -84,7 +84,7 @@ func Run(ctx context.Context, target string, opts *Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %s: %w", target, err)
 	}
-	r := &runner{ctx: ctx, opts: o, target: target, w: w, fixture: o.Fixture}
+	r := &runner{ctx: ctx, opts: o, target: target, w: w, fixture: o.Fixture.inPresent(start)}
 	defer func() { r.closeAll() }()
 	r.readManifest()
 	r.level = r.declared

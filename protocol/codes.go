@@ -99,10 +99,16 @@ var registry = []CodeInfo{
 	{CodeCancelled, "server_state", StatusClientClosedRequest, false, "Request was cancelled by client"},
 }
 
-// Lookup returns the registry entry of a standard code.
-// Custom "x-" codes and unknown codes report ok == false.
+// Lookup returns the registry entry of a standard code or of a registered
+// custom code (the MCP bridge's, see [BridgeCodes]). Other custom "x-"
+// codes and unknown codes report ok == false.
 func Lookup(c Code) (info CodeInfo, ok bool) {
 	for _, e := range registry {
+		if e.Code == c {
+			return e, true
+		}
+	}
+	for _, e := range bridgeRegistry {
 		if e.Code == c {
 			return e, true
 		}
@@ -118,8 +124,8 @@ func Codes() []CodeInfo {
 	return out
 }
 
-// HTTPStatus is the HTTP status of the code. Unknown and custom codes map
-// to 500.
+// HTTPStatus is the HTTP status of the code. Unknown and unregistered
+// custom codes map to 500.
 func (c Code) HTTPStatus() int {
 	if info, ok := Lookup(c); ok {
 		return info.HTTPStatus
@@ -128,7 +134,7 @@ func (c Code) HTTPStatus() int {
 }
 
 // Recoverable reports whether the registry marks the code recoverable.
-// Unknown and custom codes are not recoverable.
+// Unknown and unregistered custom codes are not recoverable.
 func (c Code) Recoverable() bool {
 	info, ok := Lookup(c)
 	return ok && info.Recoverable
@@ -154,6 +160,10 @@ const (
 	// WarnEvalTimeChosen: the request carried no eval_time and the server
 	// used its clock (Spec 03 section 4.4).
 	WarnEvalTimeChosen WarningCode = "eval_time_chosen"
+	// WarnOutputFactsIgnored: the request carried facts of output-only
+	// predicates (a state delta fed back, Spec 07 section 4.1); they were
+	// accepted and set aside, never used as premises.
+	WarnOutputFactsIgnored WarningCode = "output_facts_ignored"
 )
 
 // WarningInfo describes one registered warning.
@@ -168,6 +178,7 @@ var warningRegistry = []WarningInfo{
 	{WarnUnknownIntent, "The intent is not declared in the manifest; it was evaluated against the rules anyway"},
 	{WarnTokenBudgetExceeded, "Even at minimal disclosure, with skills referenced and context resources dropped, the macro-tools exceed max_tokens_budget"},
 	{WarnEvalTimeChosen, "The request had no eval_time; the server used its clock, reported in eval_time_used"},
+	{WarnOutputFactsIgnored, "Facts of output-only predicates (a state delta fed back) were accepted and set aside: the server derives or asserts those itself and never takes a client's copy as a premise"},
 }
 
 // Warnings returns a copy of every registered warning, sorted by code.

@@ -50,7 +50,7 @@ func VerifyConfirmationToken(key []byte, token, macroID string) (*ParsedConfirma
 		return nil, fmt.Errorf("the token's expiry is not a number")
 	}
 	if !hmac.Equal([]byte(confirmationMAC(key, macroID, exp, parts[2])), []byte(parts[3])) {
-		return nil, fmt.Errorf("the token was not issued for this macro-tool")
+		return nil, fmt.Errorf("the signature does not verify: the token was signed with another confirmation key, or for another macro-tool")
 	}
 	return &ParsedConfirmation{Expiry: time.Unix(exp, 0), Nonce: parts[2]}, nil
 }

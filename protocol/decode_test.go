@@ -244,7 +244,7 @@ func TestTimeMarshalJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(Time{tt.in})
+			got, err := json.Marshal(Time{Time: tt.in})
 			if err != nil {
 				t.Fatal(err)
 			}

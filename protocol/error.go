@@ -23,6 +23,9 @@ type Error struct {
 type ErrorDetails struct {
 	// Violations lists every fact validation problem (section 4.1).
 	Violations []Violation `json:"violations,omitempty"`
+	// MissingFacts lists the intent's required facts the request lacks: a
+	// request-level problem, so it is not a violation with a fact index.
+	MissingFacts []MissingFact `json:"missing_facts,omitempty"`
 	// SchemaErrors lists every argument validation problem (section 4.2).
 	SchemaErrors []SchemaError `json:"schema_errors,omitempty"`
 	// Budget reports the exhausted evaluation budget (section 4.3).
@@ -47,6 +50,11 @@ type ErrorDetails struct {
 	Field string `json:"field,omitempty"`
 	// Suggestion is a remediation hint.
 	Suggestion string `json:"suggestion,omitempty"`
+	// Data holds the structured, remediation-oriented details of a domain
+	// error code (Spec 09 section 3.2), such as the path an operation named
+	// (relative to its root) or the digest a client saw. Each domain
+	// documents its keys; values are plain JSON data.
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // Violation is one fact validation problem (Spec 09 section 4.1).
@@ -61,6 +69,15 @@ type Violation struct {
 	ActualType    string `json:"actual_type,omitempty"`
 	ArgumentIndex *int   `json:"argument_index,omitempty"`
 	Suggestion    string `json:"suggestion,omitempty"`
+}
+
+// MissingFact is a required fact the request lacks (an intent's
+// required_facts, Spec 04 section 3.2.6). Issue is always
+// missing_required_fact.
+type MissingFact struct {
+	Predicate string `json:"predicate"`
+	Issue     Code   `json:"issue"`
+	Message   string `json:"message"`
 }
 
 // SchemaError is one JSON Schema validation problem (Spec 09 section 4.2).

@@ -113,12 +113,13 @@ func decodeField(name string, raw json.RawMessage, v any) error {
 }
 
 // MarshalJSON encodes the fact with "args" (always present, possibly
-// empty) unless it uses named_args.
+// empty) unless it uses named_args. Integers beyond 2^53 go out in the
+// int64 wrapper ([WireValue]).
 func (f Fact) MarshalJSON() ([]byte, error) {
 	fj := factJSON{Pred: f.Pred, T: f.T, Source: f.Source, Category: f.Category}
 	var err error
 	if f.NamedArgs != nil && f.Args == nil {
-		if fj.NamedArgs, err = json.Marshal(f.NamedArgs); err != nil {
+		if fj.NamedArgs, err = json.Marshal(WireValue(f.NamedArgs)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -126,7 +127,7 @@ func (f Fact) MarshalJSON() ([]byte, error) {
 		if args == nil {
 			args = []any{}
 		}
-		if fj.Args, err = json.Marshal(args); err != nil {
+		if fj.Args, err = json.Marshal(WireValue(args)); err != nil {
 			return nil, err
 		}
 	}

@@ -299,28 +299,42 @@ type Cancel struct {
 
 // Time is an absolute instant on the wire: an RFC 3339 string, or epoch
 // milliseconds as a number. It encodes as RFC 3339 in UTC with the
-// precision it carries.
-type Time struct{ time.Time }
+// precision it carries. A request's eval_time may also be the string
+// "now" (Now set, Time zero): the server's clock when it handles the
+// request, as "now" is in temporal annotations (Spec 03 section 4.1).
+type Time struct {
+	time.Time
+	// Now reports the value "now": the receiver's current time.
+	Now bool
+}
 
 // NewTime wraps t.
-func NewTime(t time.Time) *Time { return &Time{t.UTC()} }
+func NewTime(t time.Time) *Time { return &Time{Time: t.UTC()} }
 
-// UnmarshalJSON accepts an RFC 3339 string or an integer of epoch ms.
+// UnmarshalJSON accepts an RFC 3339 string, an integer of epoch ms or
+// "now".
 func (t *Time) UnmarshalJSON(data []byte) error {
 	var v any
 	if err := decodeNumbers(data, &v); err != nil {
 		return err
 	}
+	if v == "now" {
+		*t = Time{Now: true}
+		return nil
+	}
 	tt, err := ParseTime(v)
 	if err != nil {
 		return err
 	}
-	t.Time = tt
+	*t = Time{Time: tt}
 	return nil
 }
 
-// MarshalJSON encodes RFC 3339 with nanoseconds when present.
+// MarshalJSON encodes RFC 3339 with nanoseconds when present, or "now".
 func (t Time) MarshalJSON() ([]byte, error) {
+	if t.Now {
+		return []byte(`"now"`), nil
+	}
 	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
 }
 
@@ -344,11 +358,11 @@ var (
 func ParseTime(v any) (time.Time, error) {
 	switch x := v.(type) {
 	case string:
-		tt, err := time.Parse(time.RFC3339Nano, x)
+		tt, err := ParseRFC3339(x)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("time %q is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", x)
 		}
-		return tt.UTC(), nil
+		return tt, nil
 	case json.Number:
 		ms, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
@@ -363,4 +377,34 @@ func ParseTime(v any) (time.Time, error) {
 		return time.UnixMilli(int64(x)).UTC(), nil
 	}
 	return time.Time{}, fmt.Errorf("time must be an RFC 3339 string or epoch milliseconds, got %s", jsonTypeName(v))
+}
+
+// ParseRFC3339 parses an RFC 3339 date-time (Spec 03 section 4.2) as RFC
+// 3339 section 5.6 writes it, which is wider than Go's time.RFC3339: the
+// "T" and "Z" may be lowercase, and the seconds may be 60 (a leap second).
+// Go times have no leap seconds, so 23:59:60 is read as the instant after
+// 23:59:59, which is 00:00:00 of the next day, as POSIX time counts it
+// (fractions are kept: 23:59:60.5 is 00:00:00.5). The result is in UTC.
+func ParseRFC3339(s string) (time.Time, error) {
+	b := []byte(s)
+	if len(b) > 10 && b[10] == 't' {
+		b[10] = 'T'
+	}
+	if n := len(b); n > 0 && b[n-1] == 'z' {
+		b[n-1] = 'Z'
+	}
+	leap := false
+	// "YYYY-MM-DDTHH:MM:SS": the seconds are at 17 and 18.
+	if len(b) > 19 && b[10] == 'T' && b[16] == ':' && b[17] == '6' && b[18] == '0' {
+		b[17], b[18] = '5', '9'
+		leap = true
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, err
+	}
+	if leap {
+		t = t.Add(time.Second)
+	}
+	return t.UTC(), nil
 }

@@ -14,14 +14,35 @@ func TooManyFacts(n, limit int64) *Error {
 			Suggestion: "Send fewer facts, e.g. only those the intent's required_facts and optional_facts name."})
 }
 
+// IntentFacts is what [CheckIntentFacts] found in an intent request.
+type IntentFacts struct {
+	// Facts are the valid facts, normalized by [ValidateFacts].
+	Facts []Fact
+	// Violations are the problems of individual facts, by fact index.
+	Violations []Violation
+	// Missing are the intent's required facts the request lacks: a
+	// request-level problem, with no fact to point at.
+	Missing []MissingFact
+	// Known reports whether the intent is declared.
+	Known bool
+}
+
+// Err is the error a server answers for the request's facts, or nil when
+// they are acceptable: see [IntentFactsError].
+func (r *IntentFacts) Err() *Error {
+	if len(r.Violations) == 0 && len(r.Missing) == 0 {
+		return nil
+	}
+	return IntentFactsError(r.Violations, r.Missing)
+}
+
 // CheckIntentFacts checks the facts of an intent request exactly as a
 // server does, so clients can validate before sending (Spec 10 section
 // 5.2) and get the server's own error: each raw fact is decoded on its own
 // ([DecodeFacts]), validated against the profile ([ValidateFacts]), and the
-// intent's required_facts must be present. It returns the validated,
-// normalized facts, every violation (by fact index; missing required facts,
-// index -1, last) and whether the intent is declared.
-func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) ([]Fact, []Violation, bool) {
+// intent's required_facts must be present (a fact that failed validation
+// still counts as present: its own violation says what is wrong).
+func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) *IntentFacts {
 	facts, violations := DecodeFacts(raws)
 	skip := map[int]bool{}
 	for _, v := range violations {
@@ -29,28 +50,41 @@ func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfi
 	}
 	valid, more := ValidateFacts(facts, profile, Assert, skip)
 	violations = append(violations, more...)
-	known := false
+	sort.SliceStable(violations, func(i, j int) bool { return violations[i].FactIndex < violations[j].FactIndex })
+	out := &IntentFacts{Facts: valid, Violations: violations}
 	for _, d := range intents {
 		if d.Name != intent {
 			continue
 		}
-		known = true
+		out.Known = true
 		for _, req := range d.RequiredFacts {
 			if !hasPredicate(facts, req) {
-				violations = append(violations, Violation{FactIndex: -1, Predicate: req, Issue: IssueMissingRequiredFact,
+				out.Missing = append(out.Missing, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
 					Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
 			}
 		}
 	}
-	sort.SliceStable(violations, func(i, j int) bool { return violationKey(violations[i]) < violationKey(violations[j]) })
-	return valid, violations, known
+	return out
 }
 
-func violationKey(v Violation) int {
-	if v.FactIndex < 0 {
-		return int(^uint(0) >> 1)
+// IntentFactsError builds the error for an intent request's fact problems
+// (Spec 09 section 4.1): [FactsError] for violations alone; invalid_facts
+// with details.missing_facts (and the violations, if any) when required
+// facts are missing.
+func IntentFactsError(vs []Violation, missing []MissingFact) *Error {
+	if len(missing) == 0 {
+		return FactsError(vs)
 	}
-	return v.FactIndex
+	var msg string
+	switch {
+	case len(vs) == 0 && len(missing) == 1:
+		msg = "the request lacks a required fact: " + missing[0].Message
+	case len(vs) == 0:
+		msg = fmt.Sprintf("the request lacks %d required facts", len(missing))
+	default:
+		msg = fmt.Sprintf("%d fact validation errors and %d missing required %s", len(vs), len(missing), plural(len(missing), "fact"))
+	}
+	return Errorf(CodeInvalidFacts, "%s", msg).WithDetails(&ErrorDetails{Violations: vs, MissingFacts: missing})
 }
 
 func hasPredicate(facts []Fact, pred string) bool {

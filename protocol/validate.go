@@ -24,6 +24,10 @@ var predicateName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // are used as issues too).
 const (
 	IssueInvalidPredicateName Code = "invalid_predicate_name"
+	// IssueOutputPredicate is no longer reported: facts of output-only
+	// predicates are accepted (a client may feed a state delta back, Spec
+	// 07 section 4.1) and servers set them aside (see
+	// WarnOutputFactsIgnored). The code stays for clients that know it.
 	IssueOutputPredicate      Code = "output_predicate"
 	IssueArgsAndNamedArgs     Code = "args_and_named_args"
 	IssueMissingArgs          Code = "missing_args"
@@ -76,8 +80,8 @@ func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 
 // ValidateFacts checks facts against a facts profile (Spec 03, Spec 09
 // section 4.1) and returns the facts normalized to positional args (named
-// args resolved through arg_names, category defaulted to session for
-// asserted facts) together with every violation found; fact_index is the
+// args resolved through arg_names, category session for asserted facts;
+// facts of output-only predicates are valid, for the caller to set aside) together with every violation found; fact_index is the
 // index in facts. Facts already reported as malformed by [DecodeFacts] are
 // skipped by passing their indexes in skip. The input is not modified, so
 // the same facts may be validated concurrently.
@@ -126,9 +130,6 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 		}
 		add(v)
 		return f, vs
-	}
-	if mode == Assert && schema.Direction == DirectionOutput {
-		add(Violation{Issue: IssueOutputPredicate, Message: fmt.Sprintf("Predicate '%s' is output-only: the server derives it, clients must not assert it", f.Pred)})
 	}
 	switch {
 	case f.HasArgs() && f.HasNamedArgs():
@@ -180,11 +181,15 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 			add(Violation{Issue: IssueInvalidTemporal, Message: msg})
 		}
 	}
+	// A client's facts are all session facts. A fact the server sent (a
+	// state delta fed back, Spec 07 section 4.1) may say "server" or
+	// "derived": it is read as session, since the client vouches for it now.
 	switch {
-	case mode == Assert && f.Category == "":
+	case mode != Assert:
+	case f.Category == "", f.Category == CategorySession, f.Category == CategoryServer, f.Category == CategoryDerived:
 		f.Category = CategorySession
-	case mode == Assert && f.Category != CategorySession:
-		add(Violation{Issue: IssueInvalidCategory, Message: fmt.Sprintf("Client facts are always category \"session\", got %q", f.Category)})
+	default:
+		add(Violation{Issue: IssueInvalidCategory, Message: fmt.Sprintf("Category must be \"session\" (a fed-back \"server\" or \"derived\" fact is read as session), got %q", f.Category)})
 	}
 	if f.Source != nil && f.Source.SourceType == "" {
 		add(Violation{Issue: IssueInvalidSource, Message: "source.source_type is required when source is present"})
@@ -249,8 +254,11 @@ func checkValue(v any, want string) (any, string, string) {
 			return norm, got, ""
 		}
 	case ArgNumber:
-		if got == "integer" || got == "number" {
+		if got == "integer" {
 			return norm, got, ""
+		}
+		if got == "number" {
+			return integralNumber(norm)
 		}
 	case ArgBoolean:
 		if got == "boolean" {
@@ -260,6 +268,24 @@ func checkValue(v any, want string) (any, string, string) {
 		return norm, got, ""
 	}
 	return v, got, fmt.Sprintf("must be a %s, got %s", want, got)
+}
+
+// integralNumber normalizes a float written for a number argument: Mangle
+// compares and adds numbers as int64 and fails on a float, so an integral
+// float (404.0, 4e2, 40400e-2) becomes the integer it denotes, and any
+// other float is refused here, with the fact's index, instead of failing
+// the evaluation (issue 9 item 6; docs/design.md, "Decisions on ambiguous
+// points").
+func integralNumber(v any) (any, string, string) {
+	n, _ := v.(json.Number)
+	f, ok := new(big.Float).SetString(string(n))
+	if ok && f.IsInt() {
+		if i, acc := f.Int64(); acc == big.Exact {
+			return json.Number(strconv.FormatInt(i, 10)), "number", ""
+		}
+		return v, "number", fmt.Sprintf("is %s, an integer outside int64; number arguments are 64-bit integers", n)
+	}
+	return v, "number", fmt.Sprintf("is %s, which is not a whole number; the rules compare number arguments as 64-bit integers, so send an integer (an integral float such as 404.0 is read as 404)", n)
 }
 
 // checkNested rejects wildcards and bad numbers inside lists and maps.
@@ -380,7 +406,7 @@ func temporalBound(name string, v any) (*Time, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("\"t.%s\": %s", name, err)
 	}
-	return &Time{tt}, ""
+	return &Time{Time: tt}, ""
 }
 
 func jsonTypeName(v any) string {

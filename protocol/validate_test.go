@@ -96,7 +96,7 @@ func validateCases() []validateCase {
 		{
 			name:    "int64 wrapper becomes json.Number",
 			facts:   []string{`{"pred":"anyp","args":[{"_type":"int64","value":"9007199254740993"}]}`},
-			wantOut: []string{`{"pred":"anyp","args":[9007199254740993],"category":"session"}`},
+			wantOut: []string{`{"pred":"anyp","args":[{"_type":"int64","value":"9007199254740993"}],"category":"session"}`}, // wrapped again on the way out
 			check: func(t *testing.T, out []Fact) {
 				if n, ok := out[0].Args[0].(json.Number); !ok || n != "9007199254740993" {
 					t.Errorf("arg = %#v, want json.Number(\"9007199254740993\")", out[0].Args[0])
@@ -106,12 +106,34 @@ func validateCases() []validateCase {
 		{
 			name:    "negative int64 wrapper for a number argument",
 			facts:   []string{`{"pred":"nonames","args":["a",{"_type":"int64","value":"-9223372036854775808"}]}`},
-			wantOut: []string{`{"pred":"nonames","args":["a",-9223372036854775808],"category":"session"}`},
+			wantOut: []string{`{"pred":"nonames","args":["a",{"_type":"int64","value":"-9223372036854775808"}],"category":"session"}`},
 		},
 		{
-			name:    "float accepted for number",
+			name:    "integral float for number becomes an integer",
 			facts:   []string{`{"pred":"console_event","args":["s1","warn","slow",1.5e3]}`},
-			wantOut: []string{`{"pred":"console_event","args":["s1","warn","slow",1.5e3],"category":"session"}`},
+			wantOut: []string{`{"pred":"console_event","args":["s1","warn","slow",1500],"category":"session"}`},
+		},
+		{
+			name:    "integral floats in every spelling",
+			facts:   []string{`{"pred":"console_event","args":["s1","warn","slow",404.0]}`, `{"pred":"console_event","args":["s1","warn","slow",4e2]}`, `{"pred":"console_event","args":["s1","warn","slow",-0.0]}`, `{"pred":"console_event","args":["s1","warn","slow",40400E-2]}`},
+			wantOut: []string{`{"pred":"console_event","args":["s1","warn","slow",404],"category":"session"}`, `{"pred":"console_event","args":["s1","warn","slow",400],"category":"session"}`, `{"pred":"console_event","args":["s1","warn","slow",0],"category":"session"}`, `{"pred":"console_event","args":["s1","warn","slow",404],"category":"session"}`},
+		},
+		{
+			name:    "non-integral float for number refused",
+			facts:   []string{`{"pred":"console_event","args":["s1","warn","slow",404.5]}`},
+			want:    []Violation{typeViol("console_event", 3, ArgNumber, "number")},
+			wantMsg: []string{"404.5", "not a whole number"},
+		},
+		{
+			name:    "integral float beyond int64 for number refused",
+			facts:   []string{`{"pred":"console_event","args":["s1","warn","slow",1e19]}`},
+			want:    []Violation{typeViol("console_event", 3, ArgNumber, "number")},
+			wantMsg: []string{"outside int64"},
+		},
+		{
+			name:    "float for any stays a float",
+			facts:   []string{`{"pred":"anyp","args":[404.0]}`},
+			wantOut: []string{`{"pred":"anyp","args":[404.0],"category":"session"}`},
 		},
 		{
 			name:    "boolean",
@@ -134,7 +156,7 @@ func validateCases() []validateCase {
 		{
 			name:    "plain integers that fit int64 are kept exactly",
 			facts:   []string{`{"pred":"anyp","args":[9223372036854775807]}`},
-			wantOut: []string{`{"pred":"anyp","args":[9223372036854775807],"category":"session"}`},
+			wantOut: []string{`{"pred":"anyp","args":[{"_type":"int64","value":"9223372036854775807"}],"category":"session"}`},
 		},
 		{
 			name:    "output predicate allowed in a retract pattern",
@@ -227,15 +249,14 @@ func validateCases() []validateCase {
 			want:  []Violation{viol("zzz", CodeUnknownPredicate)},
 		},
 		{
-			name:    "output predicate",
-			facts:   []string{`{"pred":"derived_thing","args":["x"]}`},
-			want:    []Violation{viol("derived_thing", IssueOutputPredicate)},
-			wantMsg: []string{"output-only"},
+			name:    "output predicate accepted (a state delta fed back)",
+			facts:   []string{`{"pred":"derived_thing","args":["x"],"category":"server","source":{"source_type":"server"}}`},
+			wantOut: []string{`{"pred":"derived_thing","args":["x"],"source":{"source_type":"server"},"category":"session"}`},
 		},
 		{
-			name:  "output predicate checked further",
+			name:  "output predicate checked like any other",
 			facts: []string{`{"pred":"derived_thing","args":[]}`},
-			want:  []Violation{viol("derived_thing", IssueOutputPredicate), arityViol("derived_thing", 1, 0)},
+			want:  []Violation{arityViol("derived_thing", 1, 0)},
 		},
 
 		// args and named_args.
@@ -548,15 +569,20 @@ func validateCases() []validateCase {
 
 		// Category and provenance.
 		{
-			name:    "category server rejected",
+			name:    "category server read as session",
 			facts:   []string{`{"pred":"current_url","args":["x"],"category":"server"}`},
-			want:    []Violation{viol("current_url", IssueInvalidCategory)},
-			wantMsg: []string{`Client facts are always category "session", got "server"`},
+			wantOut: []string{`{"pred":"current_url","args":["x"],"category":"session"}`},
 		},
 		{
-			name:  "category derived rejected",
-			facts: []string{`{"pred":"current_url","args":["x"],"category":"derived"}`},
-			want:  []Violation{viol("current_url", IssueInvalidCategory)},
+			name:    "category derived read as session",
+			facts:   []string{`{"pred":"current_url","args":["x"],"category":"derived"}`},
+			wantOut: []string{`{"pred":"current_url","args":["x"],"category":"session"}`},
+		},
+		{
+			name:    "unknown category rejected",
+			facts:   []string{`{"pred":"current_url","args":["x"],"category":"client"}`},
+			want:    []Violation{viol("current_url", IssueInvalidCategory)},
+			wantMsg: []string{`Category must be "session"`, `got "client"`},
 		},
 		{
 			name:    "category not checked in a pattern",
@@ -572,7 +598,7 @@ func validateCases() []validateCase {
 		},
 		{
 			name:  "several issues on one fact",
-			facts: []string{`{"pred":"current_url","args":[7],"t":{"at":"now"},"category":"server","source":{}}`},
+			facts: []string{`{"pred":"current_url","args":[7],"t":{"at":"now"},"category":"bogus","source":{}}`},
 			want: []Violation{
 				typeViol("current_url", 0, ArgString, "integer"),
 				viol("current_url", IssueNotTemporal),
@@ -659,7 +685,7 @@ func TestValidateFactsAllReported(t *testing.T) {
 		/* 3 */ `{"pred":"flag","args":[true]}`,
 		/* 4 */ `{"pred":"flag","args":["yes"]}`,
 		/* 5 */ `{"pred":"console_evnt","args":[]}`,
-		/* 6 */ `{"pred":"current_url","args":["x"],"t":{"at":"now"},"category":"server"}`,
+		/* 6 */ `{"pred":"current_url","args":["x"],"t":{"at":"now"},"category":"bogus"}`,
 		/* 7 */ `{"pred":"anyp","args":[null]}`,
 	})
 	out, vs := ValidateFacts(facts, testProfile(), Assert, nil)

@@ -188,7 +188,23 @@ func serveRequest(h Handler, expect protocol.MessageType, w http.ResponseWriter,
 	}
 	in := &protocol.Inbound{Data: body, Expect: expect, Credentials: credentials(r), Peer: peer(r)}
 	env := h.Handle(r.Context(), in)
-	writeEnvelope(w, Status(env), env)
+	writeEnvelope(w, statusFor(h, env), env)
+}
+
+// ErrorRegistry is implemented by handlers whose domain registers error
+// codes of its own (*manglecp.Server does): the HTTP binding takes the
+// status of an error envelope from the handler's registry, so a domain
+// code gets the status its domain registered.
+type ErrorRegistry interface {
+	Registry() *protocol.Registry
+}
+
+// statusFor is the HTTP status of env, from h's registry when it has one.
+func statusFor(h Handler, env *protocol.Envelope) int {
+	if r, ok := h.(ErrorRegistry); ok {
+		return r.Registry().EnvelopeStatus(env)
+	}
+	return Status(env)
 }
 
 // SkillSource is implemented by handlers that serve referenced skills

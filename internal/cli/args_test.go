@@ -18,7 +18,7 @@ import (
 // TestCommandHelp: `COMMAND -h` prints a description, the arguments and
 // the flags on stdout and exits 0, for every command.
 func TestCommandHelp(t *testing.T) {
-	for _, cmd := range []string{"serve", "manifest", "eval", "invoke", "check", "conformance"} {
+	for _, cmd := range []string{"serve", "manifest", "eval", "invoke", "check", "conformance", "mcp"} {
 		for _, flag := range []string{"-h", "--help"} {
 			t.Run(cmd+flag, func(t *testing.T) {
 				code, out, errOut := run(t, "", cmd, flag)
@@ -186,4 +186,20 @@ func macroIDFor(t *testing.T, url, name string) string {
 	}
 	t.Fatalf("no %s in %s", name, out)
 	return ""
+}
+
+// TestConfirmWithWrongKey: a token signed with the wrong key is refused
+// with a message that says the signature does not verify.
+func TestConfirmWithWrongKey(t *testing.T) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("the server's key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	defer hs.Close()
+	id := macroIDFor(t, hs.URL, "write_diagnosis_report")
+	code, _, errOut := run(t, "", "invoke", hs.URL, "--macro", id, "--args", `{"request_id":"r1"}`, "--confirm", "--confirm-key", "another key")
+	if code != exitProtocol || !strings.Contains(errOut, "confirmation_invalid") || !strings.Contains(errOut, "signature does not verify") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
 }

@@ -64,7 +64,7 @@ func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dir := pos[0]
 	rep := checkReport{Errors: []checkProblem{}, Warnings: []checkProblem{}}
-	d, opts, err := configure(dir, "", "", nil)
+	d, opts, err := configure(dir, "", "", nil, nil)
 	if err == nil {
 		var srv *manglecp.Server
 		if srv, err = manglecp.NewServer(d, opts); err == nil {

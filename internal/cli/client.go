@@ -311,13 +311,17 @@ func jsonProblem(err error) string {
 	return "invalid"
 }
 
-// parseEvalTime reads --eval-time (RFC 3339, either letter case); ""
-// means none. A bad value is reported in words.
+// parseEvalTime reads --eval-time (RFC 3339 as its section 5.6 writes
+// it: either letter case, leap seconds; or "now", the server's clock);
+// "" means none. A bad value is reported in words.
 func parseEvalTime(v string) (*protocol.Time, error) {
 	if v == "" {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(v))
+	if v == "now" {
+		return &protocol.Time{Now: true}, nil // the server's clock
+	}
+	t, err := protocol.ParseRFC3339(v) // RFC 3339 section 5.6: lowercase t/z, leap seconds
 	if err != nil {
 		return nil, fmt.Errorf("--eval-time %s is not a time: write RFC 3339, e.g. 2026-02-19T14:30:05Z", quote(v))
 	}
@@ -334,7 +338,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	intent := fl.String("intent", "", "the intent name (required; see 'manglecp manifest TARGET')")
 	factsFile := fl.String("facts", "", "facts: a JSON file, or - for stdin")
 	params := fl.String("params", "", "intent params as a JSON object")
-	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 (default: the server's clock)")
+	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now (default: the server's clock)")
 	proof := fl.Bool("proof", false, "ask for proof hints")
 	disclosure := fl.String("disclosure", "", "full, condensed, minimal or adaptive (the server's default)")
 	target, code, ok := parseTarget(h, fl, args, stdout, stderr)
@@ -456,7 +460,7 @@ func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	cf := addClientFlags(fl)
 	macro := fl.String("macro", "", "the macro_id (required)")
 	argsJSON := fl.String("args", "{}", "the arguments as a JSON object")
-	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339")
+	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now")
 	confirm := fl.Bool("confirm", false, "confirm a tool that needs it without asking")
 	confirmKey := fl.String("confirm-key", "", "the server's confirmation key (default: MANGLECP_CONFIRMATION_KEY, then the local key file)")
 	target, code, ok := parseTarget(h, fl, args, stdout, stderr)

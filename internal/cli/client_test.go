@@ -55,6 +55,12 @@ func TestClientCommands(t *testing.T) {
 	if code, out, _ := run(t, string(raw), "eval", hs.URL, "--intent", "diagnose_error", "--facts", "-", "--proof"); code != exitOK || !strings.Contains(out, "diagnose_causal_chain") || !strings.Contains(out, "proof hints") {
 		t.Errorf("eval from stdin: %d\n%s", code, out)
 	}
+	// RFC 3339 as section 5.6 writes it, and "now" (issue 9 items 14 and 15).
+	for _, at := range []string{"2026-02-19t14:30:05z", "2016-12-31T23:59:60Z", "now"} {
+		if code, out, errOut := run(t, "", "eval", hs.URL, "--intent", "diagnose_error", "--facts", facts, "--json", "--eval-time", at); code != exitOK {
+			t.Errorf("eval --eval-time %s: %d %s %s", at, code, out, errOut)
+		}
+	}
 	if code, out, _ := run(t, "", "invoke", hs.URL, "--macro", ids["diagnose_causal_chain"], "--args", `{"request_id":"r1"}`); code != exitOK || !strings.Contains(out, "Root cause") {
 		t.Errorf("invoke: %d\n%s", code, out)
 	}

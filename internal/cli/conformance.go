@@ -11,7 +11,7 @@ import (
 	"github.com/manglecp/manglecp/conformance"
 )
 
-const conformanceUsage = "manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T] [--only IDS] [--timeout D]"
+const conformanceUsage = "manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T] [--only IDS] [--timeout D]"
 
 // conformanceCmd runs the conformance suite (package conformance) against
 // TARGET and prints the report: one line per check for people, or the JSON

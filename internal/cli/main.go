@@ -27,6 +27,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return check(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return conformanceCmd(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -43,12 +45,14 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `manglecp: a MangleCP server and tools (protocol 2026-02-draft)
 
 Usage:
-  manglecp serve [--addr HOST:PORT | --stdio] [--rules DIR] [--config FILE] [--auth-token TOKEN]
+  manglecp serve [--addr HOST:PORT | --stdio] [--domain browser | --domain workspace --root DIR...]
+                 [--rules DIR] [--config FILE] [--auth-token TOKEN]
   manglecp manifest TARGET [--json] [--token T]
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
-  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser] [--token T]
+  manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T]
+  manglecp mcp [TARGET] [--http ADDR] [--tools auto|dynamic|meta] [--token T] [--confirm-key K]
   manglecp version
 
 TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...

@@ -29,7 +29,7 @@ func versionString() string {
 // within the grace period.
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "serve", synopsis: "manglecp serve [--addr HOST:PORT | --stdio] [flags]",
-		description: "Serves the embedded browser-diagnostics domain (or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
+		description: "Serves the embedded browser-diagnostics domain (or the workspace domain over the files under\n--root DIR with --domain workspace, or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
 	fs := newFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	rules := fs.String("rules", "", "directory with policy/ and domain/ .mg files replacing the embedded domain rules")
@@ -42,9 +42,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	var of opsFlags
 	of.register(fs)
+	dom := addDomainFlags(fs)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if err := dom.check(); err != nil {
+		return usageError(stderr, h, "%v", err)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError(stderr, h, "--tls-cert and --tls-key go together")
@@ -59,7 +63,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
-	d, opts, err := configure(*rules, *config, *token, logger)
+	d, opts, err := configure(*rules, *config, *token, logger, dom)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
@@ -194,17 +198,17 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 
 // newServer builds and loads the server from flags.
 func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
-	d, opts, err := configure(rulesDir, configPath, token, logger)
+	d, opts, err := configure(rulesDir, configPath, token, logger, nil)
 	if err != nil {
 		return nil, err
 	}
 	return manglecp.NewServer(d, opts)
 }
 
-// configure turns flags into a domain and options: the embedded browser
-// domain, or its actions with the rules of dir; options from the config
-// file and the token.
-func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglecp.Domain, *manglecp.Options, error) {
+// configure turns flags into a domain and options: the domain dom chooses
+// (nil: the embedded browser domain), or its actions with the rules of
+// dir; options from the config file and the token.
+func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *domainFlags) (manglecp.Domain, *manglecp.Options, error) {
 	opts := &manglecp.Options{Logger: logger}
 	if token != "" {
 		if len(token) < 16 {
@@ -221,7 +225,10 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger) (manglec
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
 	}
-	d := browser.Domain(dcfg)
+	d, err := dom.domain(dcfg)
+	if err != nil {
+		return manglecp.Domain{}, nil, err
+	}
 	if rulesDir != "" {
 		st, err := os.Stat(rulesDir)
 		if err != nil {

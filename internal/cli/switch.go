@@ -62,3 +62,12 @@ func (s *switchHandler) SessionOpened() func() {
 	}
 	return func() {}
 }
+
+// Registry returns the loaded server's error registry (nil, the standard
+// codes only, while booting).
+func (s *switchHandler) Registry() *protocol.Registry {
+	if r, ok := s.get().(transport.ErrorRegistry); ok {
+		return r.Registry()
+	}
+	return nil
+}

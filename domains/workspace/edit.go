@@ -1,0 +1,302 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// The edit jobs: preview and apply an edit, write a whole file.
+
+// replace replaces the one occurrence of old in content.
+func (a *actions) replace(shown, content, old, new, digest string) (string, error) {
+	if old == "" {
+		return "", fail(CodeAnchorNotFound, "old must be non-empty text of the file; to replace the whole file use write_file",
+			map[string]any{"path": shown, "digest": digest}, "the text to replace is empty")
+	}
+	n := strings.Count(content, old)
+	switch {
+	case n == 0:
+		return "", fail(CodeAnchorNotFound, "read the file again and copy old exactly, whitespace included",
+			map[string]any{"path": shown, "digest": digest}, "the text to replace does not occur in %s", quote(shown))
+	case n > 1:
+		var lines []any
+		rest, offset := content, 0
+		for len(lines) < 10 {
+			i := strings.Index(rest, old)
+			if i < 0 {
+				break
+			}
+			lines = append(lines, strings.Count(content[:offset+i], "\n")+1)
+			offset += i + len(old)
+			rest = content[offset:]
+		}
+		return "", fail(CodeAnchorAmbiguous, "include more surrounding lines in old so that it occurs once",
+			map[string]any{"path": shown, "count": n, "lines": lines}, "the text to replace occurs %d times in %s", n, quote(shown))
+	}
+	return strings.Replace(content, old, new, 1), nil
+}
+
+// previewEdit shows the unified diff of an edit without writing.
+func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	l, err := a.at(c.Args, "path")
+	if err != nil {
+		return nil, err
+	}
+	shown := a.w.show(l)
+	out := &manglecp.Outcome{}
+	var before []byte
+	var after, digest string
+	if err := out.Step("read", func() (string, error) {
+		var err error
+		before, _, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
+		if err != nil {
+			return "read failed", err
+		}
+		digest = digestOf(before)
+		return digest, nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := out.Step("replace", func() (string, error) {
+		var err error
+		after, err = a.replace(shown, string(before), argString(c.Args, "old"), argString(c.Args, "new"), digest)
+		if err != nil {
+			return "no single match", err
+		}
+		return "one match", nil
+	}); err != nil {
+		return nil, err
+	}
+	diff := unified(shown, string(before), after)
+	afterDigest := digestOf([]byte(after))
+	id := shown + "@" + afterDigest
+	out.Result = map[string]any{"path": shown, "diff": diff, "digest": digest, "edit": id}
+	previewed := protocol.NewFact("previewed", shown, digest, afterDigest, argString(c.Args, "old"), argString(c.Args, "new"))
+	previewed.T = &protocol.Temporal{At: c.EvalTime.UTC().Format(time.RFC3339Nano)}
+	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown), previewed}
+	out.Summary = fmt.Sprintf("Previewed edit %s of %s; nothing was written. Evaluate edit with the previewed fact and apply it with apply_edit.", id, shown)
+	return out, ctx.Err()
+}
+
+// applyEdit writes the edit a preview showed (named "path@digest_after"
+// by the previewed fact preview_edit returned) if the file still has the
+// digest it had at the preview.
+func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	id := argString(c.Args, "edit")
+	var pv *preview
+	for _, f := range c.Facts {
+		if p, ok := readPreview(f); ok && p.path+"@"+p.after == id {
+			pv = &p
+		}
+	}
+	if pv == nil {
+		// The rules only offer ids of previews in the facts.
+		return nil, fmt.Errorf("no previewed fact for edit %q", id)
+	}
+	l, err := a.w.resolve(pv.path)
+	if err != nil {
+		return nil, err
+	}
+	shown := a.w.show(l)
+	out := &manglecp.Outcome{}
+	var before []byte
+	var st fs.FileInfo
+	if err := out.Step("check_digest", func() (string, error) {
+		var err error
+		before, st, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
+		if err != nil {
+			return "read failed", err
+		}
+		if got := digestOf(before); got != pv.digest {
+			return "changed", fail(CodeFileChanged, "preview the edit again on the file's current content",
+				map[string]any{"path": shown, "expected_digest": bounded(pv.digest), "actual_digest": got},
+				"%s changed since the preview (digest %s, not %s)", quote(shown), got, quote(pv.digest))
+		}
+		return "unchanged", nil
+	}); err != nil {
+		return nil, err
+	}
+	after, err := a.replace(shown, string(before), pv.old, pv.new, pv.digest)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := out.Step("write", func() (string, error) {
+		return fmt.Sprintf("%d bytes", len(after)), a.w.writeFile(l, []byte(after), st.Mode().Perm())
+	}); err != nil {
+		return nil, err
+	}
+	digest := digestOf([]byte(after))
+	out.Result = map[string]any{"path": shown, "diff": unified(shown, string(before), after), "digest": digest}
+	out.Retract = []protocol.Fact{protocol.NewFact("previewed", pv.path, nil, nil, nil, nil)}
+	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown)}
+	out.Summary = fmt.Sprintf("Applied the previewed edit to %s (new digest %s).", shown, digest)
+	return out, nil
+}
+
+// preview is a previewed fact.
+type preview struct{ path, digest, after, old, new string }
+
+func readPreview(f protocol.Fact) (preview, bool) {
+	if f.Pred != "previewed" || len(f.Args) != 5 {
+		return preview{}, false
+	}
+	var p preview
+	for i, dst := range []*string{&p.path, &p.digest, &p.after, &p.old, &p.new} {
+		*dst, _ = f.Args[i].(string)
+	}
+	return p, true
+}
+
+// writeFile creates a file, or replaces one whose digest the client sent.
+func (a *actions) writeFile(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	l, err := a.at(c.Args, "path")
+	if err != nil {
+		return nil, err
+	}
+	shown := a.w.show(l)
+	content := argString(c.Args, "content")
+	want := argString(c.Args, "digest")
+	if int64(len(content)) > a.w.cfg.MaxWriteBytes {
+		return nil, fail(CodeFileTooLarge, "write less content", map[string]any{"path": shown, "size": len(content), "limit": a.w.cfg.MaxWriteBytes},
+			"the content is %d bytes; the limit is %d", len(content), a.w.cfg.MaxWriteBytes)
+	}
+	if l.root == nil || l.rel == "." {
+		return nil, fail(CodeIsADirectory, "name a file", map[string]any{"path": shown}, "%s is a directory", quote(shown))
+	}
+	out := &manglecp.Outcome{}
+	created := false
+	perm := fs.FileMode(0o644)
+	if err := out.Step("check", func() (string, error) {
+		st, err := l.root.fs.Stat(l.rel)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if _, perr := l.root.fs.Stat(path.Dir(l.rel)); perr != nil {
+				parent := a.w.show(loc{root: l.root, rel: path.Dir(l.rel)})
+				return "no parent", a.w.fsError(parent, perr)
+			}
+			created = true
+			return "new file", nil
+		case err != nil:
+			return "stat failed", a.w.fsError(shown, err)
+		case st.IsDir():
+			return "directory", fail(CodeIsADirectory, "name a file", map[string]any{"path": shown}, "%s is a directory", quote(shown))
+		}
+		perm = st.Mode().Perm()
+		cur, err := a.currentDigest(l)
+		if err != nil {
+			return "read failed", err
+		}
+		if want == "" {
+			return "exists", fail(CodeFileExists, "read the file and pass its digest to replace it, or edit it with preview_edit",
+				map[string]any{"path": shown, "digest": cur}, "%s exists; pass its digest to replace it", quote(shown))
+		}
+		if want != cur {
+			return "changed", fail(CodeFileChanged, "read the file again and write against its current digest",
+				map[string]any{"path": shown, "expected_digest": bounded(want), "actual_digest": cur},
+				"%s changed since it was read (digest %s, not %s)", quote(shown), cur, quote(want))
+		}
+		return "replace", nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := out.Step("write", func() (string, error) {
+		return fmt.Sprintf("%d bytes", len(content)), a.w.writeFile(l, []byte(content), perm)
+	}); err != nil {
+		return nil, err
+	}
+	digest := digestOf([]byte(content))
+	out.Result = map[string]any{"path": shown, "bytes": len(content), "digest": digest, "created": created}
+	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown)}
+	verb := "Replaced"
+	if created {
+		verb = "Created"
+	}
+	out.Summary = fmt.Sprintf("%s %s (%d bytes, digest %s).", verb, shown, len(content), digest)
+	return out, nil
+}
+
+// currentDigest is the digest of a file's whole content.
+func (a *actions) currentDigest(l loc) (string, error) {
+	f, _, err := a.w.openRegular(l)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", a.w.fsError(a.w.show(l), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// writeFile writes content to l: a regular file is replaced atomically
+// through a temporary file and a rename (which never follows a symbolic
+// link); a symbolic link inside the root is written through, and os.Root
+// refuses one that leads outside.
+func (w *Workspace) writeFile(l loc, content []byte, perm fs.FileMode) error {
+	shown := w.show(l)
+	if lst, err := l.root.fs.Lstat(l.rel); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		f, err := l.root.fs.OpenFile(l.rel, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, perm)
+		if err != nil {
+			return w.fsError(shown, err)
+		}
+		if _, err := f.Write(content); err != nil {
+			f.Close()
+			return w.fsError(shown, err)
+		}
+		if err := f.Close(); err != nil {
+			return w.fsError(shown, err)
+		}
+		return nil
+	}
+	dir, base := path.Split(l.rel)
+	var tmp string
+	var f *os.File
+	for i := 0; ; i++ {
+		tmp = fmt.Sprintf("%s.%s.manglecp-%d.tmp", dir, base, time.Now().UnixNano()+int64(i))
+		if len(path.Base(tmp)) > maxNameBytes {
+			tmp = fmt.Sprintf("%s.manglecp-%d.tmp", dir, time.Now().UnixNano()+int64(i))
+		}
+		var err error
+		f, err = l.root.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 10 {
+			return w.fsError(shown, err)
+		}
+	}
+	_, werr := f.Write(content)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = l.root.fs.Rename(tmp, l.rel)
+	}
+	if werr != nil {
+		_ = l.root.fs.Remove(tmp)
+		return w.fsError(shown, werr)
+	}
+	return nil
+}

@@ -1,0 +1,334 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// sniffBytes is how much of a file decides whether it is text.
+const sniffBytes = 8 << 10
+
+// mediaTypes maps the extensions read_media serves to their media types.
+var mediaTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+	".webp": "image/webp", ".bmp": "image/bmp", ".ico": "image/x-icon", ".tif": "image/tiff", ".tiff": "image/tiff",
+	".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg", ".flac": "audio/flac", ".m4a": "audio/mp4",
+	".aac": "audio/aac", ".opus": "audio/opus", ".weba": "audio/webm",
+}
+
+func mediaType(name string) (string, bool) {
+	t, ok := mediaTypes[strings.ToLower(path.Ext(name))]
+	return t, ok
+}
+
+// digestOf is the digest clients see and send back: the first 16 hex
+// digits of the SHA-256 of the content.
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// isText reports whether b (a file's first bytes) looks like UTF-8 text:
+// no NUL byte, valid UTF-8 except for a rune cut at the end.
+func isText(b []byte, cut bool) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return false
+	}
+	if cut {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1]
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// openRegular opens a regular file for reading without blocking on a
+// FIFO or device: anything but a regular file is refused.
+func (w *Workspace) openRegular(l loc) (*os.File, fs.FileInfo, error) {
+	shown := w.show(l)
+	if l.root == nil {
+		return nil, nil, fail(CodeIsADirectory, "name a file", map[string]any{"path": shown}, "%s is a directory", quote(shown))
+	}
+	f, err := l.root.fs.OpenFile(l.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, w.fsError(shown, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, w.fsError(shown, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, nil, fail(CodeIsADirectory, "list it with list_dir", map[string]any{"path": shown}, "%s is a directory", quote(shown))
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fail(CodeNotText, "only regular files can be read", map[string]any{"path": shown, "media_type": "application/octet-stream"},
+			"%s is not a regular file", quote(shown))
+	}
+	return f, st, nil
+}
+
+// readText reads a whole text file of at most limit bytes.
+func (w *Workspace) readText(l loc, limit int64) ([]byte, fs.FileInfo, error) {
+	f, st, err := w.openRegular(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	shown := w.show(l)
+	if st.Size() > limit {
+		return nil, nil, fail(CodeFileTooLarge, "read parts of it with head or tail", map[string]any{"path": shown, "size": st.Size(), "limit": limit},
+			"%s is %d bytes; the limit is %d", quote(shown), st.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, w.fsError(shown, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, nil, fail(CodeFileTooLarge, "read parts of it with head or tail", map[string]any{"path": shown, "limit": limit},
+			"%s grew beyond the limit of %d bytes", quote(shown), limit)
+	}
+	if !isText(b, false) {
+		return nil, nil, notText(shown, b)
+	}
+	return b, st, nil
+}
+
+func notText(shown string, head []byte) error {
+	mt, ok := mediaType(shown)
+	if !ok {
+		mt = http.DetectContentType(head)
+	}
+	return fail(CodeNotText, "read it with read_media (images, audio) or inspect it with file_info",
+		map[string]any{"path": shown, "media_type": mt}, "%s is not UTF-8 text", quote(shown))
+}
+
+// kind is what a client path is on disk, for the entry predicate.
+func (w *Workspace) kind(p string) string {
+	l, err := w.resolve(p)
+	if err != nil {
+		return "outside"
+	}
+	if l.root == nil {
+		return "dir"
+	}
+	st, err := l.root.fs.Stat(l.rel)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.Is(err, fs.ErrNotExist) || (errors.As(err, &errno) && errno == syscall.ENOTDIR) {
+			return "missing"
+		}
+		return "outside"
+	}
+	if st.IsDir() {
+		return "dir"
+	}
+	if !st.Mode().IsRegular() {
+		return "binary"
+	}
+	if _, ok := mediaType(l.rel); ok {
+		return "media"
+	}
+	f, _, err := w.openRegular(l)
+	if err != nil {
+		return "binary"
+	}
+	defer f.Close()
+	buf := make([]byte, sniffBytes)
+	n, _ := io.ReadFull(f, buf)
+	if isText(buf[:n], n == sniffBytes) {
+		return "text"
+	}
+	return "binary"
+}
+
+// maxProbedPaths bounds the paths the entry predicate looks at per request.
+const maxProbedPaths = 2000
+
+// entries computes the external predicate entry(Path, Kind) for the paths
+// of the request's focus, mentioned and previewed facts.
+func (a *actions) entries(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	seen := map[string]bool{}
+	var out [][]any
+	for _, f := range in.Facts {
+		if f.Pred != "focus" && f.Pred != "mentioned" && f.Pred != "previewed" || len(f.Args) == 0 {
+			continue
+		}
+		p, _ := f.Args[0].(string)
+		if seen[p] {
+			continue
+		}
+		if len(seen) >= maxProbedPaths {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		seen[p] = true
+		out = append(out, []any{p, a.w.kind(p)})
+	}
+	return out, nil
+}
+
+// glob is a compiled glob pattern: "*" and "?" stay within a path
+// segment, "**" spans segments, [...] and {a,b} as in shells. A pattern
+// without "/" matches the base name; otherwise the path below the search
+// directory.
+type glob struct {
+	re       *regexp.Regexp
+	basename bool
+}
+
+func compileGlob(pattern string) (*glob, error) {
+	bad := func(why string) error {
+		return fail(CodeInvalidPattern, "use *, ?, **, [abc] and {a,b}", map[string]any{"pattern": bounded(pattern)}, "the glob %s %s", quote(pattern), why)
+	}
+	if pattern == "" || len(pattern) > 1000 {
+		return nil, bad("is empty or longer than 1000 bytes")
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	depth := 0
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		switch {
+		case c == '*' && i+1 < len(pattern) && pattern[i+1] == '*':
+			i++
+			if i+1 < len(pattern) && pattern[i+1] == '/' {
+				i++
+				b.WriteString("(?:.*/)?")
+			} else {
+				b.WriteString(".*")
+			}
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			j := strings.IndexByte(pattern[i+1:], ']')
+			if j < 0 {
+				return nil, bad("has an unclosed [")
+			}
+			class := pattern[i+1 : i+1+j]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 1
+		case c == '{':
+			depth++
+			b.WriteString("(?:")
+		case c == '}' && depth > 0:
+			depth--
+			b.WriteString(")")
+		case c == ',' && depth > 0:
+			b.WriteString("|")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	if depth != 0 {
+		return nil, bad("has an unclosed {")
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, bad("is not valid")
+	}
+	return &glob{re: re, basename: !strings.Contains(pattern, "/")}, nil
+}
+
+// match reports whether rel (relative to the search directory) matches.
+func (g *glob) match(rel string) bool {
+	if g.basename {
+		return g.re.MatchString(path.Base(rel))
+	}
+	return g.re.MatchString(rel)
+}
+
+// walkFunc visits one entry below a walk's start; rel is relative to it.
+type walkFunc func(at loc, rel string, d fs.DirEntry) error
+
+// walk visits the entries below l (all roots for the virtual top) in
+// lexical order without following symbolic links, stopping after
+// MaxScanFiles entries. It reports whether it stopped early.
+func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (truncated bool, err error) {
+	starts := []loc{l}
+	if l.root == nil {
+		starts = starts[:0]
+		for _, r := range w.roots {
+			starts = append(starts, loc{root: r, rel: "."})
+		}
+	}
+	visited := 0
+	for _, s := range starts {
+		prefix := ""
+		if l.root == nil {
+			prefix = s.root.name + "/"
+		}
+		err := fs.WalkDir(s.root.fs.FS(), s.rel, func(p string, d fs.DirEntry, err error) error {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if err != nil {
+				if p == s.rel {
+					return w.fsError(w.show(s), err)
+				}
+				return nil // unreadable below the start: skip it
+			}
+			if p == s.rel {
+				if !d.IsDir() {
+					shown := w.show(s)
+					return fail(CodeNotADirectory, "name a directory", map[string]any{"path": shown}, "%s is not a directory", quote(shown))
+				}
+				return nil
+			}
+			visited++
+			if visited > w.cfg.MaxScanFiles {
+				truncated = true
+				return fs.SkipAll
+			}
+			rel := p
+			if s.rel != "." {
+				rel = strings.TrimPrefix(p, s.rel+"/")
+			}
+			return fn(loc{root: s.root, rel: p}, prefix+rel, d)
+		})
+		if err != nil {
+			return truncated, err
+		}
+		if truncated {
+			break
+		}
+	}
+	return truncated, nil
+}
+
+// mentionedFacts builds mentioned facts for up to n paths.
+func mentionedFacts(paths []string, n int) []protocol.Fact {
+	var out []protocol.Fact
+	for i, p := range paths {
+		if i == n {
+			break
+		}
+		out = append(out, protocol.NewFact("mentioned", p))
+	}
+	return out
+}

@@ -1,0 +1,291 @@
+package workspace_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+func facts(f ...protocol.Fact) []protocol.Fact { return f }
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// TestJobs does every job of the reference filesystem server through real
+// dispatch over a temporary tree.
+func TestJobs(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	for _, c := range []struct {
+		name    string
+		intent  string
+		facts   []protocol.Fact
+		tool    string
+		args    map[string]any
+		confirm bool
+		want    []string // substrings of the JSON result
+		check   func(t *testing.T, r *protocol.InvokeResponse)
+	}{
+		{name: "list allowed roots", intent: "explore", facts: facts(focus("/home")), tool: "list_roots",
+			want: []string{`"roots":["project"]`}},
+		{name: "list directory", intent: "explore", facts: facts(focus("src")), tool: "list_dir",
+			want: []string{`"entries":["deep/","main.go","util.go"]`, `"path":"src"`}},
+		{name: "list directory with sizes", intent: "explore", tool: "list_dir", args: map[string]any{"sizes": true},
+			want: []string{`{"kind":"file","name":"notes.txt","size":12}`, `"total_bytes":46`}},
+		{name: "directory tree", intent: "explore", tool: "tree", args: map[string]any{"depth": 2},
+			want: []string{`src/\n  deep/\n  main.go\n`, `"depth":2`}},
+		{name: "tree depth is clamped", intent: "explore", tool: "tree", args: map[string]any{"depth": 50},
+			want: []string{`"depth":10`, `a/\n      b.txt`}},
+		{name: "file info", intent: "explore", facts: facts(focus("notes.txt")), tool: "file_info",
+			want: []string{`"kind":"file"`, `"size":12`, `"lines":2`, `"text":true`, `"digest":"`}},
+		{name: "directory info", intent: "explore", facts: facts(focus("src")), tool: "file_info", args: map[string]any{"path": "src"},
+			want: []string{`"kind":"dir"`}},
+		{name: "search files by glob", intent: "find", tool: "search", args: map[string]any{"glob": "**/*.go"},
+			want: []string{`"files":["src/main.go","src/util.go"]`}},
+		{name: "search by base name", intent: "find", tool: "search", args: map[string]any{"glob": "*.{md,txt}", "path": "docs"},
+			want: []string{`"files":["docs/dup.txt"]`}},
+		{name: "search by content", intent: "find", tool: "search", args: map[string]any{"text": "widget"},
+			want: []string{`{"line":3,"path":"README.md","text":"The widget parses config."}`, `"files":["README.md","src/main.go","src/util.go"]`},
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"args":["src/main.go"]`) {
+					t.Errorf("continuation facts %s do not mention the files found", got)
+				}
+			}},
+		{name: "search by content and glob", intent: "find", tool: "search", args: map[string]any{"text": "widget", "glob": "*.go"},
+			want: []string{`"files":["src/main.go","src/util.go"]`}},
+		{name: "read text", intent: "read", facts: facts(mentioned("notes.txt")), tool: "read_file", args: map[string]any{"path": "notes.txt"},
+			want: []string{`"content":"hello\nworld\n"`, `"lines":2`, `"truncated":false`}},
+		{name: "read head", intent: "read", facts: facts(mentioned("src/util.go")), tool: "read_file", args: map[string]any{"path": "src/util.go", "head": 2},
+			want: []string{`"content":"package main\n\n"`, `"truncated":true`, `"lines":6`}},
+		{name: "read tail", intent: "read", facts: facts(mentioned("src/util.go")), tool: "read_file", args: map[string]any{"path": "src/util.go", "tail": 1},
+			want: []string{`"content":"func helper2() {}\n"`}},
+		{name: "read several", intent: "read", facts: facts(mentioned("notes.txt"), mentioned("README.md")), tool: "read_files",
+			want: []string{`"content":"hello\nworld\n"`, `"path":"README.md"`}},
+		{name: "read media", intent: "read", facts: facts(mentioned("assets/logo.png")), tool: "read_media", args: map[string]any{"path": "assets/logo.png"},
+			want: []string{`"media_type":"image/png"`, `"data":"` + base64.StdEncoding.EncodeToString([]byte(tree["assets/logo.png"])) + `"`}},
+		{name: "preview edit", intent: "edit", facts: facts(mentioned("notes.txt")), tool: "preview_edit",
+			args: map[string]any{"path": "notes.txt", "old": "world", "new": "there"},
+			want: []string{`"diff":"--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n hello\n-world\n+there\n"`},
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if f.file("notes.txt") != tree["notes.txt"] {
+					t.Error("the preview wrote the file")
+				}
+				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"pred":"previewed"`) || !strings.Contains(got, `"t":{"at":`) {
+					t.Errorf("continuation facts %s lack the timed preview", got)
+				}
+			}},
+		{name: "create directory", intent: "reorganize", facts: facts(change("mkdir")), tool: "create_dir", args: map[string]any{"path": "out/x/y"}, confirm: true,
+			want: []string{`"created":true`, `"path":"out/x/y"`},
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if !f.exists("out/x/y") {
+					t.Error("no directory")
+				}
+			}},
+		{name: "create existing directory", intent: "reorganize", tool: "create_dir", args: map[string]any{"path": "src"}, confirm: true,
+			want: []string{`"created":false`}},
+		{name: "write new file", intent: "edit", facts: facts(mentioned("out/new.txt")), tool: "write_file",
+			args: map[string]any{"path": "out/new.txt", "content": "fresh\n"}, confirm: true,
+			want: []string{`"created":true`, `"bytes":6`},
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if f.file("out/new.txt") != "fresh\n" {
+					t.Error("not written")
+				}
+			}},
+		{name: "move file", intent: "reorganize", facts: facts(mentioned("README.md")), tool: "move",
+			args: map[string]any{"from": "README.md", "to": "docs/README.md"}, confirm: true,
+			want: []string{`"to":"docs/README.md"`},
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if f.exists("README.md") || f.file("docs/README.md") != tree["README.md"] {
+					t.Error("not moved")
+				}
+			}},
+		{name: "move directory", intent: "reorganize", facts: facts(mentioned("src/deep")), tool: "move",
+			args: map[string]any{"from": "src/deep", "to": "deeper"}, confirm: true,
+			check: func(t *testing.T, r *protocol.InvokeResponse) {
+				if f.exists("src/deep") || f.file("deeper/a/b.txt") != "deep\n" {
+					t.Error("not moved")
+				}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := f.with(t).ok(c.intent, c.facts, c.tool, c.args, c.confirm)
+			got := jsonOf(t, r.Result)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("result lacks %s:\n%s", w, got)
+				}
+			}
+			if strings.Contains(jsonOf(t, r), f.root) {
+				t.Errorf("the response shows the server's path %s", f.root)
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+// TestEditFlow previews an edit, then applies it with the digest the
+// preview showed, through the rules' second step.
+func TestEditFlow(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	args := map[string]any{"path": "src/util.go", "old": "func helper() {}", "new": "func helper() { println() }"}
+	pre := f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", args, false)
+	digest := pre.Result["digest"].(string)
+	next := append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)
+	tools := f.eval("edit", next...)
+	apply, ok := tools["apply_edit"]
+	if !ok {
+		t.Fatalf("after a preview, edit offers %s", names(tools))
+	}
+	if !apply.Safety.RequiresUserConfirmation || len(apply.Safety.SideEffects) != 1 || apply.Safety.SideEffects[0] != "filesystem" {
+		t.Errorf("apply_edit safety %+v", apply.Safety)
+	}
+	edit := pre.Result["edit"].(string)
+	if got := jsonOf(t, apply.InputSchema["properties"].(map[string]any)["edit"]); got != `{"enum":["`+edit+`"],"type":"string"}` {
+		t.Errorf("edit param %s, want the one previewed edit %s", got, edit)
+	}
+	if !strings.HasPrefix(edit, "src/util.go@") || digest == "" {
+		t.Errorf("edit id %q, digest %q", edit, digest)
+	}
+	if apply.Validity == nil || apply.Validity.ExpiresAt == nil {
+		t.Errorf("apply_edit has no validity window: %+v", apply.Validity)
+	}
+	applyArgs := map[string]any{"edit": edit}
+	r := f.ok("edit", next, "apply_edit", applyArgs, true)
+	if got := f.file("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
+		t.Errorf("not applied:\n%s", got)
+	}
+	if r.Result["diff"] != pre.Result["diff"] {
+		t.Errorf("applied diff %q differs from the preview %q", r.Result["diff"], pre.Result["diff"])
+	}
+	// Eleven minutes later the preview is stale: apply_edit is not offered.
+	f.evalAt = f.evalAt.Add(11 * 60e9)
+	if tools := f.eval("edit", next...); tools["apply_edit"].Name != "" {
+		t.Errorf("apply_edit offered 11 minutes after the preview")
+	}
+}
+
+// TestWriteReplace: replacing a file needs the digest the client saw.
+func TestWriteReplace(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	read := f.ok("read", facts(mentioned("notes.txt")), "read_file", map[string]any{"path": "notes.txt"}, false)
+	ff := facts(mentioned("notes.txt"), change("write"))
+	e := f.fails("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x"}, true, workspace.CodeFileExists)
+	if e.Details.Data["digest"] != read.Result["digest"] {
+		t.Errorf("file_exists data %v, want the digest %v", e.Details.Data, read.Result["digest"])
+	}
+	f.ok("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x", "digest": read.Result["digest"]}, true)
+	if f.file("notes.txt") != "x" {
+		t.Error("not replaced")
+	}
+	info, err := os.Stat(filepath.Join(f.root, "notes.txt"))
+	if err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("mode after replace: %v %v", info.Mode(), err)
+	}
+}
+
+// TestSeveralRoots: with several roots the first segment of a path names
+// the root, the roots are offered when nothing is in focus, and every
+// shown path carries its root's name.
+func TestSeveralRoots(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "one", "api"), filepath.Join(base, "two", "api")
+	writeTree(t, a, map[string]string{"x.txt": "x\n"})
+	writeTree(t, b, map[string]string{"y.txt": "needle\n"})
+	f := newFixture(t, workspace.Config{Roots: []string{a, b}})
+	if got := names(f.eval("explore")); got != "list_dir,list_roots,tree" {
+		t.Errorf("explore offers %s", got)
+	}
+	r := f.ok("explore", nil, "list_roots", nil, false)
+	if got := jsonOf(t, r.Result["roots"]); got != `["api","api-2"]` {
+		t.Errorf("roots %s", got)
+	}
+	r = f.ok("explore", nil, "list_dir", nil, false)
+	if got := jsonOf(t, r.Result["entries"]); got != `["api/","api-2/"]` {
+		t.Errorf("top entries %s", got)
+	}
+	r = f.ok("find", nil, "search", map[string]any{"text": "needle"}, false)
+	if got := jsonOf(t, r.Result["files"]); got != `["api-2/y.txt"]` {
+		t.Errorf("found %s", got)
+	}
+	r = f.ok("read", facts(mentioned("api/x.txt")), "read_file", map[string]any{"path": "api/x.txt"}, false)
+	if r.Result["content"] != "x\n" || r.Result["path"] != "api/x.txt" {
+		t.Errorf("read %v", r.Result)
+	}
+	f.fails("explore", nil, "list_dir", map[string]any{"path": "web/src"}, false, workspace.CodePathOutsideRoots)
+}
+
+// TestReadLargeFile: a file beyond 64 times the read limit is refused
+// whole and read by its ends; one within it is truncated at the limit.
+func TestReadLargeFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "project")
+	var b strings.Builder
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&b, "line %04d\n", i)
+	}
+	writeTree(t, dir, map[string]string{"big.log": b.String(), "mid.log": b.String()[:2000]})
+	f := newFixture(t, workspace.Config{Roots: []string{dir}, MaxReadBytes: 256})
+	ff := facts(mentioned("big.log"))
+	e := f.fails("read", ff, "read_file", map[string]any{"path": "big.log"}, false, workspace.CodeFileTooLarge)
+	if jsonOf(t, e.Details.Data["size"]) != "20000" {
+		t.Errorf("data %v", e.Details.Data)
+	}
+	r := f.ok("read", ff, "read_file", map[string]any{"path": "big.log", "head": 2, "tail": 2}, false)
+	if r.Result["content"] != "line 0001\nline 0002\n...\nline 1999\nline 2000\n" || r.Result["truncated"] != true {
+		t.Errorf("ends %q", r.Result["content"])
+	}
+	r = f.ok("read", facts(mentioned("mid.log")), "read_file", map[string]any{"path": "mid.log"}, false)
+	if c := r.Result["content"].(string); len(c) > 256 || r.Result["truncated"] != true || jsonOf(t, r.Result["lines"]) != "200" {
+		t.Errorf("mid.log: %d bytes, %v", len(c), r.Result)
+	}
+}
+
+// TestSelection: what the rules offer for each situation.
+func TestSelection(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	for _, c := range []struct {
+		intent string
+		facts  []protocol.Fact
+		want   string
+	}{
+		{"explore", nil, "list_dir,tree"},
+		{"explore", facts(focus("src")), "file_info,list_dir,tree"},
+		{"explore", facts(focus("notes.txt")), "file_info"},
+		{"explore", facts(focus("gone")), "list_dir,search"},
+		{"explore", facts(focus("../etc")), "list_roots"},
+		{"find", nil, "search"},
+		{"read", facts(mentioned("notes.txt")), "read_file"},
+		{"read", facts(mentioned("notes.txt"), mentioned("README.md")), "read_file,read_files"},
+		{"read", facts(mentioned("assets/logo.png")), "read_media"},
+		{"read", facts(mentioned("assets/blob.bin")), "file_info"},
+		{"read", facts(mentioned("gone.txt")), "search"},
+		{"edit", facts(mentioned("notes.txt")), "preview_edit"},
+		{"edit", facts(mentioned("notes.txt"), change("write")), "write_file"},
+		{"edit", facts(mentioned("new.txt")), "search,write_file"},
+		{"reorganize", nil, "create_dir"},
+		{"reorganize", facts(mentioned("src")), "create_dir,move"},
+		{"reorganize", facts(mentioned("src"), change("move")), "move"},
+		{"reorganize", facts(mentioned("src"), change("mkdir")), "create_dir"},
+	} {
+		if got := names(f.eval(c.intent, c.facts...)); got != c.want {
+			t.Errorf("%s %v: %s, want %s", c.intent, c.facts, got, c.want)
+		}
+	}
+	m := f.eval("explore", focus("gone"))["list_dir"]
+	if m.ContextInjection == nil || !strings.Contains(m.ContextInjection.Instructions, "does not exist") {
+		t.Errorf("list_dir for a missing focus: %+v", m.ContextInjection)
+	}
+}

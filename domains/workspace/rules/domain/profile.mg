@@ -1,0 +1,40 @@
+# Manifest declarations of the workspace domain: intents and the facts
+# profile (Spec 04 sections 3.2.6-3.2.7). The kernel reads these facts at
+# start-up; they must stay plain facts.
+#
+# Paths are relative to a root: with one root, relative to it ("src/a.go",
+# "." for the root itself); with several, the first segment names the root
+# ("api/src/a.go"). The server never shows its own absolute paths.
+
+decl_intent("explore", "List directories, trees, file info.").
+decl_intent("find", "Find files by name or content.").
+decl_intent("read", "Read mentioned files.").
+decl_intent("edit", "Edit or write mentioned files.").
+decl_intent("reorganize", "Move files, create directories.").
+
+decl_intent_fact("explore", "focus", "optional").
+decl_intent_fact("find", "focus", "optional").
+decl_intent_fact("read", "mentioned", "required").
+decl_intent_fact("edit", "mentioned", "required").
+decl_intent_fact("edit", "change", "optional").
+decl_intent_fact("edit", "previewed", "optional").
+decl_intent_fact("reorganize", "mentioned", "optional").
+decl_intent_fact("reorganize", "change", "optional").
+
+decl_predicate("focus", "input", "The directory or file in focus.").
+decl_arg("focus", 0, "path", "string").
+
+decl_predicate("mentioned", "both", "A file or directory named or found.").
+decl_arg("mentioned", 0, "path", "string").
+
+decl_predicate("change", "input", "Change wanted: edit, write, move or mkdir.").
+decl_arg("change", 0, "kind", "string").
+
+decl_predicate("previewed", "both", "An edit preview_edit showed (it returns this fact).").
+decl_arg("previewed", 0, "path", "string").
+decl_arg("previewed", 1, "digest", "string").
+decl_arg("previewed", 2, "digest_after", "string").
+decl_arg("previewed", 3, "old", "string").
+decl_arg("previewed", 4, "new", "string").
+
+decl_temporal("previewed").

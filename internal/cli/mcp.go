@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/mcpbridge"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// defaultMCPBudget is the default max_tokens_budget of manglecp mcp, in
+// the server's estimate (JSON characters / 4 of the MangleCP macro-tool
+// definitions): on the browser domain it keeps every turn of the scripted
+// session of docs/TOKENS.md under a tenth of Playwright MCP's tool list.
+const defaultMCPBudget = 550
+
+// mcpCmd serves a MangleCP server to MCP hosts (package mcpbridge): over
+// stdio by default, streamable HTTP with --http. Without TARGET it serves
+// the embedded default domain in process, over the in-memory transport.
+func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h := cmdHelp{name: "mcp", synopsis: "manglecp mcp [TARGET] [flags]",
+		description: "Serves a MangleCP server to MCP hosts (Claude Desktop, Cursor, the MCP Inspector, ...) over stdio,\n" +
+			"or MCP streamable HTTP with --http. The host sees one tool per intent; calling one with facts\n" +
+			"adds the macro-tools the rules select (tools/list_changed, or invoke_macro_tool for hosts that\n" +
+			"do not follow list changes). Tools that need confirmation are asked through MCP elicitation.\n" +
+			"Without TARGET it serves an embedded domain in process (--domain browser, the default, or\n" +
+			"--domain workspace --root DIR), configured as serve does. See docs/mcp.md.",
+		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
+	fl := newFlagSet("mcp")
+	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
+	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
+	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
+	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
+	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
+	confirmKey := fl.String("confirm-key", "", "TARGET's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY or the key file of a local 'manglecp serve' ("+confirmationKeyHint()+")")
+	intent := fl.String("intent", "", "evaluate this intent when an MCP session starts, so its macro-tools are listed from the first tools/list")
+	factsPath := fl.String("facts", "", "facts for --intent: a JSON file (array of facts or {\"facts\": [...]})")
+	rules := fl.String("rules", "", "embedded domain only: directory with policy/ and domain/ .mg files (as serve)")
+	config := fl.String("config", "", "embedded domain only: JSON configuration file (as serve)")
+	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
+	dom := addDomainFlags(fl) // embedded domain only: --domain, --root (as serve)
+	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	target := ""
+	switch len(pos) {
+	case 0:
+	case 1:
+		target = pos[0]
+		if err := checkTarget(target); err != nil {
+			return usageError(stderr, h, "%v", err)
+		}
+	default:
+		return usageError(stderr, h, "at most one TARGET expected, got %d arguments (%s)", len(pos), quoteList(pos, 3))
+	}
+	if target != "" && (*rules != "" || *config != "" || *authToken != "" || dom.name != "browser" || len(dom.roots) > 0) {
+		return usageError(stderr, h, "--domain, --root, --rules, --config and --auth-token configure the embedded domain; with TARGET use --token")
+	}
+	if err := dom.check(); err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
+	if *factsPath != "" && *intent == "" {
+		return usageError(stderr, h, "--facts goes with --intent")
+	}
+	switch mcpbridge.Mode(*mode) {
+	case mcpbridge.ModeAuto, mcpbridge.ModeDynamic, mcpbridge.ModeMeta:
+	default:
+		return usageError(stderr, h, "--tools %s: use auto, dynamic or meta", quote(*mode))
+	}
+	if strings.HasPrefix(*httpAddr, ":") {
+		// A bare ":port" listens on every interface; say so explicitly.
+		return usageError(stderr, h, "--http needs HOST:PORT (e.g. 127.0.0.1:8090); use 0.0.0.0:PORT to listen on every interface")
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	opts := &mcpbridge.Options{
+		Mode:        mcpbridge.Mode(*mode),
+		TokenBudget: *budget,
+		Disclosure:  *disclosure,
+		Name:        "manglecp",
+		Version:     manglecp.Version,
+		Logger:      logger,
+	}
+	if *intent != "" {
+		st := &mcpbridge.Start{Intent: *intent}
+		if *factsPath != "" {
+			facts, err := readFacts(*factsPath, stdin)
+			if err != nil {
+				return usageError(stderr, h, "--facts: %v", err)
+			}
+			st.Facts = facts
+		}
+		opts.Start = st
+	}
+
+	var dial mcpbridge.Dialer
+	if target == "" {
+		key := []byte(nil)
+		d, sopts, err := configure(*rules, *config, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger, dom)
+		if err != nil {
+			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
+			return 1
+		}
+		if len(sopts.ConfirmationKey) == 0 {
+			// The bridge and the in-process server share a fresh key: the
+			// bridge signs a token only after the user accepted.
+			key = make([]byte, 32)
+			_, _ = rand.Read(key)
+			sopts.ConfirmationKey = key
+		} else {
+			key = sopts.ConfirmationKey
+		}
+		opts.ConfirmationKey = key
+		srv, err := manglecp.NewServer(d, sopts)
+		if err != nil {
+			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
+			return 1
+		}
+		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
+	} else {
+		tok := firstNonEmpty(*token, os.Getenv("MANGLECP_AUTH_TOKEN"))
+		dial = func(ctx context.Context) (*client.Session, error) {
+			return client.Dial(ctx, target, &client.Options{Token: tok})
+		}
+		key := firstNonEmpty(*confirmKey, os.Getenv("MANGLECP_CONFIRMATION_KEY"))
+		if key != "" {
+			opts.ConfirmationKey = []byte(key)
+		} else if k, err := readConfirmationKey(); err == nil {
+			opts.ConfirmationKey = k // the key file of a local manglecp serve
+		}
+	}
+
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	b, err := mcpbridge.New(dctx, dial, opts)
+	cancel()
+	if err != nil {
+		e := mcpbridge.ErrorOf(err)
+		fmt.Fprintf(stderr, "manglecp mcp: %s: %s (%v)\n", e.Code, e.Message, err)
+		if e.Code == protocol.CodeBridgeServerUnreachable || e.Code == protocol.CodeBridgeProtocolMismatch {
+			return exitTransport
+		}
+		return exitProtocol
+	}
+	defer b.Close()
+
+	if *httpAddr != "" {
+		return serveMCPHTTP(ctx, b, *httpAddr, logger, stderr)
+	}
+	logger.Info("serving MCP over stdio", "domain", b.Manifest().Domain.ID, "tools", string(opts.Mode))
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	if err := b.Run(ctx, t); err != nil && !hostGone(err) && ctx.Err() == nil {
+		logger.Error("MCP session", "error", err.Error())
+		return 1
+	}
+	return exitOK
+}
+
+// hostGone reports whether err only says that the host closed its end of
+// stdio, which ends the session normally.
+func hostGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
+// memoryDialer connects the bridge to srv in process: each dial serves a
+// new session over an in-memory pair until ctx ends.
+func memoryDialer(ctx context.Context, srv *manglecp.Server, token string, logger *slog.Logger) mcpbridge.Dialer {
+	return func(dctx context.Context) (*client.Session, error) {
+		c, s := transport.NewMemoryPair()
+		sopts := &transport.SessionOptions{Peer: "mcp", Logger: logger}
+		if token != "" {
+			sopts.Credentials = &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}
+		}
+		go func() { _ = transport.ServeSession(ctx, srv, s, sopts) }()
+		return client.NewSession(dctx, c, nil)
+	}
+}
+
+// serveMCPHTTP serves streamable HTTP on addr until ctx ends.
+func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, logger *slog.Logger, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", b.HTTPHandler(nil))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "domain", b.Manifest().Domain.ID)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
+			return 1
+		}
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	return exitOK
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// nopWriteCloser keeps the MCP transport from closing the command's
+// stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

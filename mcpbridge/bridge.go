@@ -1,0 +1,218 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// Mode says how the bridge shows a host the macro-tools an evaluation
+// selected.
+type Mode string
+
+// The modes of [Options.Mode].
+const (
+	// ModeAuto decides per MCP session. A host on MCP 2026-07-28 or later
+	// says whether it follows tools/list_changed (it subscribes to tool
+	// list changes, or does not): dynamic if it does, meta if not. A host on
+	// an earlier MCP version cannot say, so it gets both: the macro-tools
+	// as MCP tools and the invoke_macro_tool meta-tool.
+	ModeAuto Mode = "auto"
+	// ModeDynamic registers each evaluation's macro-tools as MCP tools and
+	// sends notifications/tools/list_changed; there is no meta-tool.
+	ModeDynamic Mode = "dynamic"
+	// ModeMeta never changes the tool list: the macro-tools are described
+	// in the intent tool's result and called through invoke_macro_tool.
+	ModeMeta Mode = "meta"
+)
+
+// MetaToolName is the name of the meta-tool of [ModeMeta] (and of
+// [ModeAuto] for hosts that cannot say whether they follow list_changed).
+const MetaToolName = "invoke_macro_tool"
+
+// Dialer opens a session to the MangleCP server the bridge serves, for
+// example with [client.Dial], or [client.NewSession] over one half of an
+// in-memory pair whose other half a server in the same process serves.
+// The bridge calls it at start and again after the connection broke.
+type Dialer func(ctx context.Context) (*client.Session, error)
+
+// Start is an intent evaluated when an MCP session begins, before the
+// host's first tools/list, so that hosts which read the tool list only
+// once (and one-shot clients such as the MCP Inspector CLI) see the
+// macro-tools it selects from the start.
+type Start struct {
+	Intent string
+	Params map[string]any
+	Facts  []protocol.Fact
+}
+
+// Options configure a [Bridge]. A nil *Options means all defaults; [New]
+// copies the options.
+type Options struct {
+	// Mode: ModeAuto (default), ModeDynamic or ModeMeta.
+	Mode Mode
+	// TokenBudget, when positive, is sent as constraints.max_tokens_budget
+	// with every evaluation: the server demotes the disclosure level of the
+	// lowest-scored macro-tools until their definitions fit (Spec 05).
+	TokenBudget int64
+	// Disclosure is the disclosure_preference sent with every evaluation
+	// (full, condensed, minimal or adaptive); "" leaves it to the server.
+	Disclosure string
+	// ConfirmationKey is the server's confirmation key. The bridge signs a
+	// confirmation token with it only after the user accepted the
+	// invocation through MCP elicitation. Without a key, macro-tools that
+	// require confirmation are refused (x-bridge_confirmation_unavailable).
+	ConfirmationKey []byte
+	// ConfirmationTTL is the lifetime of the tokens the bridge signs;
+	// default 2 minutes.
+	ConfirmationTTL time.Duration
+	// Start, when set, is evaluated at the start of every MCP session.
+	Start *Start
+	// Name and Version identify the bridge to hosts (MCP serverInfo);
+	// defaults "manglecp" and "dev".
+	Name, Version string
+	// Logger receives the bridge's logs (never the host); default discard.
+	Logger *slog.Logger
+}
+
+// Bridge serves a MangleCP server to MCP hosts. It keeps one MangleCP
+// session, shared by every MCP session (a [client.Session] is safe for
+// concurrent use), and reconnects when it broke. Each MCP session has its
+// own working state, tool list and pending confirmations: see
+// [Bridge.Server].
+type Bridge struct {
+	opts Options
+	dial Dialer
+
+	mu       sync.Mutex
+	sess     *client.Session
+	manifest *protocol.Manifest // of the last session opened
+}
+
+// New returns a bridge to the server dial reaches. It dials once, so that
+// a server that cannot be reached or does not speak this MangleCP version
+// fails here, with an error [ErrorOf] maps to
+// x-bridge_server_unreachable or x-bridge_protocol_mismatch.
+func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
+	b := &Bridge{dial: dial}
+	if opts != nil {
+		b.opts = *opts
+	}
+	b.opts.ConfirmationKey = append([]byte(nil), b.opts.ConfirmationKey...)
+	switch b.opts.Mode {
+	case "":
+		b.opts.Mode = ModeAuto
+	case ModeAuto, ModeDynamic, ModeMeta:
+	default:
+		return nil, protocol.Errorf(CodeInvalidArguments, "unknown mode %q: use auto, dynamic or meta", b.opts.Mode)
+	}
+	if b.opts.ConfirmationTTL <= 0 {
+		b.opts.ConfirmationTTL = 2 * time.Minute
+	}
+	if b.opts.Name == "" {
+		b.opts.Name = "manglecp"
+	}
+	if b.opts.Version == "" {
+		b.opts.Version = "dev"
+	}
+	if b.opts.Logger == nil {
+		b.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if _, err := b.session(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// The bridge's registry codes, as short names for this package.
+const (
+	CodeUnreachable             = protocol.CodeBridgeServerUnreachable
+	CodeProtocolMismatch        = protocol.CodeBridgeProtocolMismatch
+	CodeInvalidArguments        = protocol.CodeBridgeInvalidArguments
+	CodeUnknownTool             = protocol.CodeBridgeUnknownTool
+	CodeConfirmationDeclined    = protocol.CodeBridgeConfirmationDeclined
+	CodeConfirmationUnavailable = protocol.CodeBridgeConfirmationUnavailable
+)
+
+// session returns the MangleCP session, dialing when there is none.
+func (b *Bridge) session(ctx context.Context) (*client.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess != nil {
+		return b.sess, nil
+	}
+	s, err := b.dial(ctx)
+	if err != nil {
+		b.opts.Logger.Warn("connecting to the MangleCP server", "error", err.Error())
+		return nil, err
+	}
+	if m := s.Manifest(); m == nil || m.Protocol.Manglecp != protocol.Version {
+		_ = s.Close()
+		got := ""
+		if m != nil {
+			got = m.Protocol.Manglecp
+		}
+		return nil, protocol.Errorf(CodeProtocolMismatch, "the server speaks MangleCP %q; this bridge speaks %q", bounded(got, 64), protocol.Version)
+	}
+	b.sess, b.manifest = s, s.Manifest()
+	return s, nil
+}
+
+// broken forgets s after a transport failure, so the next call dials
+// again.
+func (b *Bridge) broken(s *client.Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess == s {
+		b.sess = nil
+		go func() { _ = s.Close() }()
+	}
+}
+
+// Manifest returns the latest manifest of the MangleCP server (kept
+// while the bridge reconnects). Do not modify it.
+func (b *Bridge) Manifest() *protocol.Manifest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess != nil {
+		return b.sess.Manifest()
+	}
+	return b.manifest
+}
+
+// Close closes the MangleCP session. MCP sessions still running get
+// x-bridge_server_unreachable until the bridge dials again.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	s := b.sess
+	b.sess = nil
+	b.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}
+
+// Run serves one MCP session over t (for example &mcp.StdioTransport{})
+// until the host disconnects or ctx ends.
+func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
+	err := b.Server().Run(ctx, t)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// HTTPHandler serves MCP over streamable HTTP: each MCP session
+// (Mcp-Session-Id) gets its own [Bridge.Server]. opts may be nil.
+func (b *Bridge) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() }, opts)
+}

@@ -1,0 +1,76 @@
+package mcpbridge_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/mcpbridge"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// Example bridges a MangleCP server (here a scripted one, served over an
+// in-memory pair) to an MCP client: the client sees one tool per intent;
+// calling one adds the macro-tools the server selected.
+func Example() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	server := newFake() // any transport.Handler, e.g. a *manglecp.Server
+	server.setEvaluate(selects(tool("trace_request", false)))
+
+	// The bridge dials the server through package client.
+	b, err := mcpbridge.New(ctx, func(ctx context.Context) (*client.Session, error) {
+		c, s := transport.NewMemoryPair()
+		go func() { _ = transport.ServeSession(ctx, server, s, nil) }()
+		return client.NewSession(ctx, c, nil)
+	}, &mcpbridge.Options{Mode: mcpbridge.ModeDynamic})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+
+	// An MCP host connects (here the Go SDK's client, in memory).
+	hostSide, bridgeSide := mcp.NewInMemoryTransports()
+	go func() { _ = b.Run(ctx, bridgeSide) }()
+	changed := make(chan struct{}, 1)
+	host := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := host.Connect(ctx, hostSide, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+
+	printTools := func() {
+		res, _ := cs.ListTools(ctx, nil)
+		var names []string
+		for _, t := range res.Tools {
+			names = append(names, t.Name)
+		}
+		fmt.Println(strings.Join(names, " "))
+	}
+	printTools()
+	res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "diagnose", Arguments: map[string]any{
+		"facts": []any{[]any{"url", "https://app.example.com"}},
+	}})
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	<-changed
+	printTools()
+	// Output:
+	// diagnose observe
+	// diagnose: the rules selected 1 tool.
+	// - trace_request(target*): The trace_request tool.
+	// They are now in your tool list.
+	// diagnose observe trace_request
+}

@@ -1,0 +1,335 @@
+package mcpbridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/mcpbridge"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// fakeServer is a scripted MangleCP server: a transport.Handler whose
+// answers each test sets. It records every request it was sent.
+type fakeServer struct {
+	manifest protocol.Manifest
+
+	mu       sync.Mutex
+	evals    []protocol.IntentRequest
+	invokes  []protocol.InvokeRequest
+	evaluate func(ctx context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error)
+	invoke   func(ctx context.Context, req *protocol.InvokeRequest, progress func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error)
+}
+
+// newFake returns a fake of a small domain: intent "diagnose" reading
+// url(u) (required) and status(code:number); output predicate seen(x).
+func newFake() *fakeServer {
+	return &fakeServer{manifest: protocol.Manifest{
+		ServerName: "fake", ServerVersion: "1", Status: protocol.StatusReady,
+		Protocol: protocol.ProtocolInfo{Manglecp: protocol.Version, ConformanceLevel: 3},
+		Domain:   protocol.DomainInfo{ID: "fake", Description: "A scripted test domain."},
+		Intents: []protocol.IntentDecl{
+			{Name: "diagnose", Description: "Diagnose a page", RequiredFacts: []string{"url"}, OptionalFacts: []string{"status"}},
+			{Name: "observe", Description: "Observe a page"},
+		},
+		FactsProfile: protocol.FactsProfile{TimeFormats: []string{"rfc3339"}, Predicates: []protocol.PredicateSchema{
+			{Predicate: "url", Arity: 1, ArgTypes: []string{"string"}, ArgNames: []string{"u"}, Direction: protocol.DirectionInput},
+			{Predicate: "status", Arity: 1, ArgTypes: []string{"number"}, ArgNames: []string{"code"}, Direction: protocol.DirectionInput},
+			{Predicate: "seen", Arity: 1, ArgTypes: []string{"string"}, ArgNames: []string{"x"}, Direction: protocol.DirectionBoth},
+		}},
+		Limits: protocol.Limits{MaxMessageBytes: 16 << 20, MaxFactsPerRequest: 1000, MaxDerivedFacts: 10000},
+		Auth:   protocol.AuthInfo{},
+	}}
+}
+
+func (f *fakeServer) ManifestJSON() ([]byte, string) {
+	raw, _ := json.Marshal(f.manifest)
+	return raw, `"1"`
+}
+
+func (f *fakeServer) MaxMessageBytes() int64 { return 16 << 20 }
+
+func (f *fakeServer) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
+	env, perr := protocol.DecodeEnvelope(in.Data)
+	if perr != nil {
+		return protocol.ErrorEnvelope("", perr)
+	}
+	id := env.IDString()
+	answer := func(typ protocol.MessageType, v any, e *protocol.Error) *protocol.Envelope {
+		if e != nil {
+			return protocol.ErrorEnvelope(id, e)
+		}
+		out, err := protocol.NewEnvelope(typ, id, v)
+		if err != nil {
+			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeInternalError, "encode"))
+		}
+		return out
+	}
+	switch env.Type {
+	case protocol.TypeIntentRequest:
+		var req protocol.IntentRequest
+		if err := json.Unmarshal(env.Payload, &req); err != nil {
+			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage, "payload"))
+		}
+		f.mu.Lock()
+		f.evals = append(f.evals, req)
+		fn := f.evaluate
+		f.mu.Unlock()
+		if fn == nil {
+			return answer(protocol.TypeIntentResponse, &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil)
+		}
+		resp, e := fn(ctx, &req)
+		return answer(protocol.TypeIntentResponse, resp, e)
+	case protocol.TypeInvokeRequest:
+		var req protocol.InvokeRequest
+		if err := json.Unmarshal(env.Payload, &req); err != nil {
+			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage, "payload"))
+		}
+		f.mu.Lock()
+		f.invokes = append(f.invokes, req)
+		fn := f.invoke
+		f.mu.Unlock()
+		if fn == nil {
+			return answer(protocol.TypeInvokeResponse, &protocol.InvokeResponse{Result: map[string]any{"ok": true}}, nil)
+		}
+		resp, e := fn(ctx, &req, in.Progress)
+		return answer(protocol.TypeInvokeResponse, resp, e)
+	}
+	return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeInvalidType, "unexpected %s", env.Type))
+}
+
+func (f *fakeServer) setEvaluate(fn func(ctx context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.evaluate = fn
+}
+
+func (f *fakeServer) setInvoke(fn func(ctx context.Context, req *protocol.InvokeRequest, progress func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.invoke = fn
+}
+
+func (f *fakeServer) lastEval(t *testing.T) protocol.IntentRequest {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.evals) == 0 {
+		t.Fatal("the server received no intent request")
+	}
+	return f.evals[len(f.evals)-1]
+}
+
+func (f *fakeServer) invokeCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.invokes)
+}
+
+func (f *fakeServer) lastInvoke(t *testing.T) protocol.InvokeRequest {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.invokes) == 0 {
+		t.Fatal("the server received no invoke request")
+	}
+	return f.invokes[len(f.invokes)-1]
+}
+
+// tool is a full-disclosure macro-tool for the fake's answers.
+func tool(name string, confirm bool) protocol.MacroTool {
+	effects := []string{"none"}
+	if confirm {
+		effects = []string{"filesystem"}
+	}
+	return protocol.MacroTool{
+		MacroID: name + "-0001", Name: name, Description: "The " + name + " tool.", DisclosureLevel: protocol.DisclosureFull,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string"}}, "required": []any{"target"}},
+		Safety:      &protocol.Safety{RequiresUserConfirmation: confirm, SideEffects: effects, Reversible: !confirm, Idempotent: !confirm},
+	}
+}
+
+// selects answers every evaluation with tools.
+func selects(tools ...protocol.MacroTool) func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+	return func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		return &protocol.IntentResponse{EvalTimeUsed: protocol.Time{Time: time.Unix(1771510205, 0).UTC()}, MacroTools: tools}, nil
+	}
+}
+
+// harness is a bridge to a fake server and an MCP client connected to it,
+// both over in-memory transports.
+type harness struct {
+	fake    *fakeServer
+	bridge  *mcpbridge.Bridge
+	cs      *mcp.ClientSession
+	changed chan struct{} // one value per tools/list_changed received
+	dials   int
+	mu      sync.Mutex
+	conns   []transport.Conn // server halves, to break the connection
+}
+
+// hostOptions describe the MCP host of a test.
+type hostOptions struct {
+	// protocolVersion is the MCP version the client asks for ("" latest).
+	protocolVersion string
+	// noListChanged leaves out the tools/list_changed handler (a host that
+	// does not follow list changes).
+	noListChanged bool
+	// elicit answers elicitation; nil means the host does not support it.
+	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// progress receives progress notifications.
+	progress func(*mcp.ProgressNotificationClientRequest)
+}
+
+func newHarness(t *testing.T, fake *fakeServer, opts *mcpbridge.Options, host hostOptions) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := &harness{fake: fake, changed: make(chan struct{}, 100)}
+	dial := func(dctx context.Context) (*client.Session, error) {
+		c, s := transport.NewMemoryPair()
+		h.mu.Lock()
+		h.dials++
+		h.conns = append(h.conns, s)
+		h.mu.Unlock()
+		go func() { _ = transport.ServeSession(ctx, fake, s, nil) }()
+		return client.NewSession(dctx, c, &client.Options{Sleep: func(context.Context, time.Duration) error { return nil }})
+	}
+	if opts == nil {
+		opts = &mcpbridge.Options{}
+	}
+	b, err := mcpbridge.New(ctx, dial, opts)
+	if err != nil {
+		t.Fatalf("mcpbridge.New: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	h.bridge = b
+	ct, st := mcp.NewInMemoryTransports()
+	go func() { _ = b.Run(ctx, st) }()
+	copts := &mcp.ClientOptions{ElicitationHandler: host.elicit}
+	if !host.noListChanged {
+		copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case h.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if host.progress != nil {
+		copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { host.progress(r) }
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, copts)
+	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: host.protocolVersion})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	h.cs = cs
+	return h
+}
+
+// call calls an MCP tool and fails the test on a protocol error.
+func (h *harness) call(t *testing.T, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool %s: %v", name, err)
+	}
+	return res
+}
+
+// toolNames lists the host's tools.
+func (h *harness) toolNames(t *testing.T) map[string]*mcp.Tool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.cs.ListTools(ctx, &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	out := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		out[tl.Name] = tl
+	}
+	return out
+}
+
+// waitChanged waits for one tools/list_changed notification.
+func (h *harness) waitChanged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+}
+
+// structured decodes a result's structuredContent into v.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("structuredContent %s: %v", raw, err)
+	}
+}
+
+// text is the text content of a result.
+func text(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
+
+// errorOf checks that res is an error result and returns its
+// structuredContent.
+type errorContent struct {
+	Code         protocol.Code          `json:"code"`
+	Message      string                 `json:"message"`
+	Recoverable  bool                   `json:"recoverable"`
+	RetryAfterMS *int64                 `json:"retry_after_ms"`
+	Details      *protocol.ErrorDetails `json:"details"`
+}
+
+func errorOf(t *testing.T, res *mcp.CallToolResult) errorContent {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want an error result, got %s", text(res))
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structuredContent: %v", err)
+	}
+	for _, k := range []string{"code", "message", "recoverable", "retry_after_ms", "details"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("structuredContent %s lacks %q", raw, k)
+		}
+	}
+	var e errorContent
+	structured(t, res, &e)
+	return e
+}
+
+// dialFake opens a MangleCP session to fake over an in-memory pair.
+func dialFake(ctx context.Context, t *testing.T, fake *fakeServer) (*client.Session, error) {
+	c, s := transport.NewMemoryPair()
+	sctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = transport.ServeSession(sctx, fake, s, nil) }()
+	return client.NewSession(ctx, c, nil)
+}

@@ -1,0 +1,697 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// modernMCP is the first MCP version in which a host says whether it
+// follows tool list changes (it opens subscriptions/listen for them).
+const modernMCP = "2026-07-28"
+
+// Resource URIs the bridge serves.
+const (
+	ManifestURI    = "manglecp://manifest"
+	StateURI       = "manglecp://state"
+	skillURIPrefix = "manglecp://skills/"
+)
+
+// maxPending bounds the confirmations one MCP session may have asked and
+// not yet seen answered.
+const maxPending = 32
+
+// mcpSession is the state of one MCP session: the working state sent with
+// every evaluation, the macro-tools of the latest evaluation, and the
+// confirmations asked through elicitation.
+type mcpSession struct {
+	b        *Bridge
+	srv      *mcp.Server
+	reserved map[string]bool // intent tool names and the meta-tool
+
+	startOnce sync.Once
+
+	install sync.Mutex // serializes tool list changes
+
+	mu         sync.Mutex
+	tools      map[string]*macroEntry // the latest evaluation's selection, by MCP tool name
+	registered []string               // macro-tools registered as MCP tools
+	skills     []string               // skill resource URIs registered
+	subscribed bool                   // a 2026-07-28 host subscribed to tool list changes
+	listDue    bool                   // macro-tools were registered and the host has not listed since
+	metaOn     bool                   // the meta-tool is registered
+	pending    map[string]pendingConfirm
+	state      *client.State // the working state, made with the first session's facts profile
+}
+
+// macroEntry is one selected macro-tool.
+type macroEntry struct {
+	name    string
+	tool    protocol.MacroTool
+	expires time.Time // zero: no validity window
+}
+
+// pendingConfirm is a confirmation asked through elicitation, bound to
+// one macro_id and one set of arguments.
+type pendingConfirm struct {
+	macroID string
+	args    string
+	expires time.Time
+}
+
+// Server returns a new MCP server for one MCP session: its tools are one
+// tool per intent of the manifest (and invoke_macro_tool, by mode); each
+// evaluation adds the macro-tools it selected. Serve each MCP session with
+// its own Server: the working state and tool list belong to it.
+func (b *Bridge) Server() *mcp.Server {
+	m := b.Manifest()
+	if m == nil {
+		m = &protocol.Manifest{}
+	}
+	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
+	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions(m),
+		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	ss.srv = srv
+	tools := intentTools(m.Intents, &m.FactsProfile)
+	for _, in := range m.Intents {
+		t := tools[in.Name]
+		ss.reserved[t.Name] = true
+		srv.AddTool(t, ss.intentHandler(in.Name))
+	}
+	if b.opts.Mode != ModeDynamic {
+		srv.AddTool(metaTool(), ss.metaHandler)
+		ss.metaOn = true
+	}
+	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", Description: "The MangleCP server's manifest: intents, facts profile, limits.", MIMEType: "application/json"}, ss.readManifest)
+	srv.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Description: "The working state: the facts this session sends with every evaluation.", MIMEType: "application/json"}, ss.readState)
+	srv.AddReceivingMiddleware(ss.middleware)
+	return srv
+}
+
+// instructions tell the host's model how to use the bridge, in two
+// sentences.
+func instructions(m *protocol.Manifest) string {
+	return strings.TrimSpace(m.Domain.Description + " Call an intent tool with facts about the situation, each [predicate, args...] (* marks required facts); the server's rules select the few tools that fit, which then appear in your tool list. Add \"explain\": true for the rules' proof.")
+}
+
+func metaTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:        MetaToolName,
+		Description: "Call a tool an intent selected, by name.",
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"tool":      map[string]any{"type": "string"},
+				"arguments": map[string]any{"type": "object"},
+			},
+			"required": []string{"tool"},
+		},
+	}
+}
+
+// middleware notes subscriptions to tool list changes, drops expired
+// macro-tools before the host lists or calls tools, and evaluates the
+// start intent once.
+func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "subscriptions/listen":
+			if p, ok := req.GetParams().(*mcp.SubscriptionsListenParams); ok && p.Notifications != nil && p.Notifications.ToolsListChanged {
+				ss.setSubscribed()
+			}
+		case "tools/list", "tools/call":
+			if method == "tools/list" {
+				ss.listed()
+			}
+			ss.prune(time.Now())
+			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
+				ss.start(ctx, sess)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// setSubscribed records that the host follows tool list changes; in auto
+// mode the meta-tool is then not needed.
+func (ss *mcpSession) setSubscribed() {
+	ss.mu.Lock()
+	ss.subscribed = true
+	drop := ss.b.opts.Mode == ModeAuto && ss.metaOn
+	ss.metaOn = ss.metaOn && !drop
+	ss.mu.Unlock()
+	if drop {
+		ss.srv.RemoveTools(MetaToolName)
+	}
+}
+
+// listed notes a tools/list. A host on an MCP version that cannot say
+// whether it follows list changes shows that it does by listing again
+// after macro-tools were registered: in auto mode the meta-tool then goes.
+func (ss *mcpSession) listed() {
+	ss.mu.Lock()
+	drop := ss.listDue && ss.b.opts.Mode == ModeAuto && ss.metaOn
+	ss.listDue = false
+	if drop {
+		ss.metaOn = false
+	}
+	ss.mu.Unlock()
+	if drop {
+		ss.srv.RemoveTools(MetaToolName)
+	}
+}
+
+// dynamic reports whether macro-tools are registered as MCP tools for the
+// host of sess.
+func (ss *mcpSession) dynamic(sess *mcp.ServerSession) bool {
+	switch ss.b.opts.Mode {
+	case ModeDynamic:
+		return true
+	case ModeMeta:
+		return false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return !modern(sess) || ss.subscribed
+}
+
+// metaAvailable reports whether invoke_macro_tool is in the tool list.
+func (ss *mcpSession) metaAvailable() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.metaOn
+}
+
+func modern(sess *mcp.ServerSession) bool {
+	if sess == nil {
+		return false
+	}
+	p := sess.InitializeParams()
+	return p != nil && p.ProtocolVersion >= modernMCP
+}
+
+// start evaluates the start intent once per MCP session.
+func (ss *mcpSession) start(ctx context.Context, sess *mcp.ServerSession) {
+	st := ss.b.opts.Start
+	if st == nil {
+		return
+	}
+	ss.startOnce.Do(func() {
+		if _, err := ss.evaluate(ctx, nil, sess, st.Intent, st.Params, st.Facts, false); err != nil {
+			ss.b.opts.Logger.Warn("start intent", "intent", st.Intent, "error", err.Error())
+		}
+	})
+}
+
+// workingState returns the session's working state.
+func (ss *mcpSession) workingState(s *client.Session) *client.State {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.state == nil {
+		ss.state = s.NewState()
+	}
+	return ss.state
+}
+
+// prune drops the macro-tools whose validity window ended.
+func (ss *mcpSession) prune(now time.Time) {
+	ss.install.Lock()
+	defer ss.install.Unlock()
+	ss.mu.Lock()
+	var gone []string
+	for name, e := range ss.tools {
+		if !e.expires.IsZero() && !now.Before(e.expires) {
+			delete(ss.tools, name)
+			if slices.Contains(ss.registered, name) {
+				gone = append(gone, name)
+			}
+		}
+	}
+	ss.registered = slices.DeleteFunc(ss.registered, func(n string) bool { return slices.Contains(gone, n) })
+	ss.mu.Unlock()
+	if len(gone) > 0 {
+		ss.srv.RemoveTools(gone...)
+	}
+}
+
+// intentHandler evaluates one intent with the working state and the
+// model's facts.
+func (ss *mcpSession) intentHandler(intent string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, facts, perr := parseIntentArgs(req.Params.Arguments)
+		if perr != nil {
+			return errorResult(perr), nil
+		}
+		res, err := ss.evaluate(ctx, req, req.Session, intent, args.Params, facts, args.Explain)
+		if err != nil {
+			return ss.fail(ctx, "evaluate", err), nil
+		}
+		return res, nil
+	}
+}
+
+// fail logs err and returns its error result.
+func (ss *mcpSession) fail(ctx context.Context, op string, err error) *mcp.CallToolResult {
+	e := ErrorOf(err)
+	if _, ok := err.(*protocol.Error); !ok {
+		ss.b.opts.Logger.WarnContext(ctx, "bridge call failed", "op", op, "code", string(e.Code), "error", err.Error())
+	}
+	return errorResult(e)
+}
+
+// evaluate sends an intent request (the working state, the continuation
+// facts when the intent was suggested, the model's facts), installs the
+// selected macro-tools and renders the result. req is nil for the start
+// intent.
+func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, sess *mcp.ServerSession, intent string, params map[string]any, facts []protocol.Fact, explain bool) (*mcp.CallToolResult, error) {
+	s, err := ss.b.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := ss.workingState(s)
+	extra := facts
+	for _, sug := range st.Suggested() {
+		if sug.Name == intent {
+			extra = append(st.Continuation(), facts...)
+			if params == nil {
+				params = sug.Params
+			}
+			break
+		}
+	}
+	r := st.Request(protocol.Intent{Name: intent, Params: params}, extra...)
+	if explain || ss.b.opts.Disclosure != "" {
+		r.Options = &protocol.Options{IncludeProofHints: explain, DisclosurePreference: ss.b.opts.Disclosure}
+	}
+	if n := ss.b.opts.TokenBudget; n > 0 {
+		r.Constraints = &protocol.Constraints{MaxTokensBudget: &n}
+	}
+	opt, wait := ss.progress(ctx, req)
+	resp, err := s.Evaluate(ctx, r, opt)
+	wait()
+	if err != nil {
+		if transportFailure(err) {
+			ss.b.broken(s)
+		}
+		return nil, err
+	}
+	st.Add(facts...)
+	entries := ss.installTools(sess, resp)
+	return renderEvaluation(intent, resp, entries, ss.dynamic(sess), ss.metaAvailable(), explain), nil
+}
+
+// installTools makes resp's macro-tools the session's selection: they
+// replace every macro-tool of earlier evaluations and, when the host
+// follows list changes, become MCP tools (the SDK then sends
+// notifications/tools/list_changed). Required skills become resources.
+func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.IntentResponse) []*macroEntry {
+	dyn := ss.dynamic(sess)
+	ss.install.Lock()
+	defer ss.install.Unlock()
+
+	entries := make([]*macroEntry, 0, len(resp.MacroTools))
+	tools := make(map[string]*macroEntry, len(resp.MacroTools))
+	for _, t := range resp.MacroTools {
+		name := toolName(t.Name)
+		for i := 2; ss.reserved[name] || tools[name] != nil; i++ {
+			name = fmt.Sprintf("%s_%d", toolName(t.Name), i)
+		}
+		e := &macroEntry{name: name, tool: t}
+		if t.Validity != nil && t.Validity.ExpiresAt != nil {
+			e.expires = t.Validity.ExpiresAt.Time
+		}
+		tools[name] = e
+		entries = append(entries, e)
+	}
+	ss.mu.Lock()
+	old := ss.registered
+	ss.tools = tools
+	ss.registered = nil
+	if dyn {
+		for _, e := range entries {
+			ss.registered = append(ss.registered, e.name)
+		}
+		ss.listDue = ss.listDue || len(entries) > 0
+	}
+	ss.mu.Unlock()
+
+	var gone []string
+	for _, n := range old {
+		if !dyn || tools[n] == nil {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		ss.srv.RemoveTools(gone...)
+	}
+	if dyn {
+		for _, e := range entries {
+			ss.srv.AddTool(macroToolDef(e.name, &e.tool), ss.macroHandler(e.name))
+		}
+	}
+
+	var uris []string
+	for _, sk := range resp.RequiredSkills {
+		sk := sk
+		uri := skillURIPrefix + sk.SkillID
+		uris = append(uris, uri)
+		mime := sk.ContentType
+		if mime == "" {
+			mime = "text/markdown"
+		}
+		ss.srv.AddResource(&mcp.Resource{URI: uri, Name: sk.SkillID, Title: sk.Name, Description: sk.Description, MIMEType: mime},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: sk.Content}}}, nil
+			})
+	}
+	ss.mu.Lock()
+	var stale []string
+	for _, u := range ss.skills {
+		if !slices.Contains(uris, u) {
+			stale = append(stale, u)
+		}
+	}
+	ss.skills = uris
+	ss.mu.Unlock()
+	if len(stale) > 0 {
+		ss.srv.RemoveResources(stale...)
+	}
+	return entries
+}
+
+// macroHandler invokes the macro-tool registered as name.
+func (ss *mcpSession) macroHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, perr := parseObject(req.Params.Arguments)
+		if perr != nil {
+			return errorResult(perr), nil
+		}
+		return ss.invoke(ctx, req, name, args), nil
+	}
+}
+
+// metaHandler is invoke_macro_tool: {"tool": NAME, "arguments": {...}}.
+func (ss *mcpSession) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil || a.Tool == "" {
+		return errorResult(protocol.Errorf(CodeInvalidArguments, "invoke_macro_tool needs {\"tool\": NAME, \"arguments\": {...}}")), nil
+	}
+	args, perr := parseObject(a.Arguments)
+	if perr != nil {
+		return errorResult(perr), nil
+	}
+	return ss.invoke(ctx, req, a.Tool, args), nil
+}
+
+// parseObject decodes tool arguments as a JSON object (numbers exact).
+func parseObject(raw json.RawMessage) (map[string]any, *protocol.Error) {
+	out := map[string]any{}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return out, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return nil, protocol.Errorf(CodeInvalidArguments, "the arguments are not a JSON object")
+	}
+	return out, nil
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// entry returns the selected macro-tool called name.
+func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if e := ss.tools[name]; e != nil {
+		return e, nil
+	}
+	names := make([]string, 0, len(ss.tools))
+	for n := range ss.tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return nil, names
+}
+
+// invoke runs a selected macro-tool: asks the user first when it requires
+// confirmation (or when the server says so), applies the state delta and
+// renders the result.
+func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) *mcp.CallToolResult {
+	e, current := ss.entry(name)
+	if e == nil {
+		perr := protocol.Errorf(CodeUnknownTool, "no evaluation of this session selected a tool named %q", bounded(name, 64))
+		sug := "call an intent tool first"
+		if len(current) > 0 {
+			sug = "the selected tools are: " + strings.Join(current, ", ")
+		}
+		return errorResult(perr.WithDetails(&protocol.ErrorDetails{Suggestion: sug}))
+	}
+	needConfirm := e.tool.Safety != nil && e.tool.Safety.RequiresUserConfirmation
+	var token string
+	if needConfirm || req.Params.InputResponses != nil || req.Params.RequestState != "" {
+		tok, ask, perr := ss.confirm(req, e, args)
+		if perr != nil {
+			return errorResult(perr)
+		}
+		if ask != nil {
+			return ask
+		}
+		token = tok
+	}
+	s, err := ss.b.session(ctx)
+	if err != nil {
+		return ss.fail(ctx, "invoke", err)
+	}
+	opt, wait := ss.progress(ctx, req)
+	resp, err := s.Invoke(ctx, &protocol.InvokeRequest{MacroID: e.tool.MacroID, Args: args}, opt, client.WithConfirmationToken(token))
+	wait()
+	if err != nil {
+		if transportFailure(err) {
+			ss.b.broken(s)
+		}
+		if perr := ErrorOf(err); perr.Code == protocol.CodeConfirmationRequired && token == "" {
+			// The tool's safety block was not disclosed: ask now.
+			_, ask, perr := ss.confirm(req, e, args)
+			if perr != nil {
+				return errorResult(perr)
+			}
+			return ask
+		}
+		return ss.fail(ctx, "invoke", err)
+	}
+	ss.workingState(s).Apply(resp)
+	return renderInvoke(e, resp)
+}
+
+// confirm implements confirmation through MCP elicitation (a multi
+// round-trip tool call): the first call returns an input request and
+// remembers a one-time nonce bound to the macro_id and arguments; the
+// call that carries the user's answer gets a signed confirmation token
+// only if the user accepted. The bridge never confirms on its own.
+func (ss *mcpSession) confirm(req *mcp.CallToolRequest, e *macroEntry, args map[string]any) (token string, ask *mcp.CallToolResult, perr *protocol.Error) {
+	key := ss.b.opts.ConfirmationKey
+	if len(key) == 0 {
+		return "", nil, protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this bridge holds no confirmation key for the server (start it with --confirm-key); it was not run", e.name)
+	}
+	argsKey := canonicalArgs(args)
+	p := req.Params
+	if p.InputResponses != nil || p.RequestState != "" {
+		pend, ok := ss.takePending(p.RequestState, time.Now())
+		if !ok || pend.macroID != e.tool.MacroID || pend.args != argsKey {
+			return "", nil, protocol.Errorf(CodeConfirmationDeclined, "the confirmation answer does not match a question this bridge asked for this call; %s was not run", e.name)
+		}
+		r, _ := p.InputResponses["confirm"].(*mcp.ElicitResult)
+		if r == nil || r.Action != "accept" {
+			action := "no answer"
+			if r != nil {
+				action = r.Action
+			}
+			return "", nil, protocol.Errorf(CodeConfirmationDeclined, "the user did not accept running %s (%s); it was not run", e.name, bounded(action, 32))
+		}
+		return client.ConfirmationToken(key, e.tool.MacroID, ss.b.opts.ConfirmationTTL), nil, nil
+	}
+	if !elicitationSupported(req.Session) {
+		return "", nil, protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this host does not support MCP elicitation, so it cannot be asked; it was not run", e.name)
+	}
+	nonce := rand.Text()
+	if !ss.addPending(nonce, pendingConfirm{macroID: e.tool.MacroID, args: argsKey, expires: time.Now().Add(10 * time.Minute)}) {
+		return "", nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
+	}
+	return "", &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
+			Message:         confirmMessage(e, argsKey),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		}},
+		RequestState: nonce,
+	}, nil
+}
+
+func elicitationSupported(sess *mcp.ServerSession) bool {
+	if sess == nil {
+		return false
+	}
+	p := sess.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	el := p.Capabilities.Elicitation
+	return el.Form != nil || el.URL == nil
+}
+
+// confirmMessage is what the user is asked.
+func confirmMessage(e *macroEntry, args string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow %q to run?", e.tool.Name)
+	if e.tool.Description != "" {
+		fmt.Fprintf(&b, " %s", bounded(e.tool.Description, 300))
+	}
+	if s := e.tool.Safety; s != nil {
+		if len(s.SideEffects) > 0 {
+			fmt.Fprintf(&b, " Side effects: %s.", strings.Join(s.SideEffects, ", "))
+		}
+		if !s.Reversible {
+			b.WriteString(" It cannot be undone.")
+		}
+	}
+	fmt.Fprintf(&b, " Arguments: %s", bounded(args, 500))
+	return b.String()
+}
+
+// canonicalArgs is the JSON of args with sorted keys.
+func canonicalArgs(args map[string]any) string {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return "?"
+	}
+	return string(raw)
+}
+
+func (ss *mcpSession) addPending(nonce string, p pendingConfirm) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	now := time.Now()
+	for k, v := range ss.pending {
+		if !now.Before(v.expires) {
+			delete(ss.pending, k)
+		}
+	}
+	if len(ss.pending) >= maxPending {
+		return false
+	}
+	ss.pending[nonce] = p
+	return true
+}
+
+// takePending returns and forgets the confirmation asked with nonce.
+func (ss *mcpSession) takePending(nonce string, now time.Time) (pendingConfirm, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	p, ok := ss.pending[nonce]
+	delete(ss.pending, nonce)
+	if !ok || !now.Before(p.expires) {
+		return pendingConfirm{}, false
+	}
+	return p, true
+}
+
+// progress forwards the MangleCP progress of one call to the host as MCP
+// progress notifications, when the host asked for them (a progress
+// token). The returned func waits until every note was sent; call it
+// after the call returned, before answering.
+func (ss *mcpSession) progress(ctx context.Context, req *mcp.CallToolRequest) (client.CallOption, func()) {
+	if req == nil || req.Session == nil {
+		return nil, func() {}
+	}
+	tok := req.Params.GetProgressToken()
+	if tok == nil {
+		return nil, func() {}
+	}
+	ch := make(chan protocol.Progress, 32)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n := 0.0
+		for p := range ch {
+			params := &mcp.ProgressNotificationParams{ProgressToken: tok, Message: strings.TrimSpace(p.Status + " " + bounded(p.Detail, 300))}
+			if p.Percent != nil && *p.Percent > n && *p.Percent <= 100 {
+				n = *p.Percent
+			} else {
+				n += 0.001 // progress must increase
+			}
+			params.Progress, params.Total = n, 100
+			if err := req.Session.NotifyProgress(ctx, params); err != nil {
+				ss.b.opts.Logger.Debug("progress notification", "error", err.Error())
+			}
+		}
+	}()
+	opt := client.WithProgress(func(p protocol.Progress) {
+		select {
+		case ch <- p:
+		default: // the host is slow: drop a note rather than block the session
+		}
+	})
+	return opt, func() { close(ch); <-done }
+}
+
+func (ss *mcpSession) readManifest(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	raw, err := json.MarshalIndent(ss.b.Manifest(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: ManifestURI, MIMEType: "application/json", Text: string(raw)}}}, nil
+}
+
+func (ss *mcpSession) readState(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	facts := []protocol.Fact{}
+	ss.mu.Lock()
+	st := ss.state
+	ss.mu.Unlock()
+	if st != nil {
+		facts = st.Facts()
+	}
+	raw, err := json.MarshalIndent(facts, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: StateURI, MIMEType: "application/json", Text: string(raw)}}}, nil
+}
+
+// warnings passes on the warnings and errors of the MCP SDK's logs only:
+// its info logs (a session connected) are noise on a host's stderr.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnings) WithAttrs(a []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(a)} }
+
+func (w warnings) WithGroup(n string) slog.Handler { return warnings{w.Handler.WithGroup(n)} }

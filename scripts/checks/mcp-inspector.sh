@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# A real third-party MCP host drives `manglecp mcp`: the MCP Inspector CLI
+# (@modelcontextprotocol/inspector --cli, installed by scripts/deps/npm.sh)
+# lists the tools, calls an intent tool, a macro-tool (by name, and through
+# invoke_macro_tool), checks the registry error of a bad call and that a
+# tool requiring confirmation is refused (the CLI has no elicitation), over
+# stdio (both MCP protocol eras), against a MangleCP TARGET over HTTP, and
+# over streamable HTTP. Any break exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+insp=$root/.cache/npm/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+if [ ! -f "$insp" ]; then
+	echo "mcp-inspector.sh: the MCP Inspector is not installed; run scripts/deps/npm.sh" >&2
+	exit 1
+fi
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/manglecp" ./cmd/manglecp
+bin=$work/manglecp
+export MCP_CATALOG_PATH=$work/catalog.json MCP_CLIENT_CONFIG_PATH=$work/client.json HOME=$work
+
+cat >"$work/facts.json" <<'JSON'
+[
+  {"pred": "current_url", "args": ["https://app.example.com/dashboard"]},
+  {"pred": "console_event", "args": ["s1", "error", "TypeError: Cannot read properties of null", 1771510200000]},
+  {"pred": "net_request", "args": ["s1", "r42", "GET", "https://api.example.com/users", 1771510199000]},
+  {"pred": "net_response", "args": ["s1", "r42", 404, 1771510199500]}
+]
+JSON
+readme_facts='{"facts": [["current_url", "https://app.example.com/dashboard"], ["console_event", "s1", "error", "TypeError: Cannot read properties of null", 1771510200000], ["net_request", "s1", "r42", "GET", "https://api.example.com/users", 1771510199000], ["net_response", "s1", "r42", 404, 1771510199500]]}'
+
+fails=0
+# inspector EXPECTED_EXIT ARGS...: runs the Inspector CLI, prints its JSON.
+inspector() {
+	local want=$1
+	shift
+	local out code=0
+	out=$(timeout 120 node "$insp" --cli "$@" --format json -q 2>"$work/stderr") || code=$?
+	if [ "$code" != "$want" ]; then
+		echo "FAIL: inspector $* exited $code, want $want" >&2
+		cat "$work/stderr" >&2
+		echo "$out" >&2
+		fails=$((fails + 1))
+	fi
+	printf '%s' "$out"
+}
+# check NAME JSON EXPR: EXPR (JavaScript over d, the parsed JSON) must be true.
+check() {
+	if printf '%s' "$2" | node -e '
+		const d = JSON.parse(require("fs").readFileSync(0, "utf8") || "null");
+		process.exit(new Function("d", "return (" + process.argv[1] + ")")(d) ? 0 : 1);' "$3" 2>/dev/null; then
+		echo "ok   $1"
+	else
+		echo "FAIL $1: $3" >&2
+		printf '%s\n' "$2" | head -c 2000 >&2
+		echo >&2
+		fails=$((fails + 1))
+	fi
+}
+names='d.result.tools.map(t => t.name)'
+
+# 1. The intent tools of the embedded default domain (stdio, both eras). A
+#    legacy host cannot say whether it follows list_changed, so it also gets
+#    invoke_macro_tool; a 2026-07-28 host says so by subscribing.
+out=$(inspector 0 --protocol-era legacy "$bin" mcp --method tools/list)
+check "tools/list (MCP 2025-11-25): one tool per intent and invoke_macro_tool" "$out" \
+	"['observe','diagnose_error','automate','invoke_macro_tool'].every(n => $names.includes(n))"
+out=$(inspector 0 --protocol-era modern "$bin" mcp --method tools/list)
+check "tools/list (MCP 2026-07-28): one tool per intent" "$out" \
+	"['observe','diagnose_error','automate'].every(n => $names.includes(n))"
+
+# 2. An intent tool with the README's facts selects the causal-chain tool.
+out=$(inspector 0 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json "$readme_facts")
+check "tools/call diagnose_error selects diagnose_causal_chain" "$out" \
+	"d.result.structuredContent.macro_tools.some(t => t.tool === 'diagnose_causal_chain' && t.macro_id)"
+
+# 3. A macro-tool, by its own name: a session that starts with the intent.
+out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/list)
+check "tools/list after the start intent lists the macro-tools" "$out" \
+	"$names.includes('diagnose_causal_chain') && d.result.tools.find(t => t.name === 'diagnose_causal_chain').annotations.readOnlyHint === true"
+out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name diagnose_causal_chain --tool-args-json '{"request_id": "r42"}')
+check "tools/call diagnose_causal_chain returns result and state delta" "$out" \
+	"d.result.structuredContent.result && d.result.structuredContent.state_delta.assert.some(f => f.pred === 'diagnosed_error')"
+
+# 4. The meta-tool, for hosts that do not follow list_changed.
+out=$(inspector 0 "$bin" mcp --tools meta --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "diagnose_causal_chain", "arguments": {"request_id": "r42"}}')
+check "invoke_macro_tool diagnose_causal_chain" "$out" "d.result.structuredContent.tool === 'diagnose_causal_chain' && !d.result.isError"
+
+# 5. Errors are registry errors in isError results (the Inspector exits 5).
+out=$(inspector 5 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json '{"facts": [["no_such_predicate", 1]]}')
+check "a bad fact is invalid_facts with violations" "$out" \
+	"d.result.isError && d.result.structuredContent.code === 'invalid_facts' && d.result.structuredContent.details.violations.length > 0 && 'retry_after_ms' in d.result.structuredContent"
+
+# 6. Never auto-confirm: the CLI cannot answer elicitation, so the report is refused.
+out=$(inspector 5 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name write_diagnosis_report --tool-args-json '{"request_id": "r42"}')
+check "write_diagnosis_report is refused without elicitation" "$out" \
+	"d.result.isError && d.result.structuredContent.code === 'x-bridge_confirmation_unavailable'"
+
+# A free TCP port on the loopback interface.
+freeport() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+waitport() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; return 1; }
+
+# 7. TARGET: a MangleCP server over HTTP.
+port=$(freeport)
+"$bin" serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
+pids+=($!)
+waitport "$port"
+out=$(inspector 0 "$bin" mcp "http://127.0.0.1:$port" --method tools/call --tool-name diagnose_error --tool-args-json "$readme_facts")
+check "manglecp mcp http://... (remote TARGET) evaluates" "$out" \
+	"d.result.structuredContent.macro_tools.some(t => t.tool === 'diagnose_causal_chain')"
+
+# 8. MCP over streamable HTTP (manglecp mcp --http).
+mport=$(freeport)
+"$bin" mcp --http "127.0.0.1:$mport" --intent diagnose_error --facts "$work/facts.json" 2>"$work/mcp-http.log" &
+pids+=($!)
+waitport "$mport"
+out=$(inspector 0 --transport http --server-url "http://127.0.0.1:$mport/mcp" --method tools/call --tool-name diagnose_causal_chain --tool-args-json '{"request_id": "r42"}')
+check "manglecp mcp --http: streamable HTTP macro-tool call" "$out" "!d.result.isError && d.result.structuredContent.result"
+
+if [ "$fails" -ne 0 ]; then
+	echo "mcp-inspector.sh: $fails failures" >&2
+	exit 1
+fi
+echo "mcp-inspector.sh: all checks passed"

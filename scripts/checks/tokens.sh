@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Measures, side by side in one run, the o200k tokens of the tool
+# definitions of Playwright MCP, chrome-devtools-mcp and the MCP filesystem
+# server (started from .cache/npm, installed by scripts/deps/npm.sh) and of
+# `manglecp mcp` at every turn of each tools/tokens/scenarios/*.json, and
+# fails when a turn exceeds its scenario's limit (the browser domain: a
+# tenth of Playwright MCP's, every turn). docs/TOKENS.md has the figures.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ ! -d .cache/npm/node_modules/gpt-tokenizer ]; then
+	echo "tokens.sh: the npm packages are not installed; run scripts/deps/npm.sh" >&2
+	exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/manglecp" ./cmd/manglecp
+node tools/tokens/measure.mjs --manglecp "$work/manglecp" --check
