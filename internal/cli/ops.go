@@ -103,6 +103,7 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 			o.close(ctx)
 			return nil, errors.New("--store redis: replicas must share the confirmation key; set confirmation_key in --config or MANGLECP_CONFIRMATION_KEY (at least 16 characters)")
 		}
+		redisstore.SetLogger(logger)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		st, err := redisstore.New(cctx, redisstore.Options{URL: f.store, MaxBytes: opts.MacroCacheBytes})

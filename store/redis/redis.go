@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -73,6 +74,18 @@ func New(ctx context.Context, o Options) (*Store, error) {
 }
 
 func redactedAddr(o *goredis.Options) string { return fmt.Sprintf("%s db %d", o.Addr, o.DB) }
+
+// SetLogger sends the Redis client's own messages (connection pool
+// trouble, reconnects) to logger at warn level instead of the standard
+// log package. The client's logger is process-wide: a program calls this
+// once, at start-up.
+func SetLogger(logger *slog.Logger) { goredis.SetLogger(slogAdapter{logger}) }
+
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Printf(ctx context.Context, format string, v ...any) {
+	a.l.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
+}
 
 // Close closes the connections.
 func (s *Store) Close() error { return s.c.Close() }
