@@ -25,6 +25,12 @@ type Domain struct {
 	// External maps external predicate names to the Go code that computes
 	// their facts for each request (Spec 04 section 3.2.8).
 	External map[string]External
+	// Samples holds sample requests of the domain: *.json files at its
+	// root, each an intent_request envelope. [Server.Reload] evaluates them
+	// on new rules and keeps the old rules when one fails (status degraded);
+	// `manglecp check` reports such a failure as an error. They should
+	// reach the domain's rules the way real requests do. Nil: no samples.
+	Samples fs.FS
 	// Codes are the domain's own error codes ("x-name", Spec 09 section
 	// 3.2), registered with the server's registry at construction:
 	// [NewServer] fails when a code is registered twice or is malformed.

@@ -72,24 +72,20 @@ func (s *Server) computeExternal(ctx context.Context, ev *evaluation) ([]protoco
 	return out, nil
 }
 
-// acquireSlot waits at most QueueTimeout for an evaluation slot.
-func (s *Server) acquireSlot(ctx context.Context) error {
-	select {
-	case s.evalSlots <- struct{}{}:
-		return nil
-	default:
+// acquireSlot waits at most QueueTimeout for an evaluation slot, shared
+// fairly between callers (see fairSlots). It returns the function that
+// gives the slot back.
+func (s *Server) acquireSlot(ctx context.Context) (release func(), err error) {
+	key := callerFrom(ctx).shareKey()
+	if err := s.slots.acquire(ctx, key, s.opts.QueueTimeout); err != nil {
+		var full errNoSlot
+		if errors.As(err, &full) {
+			return nil, protocol.Errorf(protocol.CodeRateLimited, "no evaluation slot became free for this caller in time (at most %d evaluations run at once, %d per caller)", s.slots.capacity, s.slots.perKey).
+				WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
+		}
+		return nil, s.kernelContextError(ctx)
 	}
-	t := time.NewTimer(s.opts.QueueTimeout)
-	defer t.Stop()
-	select {
-	case s.evalSlots <- struct{}{}:
-		return nil
-	case <-t.C:
-		return protocol.Errorf(protocol.CodeRateLimited, "the server is at its limit of %d concurrent evaluations", cap(s.evalSlots)).
-			WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
-	case <-ctx.Done():
-		return s.kernelContextError(ctx)
-	}
+	return func() { s.slots.release(key) }, nil
 }
 
 // kernelContextError is the registry error for a context that ended
@@ -103,15 +99,18 @@ func (s *Server) kernelContextError(ctx context.Context) error {
 
 func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
 	start := time.Now()
+	// The slot comes first: decoding and validating up to max_facts_per_request
+	// facts is work too, and a caller over its share must not get it done.
+	release, err := s.acquireSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	prog := s.prog.Load()
 	ev, perr := s.decodeIntent(prog, env)
 	if perr != nil {
 		return nil, perr
 	}
-	if err := s.acquireSlot(ctx); err != nil {
-		return nil, err
-	}
-	defer func() { <-s.evalSlots }()
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	external, err := s.computeExternal(ctx, ev)
@@ -134,6 +133,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Facts:               ev.facts,
 		EvalTime:            ev.evalTime,
 		MaxFactsCreated:     budget,
+		MaxWork:             s.opts.Limits.MaxEvaluationWork,
 		MaxIntervalsPerAtom: ev.maxInterval,
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,

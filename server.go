@@ -38,6 +38,7 @@ type Server struct {
 	// entirely by one rule version.
 	prog    atomic.Pointer[kernel.Program]
 	actions map[string]ActionSpec
+	samples []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store
@@ -53,9 +54,10 @@ type Server struct {
 
 	nextID atomic.Uint64
 
-	// evalSlots bounds concurrent evaluations; a request that cannot get a
-	// slot within Options.QueueTimeout is refused (rate_limited).
-	evalSlots chan struct{}
+	// slots bounds concurrent evaluations, shared fairly between callers; a
+	// request that cannot get a slot within Options.QueueTimeout is refused
+	// (rate_limited).
+	slots *fairSlots
 
 	oauth *oauthVerifier
 
@@ -88,6 +90,10 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	samples, err := readSamples(d.Samples)
+	if err != nil {
+		return nil, err
+	}
 	key := o.ConfirmationKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -100,17 +106,18 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		store = newMemoryStore(o.MacroCacheBytes, o.Now)
 	}
 	s := &Server{
-		opts:      o,
-		domain:    d,
-		registry:  reg,
-		actions:   d.Actions,
-		store:     store,
-		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
-		log:       o.Logger,
-		tracer:    newTracer(o.TracerProvider),
-		evalSlots: make(chan struct{}, o.MaxConcurrentEvaluations),
-		oauth:     newOAuthVerifier(o.OAuth),
-		subs:      map[int]func(){},
+		opts:     o,
+		domain:   d,
+		registry: reg,
+		actions:  d.Actions,
+		samples:  samples,
+		store:    store,
+		confirm:  newConfirmer(key, o.ConfirmationTTL, store),
+		log:      o.Logger,
+		tracer:   newTracer(o.TracerProvider),
+		slots:    newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
+		oauth:    newOAuthVerifier(o.OAuth),
+		subs:     map[int]func(){},
 	}
 	s.prog.Store(prog)
 	m, err := newMetrics(o.Metrics, s)
@@ -157,12 +164,14 @@ func loadProgram(d Domain) (*kernel.Program, error) {
 	return prog, nil
 }
 
-// Reload loads rules (the domain's actions stay) beside the running ones
-// and, when they load, swaps them in atomically: requests already running
-// finish on the old rules, later ones use the new. Rules that do not load
-// leave the old ones serving and set the status to degraded with the
-// reason; the error, naming file and line, is logged and returned. A successful reload
-// clears a degraded status.
+// Reload loads rules (the domain's actions stay) beside the running ones,
+// evaluates the domain's sample requests (Domain.Samples) on them and, when
+// they load and every sample evaluates, swaps them in atomically: requests
+// already running finish on the old rules, later ones use the new. Rules
+// that do not load, or that fail a sample request, leave the old ones
+// serving and set the status to degraded with the reason; the error
+// (naming file and line, or the sample and the cause) is logged and
+// returned. A successful reload clears a degraded status.
 func (s *Server) Reload(rules fs.FS) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -175,6 +184,16 @@ func (s *Server) Reload(rules fs.FS) error {
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
 		s.metrics.reload("failed")
+		return err
+	}
+	if err := s.runSamples(context.Background(), prog); err != nil {
+		s.log.Error("rule reload rejected: a sample request fails on the new rules; the previous rules keep serving", "error", err.Error())
+		reason := "rule reload rejected: a sample request fails on the new rules; the previous rules are still serving (the server log has the cause)"
+		var se *SampleError
+		if errors.As(err, &se) {
+			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
+		}
+		s.SetDegraded(reason)
 		return err
 	}
 	s.prog.Store(prog)
@@ -348,6 +367,16 @@ type caller struct {
 	anonymous   bool
 	trust       string
 	autoConfirm []string
+	peer        string // the connection's remote address, for fair sharing
+}
+
+// shareKey is whom the caller's evaluations count against when slots are
+// shared: the identity, or the peer address of an anonymous caller.
+func (c *caller) shareKey() string {
+	if c.anonymous {
+		return "peer:" + c.peer
+	}
+	return "identity:" + c.name
 }
 
 type callerKey struct{}
@@ -413,6 +442,8 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 			"x-skills_endpoint": s.opts.BasePath + "/skills/{skill_id}",
 			// The WebSocket binding (Spec 02 section 4.1) on the same listener.
 			"x-websocket_endpoint": s.opts.BasePath + "/ws",
+			// The work budget of one evaluation (Options.Limits.MaxEvaluationWork).
+			"x-max_evaluation_work": l.MaxEvaluationWork,
 		},
 	}
 	if m.Auth.Required {
@@ -497,6 +528,7 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 	if aerr != nil {
 		return s.errorEnvelope(id, logID, aerr)
 	}
+	who.peer = in.Peer
 	ctx = context.WithValue(ctx, callerKey{}, who)
 	if in.Progress != nil {
 		ctx = WithProgress(ctx, func(status, detail string, percent float64) {

@@ -118,7 +118,7 @@ NGINX
 }
 
 cat >"$work/config.json" <<'JSON'
-{"max_concurrent_evaluations": 256, "queue_timeout_ms": 60000}
+{"max_concurrent_evaluations": 256, "max_evaluations_per_caller": 256, "queue_timeout_ms": 60000}
 JSON
 
 run() { # N STORE DURATION -> prints the report, sets $report

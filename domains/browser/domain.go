@@ -49,6 +49,7 @@ func Domain(cfg Config) manglecp.Domain {
 		Description: "Browser diagnostics: observe a page's console and network, trace failed requests to the console errors they cause, and plan validated automation steps.",
 		Categories:  []string{"browser_automation", "testing"},
 		Rules:       Rules(),
+		Samples:     Samples(),
 		RulesName:   "browser",
 		Actions: map[string]manglecp.ActionSpec{
 			"observe_summary": {Run: a.observeSummary},

@@ -43,11 +43,15 @@ type checkedClause struct {
 }
 
 // check loads DIR exactly as `serve --rules DIR` does and reports every
-// problem with file and line (exit 1), then the lint warnings for Mangle
-// v0.5.0 pitfalls (exit 0 when there are only warnings).
-func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
+// problem with file and line (exit 1), including rules that would fail
+// every evaluation reaching them (comparisons that cannot succeed,
+// unbounded recursion, cyclic tool_requires), evaluates the domain's sample
+// requests on the rules as a reload would (a failing one is an error), then
+// prints the lint warnings for Mangle v0.5.0 pitfalls (exit 0 when there are
+// only warnings).
+func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--json [--show-rules]]",
-		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nthen warnings for Mangle v0.5.0 pitfalls (exit 0 when there are only warnings).",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).",
 		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
 	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
@@ -68,6 +72,9 @@ func check(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		var srv *manglecp.Server
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
+			if serr := srv.CheckSamples(ctx); serr != nil {
+				rep.Errors = append(rep.Errors, checkProblem{Message: strings.TrimPrefix(serr.Error(), "manglecp: ")})
+			}
 			m := srv.Manifest()
 			rep.Predicates = len(m.FactsProfile.Predicates)
 			for _, in := range m.Intents {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -117,7 +118,7 @@ func TestServeRejectsBadStartup(t *testing.T) {
 
 func TestConfigApplies(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
-	_ = os.WriteFile(path, []byte(`{"server_name":"s","limits":{"max_facts_per_request":7},"disclosure":{"full":90,"condensed":50,"minimal":10},"auth_tokens":["0123456789abcdef0"]}`), 0o644)
+	_ = os.WriteFile(path, []byte(`{"server_name":"s","limits":{"max_facts_per_request":7,"max_evaluation_work":12345},"max_concurrent_evaluations":3,"disclosure":{"full":90,"condensed":50,"minimal":10},"auth_tokens":["0123456789abcdef0"]}`), 0o644)
 	srv, err := newServer("", path, "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +126,8 @@ func TestConfigApplies(t *testing.T) {
 	m := srv.Manifest()
 	if m.ServerName != "s" || m.Limits.MaxFactsPerRequest != 7 || !m.Auth.Required {
 		t.Errorf("manifest %+v", m)
+	}
+	if w := m.Extensions["x-max_evaluation_work"]; fmt.Sprint(w) != "12345" {
+		t.Errorf("x-max_evaluation_work = %v, want 12345 from limits.max_evaluation_work", w)
 	}
 }

@@ -21,8 +21,11 @@ type fileConfig struct {
 		MaxDerivedFacts     int64 `json:"max_derived_facts"`
 		MaxIntervalsPerAtom int64 `json:"max_intervals_per_atom"`
 		MaxComputeMS        int64 `json:"max_compute_ms"`
+		MaxEvaluationWork   int64 `json:"max_evaluation_work"`
 	} `json:"limits"`
-	Disclosure *struct {
+	MaxConcurrentEvaluations int `json:"max_concurrent_evaluations"`
+	MaxEvaluationsPerCaller  int `json:"max_evaluations_per_caller"`
+	Disclosure               *struct {
 		Full          int64 `json:"full"`
 		Condensed     int64 `json:"condensed"`
 		Minimal       int64 `json:"minimal"`
@@ -50,10 +53,9 @@ type fileConfig struct {
 		Burst     int     `json:"burst"`
 	} `json:"rate_limit"`
 	ReportDir string `json:"report_dir"`
-	// MaxConcurrentEvaluations and QueueTimeoutMS bound evaluations running
-	// at once and how long a request waits for a slot (Options).
-	MaxConcurrentEvaluations int   `json:"max_concurrent_evaluations"`
-	QueueTimeoutMS           int64 `json:"queue_timeout_ms"`
+	// QueueTimeoutMS is how long a request waits for an evaluation slot
+	// (Options.QueueTimeout).
+	QueueTimeoutMS int64 `json:"queue_timeout_ms"`
 	// CORSOrigins are the browser origins allowed to call the HTTP API.
 	CORSOrigins []string `json:"cors_origins"`
 	OAuth       *struct {
@@ -89,7 +91,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	l := c.Limits
 	check(l.MaxMessageBytes == 0 || l.MaxMessageBytes >= minMessageBytes, "limits.max_message_bytes must be at least %d (16 MiB, Spec 02 section 3.2)", minMessageBytes)
-	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0, "limits must not be negative")
+	check(l.MaxFactsPerRequest >= 0 && l.MaxDerivedFacts >= 0 && l.MaxIntervalsPerAtom >= 0 && l.MaxComputeMS >= 0 && l.MaxEvaluationWork >= 0, "limits must not be negative")
+	check(c.MaxConcurrentEvaluations >= 0 && c.MaxEvaluationsPerCaller >= 0, "max_concurrent_evaluations and max_evaluations_per_caller must not be negative")
 	if d := c.Disclosure; d != nil {
 		check(d.Full >= d.Condensed && d.Condensed >= d.Minimal && d.Minimal >= 0, "disclosure thresholds need full >= condensed >= minimal >= 0")
 		check(d.CharsPerToken >= 0, "disclosure.chars_per_token must not be negative")
@@ -97,7 +100,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.MacroCache.TTLSeconds == 0 || c.MacroCache.TTLSeconds >= 300, "macro_cache.ttl_seconds must be at least 300 (Spec 07 section 2.4)")
 	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
-	check(c.MaxConcurrentEvaluations >= 0 && c.QueueTimeoutMS >= 0, "max_concurrent_evaluations and queue_timeout_ms must not be negative")
+	check(c.QueueTimeoutMS >= 0, "queue_timeout_ms must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}
@@ -150,7 +153,9 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 		MaxDerivedFacts:     c.Limits.MaxDerivedFacts,
 		MaxIntervalsPerAtom: c.Limits.MaxIntervalsPerAtom,
 		MaxComputeMS:        c.Limits.MaxComputeMS,
+		MaxEvaluationWork:   c.Limits.MaxEvaluationWork,
 	}
+	o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller = c.MaxConcurrentEvaluations, c.MaxEvaluationsPerCaller
 	if d := c.Disclosure; d != nil {
 		o.Disclosure = manglecp.Disclosure{Full: d.Full, Condensed: d.Condensed, Minimal: d.Minimal, CharsPerToken: d.CharsPerToken}
 	}
@@ -172,6 +177,5 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)
 	}
 	o.RateLimit, o.RateBurst = c.RateLimit.PerSecond, c.RateLimit.Burst
-	o.MaxConcurrentEvaluations = c.MaxConcurrentEvaluations
 	o.QueueTimeout = time.Duration(c.QueueTimeoutMS) * time.Millisecond
 }

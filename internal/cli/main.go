@@ -29,6 +29,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return conformanceCmd(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "inspect":
+		return inspectCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -53,6 +55,7 @@ Usage:
   manglecp check DIR [--json] [--show-rules]
   manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T]
   manglecp mcp [TARGET] [--http ADDR] [--tools auto|dynamic|meta] [--token T] [--confirm-key K]
+  manglecp inspect [TARGET] [--addr HOST:PORT] [--token T] [--confirm-key K]
   manglecp version
 
 TARGET is a URL (http://, https://, ws://, wss://) or stdio:COMMAND ARGS...

@@ -19,6 +19,11 @@ var benchSizes = []int{10, 100, 1000, 10000}
 // for 10000 facts, and set on both sides because it also caps join width.
 const benchLimit = 1_000_000
 
+// benchWork is the work budget of BenchmarkKernelEvaluate: the server's
+// default (manglecp.Options.Limits.MaxEvaluationWork), so the budget's
+// counting and checks are measured.
+const benchWork = 10_000_000
+
 // benchFacts is a deterministic browser session of n facts: the page URL,
 // then a repeating mix of network requests, their responses (about 8%
 // fail with 404 or 500) and console events (10% errors) spread over 8
@@ -55,7 +60,7 @@ func BenchmarkKernelEvaluate(b *testing.B) {
 	p := mustLoad(b, browserRules)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
-			req := Request{Intent: "diagnose_error", Facts: benchFacts(n), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: benchLimit}
+			req := Request{Intent: "diagnose_error", Facts: benchFacts(n), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: benchLimit, MaxWork: benchWork}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

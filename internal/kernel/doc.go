@@ -7,13 +7,16 @@
 // predicate's heads live in one layer; request predicates have none),
 // analyses and stratifies the program once, and reads the manifest
 // declarations (intents, facts profile, tools) from the program's facts.
-// Every problem is a [*LoadError] naming file and line.
+// Rules that would fail every evaluation reaching them (a comparison that
+// cannot succeed, an unbounded recursion, cyclic tool_requires) are load
+// errors too. Every problem is a [*LoadError] naming file and line.
 //
 // Evaluation ([Program.Evaluate]) builds a store that overlays the cached
 // server facts with the request's facts, runs the six-phase pipeline under
-// a created-facts limit and a context deadline that really stops the
-// engine, and reads back final_selected with every attribute the rules
-// derived. It never returns partial results.
+// a created-facts limit, a work budget counted in the store (which bounds
+// the CPU of joins that derive little) and a context deadline that really
+// stops the engine, and reads back final_selected with every attribute the
+// rules derived. It never returns partial results.
 //
 // The kernel holds no tool-selection logic: every decision is a rule.
 package kernel

@@ -29,6 +29,14 @@ type Request struct {
 	// MaxFactsCreated is the created-facts budget (> 0). The engine's limit
 	// also caps intermediate join width, which keeps abort latency low.
 	MaxFactsCreated int64
+	// MaxWork is the work budget in work units, counted by the store: one
+	// per fact a lookup looks at, 100 per fact it returns for a join (about
+	// 30-60 ns of CPU each on the development machine, whatever the join).
+	// Unlike MaxFactsCreated it bounds joins that scan much and derive
+	// little, so it bounds the CPU one evaluation can spend. Evaluation and
+	// the reading of its result (coverage and proofs included) get the
+	// budget each. 0 means no budget.
+	MaxWork int64
 	// MaxIntervalsPerAtom bounds the temporal store (> 0; 0 means the
 	// engine default of 1000).
 	MaxIntervalsPerAtom int64
@@ -53,6 +61,9 @@ type Result struct {
 	FactsDerived    int64
 	RulesFired      int64
 	PhasesCompleted int
+	// Work is what the evaluation spent, in the units of Request.MaxWork
+	// (reading the result, coverage and proofs not included).
+	Work int64
 	// Explanation and Coverage are set when the request asked for them.
 	Explanation *Explanation
 	Coverage    *Coverage
@@ -157,14 +168,14 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	var stop atomic.Bool
-	store := &evalStore{base: &p.base, own: own, stop: &stop}
+	store := &evalStore{base: &p.base, baseSizes: p.baseSizes, own: own, stop: &stop, budget: req.MaxWork}
 	limit := int(req.MaxIntervalsPerAtom)
 	if limit <= 0 {
 		limit = factstore.DefaultMaxIntervalsPerAtom
 	}
-	ts := &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: store}
+	ts := newTemporalStore(limit, store)
 	for _, b := range p.timedBase {
-		if _, err := ts.TemporalStore.Add(b.atom, b.interval); err != nil {
+		if _, err := ts.load(b.atom, b.interval); err != nil {
 			return nil, intervalError(err, req, b.atom.Predicate.Symbol)
 		}
 	}
@@ -190,9 +201,9 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		iv, timed, err := factcodec.Interval(f.T, req.EvalTime)
 		if err == nil {
 			if timed {
-				_, err = ts.TemporalStore.Add(a, iv)
+				_, err = ts.load(a, iv)
 			} else {
-				_, err = ts.TemporalStore.AddEternal(a)
+				_, err = ts.load(a, ast.EternalInterval())
 			}
 		}
 		if err != nil {
@@ -213,85 +224,137 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		own.Add(a)
 	}
 	inputCount := own.EstimateFactCount()
+	store.ownSizes = predicateSizes(own)
 	release := context.AfterFunc(ctx, func() { stop.Store(true) })
-	evalErr := p.run(store, ts, req)
-	release()
-	if evalErr != nil {
-		var aborted abortError
-		if errors.As(evalErr, &aborted) {
-			return nil, contextError(ctx.Err(), req)
-		}
-		if errors.Is(evalErr, factstore.ErrIntervalLimitExceeded) {
-			return nil, intervalError(evalErr, req, "")
-		}
-		if strings.Contains(evalErr.Error(), "fact size limit reached") {
-			consumed := consumedFromGasError(evalErr.Error(), int64(p.baseCount+inputCount), req.MaxFactsCreated, int64(own.EstimateFactCount()-inputCount))
-			f := false
-			return nil, &Error{
-				Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
-					"evaluation would derive more than %d facts (max_facts_created)", req.MaxFactsCreated).
-					WithDetails(&protocol.ErrorDetails{
-						Budget:                  &protocol.Budget{Limit: req.MaxFactsCreated, Consumed: consumed, Unit: "derived_facts"},
-						PartialResultsAvailable: &f,
-						Suggestion:              "Reduce the number of facts in the request, or increase max_facts_created in constraints (up to limits.max_derived_facts).",
-					}),
-				Cause: evalErr,
-			}
-		}
-		return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: evalErr}
+	defer release()
+	if err := guard(func() error { return p.run(store, ts, req) }); err != nil {
+		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
-	view := store.quiet()
 	res := &Result{PhasesCompleted: p.phases}
 	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
 	res.FactsDerived = countDerived(own) - int64(inputCount)
-	if view.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
-		res.IntentDenied = true
-		return res, nil
+	res.Work = store.work
+	// Reading the result, rule coverage and proofs search the final store
+	// much as the rules did (a rule that never fired is searched in full),
+	// so the stop flag and a work budget of the same size bound them too.
+	// A budget of its own keeps the evaluation's count deterministic: these
+	// searches stop at the first solution, found in map order.
+	store.work = 0
+	if err := guard(func() error { p.collect(res, store, ts, req, clients); return nil }); err != nil {
+		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
-	res.Tools, res.Dropped = p.readResult(view)
-	m := p.matcher(view, ts.TemporalStore, req.EvalTime)
+	return res, nil
+}
+
+// collect fills res from the final store: the tools, rules fired, and the
+// coverage and explanation when asked for.
+func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int) {
+	if store.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
+		res.IntentDenied = true
+		return
+	}
+	res.Tools, res.Dropped = p.readResult(store)
+	m := p.matcher(store, ts, req.EvalTime)
 	if req.Coverage {
-		res.Coverage = p.coverage(view, m, req.Intent)
+		res.Coverage = p.coverage(store, m, req.Intent)
 		res.RulesFired = int64(res.Coverage.Fired)
 	} else {
 		clientPreds := map[string]bool{}
 		for _, f := range req.Facts {
 			clientPreds[f.Pred] = true
 		}
-		res.RulesFired = p.rulesFired(view, m, clientPreds)
+		res.RulesFired = p.rulesFired(store, m, clientPreds)
 	}
 	if req.Explain {
 		preds := make([]string, len(req.Facts))
 		for i, f := range req.Facts {
 			preds[i] = f.Pred
 		}
-		res.Explanation = p.newExplainer(view, ts.TemporalStore, req.EvalTime, clients).explanation(res.Tools, res.Dropped, preds)
+		res.Explanation = p.newExplainer(store, ts, req.EvalTime, clients).explanation(res.Tools, res.Dropped, preds)
 	}
-	return res, nil
+}
+
+// failure maps an evaluation error to the registry: the context's end,
+// an exhausted work budget, interval or created-facts limit, or (anything
+// else) evaluation_failed.
+func (p *Program) failure(ctx context.Context, evalErr error, req Request, store *evalStore, inputCount int64) error {
+	var aborted abortError
+	if errors.As(evalErr, &aborted) {
+		return contextError(ctx.Err(), req)
+	}
+	if errors.Is(evalErr, errBudget) {
+		return workError(evalErr, req, store.work)
+	}
+	if errors.Is(evalErr, factstore.ErrIntervalLimitExceeded) {
+		return intervalError(evalErr, req, "")
+	}
+	if strings.Contains(evalErr.Error(), "fact size limit reached") {
+		consumed := consumedFromGasError(evalErr.Error(), int64(p.baseCount)+inputCount, req.MaxFactsCreated, int64(store.own.EstimateFactCount())-inputCount)
+		f := false
+		return &Error{
+			Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
+				"evaluation would derive more than %d facts (max_facts_created)", req.MaxFactsCreated).
+				WithDetails(&protocol.ErrorDetails{
+					Budget:                  &protocol.Budget{Limit: req.MaxFactsCreated, Consumed: consumed, Unit: "derived_facts"},
+					PartialResultsAvailable: &f,
+					Suggestion:              "Reduce the number of facts in the request, or increase max_facts_created in constraints (up to limits.max_derived_facts).",
+				}),
+			Cause: evalErr,
+		}
+	}
+	return &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: evalErr}
 }
 
 type abortError struct{}
 
 func (abortError) Error() string { return "evaluation aborted" }
 
-// run evaluates the program, converting an abort or any engine panic into
-// an error in this goroutine.
-func (p *Program) run(store *evalStore, ts *temporalStore, req Request) (err error) {
+// guard runs fn, converting an abort, an exhausted work budget or any
+// engine panic into an error in this goroutine.
+func guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if _, ok := r.(abortSignal); ok {
+			switch r.(type) {
+			case abortSignal:
 				err = abortError{}
-				return
+			case budgetSignal:
+				err = errBudget
+			default:
+				err = fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
 			}
-			err = fmt.Errorf("engine panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	return fn()
+}
+
+// run evaluates the program.
+func (p *Program) run(store *evalStore, ts *temporalStore, req Request) error {
 	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime), engine.WithTemporalStore(ts)}
 	if req.MaxFactsCreated > 0 {
 		opts = append(opts, engine.WithCreatedFactLimit(int(req.MaxFactsCreated)))
 	}
-	_, err = engine.EvalStratifiedProgramWithStats(p.info, p.strata, p.predToStratum, store, opts...)
+	_, err := engine.EvalStratifiedProgramWithStats(p.info, p.strata, p.predToStratum, store, opts...)
 	return err
+}
+
+// errBudget is the evaluation's error when it exceeded its work budget.
+var errBudget = errors.New("work budget (MaxWork) exhausted")
+
+// workError reports an exhausted work budget: derivation_limit_exceeded,
+// the registry's code for an evaluation that would exceed its budget, with
+// the budget in facts scanned.
+func workError(err error, req Request, consumed int64) error {
+	f := false
+	return &Error{
+		Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
+			"evaluation would spend more than %d work units (the server's x-max_evaluation_work): the rules join the request's facts with each other", req.MaxWork).
+			WithDetails(&protocol.ErrorDetails{
+				Budget:                  &protocol.Budget{Limit: req.MaxWork, Consumed: consumed, Unit: "work_units"},
+				PartialResultsAvailable: &f,
+				Suggestion:              "Send fewer facts: the work of joining them grows with the product of their counts.",
+			}),
+		Cause: err,
+	}
 }
 
 func contextError(err error, req Request) error {

@@ -79,6 +79,9 @@ func TestEvaluateBrowser(t *testing.T) {
 			if strings.Join(names, ",") != strings.Join(tt.wantTools, ",") {
 				t.Errorf("tools = %v, want %v", names, tt.wantTools)
 			}
+			if res.Work <= 0 {
+				t.Errorf("Work = %d, want the work spent", res.Work)
+			}
 			checkGolden(t, "browser_"+tt.name+".json", res)
 		})
 	}

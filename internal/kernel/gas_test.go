@@ -241,3 +241,117 @@ func TestContextErrors(t *testing.T) {
 		})
 	}
 }
+
+// The join test domain (testdata/join) joins left/1 with right/1 and with
+// the temporal event/1, deriving nothing when the keys differ.
+const joinRules = "testdata/join"
+
+// disjointKeys returns n left facts and m facts of pred whose keys differ
+// from every left key: a join that looks at n*m facts and derives nothing.
+func disjointKeys(n int, pred string, m int) []protocol.Fact {
+	var facts []protocol.Fact
+	for i := range n {
+		facts = append(facts, protocol.NewFact("left", fmt.Sprint("l", i)))
+	}
+	for i := range m {
+		facts = append(facts, protocol.NewFact(pred, fmt.Sprint("r", i)))
+	}
+	return facts
+}
+
+// quadraticBrowserFacts is the CPU attack of issue 9 item 7 on the browser
+// domain: n failed responses in one session and n console errors in
+// another. failure_followed_by_error looks up each failed request's
+// response (a scan of all n) and the console errors of its session (a scan
+// of all n, none matching): about 2n² facts looked at, nothing derived
+// from the join. At n = 4999 the request is 648 KB.
+func quadraticBrowserFacts(n int) []protocol.Fact {
+	facts := []protocol.Fact{protocol.NewFact("current_url", "https://app.example.com/")}
+	for i := range n {
+		facts = append(facts,
+			protocol.NewFact("net_response", "a", fmt.Sprint("r", i), jn(500), jn(1771510000000+i)),
+			protocol.NewFact("console_event", "b", "error", fmt.Sprint("m", i), jn(1771510000000+i)))
+	}
+	return facts
+}
+
+// TestWorkBudget: joins that derive almost nothing stay far below the
+// created-facts limit, yet cost CPU quadratic in the request. The work
+// budget counted in the store stops them with derivation_limit_exceeded
+// and a budget in work units; without a budget the same requests succeed
+// (so the budget, not another limit, stopped them), spending more work
+// than the budget allowed.
+func TestWorkBudget(t *testing.T) {
+	tests := []struct {
+		name   string
+		rules  string
+		intent string
+		facts  []protocol.Fact
+		budget int64
+	}{
+		{name: "browser failed requests against console errors", rules: browserRules, intent: "diagnose_error", facts: quadraticBrowserFacts(600), budget: 500_000},
+		{name: "plain store", rules: joinRules, intent: "match", facts: disjointKeys(800, "right", 800), budget: 300_000},
+		{name: "temporal store", rules: joinRules, intent: "match", facts: disjointKeys(800, "event", 800), budget: 300_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustLoad(t, tt.rules)
+			req := Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 100_000}
+			free, err := p.Evaluate(context.Background(), req)
+			if err != nil {
+				t.Fatalf("without a work budget: %v", err)
+			}
+			if free.Work <= tt.budget || free.FactsDerived*10 > req.MaxFactsCreated {
+				t.Fatalf("without a budget: work %d, derived %d; the case must need more than %d work and stay far below the created-facts limit", free.Work, free.FactsDerived, tt.budget)
+			}
+			for _, opts := range []struct{ explain, coverage bool }{{false, false}, {true, true}} {
+				req.MaxWork, req.Explain, req.Coverage = tt.budget, opts.explain, opts.coverage
+				res, err := p.Evaluate(context.Background(), req)
+				if res != nil {
+					t.Fatalf("partial result returned: %d tools", len(res.Tools))
+				}
+				pe := publicError(t, err, protocol.CodeDerivationLimitExceeded)
+				b := pe.Details.Budget
+				if b == nil || b.Limit != tt.budget || b.Consumed <= tt.budget || b.Unit != "work_units" {
+					t.Fatalf("budget = %+v, want Limit %d, Consumed > %d, Unit work_units", b, tt.budget, tt.budget)
+				}
+				if pe.Details.PartialResultsAvailable == nil || *pe.Details.PartialResultsAvailable || !pe.Recoverable {
+					t.Errorf("details %+v, recoverable %v", pe.Details, pe.Recoverable)
+				}
+				for _, leak := range []string{":-", "paired", "failure_followed_by_error", "panic"} {
+					if strings.Contains(pe.Message, leak) {
+						t.Errorf("public message leaks %q: %q", leak, pe.Message)
+					}
+				}
+			}
+			t.Logf("work without a budget: %d; derived %d", free.Work, free.FactsDerived)
+		})
+	}
+}
+
+// TestWorkIsDeterministic: equal requests spend equal work, so a request
+// near the budget does not pass one time and fail the next.
+func TestWorkIsDeterministic(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	req := Request{Intent: "diagnose_error", Facts: benchFacts(2000), EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 100_000}
+	first, err := p.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		res, err := p.Evaluate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Work != first.Work {
+			t.Fatalf("work %d, first run %d", res.Work, first.Work)
+		}
+	}
+	req.MaxWork = first.Work
+	if _, err := p.Evaluate(context.Background(), req); err != nil {
+		t.Fatalf("a budget of exactly the work spent: %v", err)
+	}
+	req.MaxWork = first.Work - 1
+	_, err = p.Evaluate(context.Background(), req)
+	publicError(t, err, protocol.CodeDerivationLimitExceeded)
+}

@@ -107,6 +107,40 @@ func TestLoadErrors(t *testing.T) {
 			name: "aggregation_cycle",
 			want: []wantLoadError{{File: "domain/domain.mg", Line: -1, Contains: []string{"cannot be stratified"}}},
 		},
+		// Patterns that fail every evaluation reaching them (issue 9 item 8).
+		{name: "bounded_recursion"},
+		{
+			name: "string_constant_comparison",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 12, Contains: []string{`comparison with "10"`, "int64"}}},
+		},
+		{
+			name: "float_constant_comparison",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 12, Contains: []string{"comparison with 0.5"}}},
+		},
+		{
+			name: "string_argument_comparison",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 12, Contains: []string{"comparison of T, a string argument of block"}}},
+		},
+		{
+			name: "unbounded_recursion",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 13, Contains: []string{"unbounded recursion", "step depends on step", "fn:plus"}}},
+		},
+		{
+			name: "unbounded_recursion_head_fn",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 13, Contains: []string{"unbounded recursion", "fn:list:cons"}}},
+		},
+		{
+			name: "unbounded_mutual_recursion",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 13, Contains: []string{"unbounded recursion", "pong depends on ping"}}},
+		},
+		{
+			name: "requires_cycle",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 19, Contains: []string{"tool_requires is cyclic", "[a b c]"}}},
+		},
+		{
+			name: "requires_self",
+			want: []wantLoadError{{File: "domain/domain.mg", Line: 12, Contains: []string{"tool_requires is cyclic", "[fixer]"}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,8 +33,9 @@ type Program struct {
 	predToStratum map[ast.PredicateSym]int
 	base          factstore.SimpleInMemoryStore // server facts, read-only after Load
 	baseCount     int
-	timedBase     []timedAtom     // server facts with a validity interval
-	temporal      map[string]bool // profile predicates whose facts go to the temporal store
+	baseSizes     map[ast.PredicateSym]int64 // facts per predicate in base
+	timedBase     []timedAtom                // server facts with a validity interval
+	temporal      map[string]bool            // profile predicates whose facts go to the temporal store
 
 	policy    map[string]bool           // predicates the policy layer defines; proofs do not open them
 	external  map[string]int            // external predicate -> arity
@@ -91,6 +92,12 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		return nil, err
 	}
 	facts := collectFacts(files)
+	if err := checkFailingPatterns(files, facts); err != nil {
+		return nil, err
+	}
+	if err := checkRequiresCycles(facts["tool_requires"]); err != nil {
+		return nil, err
+	}
 	p := &Program{policy: map[string]bool{}}
 	for _, f := range files {
 		if f.layer == "policy" {
@@ -131,6 +138,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
 	}
 	p.baseCount = p.base.EstimateFactCount()
+	p.baseSizes = predicateSizes(p.base)
 	p.baseHas = map[ast.PredicateSym]bool{}
 	for _, sym := range p.base.ListPredicates() {
 		p.baseHas[sym] = true
@@ -563,6 +571,47 @@ func (p *Program) externalDecls(files []*sourceFile, externals []External, extra
 		}
 		extra[d.DeclaredAtom.Predicate] = d
 		p.external[e.Name] = e.Arity
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkRequiresCycles rejects tool_requires facts that form a cycle: a
+// tool would need itself, which dependency completeness (Contract 4)
+// cannot satisfy. Every fact on a cycle is reported with its location.
+func checkRequiresCycles(requires []located) error {
+	graph := map[string]map[string]bool{}
+	for _, l := range requires {
+		from, err1 := l.str(0)
+		to, err2 := l.str(1)
+		if firstErr(err1, err2) != nil {
+			continue // reported by readDeclarations
+		}
+		if graph[from] == nil {
+			graph[from] = map[string]bool{}
+		}
+		graph[from][to] = true
+	}
+	comp := sccs(graph)
+	var errs LoadErrors
+	for _, l := range requires {
+		from, _ := l.str(0)
+		to, _ := l.str(1)
+		c := comp[from]
+		if c == 0 || comp[to] != c || (from != to && cycleSize(comp, from) < 2) {
+			continue
+		}
+		var members []string
+		for name, k := range comp {
+			if k == c {
+				members = append(members, name)
+			}
+		}
+		sort.Strings(members)
+		errs = append(errs, &LoadError{File: l.file, Line: l.line,
+			Message: fmt.Sprintf("tool_requires is cyclic: %q needs %q, and %v all require each other, so none of them can have its dependencies (Contract 4)", from, to, members)})
 	}
 	if len(errs) > 0 {
 		return errs

@@ -174,38 +174,75 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// temporalStore wraps the request's temporal store with the same abort
-// check as evalStore, so temporal scans stop on deadline too.
+// temporalStore wraps the request's temporal store like evalStore wraps
+// the regular one: every call checks the stop flag, and the work is charged
+// to the same budget. TemporalStore scans every atom of the queried
+// predicate on each lookup, so a lookup costs one unit plus the predicate's
+// stored intervals (an upper bound of its atoms), and each fact streamed
+// out costs one more.
 type temporalStore struct {
 	*factstore.TemporalStore
-	stop *evalStore
+	stop  *evalStore
+	sizes map[ast.PredicateSym]int64 // intervals stored per predicate
+	total int64
 }
 
 var _ factstore.TemporalFactStore = (*temporalStore)(nil)
 
+func newTemporalStore(limit int, work *evalStore) *temporalStore {
+	return &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: work, sizes: map[ast.PredicateSym]int64{}}
+}
+
+// load adds a fact before evaluation: counted, never aborted.
+func (s *temporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
+	added, err := s.TemporalStore.Add(a, iv)
+	if added {
+		s.sizes[a.Predicate]++
+		s.total++
+	}
+	return added, err
+}
+
+// scan charges a lookup of q's predicate.
+func (s *temporalStore) scan(q ast.Atom) {
+	if q.Predicate.Symbol == "" {
+		s.stop.spend(1 + s.total)
+		return
+	}
+	s.stop.spend(1 + s.sizes[q.Predicate])
+}
+
+func (s *temporalStore) streamed(fn func(factstore.TemporalFact) error) func(factstore.TemporalFact) error {
+	return func(f factstore.TemporalFact) error { s.stop.spend(matchCost); return fn(f) }
+}
+
 func (s *temporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.TemporalFact) error) error {
-	s.stop.check()
-	return s.TemporalStore.GetFactsAt(q, t, func(f factstore.TemporalFact) error { s.stop.check(); return fn(f) })
+	s.scan(q)
+	return s.TemporalStore.GetFactsAt(q, t, s.streamed(fn))
 }
 
 func (s *temporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(factstore.TemporalFact) error) error {
-	s.stop.check()
-	return s.TemporalStore.GetFactsDuring(q, iv, func(f factstore.TemporalFact) error { s.stop.check(); return fn(f) })
+	s.scan(q)
+	return s.TemporalStore.GetFactsDuring(q, iv, s.streamed(fn))
 }
 
 func (s *temporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) error) error {
-	s.stop.check()
-	return s.TemporalStore.GetAllFacts(q, func(f factstore.TemporalFact) error { s.stop.check(); return fn(f) })
+	s.scan(q)
+	return s.TemporalStore.GetAllFacts(q, s.streamed(fn))
+}
+
+func (s *temporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
+	s.stop.spend(1)
+	return s.TemporalStore.ContainsAt(a, t)
 }
 
 func (s *temporalStore) Add(a ast.Atom, iv ast.Interval) (bool, error) {
-	s.stop.check()
-	return s.TemporalStore.Add(a, iv)
+	s.stop.spend(1)
+	return s.load(a, iv)
 }
 
 func (s *temporalStore) AddEternal(a ast.Atom) (bool, error) {
-	s.stop.check()
-	return s.TemporalStore.AddEternal(a)
+	return s.Add(a, ast.EternalInterval())
 }
 
 // checkAggregations rejects what Mangle v0.5.0 evaluates silently wrong:

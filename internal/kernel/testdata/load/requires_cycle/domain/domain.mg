@@ -1,0 +1,21 @@
+decl_intent("fix", "Fix it.").
+decl_intent_fact("fix", "block", "optional").
+decl_predicate("block", "input", "Policy blocks the tool.").
+decl_arg("block", 0, "tool", "string").
+decl_predicate("count", "input", "A count.").
+decl_arg("count", 0, "n", "number").
+
+tool("fixer").
+tool_action("fixer", "fix").
+mandatory_for_intent("fix", "fixer").
+
+tool("a").
+tool("b").
+tool("c").
+tool_action("a", "fix").
+tool_action("b", "fix").
+tool_action("c", "fix").
+tool_requires("fixer", "a").
+tool_requires("a", "b").
+tool_requires("b", "c").
+tool_requires("c", "a").

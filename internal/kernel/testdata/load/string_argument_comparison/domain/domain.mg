@@ -1,0 +1,12 @@
+decl_intent("fix", "Fix it.").
+decl_intent_fact("fix", "block", "optional").
+decl_predicate("block", "input", "Policy blocks the tool.").
+decl_arg("block", 0, "tool", "string").
+decl_predicate("count", "input", "A count.").
+decl_arg("count", 0, "n", "number").
+
+tool("fixer").
+tool_action("fixer", "fix").
+mandatory_for_intent("fix", "fixer").
+
+odd(T) :- block(T), T < 3.
