@@ -31,6 +31,7 @@ func TestLayering(t *testing.T) {
 		{mod + "/store/redis", []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		{mod + "/internal/attack", []string{mangle, mod, mod + "/internal/kernel", mod + "/domains/"}},
 		// The MCP bridge talks MangleCP through the client package only, so
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)

@@ -99,6 +99,8 @@ func errorCases() []errorCase {
 			run: func(t *testing.T) *reply {
 				return newHarness(t, nil, nil).post("/manglecp/evaluate", envelope(t, protocol.TypeInvokeRequest, "t2", map[string]any{"macro_id": "x", "args": map[string]any{}}), nil)
 			}},
+		// Over HTTP, credentials are checked before the body is read (issue 9
+		// item 1); the id is still echoed from the body's first bytes.
 		{name: "auth required", code: protocol.CodeAuthRequired, id: "a1",
 			run: func(t *testing.T) *reply {
 				h := newHarness(t, nil, func(o *manglecp.Options) { o.AuthTokens = []string{"correct-token-0123456789"} })

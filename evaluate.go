@@ -148,7 +148,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, err
 	}
 	if res.IntentDenied {
-		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %q", who.name, ev.intent.Name)
+		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %s", who.name, protocol.Quote(ev.intent.Name))
 	}
 	ev.caller = who
 	_, endRender := s.span(ctx, "manglecp.render")
@@ -219,7 +219,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	if !ev.knownIntent {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
-			Message: fmt.Sprintf("intent %q is not declared in the manifest; evaluated against the rules anyway", ev.intent.Name)})
+			Message: fmt.Sprintf("intent %s is not declared in the manifest; evaluated against the rules anyway", protocol.Quote(ev.intent.Name))})
 	}
 	switch {
 	case w.EvalTime != nil && w.EvalTime.Now:
@@ -280,7 +280,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			case protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal, protocol.DisclosureAdaptive:
 				ev.disclosure = o.DisclosurePreference
 			default:
-				return nil, protocol.Errorf(protocol.CodeMalformedMessage, "options.disclosure_preference must be full, condensed, minimal or adaptive, got %q", o.DisclosurePreference).
+				return nil, protocol.Errorf(protocol.CodeMalformedMessage, "options.disclosure_preference must be full, condensed, minimal or adaptive, got %s", protocol.Quote(o.DisclosurePreference)).
 					WithDetails(&protocol.ErrorDetails{Field: "options.disclosure_preference"})
 			}
 		}

@@ -44,8 +44,8 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, err
 	}
 	if def == nil {
-		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %q is unknown or was evicted; evaluate the intent again", req.MacroID).
-			WithDetails(&protocol.ErrorDetails{MacroID: req.MacroID})
+		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %s is unknown or was evicted; evaluate the intent again", protocol.Quote(req.MacroID)).
+			WithDetails(&protocol.ErrorDetails{MacroID: protocol.Clip(req.MacroID)})
 	}
 	if who := callerFrom(ctx); !who.anonymous && def.caller != nil && def.caller.name != who.name {
 		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "macro-tool %s was synthesized for another identity; evaluate the intent yourself", def.id).

@@ -157,6 +157,7 @@ func TestTraceSpans(t *testing.T) {
 	post := func(path string, body []byte) *reply {
 		req, _ := http.NewRequest(http.MethodPost, h.http.URL+path, bytesReader(body))
 		req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+		req.Header.Set("Content-Type", "application/json")
 		return h.do(req)
 	}
 	m := tool(t, post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "e", diagnoseRequest())).intentResponse(t), "diagnose_causal_chain")

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
 
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/protocol"
@@ -52,7 +53,11 @@ type Server struct {
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight inflight
 
-	nextID atomic.Uint64
+	// limitersMu guards authFails, which limits failed authentications per
+	// peer (always on, per process).
+	limitersMu sync.Mutex
+	authFails  map[string]*rate.Limiter
+	nextID     atomic.Uint64
 
 	// slots bounds concurrent evaluations, shared fairly between callers; a
 	// request that cannot get a slot within Options.QueueTimeout is refused
@@ -106,18 +111,19 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		store = newMemoryStore(o.MacroCacheBytes, o.Now)
 	}
 	s := &Server{
-		opts:     o,
-		domain:   d,
-		registry: reg,
-		actions:  d.Actions,
-		samples:  samples,
-		store:    store,
-		confirm:  newConfirmer(key, o.ConfirmationTTL, store),
-		log:      o.Logger,
-		tracer:   newTracer(o.TracerProvider),
-		slots:    newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
-		oauth:    newOAuthVerifier(o.OAuth),
-		subs:     map[int]func(){},
+		opts:      o,
+		domain:    d,
+		registry:  reg,
+		actions:   d.Actions,
+		samples:   samples,
+		store:     store,
+		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
+		log:       o.Logger,
+		tracer:    newTracer(o.TracerProvider),
+		authFails: map[string]*rate.Limiter{},
+		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
+		oauth:     newOAuthVerifier(o.OAuth),
+		subs:      map[int]func(){},
 	}
 	s.prog.Store(prog)
 	m, err := newMetrics(o.Metrics, s)
@@ -254,6 +260,9 @@ func (s *Server) OnManifestChange(fn func()) (unsubscribe func()) {
 // extensions["x-degraded_reason"]. An empty reason returns to "ready".
 func (s *Server) SetDegraded(reason string) {
 	s.degraded.Store(reason)
+	if s.Status() == protocol.StatusDraining {
+		return // draining is final
+	}
 	if reason == "" {
 		s.setStatus(protocol.StatusReady)
 		return
@@ -262,30 +271,57 @@ func (s *Server) SetDegraded(reason string) {
 }
 
 // Drain switches the server to "draining": new requests get
-// server_not_ready, requests already running finish. Wait for them with
-// [Server.Wait].
-func (s *Server) Drain() { s.setStatus(protocol.StatusDraining) }
-
-// Wait blocks until every request that was being handled has finished, or
-// ctx ends.
-func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
-
-// inflight counts running requests. Unlike a sync.WaitGroup it allows
-// new requests to start while someone waits (they are refused by then,
-// but arrive concurrently), and waiting respects a context.
-type inflight struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to zero
+// server_not_ready, requests already admitted finish. Wait for them with
+// [Server.Wait]. Draining is final: a later reload or SetDegraded does not
+// make the server ready again.
+func (s *Server) Drain() {
+	s.inflight.close()
+	s.setStatus(protocol.StatusDraining)
 }
 
-func (f *inflight) add() {
+// Wait blocks until every admitted request has finished, or ctx ends.
+// Requests refused (while draining, or for any other reason) never count,
+// so Wait returns as soon as the admitted work is done however many
+// refused requests keep arriving.
+func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
+
+// InFlight reports the admitted requests running now.
+func (s *Server) InFlight() int { return s.inflight.count() }
+
+// inflight counts admitted requests. Unlike a sync.WaitGroup it allows
+// new requests to start while someone waits, until it is closed, and
+// waiting respects a context.
+type inflight struct {
+	mu     sync.Mutex
+	n      int
+	closed bool          // draining: nothing more is admitted
+	zero   chan struct{} // closed when n drops to zero
+}
+
+// tryAdd admits one request unless the server drains.
+func (f *inflight) tryAdd() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
 	if f.n == 0 {
 		f.zero = make(chan struct{})
 	}
 	f.n++
+	return true
+}
+
+func (f *inflight) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+}
+
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
 }
 
 func (f *inflight) done() {
@@ -476,8 +512,6 @@ type requestIDKey struct{}
 // Every error comes from the registry; internal failures are logged with
 // the request id and masked.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
-	s.inflight.add()
-	defer s.inflight.done()
 	start := time.Now()
 	rec := &requestInfo{logID: fmt.Sprintf("r%d", s.nextID.Add(1))}
 	ctx, span := s.startRequest(ctx)
@@ -529,6 +563,11 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 		return s.errorEnvelope(id, logID, aerr)
 	}
 	who.peer = in.Peer
+	// Only admitted work counts as in flight (draining waits for it).
+	if !s.inflight.tryAdd() {
+		return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", protocol.StatusDraining).WithRetryAfter(1000))
+	}
+	defer s.inflight.done()
 	ctx = context.WithValue(ctx, callerKey{}, who)
 	if in.Progress != nil {
 		ctx = WithProgress(ctx, func(status, detail string, percent float64) {
@@ -585,17 +624,13 @@ func (s *Server) admit(ctx context.Context, env *protocol.Envelope, in *protocol
 			return nil, perr
 		}
 		if a.Scheme != protocol.SchemeBearer && a.Scheme != protocol.SchemeAPIKey {
-			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %q", a.Scheme).
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "authenticate scheme must be bearer or api_key, got %s", protocol.Quote(a.Scheme)).
 				WithDetails(&protocol.ErrorDetails{Field: "scheme"})
 		}
 		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
 	}
-	who, aerr := s.authenticate(creds)
+	who, aerr := s.authenticatePeer(creds, in.Peer)
 	if aerr != nil {
-		// Failed attempts count against the peer, so guessing is rate limited.
-		if err := s.rateLimit(ctx, "peer:"+in.Peer); err != nil {
-			return nil, err
-		}
 		return nil, aerr
 	}
 	limitKey := "identity:" + who.name
@@ -617,6 +652,59 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 		r.Identity = &name
 	}
 	return r
+}
+
+// Failed authentications are limited per peer: authFailBurst at once,
+// then one per authFailEvery. A peer beyond it is refused with
+// rate_limited before its credentials are checked, even correct ones, so
+// guessing tokens is slow and reveals nothing.
+const (
+	authFailBurst = 10
+	authFailEvery = time.Second
+)
+
+// CheckCredentials implements transport.Authenticator: transports call it
+// with header credentials before they read a message, so a peer without
+// valid credentials is refused without its body being read. Failed
+// attempts are rate limited per peer like those of [Server.Handle].
+func (s *Server) CheckCredentials(_ context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	_, err := s.authenticatePeer(c, peer)
+	return err
+}
+
+// authenticatePeer authenticates c for peer, counting failures against
+// the peer's limit.
+func (s *Server) authenticatePeer(c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
+	if !s.AuthRequired() {
+		return s.anonymous(), nil
+	}
+	l := s.authFailLimiter(peer)
+	now := time.Now() // wall clock: abuse limits do not follow the protocol clock
+	if tokens := l.TokensAt(now); tokens < 1 {
+		wait := time.Duration((1 - tokens) * float64(authFailEvery))
+		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many failed authentications from this peer").
+			WithRetryAfter(max(1, wait.Milliseconds()))
+	}
+	who, err := s.authenticate(c)
+	if err != nil {
+		l.AllowN(now, 1)
+		return nil, err
+	}
+	return who, nil
+}
+
+func (s *Server) authFailLimiter(peer string) *rate.Limiter {
+	s.limitersMu.Lock()
+	defer s.limitersMu.Unlock()
+	l, ok := s.authFails[peer]
+	if !ok {
+		if len(s.authFails) > 100000 {
+			clear(s.authFails) // bound memory; limits restart for everyone
+		}
+		l = rate.NewLimiter(rate.Every(authFailEvery), authFailBurst)
+		s.authFails[peer] = l
+	}
+	return l
 }
 
 // authenticate checks credentials in constant time against every

@@ -99,9 +99,68 @@ var registry = []CodeInfo{
 	{CodeCancelled, "server_state", StatusClientClosedRequest, false, "Request was cancelled by client"},
 }
 
+// The custom codes of the HTTP binding (Spec 09 section 3.2). They are
+// registered like the standard codes, with their own HTTP status, so every
+// transport answers them alike and docs/errors.md lists them.
+const (
+	// CodeNotFound: no MangleCP endpoint at the requested HTTP path.
+	CodeNotFound Code = "x-not_found"
+	// CodeMethodNotAllowed: the HTTP method does not fit the endpoint
+	// (the Allow header names the right ones).
+	CodeMethodNotAllowed Code = "x-method_not_allowed"
+	// CodeUnsupportedMediaType: a POST without Content-Type
+	// application/json, refused before the body is read (it would let a
+	// web page post cross-site without a CORS preflight).
+	CodeUnsupportedMediaType Code = "x-unsupported_media_type"
+	// CodeUpgradeRequired: the WebSocket endpoint was asked without a
+	// WebSocket upgrade.
+	CodeUpgradeRequired Code = "x-upgrade_required"
+	// CodeHostNotAllowed: the Host header is not one the server answers
+	// to (DNS rebinding protection of a loopback listener).
+	CodeHostNotAllowed Code = "x-host_not_allowed"
+	// CodeOriginNotAllowed: a browser origin that is not allowed (CORS
+	// preflight, WebSocket handshake).
+	CodeOriginNotAllowed Code = "x-origin_not_allowed"
+	// CodeSkillNotFound: GET BasePath/skills/{id} for an unknown skill.
+	CodeSkillNotFound Code = "x-skill_not_found"
+)
+
+// customRegistry holds the custom codes; their category is "http" (they
+// arise in the HTTP binding) and none is recoverable: each needs a
+// different request, not a retry.
+var customRegistry = []CodeInfo{
+	{CodeNotFound, "http", http.StatusNotFound, false, "No MangleCP endpoint at this path"},
+	{CodeMethodNotAllowed, "http", http.StatusMethodNotAllowed, false, "HTTP method not allowed for this endpoint (see the Allow header)"},
+	{CodeUnsupportedMediaType, "http", http.StatusUnsupportedMediaType, false, "POST body is not declared Content-Type: application/json"},
+	{CodeUpgradeRequired, "http", http.StatusUpgradeRequired, false, "The WebSocket endpoint needs a WebSocket upgrade request"},
+	{CodeHostNotAllowed, "http", http.StatusMisdirectedRequest, false, "Host header not served by this listener (DNS rebinding protection)"},
+	{CodeOriginNotAllowed, "http", http.StatusForbidden, false, "Browser origin not allowed"},
+	{CodeSkillNotFound, "http", http.StatusNotFound, false, "No skill with this skill_id (asked with valid credentials)"},
+}
+
+// CustomCodes returns a copy of the custom ("x-") codes of the HTTP
+// binding.
+func CustomCodes() []CodeInfo {
+	out := make([]CodeInfo, len(customRegistry))
+	copy(out, customRegistry)
+	return out
+}
+
+// LookupCustom returns the registry entry of a custom code of the HTTP
+// binding.
+func LookupCustom(c Code) (info CodeInfo, ok bool) {
+	for _, e := range customRegistry {
+		if e.Code == c {
+			return e, true
+		}
+	}
+	return CodeInfo{}, false
+}
+
 // Lookup returns the registry entry of a standard code or of a registered
-// custom code (the MCP bridge's, see [BridgeCodes]). Other custom "x-"
-// codes and unknown codes report ok == false.
+// custom code: the MCP bridge's ([BridgeCodes]) or the HTTP binding's
+// ([CustomCodes]). Other custom "x-" codes and unknown codes report
+// ok == false.
 func Lookup(c Code) (info CodeInfo, ok bool) {
 	for _, e := range registry {
 		if e.Code == c {
@@ -113,7 +172,7 @@ func Lookup(c Code) (info CodeInfo, ok bool) {
 			return e, true
 		}
 	}
-	return CodeInfo{}, false
+	return LookupCustom(c)
 }
 
 // Codes returns a copy of every registry entry in registry order
@@ -124,8 +183,9 @@ func Codes() []CodeInfo {
 	return out
 }
 
-// HTTPStatus is the HTTP status of the code. Unknown and unregistered
-// custom codes map to 500.
+// HTTPStatus is the HTTP status of the code: the registry's, for standard
+// and registered custom codes; unknown and unregistered custom codes map
+// to 500.
 func (c Code) HTTPStatus() int {
 	if info, ok := Lookup(c); ok {
 		return info.HTTPStatus

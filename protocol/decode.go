@@ -48,7 +48,7 @@ func checkJSON(data []byte) error {
 			}
 			key := tok.(string)
 			if _, dup := top.keys[key]; dup {
-				return fmt.Errorf("duplicate object key %q", key)
+				return fmt.Errorf("duplicate object key %s", Quote(key))
 			}
 			top.keys[key] = struct{}{}
 			top.expect = false
@@ -139,7 +139,7 @@ func checkKeys(raw json.RawMessage, t reflect.Type, path string) *Error {
 			ft, ok := fields[k]
 			name := joinPath(path, k)
 			if !ok {
-				return Errorf(CodeMalformedMessage, "unknown field %q", name).WithDetails(&ErrorDetails{Field: name})
+				return Errorf(CodeMalformedMessage, "unknown field %s", Quote(name)).WithDetails(&ErrorDetails{Field: Clip(name)})
 			}
 			if err := checkKeys(obj[k], ft, name); err != nil {
 				return err
@@ -192,19 +192,19 @@ func payloadError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := te.Field
-		return Errorf(CodeMalformedMessage, "payload field %q has the wrong type: got JSON %s, want %s", field, te.Value, jsonKind(te.Type.Kind().String())).
-			WithDetails(&ErrorDetails{Field: field})
+		return Errorf(CodeMalformedMessage, "payload field %s has the wrong type: got JSON %s, want %s", Quote(field), te.Value, jsonKind(te.Type.Kind().String())).
+			WithDetails(&ErrorDetails{Field: Clip(field)})
 	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, "json: unknown field ") {
 		field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return Errorf(CodeMalformedMessage, "unknown payload field %q", field).WithDetails(&ErrorDetails{Field: field})
+		return Errorf(CodeMalformedMessage, "unknown payload field %s", Quote(field)).WithDetails(&ErrorDetails{Field: Clip(field)})
 	}
 	var pe *Error
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return Errorf(CodeMalformedMessage, "payload is invalid: %s", strings.TrimPrefix(msg, "json: "))
+	return Errorf(CodeMalformedMessage, "payload is invalid: %s", Clip(strings.TrimPrefix(msg, "json: ")))
 }
 
 func jsonKind(goKind string) string {

@@ -154,8 +154,8 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return env, Errorf(CodeMalformedMessage, "unknown envelope field %q; the envelope has exactly type, id, manglecp and payload", unknown[0]).
-			WithDetails(&ErrorDetails{Field: unknown[0]})
+		return env, Errorf(CodeMalformedMessage, "unknown envelope field %s; the envelope has exactly type, id, manglecp and payload", Quote(unknown[0])).
+			WithDetails(&ErrorDetails{Field: Clip(unknown[0])})
 	}
 	if idErr != nil {
 		return env, idErr
@@ -164,8 +164,8 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 		return env, err
 	}
 	if env.Version != Version {
-		return env, Errorf(CodeUnsupportedVersion, "protocol version %q is not supported; use %q", env.Version, Version).
-			WithDetails(&ErrorDetails{RequestedVersion: env.Version, SupportedVersions: SupportedVersions()})
+		return env, Errorf(CodeUnsupportedVersion, "protocol version %s is not supported; use %q", Quote(env.Version), Version).
+			WithDetails(&ErrorDetails{RequestedVersion: Clip(env.Version), SupportedVersions: SupportedVersions()})
 	}
 	var typ string
 	if err := decodeString(raw, "type", &typ); err != nil {
@@ -173,7 +173,7 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 	}
 	env.Type = MessageType(typ)
 	if !env.Type.Known() {
-		return env, Errorf(CodeInvalidType, "unknown message type %q", typ).WithDetails(&ErrorDetails{Field: "type"})
+		return env, Errorf(CodeInvalidType, "unknown message type %s", Quote(typ)).WithDetails(&ErrorDetails{Field: "type"})
 	}
 	payload, ok := raw["payload"]
 	if !ok {

@@ -91,7 +91,7 @@ func (f *Fact) UnmarshalJSON(data []byte) error {
 				err = decodeField(k, v, f.Source)
 			}
 		default:
-			return fmt.Errorf("unknown field %q", k)
+			return fmt.Errorf("unknown field %s", Quote(k))
 		}
 		if err != nil {
 			return err
@@ -105,9 +105,9 @@ func decodeField(name string, raw json.RawMessage, v any) error {
 	if err := decodeNumbers(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("field %q has the wrong type: got JSON %s", name, te.Value)
+			return fmt.Errorf("field %s has the wrong type: got JSON %s", Quote(name), te.Value)
 		}
-		return fmt.Errorf("field %q: %v", name, err)
+		return fmt.Errorf("field %s: %v", Quote(name), err)
 	}
 	return nil
 }

@@ -360,7 +360,7 @@ func ParseTime(v any) (time.Time, error) {
 	case string:
 		tt, err := ParseRFC3339(x)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("time %q is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", x)
+			return time.Time{}, fmt.Errorf("time %s is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", Quote(x))
 		}
 		return tt, nil
 	case json.Number:

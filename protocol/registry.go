@@ -44,6 +44,9 @@ func NewRegistry(codes ...DomainCode) (*Registry, error) {
 		if _, ok := Lookup(c.Code); ok {
 			return nil, fmt.Errorf("domain %s: error code %s is a standard code", c.Domain, c.Code)
 		}
+		if _, ok := LookupCustom(c.Code); ok {
+			return nil, fmt.Errorf("domain %s: error code %s is a code of the HTTP binding", c.Domain, c.Code)
+		}
 		if !domainCodeSyntax.MatchString(string(c.Code)) {
 			return nil, fmt.Errorf("domain %s: error code %q must match %s (Spec 09 section 3.2)", c.Domain, c.Code, domainCodeSyntax)
 		}
@@ -65,7 +68,8 @@ func NewRegistry(codes ...DomainCode) (*Registry, error) {
 	return r, nil
 }
 
-// Lookup returns the entry of a standard or registered domain code.
+// Lookup returns the entry of a standard code, a custom code of this
+// implementation ([CustomCodes]) or a registered domain code.
 func (r *Registry) Lookup(c Code) (info CodeInfo, ok bool) {
 	if info, ok := Lookup(c); ok {
 		return info, true

@@ -32,19 +32,25 @@ func RegistryMarkdown(domainCodes ...DomainCode) string {
 	w("Protocol version `%s`. The codes, HTTP statuses and recoverable flags are those of Spec 09\n", Version)
 	w("section 3.1. Every transport maps a code to the HTTP status listed here, and clients decide\n")
 	w("whether to retry from the recoverable flag (Spec 09 section 7). Custom codes start with `x-`\n")
-	w("(Spec 09 section 3.2): a code a domain registers (see Domain error codes), or one of the MCP\n")
-	w("bridge's, has the status and flag registered for it; any other maps to HTTP %d and is not\n", http.StatusInternalServerError)
-	w("recoverable.\n\n")
+	w("(Spec 09 section 3.2): a code a domain registers (see Domain error codes), one of the MCP\n")
+	w("bridge's or one of the HTTP binding's, has the status and flag registered for it; any other maps\n")
+	w("to HTTP %d and is not recoverable.\n\n", http.StatusInternalServerError)
 
 	w("The MCP column says what an MCP host sees when `manglecp mcp` (package `mcpbridge`) meets the\n")
 	w("error: normally a tool result with `isError: true` and `structuredContent` holding `code`,\n")
 	w("`message`, `recoverable`, `retry_after_ms` and `details` as listed here (see docs/mcp.md).\n\n")
 
 	w("## Error codes\n")
-	codes := append(Codes(), BridgeCodes()...)
+	codes := append(append(Codes(), BridgeCodes()...), CustomCodes()...)
 	for i := 0; i < len(codes); {
 		cat := codes[i].Category
 		w("\n### %s\n\n", categoryTitle(cat))
+		if cat == "http" {
+			w("Custom codes (Spec 09 section 3.2) of the HTTP binding: answers to requests that never reach\n")
+			w("the server's handler (unknown path, wrong method or Content-Type, refused Host or origin, no\n")
+			w("WebSocket upgrade) and to unknown skills. Every HTTP answer is an envelope with one of these\n")
+			w("or a standard code. None is recoverable: each needs a different request, not a retry.\n\n")
+		}
 		if cat == "bridge" {
 			w("Custom codes (Spec 09 section 3.2) of the MCP bridge: failures between an MCP host and a\n")
 			w("MangleCP server. MangleCP servers never send them; their HTTP status is the one a gateway would use.\n\n")
@@ -147,6 +153,8 @@ func categoryTitle(cat string) string {
 		return "Invocation errors"
 	case "server_state":
 		return "Server state errors"
+	case "http":
+		return "HTTP binding errors"
 	case "bridge":
 		return "MCP bridge errors"
 	}

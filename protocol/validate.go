@@ -106,6 +106,9 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 	add := func(v Violation) {
 		v.FactIndex = i
 		v.Predicate = f.Pred
+		if len(f.Pred) > MaxPredicateLength {
+			v.Predicate = Clip(f.Pred) // bounded echo of client text
+		}
 		vs = append(vs, v)
 	}
 	switch {
@@ -189,7 +192,7 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 	case f.Category == "", f.Category == CategorySession, f.Category == CategoryServer, f.Category == CategoryDerived:
 		f.Category = CategorySession
 	default:
-		add(Violation{Issue: IssueInvalidCategory, Message: fmt.Sprintf("Category must be \"session\" (a fed-back \"server\" or \"derived\" fact is read as session), got %q", f.Category)})
+		add(Violation{Issue: IssueInvalidCategory, Message: fmt.Sprintf("Category must be \"session\" (a fed-back \"server\" or \"derived\" fact is read as session), got %s", Quote(f.Category))})
 	}
 	if f.Source != nil && f.Source.SourceType == "" {
 		add(Violation{Issue: IssueInvalidSource, Message: "source.source_type is required when source is present"})
@@ -210,7 +213,7 @@ func resolveNamedArgs(f Fact, schema *PredicateSchema) ([]any, []Violation) {
 	for _, k := range sortedKeys(f.NamedArgs) {
 		j, ok := pos[k]
 		if !ok {
-			vs = append(vs, Violation{Issue: IssueUnknownNamedArg, Message: fmt.Sprintf("Unknown named argument %q; '%s' has %s", k, f.Pred, strings.Join(schema.ArgNames, ", "))})
+			vs = append(vs, Violation{Issue: IssueUnknownNamedArg, Message: fmt.Sprintf("Unknown named argument %s; '%s' has %s", Quote(k), f.Pred, strings.Join(schema.ArgNames, ", "))})
 			continue
 		}
 		args[j] = f.NamedArgs[k]
@@ -309,7 +312,7 @@ func checkNested(v any, depth int) string {
 		}
 		for _, k := range sortedKeys(x) {
 			if x[k] == nil {
-				return fmt.Sprintf("holds null at key %q; null is only a top-level wildcard", k)
+				return fmt.Sprintf("holds null at key %s; null is only a top-level wildcard", Quote(k))
 			}
 			if msg := checkNested(x[k], depth+1); msg != "" {
 				return msg
@@ -352,7 +355,7 @@ func unwrapInt64(m map[string]any) (json.Number, string) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return "", fmt.Sprintf("is an int64 wrapper whose value %q is not a decimal int64", s)
+		return "", fmt.Sprintf("is an int64 wrapper whose value %s is not a decimal int64", Quote(s))
 	}
 	// Canonical text: "+404" and "0404" are accepted but are not JSON numbers.
 	return json.Number(strconv.FormatInt(n, 10)), ""

@@ -55,6 +55,15 @@ func (s *switchHandler) AuthRequired() bool {
 	return false
 }
 
+// CheckCredentials delegates to the loaded server, so the HTTP binding
+// refuses a request without valid credentials before reading its body.
+func (s *switchHandler) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	if a, ok := s.get().(transport.Authenticator); ok {
+		return a.CheckCredentials(ctx, c, peer)
+	}
+	return nil
+}
+
 func newSwitch(h transport.Handler) *switchHandler {
 	s := &switchHandler{}
 	s.set(h)

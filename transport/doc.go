@@ -3,6 +3,14 @@
 // [Handler] and the handler's envelopes back into bytes and statuses. It
 // never looks inside evaluation: the status of an error comes from the
 // protocol registry, the body is always a MangleCP envelope.
+//
+// It also bounds what a peer can make the server hold, before any work:
+// credentials are checked before a body is read ([Authenticator]), a
+// session reads only small messages until it authenticated, holds a
+// bounded number of unanswered bytes (and all sessions a server-wide
+// [Budget]), an answer that cannot be written within the write timeout
+// ends the session and drops its work, [LimitListener] bounds connections
+// per IP, and [Drain] ends connections gracefully on shutdown.
 package transport
 
 import (

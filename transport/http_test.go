@@ -39,12 +39,12 @@ func TestHTTPBinding(t *testing.T) {
 		code                            protocol.Code
 	}{
 		{"manifest", "GET", transport.ManifestPath, "", "", nil, 200, ""},
-		{"manifest by POST", "POST", transport.ManifestPath, "application/json", "{}", nil, 400, protocol.CodeMalformedMessage},
-		{"evaluate by GET", "GET", "/manglecp/evaluate", "", "", nil, 400, protocol.CodeMalformedMessage},
-		{"wrong content type", "POST", "/manglecp/evaluate", "text/plain", "{}", nil, 400, protocol.CodeMalformedMessage},
+		{"manifest by POST", "POST", transport.ManifestPath, "application/json", "{}", nil, 405, protocol.CodeMethodNotAllowed},
+		{"evaluate by GET", "GET", "/manglecp/evaluate", "", "", nil, 405, protocol.CodeMethodNotAllowed},
+		{"wrong content type", "POST", "/manglecp/evaluate", "text/plain", "{}", nil, 415, protocol.CodeUnsupportedMediaType},
 		{"too large", "POST", "/manglecp/invoke", "application/json", strings.Repeat("x", 65), nil, 413, protocol.CodeMessageTooLarge},
 		{"handler error status from the registry", "POST", "/manglecp/evaluate", "application/json; charset=utf-8", "{}", nil, 429, protocol.CodeRateLimited},
-		{"unknown path", "GET", "/elsewhere", "", "", nil, 404, ""},
+		{"unknown path", "GET", "/elsewhere", "", "", nil, 404, protocol.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
@@ -88,6 +88,7 @@ func TestCredentialsReachTheHandler(t *testing.T) {
 		{"X-MangleCP-API-Key", "k1", protocol.SchemeAPIKey, "k1"},
 	} {
 		req, _ := http.NewRequest("POST", srv.URL+"/api/invoke", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(tc.header, tc.value)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -30,6 +31,38 @@ type ManifestNotifier interface {
 	OnManifestChange(fn func()) (unsubscribe func())
 }
 
+// Authenticator is implemented by handlers that can check credentials
+// before a message is read, so a transport refuses an unauthenticated peer
+// without reading (or holding) what it sends. *manglecp.Server implements
+// it; it also rate limits failed attempts per peer.
+type Authenticator interface {
+	// AuthRequired reports whether requests need credentials.
+	AuthRequired() bool
+	// CheckCredentials returns nil when c is accepted (or authentication is
+	// off), else the registry error to answer (auth_required, auth_invalid,
+	// or rate_limited when peer failed too often).
+	CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error
+}
+
+// messageLimiter is implemented by Conns that can hold incoming messages
+// to a smaller size until the session authenticated. n <= 0 lifts the
+// limit; a message beyond it is reported as auth_required and ends the
+// session.
+type messageLimiter interface {
+	SetPreAuthLimit(n int64)
+}
+
+// goingAwayCloser is implemented by Conns that can tell the peer the
+// server is going away (WebSocket close status 1001) when draining.
+type goingAwayCloser interface {
+	CloseGoingAway() error
+}
+
+// errPeerGone is returned by a Conn's ReadMessage when the peer closed the
+// connection for good (a WebSocket close): unlike io.EOF on stdio (a
+// half-close), nobody is left to read answers, so queued work is dropped.
+var errPeerGone = errors.New("the peer closed the connection")
+
 // SessionOptions configure [ServeSession].
 type SessionOptions struct {
 	// MaxConcurrent bounds the requests of one session processed at once;
@@ -43,6 +76,27 @@ type SessionOptions struct {
 	Credentials *protocol.Credentials
 	// Peer identifies the session in logs and rate limits.
 	Peer string
+	// WriteTimeout bounds the writing of one message (default
+	// DefaultWriteTimeout). A write that times out or fails ends the
+	// session: the peer is gone or does not read, so its queued and running
+	// requests are cancelled and their bytes given back.
+	WriteTimeout time.Duration
+	// MaxPendingBytes bounds the bytes the session holds: messages read
+	// and not yet answered plus answers not yet written (default
+	// DefaultSessionPendingBytes). A message that would exceed it is
+	// refused with rate_limited.
+	MaxPendingBytes int64
+	// PreAuthMessageBytes is the largest message read before the session
+	// authenticated, when the handler requires credentials (default
+	// DefaultPreAuthMessageBytes); it applies to Conns that support it
+	// (WebSocket).
+	PreAuthMessageBytes int64
+	// Budget, when set, is the server-wide bound the session's pending
+	// bytes also count against.
+	Budget *Budget
+	// Drain, when set, ends the session gracefully once draining starts
+	// and the session's admitted requests are answered.
+	Drain *Drain
 	// Logger receives transport logs; default: discard.
 	Logger *slog.Logger
 }
@@ -51,9 +105,11 @@ type SessionOptions struct {
 // 6): it sends the manifest first, then reads messages and answers each
 // request concurrently, correlated by id (pipelining). A cancel message
 // cancels the request it names, which then answers cancelled, unless it
-// already finished. When the peer is done (io.EOF) it waits for pending
-// answers, writes them and returns nil. It returns when ctx ends too,
-// after the running requests stopped.
+// already finished. When the peer is done (io.EOF, a half-close) it waits
+// for pending answers, writes them and returns nil. When the peer is gone
+// (a WebSocket close, a read error) or does not read (a write failed or
+// timed out), the running and queued requests are cancelled and dropped.
+// It returns when ctx ends too, after the running requests stopped.
 func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) error {
 	var o SessionOptions
 	if opts != nil {
@@ -68,11 +124,24 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	if o.MaxQueued <= 0 {
 		o.MaxQueued = 4 * o.MaxConcurrent
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = DefaultSessionPendingBytes
+	}
+	if o.PreAuthMessageBytes <= 0 {
+		o.PreAuthMessageBytes = DefaultPreAuthMessageBytes
+	}
+	o.Drain.enter()
+	defer o.Drain.leave()
 	s := &session{h: h, c: c, o: o, inflight: map[string]context.CancelFunc{}, slots: make(chan struct{}, o.MaxConcurrent),
-		queue: make(chan struct{}, o.MaxConcurrent+o.MaxQueued), creds: o.Credentials}
+		queue: make(chan struct{}, o.MaxConcurrent+o.MaxQueued), creds: o.Credentials, idle: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
 	defer cancel()
-	defer s.wg.Wait()
+	defer s.wg.Wait() // runs before cancel: at EOF, pending answers are still written
+	s.limitBeforeAuth(ctx)
 	// Subscribe before the first manifest goes out, so no change is missed;
 	// pushes wait until the first manifest was written.
 	firstSent := make(chan struct{})
@@ -94,30 +163,66 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	if err != nil {
 		return err
 	}
-	for {
-		msg, err := c.ReadMessage(ctx)
-		if err != nil {
+	if o.Drain != nil {
+		go s.closeWhenDrained(ctx)
+	}
+	// Reading runs in its own goroutine so that the session ends as soon as
+	// a write fails, even while a read is blocked (a stdio read ignores the
+	// context; it ends when its reader does).
+	reads := make(chan readResult)
+	stopReading := make(chan struct{})
+	defer close(stopReading)
+	go func() {
+		for {
+			msg, err := c.ReadMessage(ctx)
+			select {
+			case reads <- readResult{msg, err}:
+			case <-stopReading:
+				return
+			}
 			var perr *protocol.Error
-			if errors.As(err, &perr) {
+			if err != nil && !errors.As(err, &perr) {
+				return
+			}
+		}
+	}()
+	for {
+		var r readResult
+		select {
+		case r = <-reads:
+		case <-ctx.Done():
+			return s.writeErr()
+		}
+		if r.err != nil {
+			var perr *protocol.Error
+			if errors.As(r.err, &perr) {
 				_ = s.write(ctx, protocol.ErrorEnvelope("", perr))
 				continue
 			}
-			if errors.Is(err, io.EOF) {
-				return nil
+			if errors.Is(r.err, io.EOF) {
+				return nil // a half-close: answer what was asked
 			}
-			if ctx.Err() != nil {
-				return nil
+			ended := ctx.Err() != nil
+			cancel() // nobody is left to read answers: drop the work
+			if errors.Is(r.err, errPeerGone) || ended {
+				return s.writeErr()
 			}
-			return err
+			return r.err
 		}
-		s.dispatch(ctx, msg)
+		s.dispatch(ctx, r.msg)
 	}
 }
 
+type readResult struct {
+	msg []byte
+	err error
+}
+
 type session struct {
-	h Handler
-	c Conn
-	o SessionOptions
+	h      Handler
+	c      Conn
+	o      SessionOptions
+	cancel context.CancelFunc
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -127,16 +232,115 @@ type session struct {
 	queue    chan struct{} // requests running or waiting for a slot
 	wg       sync.WaitGroup
 	creds    *protocol.Credentials // from the options, then from a successful authenticate
+	pending  int64                 // bytes held: messages not answered, answers not written
+	active   int                   // requests admitted and not yet answered
+	wErr     error                 // the write failure that ended the session
+	idle     chan struct{}         // signalled when active drops to zero
 }
 
+// limitBeforeAuth holds messages to PreAuthMessageBytes while the session
+// has no accepted credentials and the handler requires them.
+func (s *session) limitBeforeAuth(ctx context.Context) {
+	a, ok := s.h.(Authenticator)
+	l, ok2 := s.c.(messageLimiter)
+	if !ok || !ok2 || !a.AuthRequired() {
+		return
+	}
+	if s.creds != nil && a.CheckCredentials(ctx, s.creds, s.o.Peer) == nil {
+		return
+	}
+	l.SetPreAuthLimit(s.o.PreAuthMessageBytes)
+}
+
+// hold counts n more pending bytes if the session and the server-wide
+// budget allow it (force: always, for answers already computed).
+func (s *session) hold(n int64, force bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if force {
+		s.o.Budget.take(n)
+	} else if s.pending+n > s.o.MaxPendingBytes || !s.o.Budget.TryTake(n) {
+		return false
+	}
+	s.pending += n
+	return true
+}
+
+func (s *session) release(n int64) {
+	s.mu.Lock()
+	s.pending -= n
+	s.mu.Unlock()
+	s.o.Budget.Give(n)
+}
+
+// write sends one envelope within WriteTimeout. A failed write means the
+// peer is gone or does not read: the session ends and its work is dropped.
 func (s *session) write(ctx context.Context, env *protocol.Envelope) error {
 	raw, err := env.Encode()
 	if err != nil {
 		return err
 	}
+	n := int64(len(raw))
+	s.hold(n, true)
+	defer s.release(n)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	return s.c.WriteMessage(ctx, raw)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.o.WriteTimeout)
+	defer cancel()
+	if err := s.c.WriteMessage(wctx, raw); err != nil {
+		s.o.Logger.Warn("session write failed; closing the session and dropping its work", "peer", s.o.Peer, "error", err.Error())
+		s.mu.Lock()
+		if s.wErr == nil && ctx.Err() == nil {
+			s.wErr = err
+		}
+		s.mu.Unlock()
+		s.cancel()
+		_ = s.c.Close()
+		return err
+	}
+	return nil
+}
+
+// writeErr is the write failure that ended the session, if any.
+func (s *session) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wErr
+}
+
+// closeWhenDrained waits for draining to start and the session's admitted
+// requests to be answered, then closes the connection, telling the peer
+// the server is going away.
+func (s *session) closeWhenDrained(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-s.o.Drain.Started():
+	}
+	for {
+		s.mu.Lock()
+		n := s.active
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.idle:
+		}
+	}
+	s.writeMu.Lock() // after the last answer was written
+	defer s.writeMu.Unlock()
+	if g, ok := s.c.(goingAwayCloser); ok {
+		_ = g.CloseGoingAway()
+	} else {
+		_ = s.c.Close()
+	}
+	s.cancel()
 }
 
 // peek reads the type, id and cancel target of a message without judging
@@ -181,7 +385,7 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 		s.mu.Unlock()
 		if busy {
 			_ = s.write(ctx, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage,
-				"id %q is already in use by a request in flight; ids must be unique within a session", id).
+				"id %s is already in use by a request in flight; ids must be unique within a session", protocol.Quote(id)).
 				WithDetails(&protocol.ErrorDetails{Field: "id"})))
 			return
 		}
@@ -196,17 +400,27 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 			"this session already has %d requests running or waiting", cap(s.queue)).WithRetryAfter(100)))
 		return
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	if id != "" {
-		s.mu.Lock()
-		s.inflight[id] = cancel
-		s.mu.Unlock()
+	size := int64(len(msg))
+	if !s.hold(size, false) {
+		<-s.queue
+		_ = s.write(ctx, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeRateLimited,
+			"this session (or the server) holds too many unanswered bytes; wait for answers before sending more").WithRetryAfter(100)))
+		return
 	}
+	rctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if id != "" {
+		s.inflight[id] = cancel
+	}
+	s.active++
+	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.queue }()
 		defer cancel()
+		held := size
+		defer func() { s.release(held) }()
 		if !s.acquire(rctx) { // cancelled (or the session ended) while waiting
 			s.finish(ctx, id, protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeCancelled, "the request was cancelled before it started")))
 			return
@@ -225,14 +439,21 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 		}
 		env := s.h.Handle(rctx, in)
 		if typ == protocol.TypeAuthenticate && env.Type == protocol.TypeAuthenticateResponse {
-			// Later requests of this session carry the accepted credentials.
+			// Later requests of this session carry the accepted credentials,
+			// and may be as large as the server allows.
 			var a protocol.Authenticate
 			if e, perr := protocol.DecodeEnvelope(msg); perr == nil && protocol.DecodePayload(e.Payload, &a) == nil {
 				s.mu.Lock()
 				s.creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
 				s.mu.Unlock()
+				if l, ok := s.c.(messageLimiter); ok {
+					l.SetPreAuthLimit(0)
+				}
 			}
 		}
+		msg, in = nil, nil // the answer replaces the message in memory
+		s.release(held)
+		held = 0
 		s.finish(ctx, id, env)
 	}()
 }
@@ -254,7 +475,8 @@ func (s *session) acquire(ctx context.Context) bool {
 	}
 }
 
-// finish forgets a request and writes its answer.
+// finish forgets a request and writes its answer; then the request no
+// longer counts as active.
 func (s *session) finish(ctx context.Context, id string, env *protocol.Envelope) {
 	if id != "" {
 		s.mu.Lock()
@@ -262,6 +484,15 @@ func (s *session) finish(ctx context.Context, id string, env *protocol.Envelope)
 		s.mu.Unlock()
 	}
 	if err := s.write(ctx, env); err != nil {
-		s.o.Logger.Warn("session write failed", "peer", s.o.Peer, "request_id", id, "error", err.Error())
+		s.o.Logger.Warn("session answer not delivered", "peer", s.o.Peer, "request_id", id, "error", err.Error())
 	}
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+	s.mu.Unlock()
 }

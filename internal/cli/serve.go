@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
 	var of opsFlags
 	of.register(fs)
+	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
+	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	dom := addDomainFlags(fs)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
@@ -52,6 +56,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError(stderr, h, "--tls-cert and --tls-key go together")
+	}
+	if *perIP <= 0 || *writeTimeout <= 0 {
+		return usageError(stderr, h, "--max-conns-per-ip and --write-timeout must be positive")
 	}
 	if len(pos) > 0 {
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
@@ -108,11 +115,20 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	ln = transport.LimitListener(ln, *perIP)
 	// Answer from the first moment: "booting" until the rules are loaded.
 	sw := &switchHandler{}
 	sw.set(manglecp.NewBooting(d, opts))
+	drain := transport.NewDrain()
+	httpOpts := &transport.HTTPOptions{
+		AllowedOrigins: origins,
+		AllowedHosts:   hostAllowList(*addr, *allowedHosts),
+		WriteTimeout:   *writeTimeout,
+		Budget:         transport.NewBudget(transport.DefaultBudgetBytes),
+		Drain:          drain,
+	}
 	httpSrv := &http.Server{
-		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, &transport.HTTPOptions{AllowedOrigins: origins}), ops),
+		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, httpOpts), ops),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -165,15 +181,62 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	case <-ctx.Done():
 	}
-	logger.Info("draining", "grace", grace.String())
+	return drainAndStop(srv, httpSrv, ln, drain, *grace, logger)
+}
+
+// drainAndStop stops serving gracefully. First the listener closes (a new
+// client is refused at connect, so it knows its request never arrived),
+// requests on open connections get server_not_ready and every HTTP answer
+// closes its connection (a keep-alive client gets an answer, never a
+// connection closed under its next request), WebSocket sessions close
+// with 1001 once their requests are answered. As soon as every admitted
+// request is answered, the remaining idle connections close. It returns
+// then, or when the grace period ends (closing what is left).
+func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, ln net.Listener, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
+	start := time.Now()
+	logger.Info("draining", "grace", grace.String(), "in_flight", srv.InFlight(), "sessions", drain.Sessions())
 	srv.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	drain.Start()
+	_ = ln.Close() // Serve returns; Shutdown below still waits for the open connections
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	_ = srv.Wait(sctx)
-	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		logger.Warn("shutdown", "error", err.Error())
+	werr := srv.Wait(ctx)
+	derr := drain.Wait(ctx)
+	serr := httpSrv.Shutdown(ctx)
+	if err := errors.Join(werr, derr, serr); err != nil {
+		logger.Warn("grace period over; closing what is left", "in_flight", srv.InFlight(), "sessions", drain.Sessions(), "error", err.Error())
+		_ = httpSrv.Close()
+		return 0
 	}
+	logger.Info("drained", "took", time.Since(start).Round(time.Millisecond).String())
 	return 0
+}
+
+// hostAllowList is the Host allow-list of a listener on addr: the loopback
+// names plus extra when addr is a loopback address (a web page must not
+// reach a local server through DNS rebinding), none otherwise unless extra
+// names hosts. "*" in extra turns the check off.
+func hostAllowList(addr, extra string) []string {
+	var hosts []string
+	for _, h := range strings.Split(extra, ",") {
+		if h = strings.TrimSpace(h); h == "*" {
+			return nil
+		} else if h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		hosts = append(hosts, "localhost", "127.0.0.1", "::1")
+		if ip != nil {
+			hosts = append(hosts, ip.String())
+		}
+	}
+	return hosts
 }
 
 // serveStdio serves one session on stdin and stdout until EOF (exit 0) or
@@ -183,6 +246,12 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 	defer stop()
 	ctx = protocol.WithTransport(ctx, "stdio")
 	defer srv.SessionOpened()()
+	// A reader that closes stdout must not kill the process with SIGPIPE:
+	// with SIGPIPE notified, the write fails with EPIPE instead, the session
+	// logs the answers it cannot deliver and ends (exit status 1).
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	conn := transport.NewStdioConn(stdin, stdout, srv.MaxMessageBytes(), nil)
 	opts := &transport.SessionOptions{Peer: "stdio", Logger: logger}
 	if token != "" {
@@ -190,7 +259,7 @@ func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin i
 	}
 	logger.Info("serving MangleCP over stdio", "domain", srv.Manifest().Domain.ID)
 	if err := transport.ServeSession(ctx, srv, conn, opts); err != nil {
-		logger.Error("stdio session", "error", err.Error())
+		logger.Error("stdio session ended: its answers cannot be delivered", "error", err.Error())
 		return 1
 	}
 	return 0

@@ -47,6 +47,16 @@ func (s *switchHandler) OnManifestChange(fn func()) func() {
 	return func() {}
 }
 
+// CheckCredentials delegates to the current handler when it checks
+// credentials before reading (the loaded server); while booting every
+// request is refused anyway.
+func (s *switchHandler) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	if a, ok := s.get().(transport.Authenticator); ok {
+		return a.CheckCredentials(ctx, c, peer)
+	}
+	return nil
+}
+
 // AuthRequired reports whether the current handler requires credentials.
 func (s *switchHandler) AuthRequired() bool {
 	if a, ok := s.get().(interface{ AuthRequired() bool }); ok {
