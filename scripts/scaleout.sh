@@ -107,6 +107,7 @@ $servers    keepalive 128;
       proxy_pass http://manglecp;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+      proxy_set_header Host \$host; # the replicas listen on loopback and answer loopback Host names
       proxy_read_timeout 300s;
       add_header X-Served-By \$upstream_addr always;
     }
