@@ -44,6 +44,7 @@ type evaluation struct {
 	external    []protocol.Fact
 	caller      *caller
 	program     *kernel.Program // the rule version this request uses throughout
+	defined     []*macroDef     // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -123,7 +124,8 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	if budget == 0 {
 		budget = 1 // see zeroBudget
 	}
-	res, err := prog.Evaluate(ctx, kernel.Request{
+	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
+	res, err := prog.Evaluate(kctx, kernel.Request{
 		Caller:              who.name,
 		Permissions:         who.permissions,
 		External:            external,
@@ -137,6 +139,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,
 	})
+	endKernel()
 	if ev.maxFacts == 0 {
 		if err := zeroBudget(res, err); err != nil {
 			return nil, err
@@ -149,7 +152,12 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %s", who.name, protocol.Quote(ev.intent.Name))
 	}
 	ev.caller = who
+	_, endRender := s.span(ctx, "manglecp.render")
 	resp := s.render(ev, res)
+	endRender()
+	if err := s.saveMacros(ctx, ev.defined); err != nil {
+		return nil, err
+	}
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	s.rememberResult(ctx, env, ev, resp)
 	return resp, nil

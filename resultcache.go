@@ -24,7 +24,8 @@ import (
 // may answer differently the next time). Anything else is evaluated every
 // time. A hit re-stores the macro-tools of the answer for a full retention
 // period, exactly as a new evaluation would, so a cached answer's macro_ids
-// stay invokable as long as a fresh answer's would.
+// stay invokable as long as a fresh answer's would. The cache is per
+// process; the macro-tools themselves are in the shared Store.
 //
 // An entry is the encoded payload of the answer, so its memory is the
 // length of a byte slice and a few fixed headers, counted in real bytes
@@ -152,22 +153,25 @@ func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) json.
 		return nil
 	}
 	// The answer's macro-tools must stay invokable for a full retention
-	// period, as after a new evaluation. If the macro-tool cache has evicted
-	// one, evaluate again (which stores them anew).
+	// period, as after a new evaluation. If the store has lost one (evicted,
+	// expired, or unreachable), evaluate again: that stores them anew, or
+	// reports the store's failure.
 	now := s.now()
-	defs := make([]*macroDef, len(e.ids))
+	fresh := make([]*macroDef, len(e.ids))
 	for i, id := range e.ids {
-		if defs[i] = s.cache.get(id, now); defs[i] == nil {
+		m, err := s.loadMacro(ctx, id, now)
+		if err != nil || m == nil {
 			return nil
 		}
-	}
-	for _, m := range defs {
 		def := &macroDef{id: m.id, tool: m.tool, intent: m.intent, facts: m.facts, schema: m.schema, output: m.output,
 			created: now, expires: now.Add(s.opts.MacroTTL), size: m.size, caller: who}
 		if t := m.tool.ValidUntil; t != nil && t.After(def.expires) {
 			def.expires = *t
 		}
-		s.cache.put(def, now)
+		fresh[i] = def
+	}
+	if err := s.saveMacros(ctx, fresh); err != nil {
+		return nil
 	}
 	ms := strconv.AppendInt(nil, time.Since(start).Milliseconds(), 10)
 	out := make([]byte, 0, len(e.data)+len(ms))

@@ -44,10 +44,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	var gc gcSettings
 	fs.IntVar(&gc.percent, "gc-percent", -1, fmt.Sprintf("garbage collector target percentage (as GOGC); default GOGC from the environment, else %d", defaultGCPercent))
 	fs.StringVar(&gc.limit, "memory-limit", "", "soft memory limit of the process, e.g. 512MiB (as GOMEMLIMIT); default GOMEMLIMIT from the environment, else 1GiB")
+	var of opsFlags
+	of.register(fs)
 	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	dom := addDomainFlags(fs)
+	addBrowserFlags(fs, &dom.browser)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -64,7 +67,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if len(pos) > 0 {
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger, err := of.logger(stderr)
+	if err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
 	if err := gc.apply(logger); err != nil {
 		return usageError(stderr, h, "%v", err)
 	}
@@ -76,6 +82,22 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
+	// The domain's resources (the browser) are released on every way out.
+	if d.Close != nil {
+		defer func() { _ = d.Close() }()
+	}
+	// Before the local key file: with --store redis the key must be the
+	// configured one every replica shares.
+	ops, err := of.setupOps(ctx, opts, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ops.close(cctx)
+	}()
 	useLocalConfirmationKey(opts, logger)
 	var origins []string
 	if *config != "" {
@@ -117,7 +139,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Drain:          drain,
 	}
 	httpSrv := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, httpOpts),
+		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, httpOpts), ops),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -142,6 +164,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return 1
 	}
 	sw.set(srv)
+	metricsSrv, err := of.serveMetrics(sw, ops, logger)
+	if err != nil {
+		_ = httpSrv.Close()
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	scheme := "http"
 	if *tlsCert != "" {
 		scheme = "https"
@@ -224,6 +255,8 @@ func hostAllowList(addr, extra string) []string {
 func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = protocol.WithTransport(ctx, "stdio")
+	defer srv.SessionOpened()()
 	// A reader that closes stdout must not kill the process with SIGPIPE:
 	// with SIGPIPE notified, the write fails with EPIPE instead, the session
 	// logs the answers it cannot deliver and ends (exit status 1).
@@ -263,7 +296,7 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		}
 		opts.AuthTokens = []string{token}
 	}
-	dcfg := browser.Config{}
+	dcfg := browser.Config{Logger: logger}
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
@@ -271,6 +304,10 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		}
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
+		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
+	}
+	if dom != nil {
+		dom.browser.apply(&dcfg)
 	}
 	d, err := dom.domain(dcfg)
 	if err != nil {
