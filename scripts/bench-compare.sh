@@ -83,12 +83,12 @@ for line in open(path):
     kv = dict(re.findall(r"(\w+)=(\d+)", res + " " + ticks))
     n = int(kv["requests"]); d = int(kv["duration_us"]) / 1e6
     rows[(name, int(c))].append(dict(rps=n / d, p50=int(kv["p50_us"]) / 1000, p99=int(kv["p99_us"]) / 1000,
-        bad=int(kv["non2xx"]) + int(kv["errors"]), cpu=int(kv["ticks"]) / hz * 1000 / max(n, 1)))
-print("| system | c | req/s (median) | p50 ms | p99 ms | p99/p50 | CPU ms/request | non-200 | vs typed tools/list |")
-print("|---|---|---|---|---|---|---|---|---|")
+        bad=int(kv["non2xx"]), err=int(kv["errors"]), cpu=int(kv["ticks"]) / hz * 1000 / max(n, 1)))
+print("| system | c | req/s (median) | p50 ms | p99 ms | p99/p50 | CPU ms/request | non-200 | socket errors | vs typed tools/list |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for (name, c), runs in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     med = lambda k: statistics.median(r[k] for r in runs)
     base = rows.get(("MCP go-sdk tools/list, typed schemas", c))
     ratio = med("rps") / statistics.median(r["rps"] for r in base) if base else float("nan")
-    print(f"| {name} | {c} | {med('rps'):,.0f} | {med('p50'):.1f} | {med('p99'):.1f} | {med('p99')/max(med('p50'),0.001):.1f} | {med('cpu'):.2f} | {sum(r['bad'] for r in runs)} | {ratio:.2f} |")
+    print(f"| {name} | {c} | {med('rps'):,.0f} | {med('p50'):.1f} | {med('p99'):.1f} | {med('p99')/max(med('p50'),0.001):.1f} | {med('cpu'):.2f} | {sum(r['bad'] for r in runs)} | {sum(r['err'] for r in runs)} | {ratio:.2f} |")
 PY
