@@ -17,9 +17,12 @@ import (
 // whose facts argument lists the predicates the intent reads with their
 // argument names (the facts profile's), required ones starred. Facts are
 // written as arrays [predicate, arg, ...] (the fact objects of Spec 03 are
-// accepted too). A predicate's argument names are written once, in the
-// first tool (in the order hosts list tools, by name) that reads it;
-// later tools refer to that tool, since the model sees the whole list.
+// accepted too). A predicate is spelled out with its argument names in the
+// first tool (in the order hosts list tools, by name) that reads it; a
+// later tool refers to that one ("previewed as in edit") when the
+// reference is shorter, since the model sees the whole list. Every token
+// here is paid on every turn: the schema is the smallest that still says
+// what to send (an array of arrays, described).
 func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) map[string]*mcp.Tool {
 	sorted := slices.Clone(intents)
 	slices.SortFunc(sorted, func(a, b protocol.IntentDecl) int { return strings.Compare(toolName(a.Name), toolName(b.Name)) })
@@ -43,25 +46,25 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 			if i < len(in.RequiredFacts) {
 				star = "*"
 			}
-			if where, ok := firstIn[pred]; ok && star == "" {
+			s := `["` + pred + `",...]`
+			if p := profile.Predicate(pred); p != nil {
+				s = signature(p)
+			}
+			if where, ok := firstIn[pred]; ok && star == "" && len(pred)+len(" as in ")+len(where) < len(s) {
 				if refs[where] == nil {
 					order = append(order, where)
 				}
 				refs[where] = append(refs[where], pred)
 				continue
 			}
-			s := pred
-			if p := profile.Predicate(pred); p != nil {
-				s = signature(p)
-			}
 			if _, ok := firstIn[pred]; !ok {
 				firstIn[pred] = name
 			}
 			own = append(own, s+star)
 		}
-		desc := "[pred, ...args] of " + strings.Join(own, "; ")
+		parts := own
 		for _, where := range order {
-			desc += "; " + strings.Join(refs[where], ", ") + " as in " + where
+			parts = append(parts, strings.Join(refs[where], ", ")+" as in "+where)
 		}
 		out[in.Name] = &mcp.Tool{
 			Name:        name,
@@ -71,8 +74,7 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 				"properties": map[string]any{
 					"facts": map[string]any{
 						"type":        "array",
-						"description": desc,
-						"items":       map[string]any{"type": "array"},
+						"description": strings.Join(parts, "; "),
 					},
 				},
 			},
@@ -93,7 +95,7 @@ func signature(p *protocol.PredicateSchema) string {
 			args[i] = p.ArgNames[i]
 		}
 	}
-	return p.Predicate + "(" + strings.Join(args, ",") + ")"
+	return `["` + p.Predicate + `",` + strings.Join(args, ",") + "]"
 }
 
 // intentArgs are the arguments of an intent tool.
@@ -197,6 +199,45 @@ func objectSchema(s map[string]any) map[string]any {
 	if out["additionalProperties"] == false {
 		// The server rejects unknown arguments itself (naming them).
 		delete(out, "additionalProperties")
+	}
+	if props, ok := out["properties"].(map[string]any); ok {
+		out["properties"] = enumsWithoutType(props)
+	}
+	return out
+}
+
+// enumsWithoutType drops "type": "string" from properties whose enum
+// lists only strings: the enum says it already (JSON Schema), and the
+// model pays for it every turn. Other properties are kept as they are.
+func enumsWithoutType(props map[string]any) map[string]any {
+	out := make(map[string]any, len(props))
+	for k, v := range props {
+		out[k] = v
+		p, ok := v.(map[string]any)
+		if !ok || p["type"] != "string" {
+			continue
+		}
+		enum, ok := p["enum"].([]any)
+		if !ok || len(enum) == 0 {
+			continue
+		}
+		strs := true
+		for _, e := range enum {
+			if _, ok := e.(string); !ok {
+				strs = false
+				break
+			}
+		}
+		if !strs {
+			continue
+		}
+		q := make(map[string]any, len(p))
+		for pk, pv := range p {
+			if pk != "type" {
+				q[pk] = pv
+			}
+		}
+		out[k] = q
 	}
 	return out
 }

@@ -115,7 +115,7 @@ func instructions(m *protocol.Manifest) string {
 func metaTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        MetaToolName,
-		Description: "Call a tool an intent selected, by name.",
+		Description: "Call a tool an intent selected.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
