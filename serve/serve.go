@@ -103,6 +103,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 		<-errc
 		return err
 	}
+	defer func() { _ = srv.Close() }() // the domain's resources, after draining
 	sw.set(srv)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
@@ -136,6 +137,7 @@ func Stdio(ctx context.Context, d manglecp.Domain, opts *Options, in io.Reader, 
 	if err != nil {
 		return err
 	}
+	defer func() { _ = srv.Close() }()
 	if o.Ready != nil {
 		o.Ready(nil)
 	}

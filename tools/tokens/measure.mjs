@@ -167,9 +167,19 @@ function checkFiles(dir, want) {
 // runScenario plays a scenario's turns and counts the tool list the model
 // sees at each turn (after any list_changed the previous call caused).
 // The job succeeded when every call answered as the turn expects
-// (expect_error, expect_text) and the files match expect_files.
+// (expect_error, expect_contains, expect_list_changed) and the files of
+// ${tmp} match expect_files.
+//
+// A scenario with "app": {"dir": DIR} gets DIR (relative to the repository
+// root) served over HTTP on a loopback port for its run; "${app}" in call
+// arguments and expect_contains is that server's URL (the browser domain's
+// job opens a page). "tree" fills ${tmp} before the server starts;
+// "elicitation": "accept" makes the client a host that asks its user and
+// the user accepts.
 async function runScenario(file, opts) {
   const sc = JSON.parse(readFileSync(file, "utf8"));
+  const app = sc.app ? await serveDir(join(root, sc.app.dir)) : null;
+  const withApp = (v) => JSON.parse(JSON.stringify(v ?? {}).replaceAll("${app}", app ? app.url : "${app}"));
   let changed = 0;
   let asked = [];
   const hooks = { onListChanged: () => { changed++; }, tree: sc.tree };
@@ -179,25 +189,26 @@ async function runScenario(file, opts) {
       return sc.elicitation === "accept" ? { action: "accept", content: {} } : { action: sc.elicitation };
     };
   }
-  const client = await connect(sc.server, opts, hooks);
+  let client;
   const turns = [];
   const results = [];
   const failures = [];
   try {
+    client = await connect(sc.server, opts, hooks);
     for (const [i, turn] of (sc.turns ?? []).entries()) {
       let result = null;
       if (turn.call) {
         const before = changed;
         asked = [];
-        const args = resolveRefs(turn.call.arguments ?? {}, results);
-        const r = await client.callTool({ name: turn.call.name, arguments: args }, undefined, { timeout: 60000 });
+        const args = resolveRefs(withApp(turn.call.arguments), results);
+        const r = await client.callTool({ name: turn.call.name, arguments: args }, undefined, { timeout: 120000 });
         results[i] = r.structuredContent ?? null;
-        const text = (r.content ?? []).map((c) => c.text ?? "").join("\n");
+        const answer = JSON.stringify(r.content) + JSON.stringify(r.structuredContent ?? null);
         if (!!r.isError !== !!turn.expect_error) {
-          failures.push(`turn ${i} (${turn.call.name}): ${r.isError ? "failed" : "did not fail"}: ${text.slice(0, 300)}`);
+          failures.push(`turn ${i} (${turn.call.name}): ${r.isError ? "failed" : "did not fail"}: ${answer.slice(0, 500)}`);
         }
-        for (const want of [].concat(turn.expect_text ?? [])) {
-          if (!JSON.stringify(r).includes(want)) failures.push(`turn ${i} (${turn.call.name}): the result does not mention ${JSON.stringify(want)}`);
+        for (const want of [].concat(turn.expect_contains ?? []).map((w) => withApp(w))) {
+          if (!answer.includes(want)) failures.push(`turn ${i} (${turn.call.name}): the answer lacks ${JSON.stringify(want)}: ${answer.slice(0, 500)}`);
         }
         result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0), asked: asked.length };
         // A list change is sent a few milliseconds after the call returns.
@@ -208,10 +219,31 @@ async function runScenario(file, opts) {
     }
     failures.push(...checkFiles(client.tmp, sc.expect_files));
   } finally {
-    await client.close();
-    rmSync(client.tmp, { recursive: true, force: true });
+    if (client) {
+      await client.close();
+      rmSync(client.tmp, { recursive: true, force: true });
+    }
+    if (app) app.close();
   }
   return { file, name: sc.name, spec: { max_ratio: sc.max_ratio, limits: sc.limits }, turns, succeeded: failures.length === 0, failures };
+}
+
+// serveDir serves the files of dir (no listing; anything else is 404) on
+// 127.0.0.1 and returns {url, close}.
+async function serveDir(dir) {
+  const { createServer } = await import("node:http");
+  const srv = createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "");
+    let body = null;
+    if (name && !name.includes("..") && !name.includes("/")) {
+      try { body = readFileSync(join(dir, name)); } catch { body = null; }
+    }
+    if (body === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
+    res.writeHead(200, { "Content-Type": name.endsWith(".html") ? "text/html; charset=utf-8" : "application/octet-stream" });
+    res.end(body);
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };
 }
 
 const opts = parseArgs(process.argv.slice(2));
