@@ -212,7 +212,7 @@ async function runScenario(file, opts) {
         }
         result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0), asked: asked.length };
         // A list change is sent a few milliseconds after the call returns.
-        for (let w = 0; w < 20 && changed === before && turn.expect_list_changed; w++) await sleep(25);
+        for (let w = 0; w < 200 && changed === before && turn.expect_list_changed; w++) await sleep(25);
         if (turn.expect_list_changed && changed === before) failures.push(`turn ${i} (${turn.call.name}): no tools/list_changed`);
       }
       turns.push({ turn: i, note: turn.note ?? "", call: turn.call?.name ?? null, result, ...count(await listAll(client)) });
