@@ -74,7 +74,8 @@ func ListenAndServe(ctx context.Context, addr string, d manglecp.Domain, opts *O
 }
 
 // Serve serves the domain over HTTP and WebSocket on ln until ctx ends,
-// then drains and returns nil. It returns an error, after closing ln, when
+// then drains and returns nil. The listener also answers the probes
+// /healthz and /readyz and accepts W3C trace context ([transport.WithOps]). It returns an error, after closing ln, when
 // the domain's rules do not load (naming file and line) or the listener
 // fails.
 func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Options) error {
@@ -82,7 +83,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	log := o.logger()
 	sw := newSwitch(manglecp.NewBooting(d, o.Server))
 	hs := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, o.HTTP),
+		Handler:           transport.WithOps(sw, transport.NewHTTPHandler(sw, o.HTTP), opsOptions(o.HTTP)), // /healthz, /readyz, trace context
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -145,4 +146,12 @@ func Stdio(ctx context.Context, d manglecp.Domain, opts *Options, in io.Reader, 
 	return transport.ServeSession(ctx, srv, conn, &transport.SessionOptions{
 		Peer: "stdio", Logger: o.logger(), Credentials: o.Credentials,
 	})
+}
+
+// opsOptions tells transport.WithOps the base path of the endpoints.
+func opsOptions(h *transport.HTTPOptions) *transport.OpsOptions {
+	if h == nil {
+		return nil
+	}
+	return &transport.OpsOptions{BasePath: h.BasePath}
 }

@@ -41,6 +41,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	var of opsFlags
+	of.register(fs)
 	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
@@ -62,7 +64,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if len(pos) > 0 {
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger, err := of.logger(stderr)
+	if err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
@@ -75,6 +80,18 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if d.Close != nil {
 		defer func() { _ = d.Close() }()
 	}
+	// Before the local key file: with --store redis the key must be the
+	// configured one every replica shares.
+	ops, err := of.setupOps(ctx, opts, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ops.close(cctx)
+	}()
 	useLocalConfirmationKey(opts, logger)
 	var origins []string
 	if *config != "" {
@@ -116,7 +133,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Drain:          drain,
 	}
 	httpSrv := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, httpOpts),
+		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, httpOpts), ops),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -141,6 +158,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return 1
 	}
 	sw.set(srv)
+	metricsSrv, err := of.serveMetrics(sw, ops, logger)
+	if err != nil {
+		_ = httpSrv.Close()
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	scheme := "http"
 	if *tlsCert != "" {
 		scheme = "https"
@@ -223,6 +249,8 @@ func hostAllowList(addr, extra string) []string {
 func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = protocol.WithTransport(ctx, "stdio")
+	defer srv.SessionOpened()()
 	// A reader that closes stdout must not kill the process with SIGPIPE:
 	// with SIGPIPE notified, the write fails with EPIPE instead, the session
 	// logs the answers it cannot deliver and ends (exit status 1).

@@ -65,6 +65,14 @@ func (s *switchHandler) AuthRequired() bool {
 	return false
 }
 
+// SessionOpened counts a session in the loaded server's metrics.
+func (s *switchHandler) SessionOpened() func() {
+	if c, ok := s.get().(interface{ SessionOpened() func() }); ok {
+		return c.SessionOpened()
+	}
+	return func() {}
+}
+
 // Registry returns the loaded server's error registry (nil, the standard
 // codes only, while booting).
 func (s *switchHandler) Registry() *protocol.Registry {
