@@ -30,14 +30,7 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 	out := make(map[string]*mcp.Tool, len(sorted))
 	for _, in := range sorted {
 		name := toolName(in.Name)
-		preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
-		if len(preds) == 0 {
-			for _, p := range profile.Predicates {
-				if p.Direction != protocol.DirectionOutput {
-					preds = append(preds, p.Predicate)
-				}
-			}
-		}
+		preds := intentPredicates(in, profile)
 		var own []string
 		refs := map[string][]string{} // tool -> predicates spelled out there
 		var order []string
@@ -84,6 +77,76 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 	return out
 }
 
+// intentPredicates are the predicates an intent reads, required ones
+// first; an intent that declares none reads every input predicate of the
+// profile.
+func intentPredicates(in protocol.IntentDecl, profile *protocol.FactsProfile) []string {
+	preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
+	if len(preds) == 0 {
+		for _, p := range profile.Predicates {
+			if p.Direction != protocol.DirectionOutput {
+				preds = append(preds, p.Predicate)
+			}
+		}
+	}
+	return preds
+}
+
+// singleIntentTool is the one intent tool of IntentToolsSingle: its
+// description names each intent with its purpose on one line ("name:
+// purpose", and the facts it requires: "(needs url)"); intent is an enum of
+// the intents; facts lists the predicates of every intent, each spelled
+// once, as the per-intent tools write them.
+func singleIntentTool(intents []protocol.IntentDecl, profile *protocol.FactsProfile) *mcp.Tool {
+	sorted := slices.Clone(intents)
+	slices.SortFunc(sorted, func(a, b protocol.IntentDecl) int { return strings.Compare(a.Name, b.Name) })
+	lines := []string{"Evaluate an intent with facts:"}
+	names := make([]any, 0, len(sorted))
+	var preds []string
+	for _, in := range sorted {
+		names = append(names, in.Name)
+		line := in.Name + ": " + oneLine(in.Description)
+		if len(in.RequiredFacts) > 0 {
+			line += " (needs " + strings.Join(in.RequiredFacts, ", ") + ")"
+		}
+		lines = append(lines, line)
+		for _, p := range intentPredicates(in, profile) {
+			if !slices.Contains(preds, p) {
+				preds = append(preds, p)
+			}
+		}
+	}
+	parts := make([]string, 0, len(preds))
+	for _, pred := range preds {
+		s := `["` + pred + `",...]`
+		if p := profile.Predicate(pred); p != nil {
+			s = signature(p)
+		}
+		parts = append(parts, s)
+	}
+	return &mcp.Tool{
+		Name:        IntentToolName,
+		Description: strings.Join(lines, "\n"),
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"intent": map[string]any{"enum": names},
+				"facts": map[string]any{
+					"type":        "array",
+					"description": strings.Join(parts, "; "),
+				},
+			},
+			"required": []string{"intent"},
+		},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+	}
+}
+
+// oneLine is s with its runs of white space (new lines) made one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
 // signature writes a predicate as name(arg,arg,...) with the argument
 // names of the profile (the facts profile's types are checked by the
 // server, which names the offending argument when one is wrong).
@@ -100,6 +163,7 @@ func signature(p *protocol.PredicateSchema) string {
 
 // intentArgs are the arguments of an intent tool.
 type intentArgs struct {
+	Intent  string            `json:"intent"` // only the single intent tool's
 	Facts   []json.RawMessage `json:"facts"`
 	Params  map[string]any    `json:"params"`
 	Explain bool              `json:"explain"`

@@ -53,3 +53,25 @@ func TestObjectSchemaEnums(t *testing.T) {
 		t.Error("objectSchema changed the server's schema")
 	}
 }
+
+// TestSingleIntentTool checks the single intent tool's text: one line per
+// intent (name: purpose, required facts), and every predicate the intents
+// read spelled once, in the order the intents (by name) first read it.
+func TestSingleIntentTool(t *testing.T) {
+	profile := &protocol.FactsProfile{Predicates: []protocol.PredicateSchema{
+		{Predicate: "url", Arity: 1, ArgNames: []string{"u"}},
+		{Predicate: "net_response", Arity: 4, ArgNames: []string{"session_id", "request_id", "status", "timestamp"}},
+	}}
+	tl := singleIntentTool([]protocol.IntentDecl{
+		{Name: "observe", Description: "Observe\n  the page.", OptionalFacts: []string{"url", "net_response"}},
+		{Name: "diagnose", Description: "Diagnose errors.", RequiredFacts: []string{"url"}, OptionalFacts: []string{"net_response", "other"}},
+	}, profile)
+	raw, _ := json.Marshal(tl)
+	want := `{"annotations":{"idempotentHint":true,"readOnlyHint":true},` +
+		`"description":"Evaluate an intent with facts:\ndiagnose: Diagnose errors. (needs url)\nobserve: Observe the page.",` +
+		`"inputSchema":{"properties":{"facts":{"description":"[\"url\",u]; [\"net_response\",session_id,request_id,status,timestamp]; [\"other\",...]","type":"array"},` +
+		`"intent":{"enum":["diagnose","observe"]}},"required":["intent"],"type":"object"},"name":"evaluate_intent"}`
+	if string(raw) != want {
+		t.Errorf("got  %s\nwant %s", raw, want)
+	}
+}
