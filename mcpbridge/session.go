@@ -72,7 +72,8 @@ type pendingConfirm struct {
 }
 
 // Server returns a new MCP server for one MCP session: its tools are one
-// tool per intent of the manifest (and invoke_macro_tool, by mode); each
+// tool per intent of the manifest, or the one intent tool (by
+// Options.IntentTools), and invoke_macro_tool (by mode); each
 // evaluation adds the macro-tools it selected. Serve each MCP session with
 // its own Server: the working state and tool list belong to it.
 func (b *Bridge) Server() *mcp.Server {

@@ -6,7 +6,8 @@
 # browser domain's job with a real Chromium, the workspace domain's file
 # jobs), and fails when a scenario's job does not succeed or a turn exceeds
 # one of its gates (the browser domain: a tenth of Playwright MCP's, every
-# turn; the workspace: no regression). Targets that are not gates are
+# turn; the workspace: a tenth of the filesystem server's whole list, every
+# turn, issue 12). Targets that are not gates are
 # printed as met or not, turn by turn. docs/TOKENS.md has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
