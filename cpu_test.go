@@ -81,7 +81,7 @@ func TestFairShareUnderFlood(t *testing.T) {
 		}
 		return inner(ctx, in)
 	}
-	d.External = map[string]manglecp.External{"report_exists": ext}
+	d.External["report_exists"] = ext
 	h := newHarness(t, &d, func(o *manglecp.Options) {
 		o.MaxConcurrentEvaluations = 2 // MaxEvaluationsPerCaller defaults to 1
 		o.QueueTimeout = 1500 * time.Millisecond
@@ -162,7 +162,7 @@ func TestExternalsOncePerEvaluation(t *testing.T) {
 		}
 		return inner(ctx, in)
 	}
-	d.External = map[string]manglecp.External{"report_exists": ext}
+	d.External["report_exists"] = ext
 	h := newHarness(t, &d, func(o *manglecp.Options) { o.RuleCoverage = true })
 	req := diagnoseRequest()
 	facts := diagnoseFacts()

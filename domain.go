@@ -25,6 +25,13 @@ type Domain struct {
 	// External maps external predicate names to the Go code that computes
 	// their facts for each request (Spec 04 section 3.2.8).
 	External map[string]External
+	// Extensions are added to the manifest's extensions (names start with
+	// "x-"), e.g. why a capability of the domain is unavailable.
+	Extensions map[string]any
+	// Close, when set, releases what the domain holds (a browser process,
+	// connections). [Server.Close] calls it once, after the server stopped
+	// taking requests.
+	Close func() error
 	// Samples holds sample requests of the domain: *.json files at its
 	// root, each an intent_request envelope. [Server.Reload] evaluates them
 	// on new rules and keeps the old rules when one fails (status degraded);

@@ -208,7 +208,7 @@ func errorCases() []errorCase {
 				ext.Compute = func(context.Context, *manglecp.ExternalInput) ([][]any, error) {
 					return nil, errors.New("open /secret/reports: input/output error")
 				}
-				d.External = map[string]manglecp.External{"report_exists": ext}
+				d.External["report_exists"] = ext
 				return newHarness(t, &d, nil).evaluate("ef1", diagnoseRequest())
 			}},
 		{name: "interval limit exceeded", code: protocol.CodeIntervalLimitExceeded, id: "il1",

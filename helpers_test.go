@@ -66,7 +66,8 @@ func newHarness(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)) *
 		mut(opts)
 	}
 	if d == nil {
-		bd := browser.Domain(browser.Config{ReportDir: t.TempDir()})
+		// No browser: goldens must not depend on whether Chromium is installed.
+		bd := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
 		d = &bd
 	}
 	srv, err := manglecp.NewServer(*d, opts)

@@ -65,7 +65,7 @@ func TestEvaluationPool(t *testing.T) {
 		}
 		return inner(ctx, in)
 	}
-	d.External = map[string]manglecp.External{"report_exists": ext}
+	d.External["report_exists"] = ext
 	h := newHarness(t, &d, func(o *manglecp.Options) { o.MaxConcurrentEvaluations = 1; o.QueueTimeout = 20 * time.Millisecond })
 	observe := diagnoseRequest()
 	observe["intent"] = map[string]any{"name": "observe"}

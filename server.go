@@ -65,6 +65,9 @@ type Server struct {
 
 	reloadMu sync.Mutex
 
+	closeOnce sync.Once
+	closeErr  error
+
 	subsMu  sync.Mutex
 	subs    map[int]func()
 	nextSub int
@@ -272,6 +275,18 @@ func (s *Server) Drain() {
 	s.setStatus(protocol.StatusDraining)
 }
 
+// Close releases the domain's resources (see Domain.Close), once. Call it
+// after Drain and Wait, when no request runs any more; requests that still
+// need the domain afterwards fail.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.domain.Close != nil {
+			s.closeErr = s.domain.Close()
+		}
+	})
+	return s.closeErr
+}
+
 // Wait blocks until every admitted request has finished, or ctx ends.
 // Requests refused (while draining, or for any other reason) never count,
 // so Wait returns as soon as the admitted work is done however many
@@ -468,6 +483,11 @@ func (s *Server) baseManifest(st protocol.Status) protocol.Manifest {
 			// The work budget of one evaluation (Options.Limits.MaxEvaluationWork).
 			"x-max_evaluation_work": l.MaxEvaluationWork,
 		},
+	}
+	for k, v := range s.domain.Extensions {
+		if _, taken := m.Extensions[k]; !taken {
+			m.Extensions[k] = v
+		}
 	}
 	if m.Auth.Required {
 		m.Auth.Schemes = []string{protocol.SchemeBearer, protocol.SchemeAPIKey}

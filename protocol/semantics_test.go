@@ -116,3 +116,12 @@ func TestWireValue(t *testing.T) {
 		t.Errorf("fact %s", raw)
 	}
 }
+
+func TestClosest(t *testing.T) {
+	names := []string{"observe", "diagnose_error", "automate"}
+	for in, want := range map[string]string{"diagnose": "diagnose_error", "obsreve": "observe", "automat": "automate", "deploy": "", "": ""} {
+		if got := Closest(in, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

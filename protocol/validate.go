@@ -463,6 +463,24 @@ func nearestPredicate(name string, profile *FactsProfile) string {
 	return best
 }
 
+// Closest returns the candidate a user most plausibly meant by name: one
+// that name is a prefix of (or that is a prefix of name), else the one
+// nearest by edit distance when less than about half of name differs; ""
+// when none is close. Ties go to the candidate listed first.
+func Closest(name string, candidates []string) string {
+	best, bestD := "", len(name)/2+1
+	for _, c := range candidates {
+		d := editDistance(name, c)
+		if strings.HasPrefix(c, name) || strings.HasPrefix(name, c) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)

@@ -187,6 +187,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 		<-errc
 		return err
 	}
+	defer func() { _ = srv.Close() }() // the domain's resources, after draining
 	sw.set(srv)
 	scheme := "http"
 	if o.TLS != nil {
@@ -251,6 +252,7 @@ func Stdio(ctx context.Context, d manglecp.Domain, opts *Options, in io.Reader, 
 	if err != nil {
 		return err
 	}
+	defer func() { _ = srv.Close() }() // the domain's resources, after the session
 	log := o.logger()
 	log.Info("serving MangleCP over stdio", "domain", srv.Manifest().Domain.ID)
 	if o.Loaded != nil {

@@ -3,8 +3,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -14,7 +12,7 @@ import (
 )
 
 type actions struct {
-	reportDir string
+	reports *reports
 }
 
 // observeSummary summarizes the page: console events by level and the
@@ -257,12 +255,11 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 		return nil, err
 	}
 	c.Progress("finalizing", "writing the report file", 80)
-	name := fmt.Sprintf("diagnosis-%s-%s.md", unsafeName.ReplaceAllString(requestID, "_"), shortID(c.MacroID))
+	var name string
 	if err := out.Step("write_file", func() (string, error) {
-		if err := os.MkdirAll(a.reportDir, 0o755); err != nil {
-			return "cannot create the report directory", err
-		}
-		if err := os.WriteFile(filepath.Join(a.reportDir, name), []byte(doc.String()), 0o644); err != nil {
+		var err error
+		name, err = a.reports.write(requestID, shortID(c.MacroID)+".md", []byte(doc.String()))
+		if err != nil {
 			return "cannot write the report", err
 		}
 		return "wrote " + name, nil
@@ -276,22 +273,24 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 }
 
 // reportExists computes the external predicate report_exists for the
-// failed requests of the facts.
+// failed requests of the facts: one Stat per failed request, never a scan
+// of the directory.
 func (a *actions) reportExists(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
-	var out [][]any
+	var ids []string
 	for _, r := range readPage(in.Facts).failed() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		matches, err := filepath.Glob(filepath.Join(a.reportDir, "diagnosis-"+unsafeName.ReplaceAllString(r.id, "_")+"-*.md"))
-		if err != nil {
-			return nil, err
-		}
-		if len(matches) > 0 {
-			out = append(out, []any{r.id})
-		}
+		ids = append(ids, r.id)
 	}
-	return out, nil
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// A directory the server refuses (a symlink, another owner) holds no
+	// report it trusts; writing there fails and is logged.
+	found, _ := a.reports.exist(ids)
+	out := make([][]any, 0, len(found))
+	for _, id := range found {
+		out = append(out, []any{id})
+	}
+	return out, ctx.Err()
 }
 
 func shortID(macroID string) string {

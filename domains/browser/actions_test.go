@@ -119,7 +119,7 @@ func TestObserveAndConsole(t *testing.T) {
 func TestWriteReportFailsCleanly(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	_ = os.WriteFile(file, nil, 0o644)
-	a := &actions{reportDir: file}
+	a := &actions{reports: &reports{dir: file}}
 	_, err := a.writeReport(context.Background(), &manglecp.Call{Progress: func(string, string, float64) {}, Facts: pageFacts(), MacroID: "write_diagnosis_report-0123456789abcdef", Args: map[string]any{"request_id": "r1", "title": "t"}})
 	if err == nil {
 		t.Fatal("writing into a file path succeeded")

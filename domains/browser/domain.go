@@ -3,6 +3,16 @@
 // events, network requests and responses, interactive elements) and get
 // macro-tools for the intents observe, diagnose_error and automate.
 //
+// When the server has a Chromium (see package chrome), the domain also
+// drives it: open_page loads the page in an isolated browser context and
+// asserts what the browser saw as facts (console_event, net_request,
+// net_response, interactive_element, with the browser as their source),
+// click_element and fill_field act on observed elements, and
+// screenshot_page returns a PNG. Whether a browser is available, and which
+// URLs it may open, reach the rules as external predicates
+// (browser_available, url_parts, browser_allowed_host), so the rules
+// decide which tools to offer.
+//
 // Its rules (embedded, under rules/policy and rules/domain) decide which
 // tools fit; its actions compute real analyses over the facts a macro-tool
 // was synthesized from, and one action writes a report file, which the
@@ -12,10 +22,10 @@ package browser
 import (
 	"embed"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"log/slog"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 )
 
 //go:embed rules
@@ -26,9 +36,21 @@ const ID = "browser_diagnostics"
 
 // Config configures the domain's actions.
 type Config struct {
-	// ReportDir is where write_diagnosis_report writes its reports.
-	// Default: <os.TempDir()>/manglecp-reports. Created on first write.
+	// ReportDir is where write_diagnosis_report writes its reports. It
+	// must be a directory (not a symlink) owned by the server's user.
+	// Default: a private directory (0700) under the user cache directory
+	// (e.g. ~/.cache/manglecp/reports). Created on first write.
 	ReportDir string
+	// BrowserPath is the Chromium binary (a path or a name on PATH).
+	// Empty: the first of chrome.DefaultNames found; "none": no browser.
+	BrowserPath string
+	// AllowedHosts are the hosts the browser may load pages and
+	// subresources from. Nil: loopback only (chrome.DefaultAllowedHosts).
+	AllowedHosts []string
+	// MaxPageBytes bounds what one page may download (default 16 MiB).
+	MaxPageBytes int64
+	// Logger receives the browser's start, stop and failures.
+	Logger *slog.Logger
 }
 
 // Rules returns the embedded rule files (policy/ and domain/).
@@ -38,25 +60,38 @@ func Rules() fs.FS {
 }
 
 // Domain returns the browser-diagnostics domain with its embedded rules.
-// Replace Domain.Rules (e.g. with os.DirFS) to serve edited rules.
+// Replace Domain.Rules (e.g. with os.DirFS) to serve edited rules. The
+// domain owns a browser (started on first use): call the server's Close,
+// which calls Domain.Close, to stop it.
 func Domain(cfg Config) manglecp.Domain {
 	if cfg.ReportDir == "" {
-		cfg.ReportDir = filepath.Join(os.TempDir(), "manglecp-reports")
+		cfg.ReportDir = defaultReportDir()
 	}
-	a := &actions{reportDir: cfg.ReportDir}
+	a := &actions{reports: &reports{dir: cfg.ReportDir}}
+	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes, Logger: cfg.Logger})
+	w := &browse{b: b}
+	available, reason := b.Available()
+	status := map[string]any{"available": available}
+	if !available {
+		status["reason"] = reason
+	}
 	return manglecp.Domain{
 		ID:          ID,
-		Description: "Browser diagnostics: observe a page's console and network, trace failed requests to the console errors they cause, and plan validated automation steps.",
+		Description: "Browser diagnostics: observe a page's console and network (stated by the client or seen by the server's own headless Chromium), trace failed requests to the console errors they cause, and plan or perform validated automation steps.",
 		Categories:  []string{"browser_automation", "testing"},
 		Rules:       Rules(),
 		Samples:     Samples(),
 		RulesName:   "browser",
 		Actions: map[string]manglecp.ActionSpec{
-			"observe_summary": {Run: a.observeSummary},
-			"console_errors":  {Run: a.consoleErrors},
-			"causal_chain":    {Run: a.causalChain},
-			"write_report":    {Run: a.writeReport},
-			"automation_plan": {Run: a.automationPlan},
+			"observe_summary":    {Run: a.observeSummary},
+			"console_errors":     {Run: a.consoleErrors},
+			"causal_chain":       {Run: a.causalChain},
+			"write_report":       {Run: a.writeReport},
+			"automation_plan":    {Run: a.automationPlan},
+			"browser_open":       {Run: w.open},
+			"browser_click":      {Run: w.act("click")},
+			"browser_fill":       {Run: w.act("fill")},
+			"browser_screenshot": {Run: w.screenshot},
 		},
 		External: map[string]manglecp.External{
 			"report_exists": {
@@ -65,6 +100,26 @@ func Domain(cfg Config) manglecp.Domain {
 				Deterministic: false,
 				Compute:       a.reportExists,
 			},
+			"browser_available": {
+				Arity:         1,
+				Description:   "browser_available(Engine): the server's own headless browser can run now (Engine \"chromium\"); the browser tools are offered only then. Why it is not: extensions[\"x-browser\"].reason.",
+				Deterministic: false,
+				Compute:       w.browserAvailable,
+			},
+			"url_parts": {
+				Arity:         3,
+				Description:   "url_parts(Url, Scheme, Host): each current_url parsed (scheme and host lower-cased).",
+				Deterministic: true,
+				Compute:       w.urlParts,
+			},
+			"browser_allowed_host": {
+				Arity:         1,
+				Description:   "browser_allowed_host(Host): a host of the current_url facts that the server's allowed_hosts list admits (default: loopback only).",
+				Deterministic: true,
+				Compute:       w.allowedHosts,
+			},
 		},
+		Extensions: map[string]any{"x-browser": status},
+		Close:      b.Close,
 	}
 }

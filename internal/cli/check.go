@@ -111,6 +111,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep := checkReport{Errors: []checkProblem{}, Warnings: []checkProblem{}}
 	layers := []kernel.Layer{ruleLayer(dir, "policy"), ruleLayer(dir, "domain")}
 	d, opts, err := checkDomain(dir, layers, actions, &rep)
+	if err == nil && d.Close != nil {
+		defer func() { _ = d.Close() }() // e.g. the browser domain's Chromium, should a sample have started it
+	}
 	if err == nil {
 		var srv *manglecp.Server
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
@@ -249,6 +252,9 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *check
 				if _, ok := d.Actions[r.Name]; ok {
 					known++
 				}
+			}
+			if known < len(refs) && d.Close != nil {
+				_ = d.Close()
 			}
 			if known == len(refs) {
 				rep.CheckedAs = b.name

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/manglecp/manglecp/domains/browser"
 	"net"
 	"net/http"
 	"os"
@@ -129,5 +130,42 @@ func TestConfigApplies(t *testing.T) {
 	}
 	if w := m.Extensions["x-max_evaluation_work"]; fmt.Sprint(w) != "12345" {
 		t.Errorf("x-max_evaluation_work = %v, want 12345 from limits.max_evaluation_work", w)
+	}
+}
+
+// TestBrowserConfig: the config file's browser section and the serve
+// flags reach the browser domain; flags win; bad hosts are refused.
+func TestBrowserConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	_ = os.WriteFile(path, []byte(`{"browser":{"browser_path":"/nonexistent/chromium","allowed_hosts":["shop.test"],"max_page_bytes":1000}}`), 0o644)
+	for _, tc := range []struct {
+		name, flagPath, flagHosts string
+		wantReason                string
+	}{
+		{"from the file", "", "", "browser_path"},
+		{"flag turns it off", "none", "", "turned off"},
+	} {
+		dom := &domainFlags{name: "browser", browser: browserFlags{path: tc.flagPath, hosts: tc.flagHosts}}
+		d, _, err := configure("", path, "", nil, dom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := d.Extensions["x-browser"].(map[string]any)
+		if r, _ := x["reason"].(string); x["available"] != false || !strings.Contains(r, tc.wantReason) {
+			t.Errorf("%s: x-browser %v", tc.name, x)
+		}
+		_ = d.Close()
+	}
+	// Flags: the allowed hosts replace the file's.
+	var bc browser.Config
+	(&browserFlags{hosts: "a.test, 127.0.0.1"}).apply(&bc)
+	if strings.Join(bc.AllowedHosts, ",") != "a.test,127.0.0.1" {
+		t.Errorf("allowed hosts %v", bc.AllowedHosts)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"browser":{"allowed_hosts":["http://x/"]}}`), 0o644)
+	if _, err := loadConfig(bad); err == nil || !strings.Contains(err.Error(), "allowed_hosts[0]") {
+		t.Errorf("a URL in allowed_hosts: %v", err)
 	}
 }

@@ -390,7 +390,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if !known {
 			spin.end()
 			hint := ""
-			if c := closest(*intent, names); c != "" {
+			if c := protocol.Closest(*intent, names); c != "" {
 				hint = fmt.Sprintf("; did you mean %q?", c)
 			}
 			return usageError(stderr, h, "the server has no intent %s%s (its intents: %s)", quote(*intent), hint, strings.Join(names, ", "))

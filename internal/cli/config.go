@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/manglecp/manglecp"
@@ -53,6 +54,15 @@ type fileConfig struct {
 		Burst     int     `json:"burst"`
 	} `json:"rate_limit"`
 	ReportDir string `json:"report_dir"`
+	// Browser configures the browser domain's own headless Chromium.
+	Browser struct {
+		// Path is the Chromium binary ("none" turns the browser off).
+		Path string `json:"browser_path"`
+		// AllowedHosts are the hosts pages may load from (default loopback).
+		AllowedHosts []string `json:"allowed_hosts"`
+		// MaxPageBytes bounds what one page downloads (default 16 MiB).
+		MaxPageBytes int64 `json:"max_page_bytes"`
+	} `json:"browser"`
 	// CORSOrigins are the browser origins allowed to call the HTTP API.
 	CORSOrigins []string `json:"cors_origins"`
 	OAuth       *struct {
@@ -99,6 +109,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
+	}
+	check(c.Browser.MaxPageBytes >= 0, "browser.max_page_bytes must not be negative")
+	for i, h := range c.Browser.AllowedHosts {
+		check(h != "" && !strings.ContainsAny(h, "/:") || strings.HasPrefix(h, "[") || strings.Count(h, ":") > 1,
+			"browser.allowed_hosts[%d] must be a host name or IP address without scheme, port or path", i)
 	}
 	if a := c.OAuth; a != nil {
 		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")

@@ -16,6 +16,9 @@ import (
 type domainFlags struct {
 	name  string
 	roots rootList
+	// browser holds serve's flags for the browser domain's Chromium
+	// (browserflags.go).
+	browser browserFlags
 }
 
 // rootList collects repeated --root flags.

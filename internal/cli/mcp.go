@@ -55,6 +55,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	config := fl.String("config", "", "embedded domain only: JSON configuration file (as serve)")
 	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
 	dom := addDomainFlags(fl) // embedded domain only: --domain, --root (as serve)
+	addBrowserFlags(fl, &dom.browser)
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -135,6 +136,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1
 		}
+		defer func() { _ = srv.Close() }() // the domain's browser, after the bridge
 		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
 	} else {
 		tok := firstNonEmpty(*token, os.Getenv("MANGLECP_AUTH_TOKEN"))

@@ -44,6 +44,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	dom := addDomainFlags(fs)
+	addBrowserFlags(fs, &dom.browser)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -68,6 +69,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	// The domain's resources (the browser) are released on every way out.
+	if d.Close != nil {
+		defer func() { _ = d.Close() }()
 	}
 	useLocalConfirmationKey(opts, logger)
 	var origins []string
@@ -159,7 +164,7 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		}
 		opts.AuthTokens = []string{token}
 	}
-	dcfg := browser.Config{}
+	dcfg := browser.Config{Logger: logger}
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
@@ -167,6 +172,10 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		}
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
+		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
+	}
+	if dom != nil {
+		dom.browser.apply(&dcfg)
 	}
 	d, err := dom.domain(dcfg)
 	if err != nil {

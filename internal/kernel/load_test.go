@@ -256,11 +256,11 @@ func TestBrowserDeclarations(t *testing.T) {
 	}
 
 	// Spot checks that do not depend on the golden file.
-	wantTools := []string{"diagnose_causal_chain", "inspect_console_errors", "plan_automation", "summarize_observation", "write_diagnosis_report"}
+	wantTools := []string{"click_element", "diagnose_causal_chain", "fill_field", "inspect_console_errors", "open_page", "plan_automation", "screenshot_page", "summarize_observation", "write_diagnosis_report"}
 	if strings.Join(tools, ",") != strings.Join(wantTools, ",") {
 		t.Errorf("Tools() = %v, want %v", tools, wantTools)
 	}
-	wantActions := []string{"automation_plan", "causal_chain", "console_errors", "observe_summary", "write_report"}
+	wantActions := []string{"automation_plan", "browser_click", "browser_fill", "browser_open", "browser_screenshot", "causal_chain", "console_errors", "observe_summary", "write_report"}
 	if strings.Join(actions, ",") != strings.Join(wantActions, ",") {
 		t.Errorf("ActionNames() = %v, want %v", actions, wantActions)
 	}

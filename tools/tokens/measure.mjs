@@ -112,8 +112,14 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // runScenario plays a scenario's turns and counts the tool list the model
 // sees at each turn (after any list_changed the previous call caused).
+//
+// A scenario with "app": {"dir": DIR} gets DIR (relative to the repository
+// root) served over HTTP on a loopback port for its run; "${app}" in call
+// arguments is that server's URL (the browser domain's job opens a page).
 async function runScenario(file, opts) {
   const sc = JSON.parse(readFileSync(file, "utf8"));
+  const app = sc.app ? await serveDir(join(root, sc.app.dir)) : null;
+  const args = (v) => JSON.parse(JSON.stringify(v ?? {}).replaceAll("${app}", app ? app.url : "${app}"));
   let changed = 0;
   const client = await connect(sc.server, opts, () => { changed++; });
   const turns = [];
@@ -122,9 +128,14 @@ async function runScenario(file, opts) {
       let result = null;
       if (turn.call) {
         const before = changed;
-        const r = await client.callTool({ name: turn.call.name, arguments: turn.call.arguments ?? {} }, undefined, { timeout: 60000 });
+        const r = await client.callTool({ name: turn.call.name, arguments: args(turn.call.arguments) }, undefined, { timeout: 120000 });
         if (r.isError && !turn.expect_error) {
           throw new Error(`${file}: turn ${i} (${turn.call.name}) failed: ${JSON.stringify(r.content)}`);
+        }
+        // "expect_contains": strings the call's answer must hold (the job succeeded).
+        const answer = JSON.stringify(r.content) + JSON.stringify(r.structuredContent ?? null);
+        for (const want of [].concat(turn.expect_contains ?? []).map((w) => args(w))) {
+          if (!answer.includes(want)) throw new Error(`${file}: turn ${i} (${turn.call.name}): the answer lacks ${JSON.stringify(want)}: ${answer.slice(0, 2000)}`);
         }
         result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0) };
         // A list change is sent a few milliseconds after the call returns.
@@ -135,8 +146,27 @@ async function runScenario(file, opts) {
     }
   } finally {
     await client.close();
+    if (app) app.close();
   }
   return { file, name: sc.name, max_ratio: sc.max_ratio ?? null, turns };
+}
+
+// serveDir serves the files of dir (no listing; anything else is 404) on
+// 127.0.0.1 and returns {url, close}.
+async function serveDir(dir) {
+  const { createServer } = await import("node:http");
+  const srv = createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "");
+    let body = null;
+    if (name && !name.includes("..") && !name.includes("/")) {
+      try { body = readFileSync(join(dir, name)); } catch { body = null; }
+    }
+    if (body === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
+    res.writeHead(200, { "Content-Type": name.endsWith(".html") ? "text/html; charset=utf-8" : "application/octet-stream" });
+    res.end(body);
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };
 }
 
 const opts = parseArgs(process.argv.slice(2));

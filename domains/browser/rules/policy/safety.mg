@@ -15,3 +15,31 @@ prohibited("plan_automation", "the page holds a payment form") :- interactive_el
 intent_permitted(Intent) :- intent(Intent), caller_permission("*").
 intent_permitted(Intent) :- intent(Intent), caller_permission(Permission), Permission = fn:string:concat("intent:", Intent).
 intent_denied(Intent) :- intent(Intent), !intent_permitted(Intent).
+
+# The server's own browser (external predicates url_parts and
+# browser_allowed_host, computed by Go) opens only http and https pages on
+# the hosts the operator allowed (allowed_hosts; default loopback only).
+# The domain offers its tools only for such URLs; this holds even if
+# domain rules are edited to offer more.
+web_scheme("http").
+web_scheme("https").
+url_permitted(Url) :- url_parts(Url, Scheme, Host), web_scheme(Scheme), browser_allowed_host(Host).
+browser_action("browser_open").
+browser_action("browser_screenshot").
+browser_action("browser_click").
+browser_action("browser_fill").
+prohibited(Tool, "the server's browser opens only http and https pages on its allowed hosts") :-
+  tool_action(Tool, Action), browser_action(Action), current_url(Url), !url_permitted(Url).
+
+# Clicking or typing changes the page's state (effect "browser"). On a page
+# served from this machine (a developer's own app) that needs no
+# confirmation; on any other allowed host the user confirms.
+loopback_host("localhost").
+loopback_host("127.0.0.1").
+loopback_host("::1").
+requires_confirmation(Tool) :- tool_side_effect(Tool, "browser"), current_url(Url), url_parts(Url, _, Host), !loopback_host(Host).
+# Typing into a page that asks for a password always needs confirmation.
+requires_confirmation("fill_field") :- interactive_element(_, "password", _).
+# Never act on a page that holds a payment form.
+prohibited("click_element", "the page holds a payment form") :- interactive_element(_, "payment", _).
+prohibited("fill_field", "the page holds a payment form") :- interactive_element(_, "payment", _).

@@ -1,0 +1,297 @@
+package browser
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// BrowserSource is the source_id of facts the server's browser observed.
+const BrowserSource = "chromium"
+
+// browse runs the tools that drive the server's own browser.
+type browse struct {
+	b *chrome.Browser
+}
+
+// browserAvailable computes browser_available(Engine): one tuple when the
+// browser can run now. Rules offer the browser tools only then.
+func (w *browse) browserAvailable(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	if ok, _ := w.b.Available(); ok {
+		return [][]any{{BrowserSource}}, nil
+	}
+	return nil, nil
+}
+
+// urlParts computes url_parts(Url, Scheme, Host) for the request's
+// current_url facts: rules cannot parse URLs.
+func (w *browse) urlParts(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	var out [][]any
+	for _, f := range in.Facts {
+		if f.Pred != "current_url" {
+			continue
+		}
+		raw := text(f.Args[0])
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme == "" {
+			continue
+		}
+		out = append(out, []any{raw, strings.ToLower(u.Scheme), normalHost(u.Hostname())})
+	}
+	return out, nil
+}
+
+// allowedHosts computes browser_allowed_host(Host) for the hosts of the
+// request's current_url facts that the server's allowed_hosts list admits.
+func (w *browse) allowedHosts(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	seen := map[string]bool{}
+	var out [][]any
+	for _, f := range in.Facts {
+		if f.Pred != "current_url" {
+			continue
+		}
+		u, err := url.Parse(text(f.Args[0]))
+		if err != nil {
+			continue
+		}
+		h := normalHost(u.Hostname())
+		if h != "" && !seen[h] && w.b.HostAllowed(h) {
+			seen[h] = true
+			out = append(out, []any{h})
+		}
+	}
+	return out, nil
+}
+
+func normalHost(h string) string {
+	h = strings.ToLower(h)
+	if ip := net.ParseIP(h); ip != nil {
+		return ip.String()
+	}
+	return h
+}
+
+// run performs a task and turns the failures a client can act on into a
+// result (ok false, problem) instead of an execution failure.
+func (w *browse) run(ctx context.Context, out *manglecp.Outcome, t chrome.Task) (*chrome.Observation, string, error) {
+	var obs *chrome.Observation
+	err := out.Step("browser", func() (string, error) {
+		var err error
+		obs, err = w.b.Run(ctx, t)
+		if err != nil {
+			return "the browser run failed", err
+		}
+		return fmt.Sprintf("loaded in session %s", obs.Session), nil
+	})
+	var ue *chrome.URLError
+	var nf *chrome.ElementNotFound
+	switch {
+	case err == nil && obs.LoadError != "":
+		return obs, "the page did not load: " + obs.LoadError, nil
+	case err == nil:
+		return obs, "", nil
+	case errors.As(err, &ue):
+		return nil, ue.Error(), nil
+	case errors.As(err, &nf):
+		return nil, nf.Error() + "; open the page again to see its elements", nil
+	}
+	return nil, "", err
+}
+
+// observationFacts are the facts a run saw, with the browser as their
+// source. They are session facts: the client sends them back with its
+// next intent.
+func observationFacts(obs *chrome.Observation, now time.Time) []protocol.Fact {
+	src := &protocol.Provenance{SourceType: protocol.SourceExternal, SourceID: BrowserSource, AssertedAt: now.UTC().Format(time.RFC3339Nano)}
+	at := func(ms int64) *protocol.Temporal { return &protocol.Temporal{At: stamp(ms)} }
+	var facts []protocol.Fact
+	add := func(f protocol.Fact, t *protocol.Temporal) {
+		f.Source, f.Category, f.T = src, protocol.CategorySession, t
+		facts = append(facts, f)
+	}
+	for _, c := range obs.Console {
+		add(protocol.NewFact("console_event", obs.Session, c.Level, c.Message, c.Time), at(c.Time))
+	}
+	for _, r := range obs.Requests {
+		add(protocol.NewFact("net_request", obs.Session, r.ID, r.Method, r.URL, r.Time), at(r.Time))
+		if r.Status > 0 {
+			add(protocol.NewFact("net_response", obs.Session, r.ID, r.Status, r.ResponseTime), at(r.ResponseTime))
+		}
+	}
+	for _, e := range obs.Elements {
+		add(protocol.NewFact("interactive_element", e.ID, e.Kind, e.Label), nil)
+	}
+	return facts
+}
+
+// pageResult is the short account of a page shared by the tools' results.
+func pageResult(obs *chrome.Observation) (map[string]any, string) {
+	errs, warns := 0, 0
+	firstErrors := []any{}
+	for _, c := range obs.Console {
+		switch c.Level {
+		case "error":
+			errs++
+			if len(firstErrors) < 3 {
+				firstErrors = append(firstErrors, c.Message)
+			}
+		case "warning":
+			warns++
+		}
+	}
+	failed := []any{}
+	var failedText []string
+	for _, r := range obs.Requests {
+		if r.Status >= 400 || r.Failed != "" {
+			if len(failed) < 10 {
+				e := map[string]any{"request_id": r.ID, "method": r.Method, "url": r.URL, "status": r.Status}
+				if r.Failed != "" {
+					e["error"] = r.Failed
+				}
+				failed = append(failed, e)
+			}
+			what := fmt.Sprint(r.Status)
+			if r.Failed != "" {
+				what = r.Failed
+			}
+			failedText = append(failedText, fmt.Sprintf("%s %s %s", r.Method, pathOf(r.URL), what))
+		}
+	}
+	res := map[string]any{
+		"url": obs.URL, "title": obs.Title, "status": obs.Status, "session_id": obs.Session,
+		"console":  map[string]any{"total": len(obs.Console), "errors": errs, "warnings": warns, "first_errors": firstErrors},
+		"network":  map[string]any{"requests": len(obs.Requests), "failed": failed},
+		"elements": len(obs.Elements),
+	}
+	if len(obs.Blocked) > 0 {
+		res["blocked"] = obs.Blocked
+	}
+	if obs.Truncated {
+		res["truncated"] = true
+	}
+	sum := fmt.Sprintf("%s (HTTP %d, %q): %d requests", obs.URL, obs.Status, obs.Title, len(obs.Requests))
+	if len(failedText) > 0 {
+		sum += fmt.Sprintf(" (%d failed: %s)", len(failedText), strings.Join(first(failedText, 3), ", "))
+	}
+	sum += fmt.Sprintf(", %d console errors, %d interactive elements.", errs, len(obs.Elements))
+	return res, sum
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func pathOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Path != "" {
+		return u.Path
+	}
+	return raw
+}
+
+// problem is the outcome of a run the client can fix.
+func problem(out *manglecp.Outcome, tool, msg string) (*manglecp.Outcome, error) {
+	out.Result = map[string]any{"ok": false, "problem": msg}
+	out.Summary = fmt.Sprintf("%s did not run: %s.", tool, msg)
+	return out, nil
+}
+
+// open loads the page and asserts what the browser saw.
+func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	obs, msg, err := w.run(ctx, out, chrome.Task{URL: arg(c.Args, "url")})
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil || obs.LoadError != "" {
+		return problem(out, "open_page", msg)
+	}
+	res, sum := pageResult(obs)
+	res["ok"] = true
+	out.Result = res
+	out.Summary = "Opened " + sum
+	out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil)}
+	out.Assert = observationFacts(obs, time.Now())
+	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+	return out, ctx.Err()
+}
+
+// act clicks or fills an element on a freshly loaded page.
+func (w *browse) act(kind string) manglecp.Action {
+	return func(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+		out := &manglecp.Outcome{}
+		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
+		url, ok := w.pageOf(c.Facts)
+		if !ok {
+			return problem(out, c.Tool, "no current_url the server's browser may open")
+		}
+		obs, msg, err := w.run(ctx, out, chrome.Task{URL: url, Act: a})
+		if err != nil {
+			return nil, err
+		}
+		if obs == nil || obs.LoadError != "" {
+			return problem(out, c.Tool, msg)
+		}
+		res, sum := pageResult(obs)
+		r := obs.Action
+		res["ok"] = true
+		res["action"] = map[string]any{"kind": kind, "element_id": r.ElementID, "changed": r.Changed,
+			"url_before": r.URLBefore, "new_requests": r.Requests, "new_console_messages": r.Console}
+		res["text"] = obs.Text
+		out.Result = res
+		verb := map[string]string{"click": "Clicked", "fill": "Filled"}[kind]
+		change := "the page did not change"
+		if r.Changed {
+			change = "the page changed"
+		}
+		out.Summary = fmt.Sprintf("%s %s: %s; now %s", verb, r.ElementID, change, sum)
+		out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil)}
+		out.Assert = observationFacts(obs, time.Now())
+		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+		return out, ctx.Err()
+	}
+}
+
+// pageOf is the page a click or fill acts on: the first current_url of
+// the macro-tool's facts (in order) that the browser may open. The rules
+// offered the tool because one exists.
+func (w *browse) pageOf(facts []protocol.Fact) (string, bool) {
+	for _, f := range facts {
+		if f.Pred != "current_url" {
+			continue
+		}
+		if u := text(f.Args[0]); u != "" {
+			if _, err := w.b.CheckURL(u); err == nil {
+				return u, true
+			}
+		}
+	}
+	return "", false
+}
+
+// screenshot returns a PNG of the page's viewport.
+func (w *browse) screenshot(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	obs, msg, err := w.run(ctx, out, chrome.Task{URL: arg(c.Args, "url"), Screenshot: true})
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil || obs.LoadError != "" {
+		return problem(out, "screenshot_page", msg)
+	}
+	out.Result = map[string]any{"ok": true, "url": obs.URL, "title": obs.Title, "media_type": "image/png",
+		"encoding": "base64", "bytes": len(obs.PNG), "data": base64.StdEncoding.EncodeToString(obs.PNG)}
+	out.Summary = fmt.Sprintf("Captured a 1280x800 PNG (%d bytes) of %s.", len(obs.PNG), obs.URL)
+	return out, ctx.Err()
+}

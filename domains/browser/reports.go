@@ -1,0 +1,135 @@
+package browser
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// reports is the directory diagnosis reports are written to. Every access
+// goes through os.Root, so a symlink planted in the directory cannot send
+// a write outside it; the directory itself must be a real directory (not
+// a symlink) owned by the server's user. Reports for one request live in
+// their own subdirectory, diagnosis-<request id>/, so whether a report
+// exists is one Stat, however many reports there are.
+type reports struct {
+	dir string
+}
+
+// defaultReportDir is private to the server's user: the user cache
+// directory, or a per-user directory under the temp dir.
+func defaultReportDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "manglecp", "reports")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("manglecp-reports-%d", os.Getuid()))
+}
+
+// errNoReports is open's answer when the directory does not exist and
+// create is false.
+var errNoReports = errors.New("the report directory does not exist yet")
+
+// open opens the report directory as an os.Root, creating it (0700) when
+// create is set. It refuses a symlink, a non-directory and a directory
+// owned by another user.
+func (r *reports) open(create bool) (*os.Root, error) {
+	if create {
+		if err := os.MkdirAll(r.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the report directory: %w", err)
+		}
+	}
+	fi, err := os.Lstat(r.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoReports
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, fmt.Errorf("the report directory %s is a symlink or not a directory; refusing it", r.dir)
+	}
+	if err := ownedBySelf(fi); err != nil {
+		return nil, fmt.Errorf("the report directory %s: %w; refusing it", r.dir, err)
+	}
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	// The directory opened must be the one checked (no swap in between).
+	if st, err := root.Stat("."); err != nil || !os.SameFile(fi, st) {
+		root.Close()
+		return nil, fmt.Errorf("the report directory %s changed while it was opened", r.dir)
+	}
+	return root, nil
+}
+
+// requestDir is the subdirectory of a request's reports.
+func requestDir(requestID string) string {
+	return "diagnosis-" + unsafeName.ReplaceAllString(requestID, "_")
+}
+
+// write stores a report as requestDir(requestID)/name and returns its
+// path relative to the report directory. The file is created exclusively
+// under a temporary name and renamed into place, so an existing file or
+// symlink of that name is replaced, never written through.
+func (r *reports) write(requestID, name string, data []byte) (string, error) {
+	root, err := r.open(true)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	sub := requestDir(requestID)
+	if err := root.Mkdir(sub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	if fi, err := root.Lstat(sub); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s in the report directory is not a directory", sub)
+	}
+	rel := sub + "/" + name
+	tmp := rel + ".tmp-" + randomSuffix()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return "", werr
+	}
+	return rel, nil
+}
+
+// exist returns which of the request ids have a report: one Stat each.
+func (r *reports) exist(requestIDs []string) ([]string, error) {
+	root, err := r.open(false)
+	if errors.Is(err, errNoReports) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var out []string
+	for _, id := range requestIDs {
+		if fi, err := root.Lstat(requestDir(id)); err == nil && fi.IsDir() {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
