@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/manglecp/manglecp"
@@ -75,6 +76,22 @@ func (a *actionList) Set(v string) error {
 	return nil
 }
 
+// externalList is the repeatable --external NAME/ARITY flag: external
+// predicates the Go program computes (Domain.External).
+type externalList map[string]int
+
+func (e externalList) String() string { return "" }
+
+func (e externalList) Set(v string) error {
+	name, arity, ok := strings.Cut(v, "/")
+	n, err := strconv.Atoi(arity)
+	if !ok || name == "" || err != nil || n < 0 {
+		return fmt.Errorf("want NAME/ARITY, e.g. assigned/1, got %q", v)
+	}
+	e[name] = n
+	return nil
+}
+
 // check loads DIR exactly as `serve --rules DIR` does and reports every
 // problem with file and line (exit 1), including rules that would fail
 // every evaluation reaching them (comparisons that cannot succeed,
@@ -89,14 +106,16 @@ func (a *actionList) Set(v string) error {
 // predicates and sample requests too), and other rules as a custom
 // domain's, whose needed actions are listed as information.
 func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--actions A,B,...] [--json [--show-rules]]",
-		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info).",
+	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--actions A,B,...] [--external NAME/ARITY]... [--json [--show-rules]]",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
 		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
 	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
 	showRules := fl.Bool("show-rules", false, "with --json: include every rule of DIR in the clause format of Spec 03 section 7")
 	var actions actionList
 	fl.Var(&actions, "actions", "the `names` of the actions your Go program registers, comma-separated: every action the rules name must be one of them")
+	externals := externalList{}
+	fl.Var(externals, "external", "an external predicate your Go program computes (Domain.External), as `NAME/ARITY`; repeat for several")
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -110,7 +129,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := pos[0]
 	rep := checkReport{Errors: []checkProblem{}, Warnings: []checkProblem{}}
 	layers := []kernel.Layer{ruleLayer(dir, "policy"), ruleLayer(dir, "domain")}
-	d, opts, err := checkDomain(dir, layers, actions, &rep)
+	d, opts, err := checkDomain(dir, layers, actions, externals, &rep)
 	if err == nil && d.Close != nil {
 		defer func() { _ = d.Close() }() // e.g. the browser domain's Chromium, should a sample have started it
 	}
@@ -208,11 +227,12 @@ var builtinDomains = []struct {
 
 // checkDomain returns the domain check loads DIR as, and records in rep
 // which one it is and the actions the rules name: a custom domain
-// registering the --actions names when given; otherwise the first built-in
-// domain registering every action the rules name (as `serve --rules DIR`
-// would serve it); otherwise a custom domain registering exactly what the
-// rules name, with those actions listed as information.
-func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *checkReport) (manglecp.Domain, *manglecp.Options, error) {
+// registering the --actions names when given; otherwise, without
+// --external, the first built-in domain registering every action the rules
+// name (as `serve --rules DIR` would serve it); otherwise a custom domain
+// registering exactly what the rules name, with those actions listed as
+// information. A custom domain has the --external predicates.
+func checkDomain(dir string, layers []kernel.Layer, given actionList, externals externalList, rep *checkReport) (manglecp.Domain, *manglecp.Options, error) {
 	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return manglecp.Domain{}, nil, fmt.Errorf("%s does not exist", dir)
 	} else if err != nil {
@@ -229,7 +249,11 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *check
 	}
 	custom := func(names []string) (manglecp.Domain, *manglecp.Options, error) {
 		rep.CheckedAs = "custom"
-		d := manglecp.Domain{ID: "custom", Rules: os.DirFS(dir), RulesName: dir, Actions: map[string]manglecp.ActionSpec{}}
+		d := manglecp.Domain{ID: "custom", Rules: os.DirFS(dir), RulesName: dir, Actions: map[string]manglecp.ActionSpec{},
+			External: map[string]manglecp.External{}}
+		for name, arity := range externals {
+			d.External[name] = manglecp.External{Arity: arity, Compute: func(context.Context, *manglecp.ExternalInput) ([][]any, error) { return nil, nil }}
+		}
 		for _, n := range names {
 			d.Actions[n] = manglecp.ActionSpec{Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {
 				return nil, errors.New("manglecp check runs no actions")
@@ -240,8 +264,9 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *check
 	if given.set {
 		return custom(given.names)
 	}
+
 	var partial []string
-	if len(refs) > 0 {
+	if len(refs) > 0 && len(externals) == 0 { // --external: the rules are the program's computing those
 		for _, b := range builtinDomains {
 			d, err := b.open()
 			if err != nil {
@@ -267,10 +292,7 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *check
 			}
 		}
 	}
-	var names []string
-	for _, r := range refs {
-		names = append(names, r.Name)
-	}
+	names := refNames(refs)
 	switch {
 	case len(refs) == 0:
 		rep.Info = append(rep.Info, checkProblem{Message: "the rules name no actions (no tool_action facts)"})
@@ -285,6 +307,14 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, rep *check
 		rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf("some of these actions are the %s domain's but not all: if these are its rules, a tool_action above names an action it does not register", b)})
 	}
 	return custom(names)
+}
+
+func refNames(refs []kernel.ActionRef) []string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Name
+	}
+	return names
 }
 
 // problems splits a start-up error into located problems.

@@ -88,6 +88,17 @@ func TestCheck(t *testing.T) {
 // as that domain's.
 func TestCheckActions(t *testing.T) {
 	const tickets = "../../examples/tickets/rules"
+	// withExternal is the tickets rules plus a rule reading an external
+	// predicate the Go program would compute.
+	withExternal := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(tickets, "domain", "tickets.mg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.MkdirAll(filepath.Join(withExternal, "domain"), 0o755)
+	if err := os.WriteFile(filepath.Join(withExternal, "domain", "tickets.mg"), append(src, "mine(Id) :- ticket(Id, _), assigned(Id).\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		dir    string
@@ -110,6 +121,11 @@ func TestCheckActions(t *testing.T) {
 			[]string{"info: checked as the browser domain's rules", "3 intents"}, []string{"error:"}},
 		{"workspace rules are the workspace domain's", "../../domains/workspace/rules", nil, 0,
 			[]string{"info: checked as the workspace domain's rules", "5 intents"}, []string{"error:"}},
+		{"external predicate undeclared", withExternal, nil, 1, []string{"could not find predicate assigned"}, nil},
+		{"external predicate declared", withExternal, []string{"--external", "assigned/1"}, 0,
+			[]string{"info: checked as a custom domain's rules", "ok: 4 rules"}, []string{"error:"}},
+		{"external predicate with actions", withExternal, []string{"--external", "assigned/1", "--actions", "escalate"}, 0, []string{"ok: "}, []string{"error:", "info:"}},
+		{"external without arity", tickets, []string{"--external", "assigned"}, 2, nil, nil},
 		{"missing directory", "../../no/such/dir", nil, 1, []string{"error: ../../no/such/dir does not exist"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
