@@ -27,7 +27,8 @@ func TestLayering(t *testing.T) {
 	}{
 		{mod + "/protocol", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/"}},
 		{mod + "/transport", []string{mangle, mod + "/internal/", mod + "/domains/"}},
-		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
+		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli", mod + "/store/", "github.com/redis/go-redis/v9"}},
+		{mod + "/store/redis", []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.

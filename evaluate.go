@@ -43,6 +43,7 @@ type evaluation struct {
 	external    []protocol.Fact
 	caller      *caller
 	program     *kernel.Program // the rule version this request uses throughout
+	defined     []*macroDef     // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -122,7 +123,8 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	if budget == 0 {
 		budget = 1 // see zeroBudget
 	}
-	res, err := prog.Evaluate(ctx, kernel.Request{
+	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
+	res, err := prog.Evaluate(kctx, kernel.Request{
 		Caller:              who.name,
 		Permissions:         who.permissions,
 		External:            external,
@@ -136,6 +138,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		Explain:             ev.proofHints,
 		Coverage:            ev.coverage,
 	})
+	endKernel()
 	if ev.maxFacts == 0 {
 		if err := zeroBudget(res, err); err != nil {
 			return nil, err
@@ -148,7 +151,12 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "%s may not use the intent %s", who.name, protocol.Quote(ev.intent.Name))
 	}
 	ev.caller = who
+	_, endRender := s.span(ctx, "manglecp.render")
 	resp := s.render(ev, res)
+	endRender()
+	if err := s.saveMacros(ctx, ev.defined); err != nil {
+		return nil, err
+	}
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	return resp, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -38,7 +39,10 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 			WithDetails(&protocol.ErrorDetails{Field: "args"})
 	}
 	now := s.now()
-	def := s.cache.get(req.MacroID, now)
+	def, err := s.loadMacro(ctx, req.MacroID, now)
+	if err != nil {
+		return nil, err
+	}
 	if def == nil {
 		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %s is unknown or was evicted; evaluate the intent again", protocol.Quote(req.MacroID)).
 			WithDetails(&protocol.ErrorDetails{MacroID: protocol.Clip(req.MacroID)})
@@ -75,7 +79,11 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "%s requires the user's confirmation: send confirmation_token", def.tool.Name).
 				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
 		}
-		if reason := s.confirm.verify(req.ConfirmationToken, def.id, now); reason != "" {
+		reason, err := s.confirm.verify(ctx, req.ConfirmationToken, def.id, now)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
 			return nil, protocol.Errorf(protocol.CodeConfirmationInvalid, "confirmation token rejected: %s", reason).
 				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
 		}
@@ -96,7 +104,9 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		Progress: progressFrom(ctx),
 	}
 	start := time.Now()
-	out, err := s.runAction(ctx, spec.Run, call)
+	actx, end := s.span(ctx, "manglecp.action", attribute.String("manglecp.tool", def.tool.Name))
+	out, err := s.runAction(actx, spec.Run, call)
+	end()
 	if err != nil {
 		return nil, err
 	}

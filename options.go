@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a [Server]. A nil *Options means all defaults;
@@ -81,6 +84,20 @@ type Options struct {
 	// goes to the waiting caller running the fewest evaluations, so one
 	// caller's heavy requests cannot starve the others.
 	MaxEvaluationsPerCaller int
+
+	// Store holds the state replicas share: macro-tools, confirmation
+	// nonces and rate limits. Default: in memory, bounded by
+	// MacroCacheBytes (one process). Several replicas behind a load balancer
+	// need a shared store (store/redis) and the same ConfirmationKey.
+	Store Store
+	// Metrics, when set, receives the server's Prometheus collectors
+	// (requests by type, transport and code; latencies; gas; cache; in-flight
+	// work; sessions; reloads). Nil: no metrics are kept.
+	Metrics prometheus.Registerer
+	// TracerProvider, when set, traces every request (a span per request,
+	// with decode, evaluate, render, store and action children). Nil: tracing
+	// is off and costs nothing.
+	TracerProvider trace.TracerProvider
 
 	// Logger receives server logs. Default: discard.
 	Logger *slog.Logger

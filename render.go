@@ -264,7 +264,7 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 		def.expires = *t.ValidUntil // kept at least for the validity window
 	}
 	def.id = macroID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
-	s.cache.put(def, s.now())
+	ev.defined = append(ev.defined, def) // stored by evaluate (saveMacros)
 	return def
 }
 

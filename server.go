@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/manglecp/manglecp/internal/kernel"
@@ -41,20 +42,22 @@ type Server struct {
 	samples []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
-	cache    *macroCache
+	store    Store
 	confirm  *confirmer
 	log      *slog.Logger
+	metrics  *metrics // nil when Options.Metrics is nil
+	tracer   trace.Tracer
 
 	status   atomic.Value // protocol.Status
 	degraded atomic.Value // string: why the server is degraded
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight inflight
 
+	// limitersMu guards authFails, which limits failed authentications per
+	// peer (always on, per process).
 	limitersMu sync.Mutex
-	limiters   map[string]*rate.Limiter
-	// authFails limits failed authentications per peer (always on).
-	authFails map[string]*rate.Limiter
-	nextID    atomic.Uint64
+	authFails  map[string]*rate.Limiter
+	nextID     atomic.Uint64
 
 	// slots bounds concurrent evaluations, shared fairly between callers; a
 	// request that cannot get a slot within Options.QueueTimeout is refused
@@ -106,22 +109,31 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
 		}
 	}
+	store := o.Store
+	if store == nil {
+		store = newMemoryStore(o.MacroCacheBytes, o.Now)
+	}
 	s := &Server{
 		opts:      o,
 		domain:    d,
 		registry:  reg,
 		actions:   d.Actions,
 		samples:   samples,
-		cache:     newMacroCache(o.MacroCacheBytes),
-		confirm:   newConfirmer(key, o.ConfirmationTTL),
+		store:     store,
+		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
 		log:       o.Logger,
-		limiters:  map[string]*rate.Limiter{},
+		tracer:    newTracer(o.TracerProvider),
 		authFails: map[string]*rate.Limiter{},
 		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
 	}
 	s.prog.Store(prog)
+	m, err := newMetrics(o.Metrics, s)
+	if err != nil {
+		return nil, fmt.Errorf("manglecp: metrics: %w", err)
+	}
+	s.metrics = m
 	s.setStatus(protocol.StatusReady)
 	return s, nil
 }
@@ -187,6 +199,7 @@ func (s *Server) Reload(rules fs.FS) error {
 		// The reason is public (manifest extensions): no file paths or rule
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
+		s.metrics.reload("failed")
 		return err
 	}
 	if err := s.runSamples(context.Background(), prog); err != nil {
@@ -202,6 +215,7 @@ func (s *Server) Reload(rules fs.FS) error {
 	s.prog.Store(prog)
 	s.domain.Rules = rules
 	s.log.Info("rules reloaded", "rules", prog.RuleCount())
+	s.metrics.reload("ok")
 	s.SetDegraded("")
 	return nil
 }
@@ -388,8 +402,14 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 	return raw, err == nil
 }
 
-// CacheStats reports the macro cache's entries and estimated bytes.
-func (s *Server) CacheStats() (entries int, bytes int64) { return s.cache.stats() }
+// CacheStats reports the macro cache's entries and bytes, when the store
+// can tell cheaply (the in-memory store can); else zeros.
+func (s *Server) CacheStats() (entries int, bytes int64) {
+	if st, ok := s.store.(StoreStats); ok {
+		return st.MacroStats()
+	}
+	return 0, 0
+}
 
 // MaxMessageBytes is the advertised and enforced message size limit.
 func (s *Server) MaxMessageBytes() int64 { return s.opts.Limits.MaxMessageBytes }
@@ -518,8 +538,29 @@ type requestIDKey struct{}
 // an intent_response, an invoke_response or an error, correlated by id.
 // Every error comes from the registry; internal failures are logged with
 // the request id and masked.
-func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protocol.Envelope) {
-	logID := fmt.Sprintf("r%d", s.nextID.Add(1))
+func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
+	start := time.Now()
+	rec := &requestInfo{logID: fmt.Sprintf("r%d", s.nextID.Add(1))}
+	ctx, span := s.startRequest(ctx)
+	s.metrics.inflightAdd(1)
+	out := s.handle(ctx, in, rec)
+	s.metrics.inflightAdd(-1)
+	s.finishRequest(ctx, span, in, out, rec, time.Since(start))
+	return out
+}
+
+// requestInfo is what handle learns about a request, for the access log,
+// metrics and the trace.
+type requestInfo struct {
+	logID    string
+	id       string
+	typ      protocol.MessageType
+	identity string
+	resp     any // the response payload, when there is one
+}
+
+func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestInfo) (out *protocol.Envelope) {
+	logID := rec.logID
 	id := ""
 	defer func() {
 		if r := recover(); r != nil {
@@ -530,17 +571,23 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	if int64(len(in.Data)) > s.opts.Limits.MaxMessageBytes {
 		return protocol.ErrorEnvelope("", protocol.MessageTooLarge(s.opts.Limits.MaxMessageBytes, int64(len(in.Data))))
 	}
+	_, endDecode := s.span(ctx, "manglecp.decode")
 	env, perr := protocol.DecodeEnvelope(in.Data)
+	endDecode()
 	if env != nil {
 		id = env.IDString()
+		rec.id, rec.typ = id, env.Type
 	}
 	if perr != nil {
 		return protocol.ErrorEnvelope(id, perr)
 	}
 	ctx = context.WithValue(ctx, requestIDKey{}, id)
-	who, aerr := s.admit(env, in)
+	who, aerr := s.admit(ctx, env, in)
+	if who != nil {
+		rec.identity = who.name
+	}
 	if aerr != nil {
-		return protocol.ErrorEnvelope(id, aerr)
+		return s.errorEnvelope(id, logID, aerr)
 	}
 	who.peer = in.Peer
 	// Only admitted work counts as in flight (draining waits for it).
@@ -575,6 +622,7 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 	if err != nil {
 		return s.errorEnvelope(id, logID, err)
 	}
+	rec.resp = resp
 	out, err = protocol.NewEnvelope(typ, id, resp)
 	if err != nil {
 		return s.errorEnvelope(id, logID, err)
@@ -584,7 +632,7 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) (out *protoco
 
 // admit runs the checks every request passes before any work: message type
 // for the endpoint, readiness, authentication, rate limit.
-func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *protocol.Error) {
+func (s *Server) admit(ctx context.Context, env *protocol.Envelope, in *protocol.Inbound) (*caller, error) {
 	if in.Expect != "" && env.Type != in.Expect {
 		return nil, protocol.Errorf(protocol.CodeInvalidType, "this endpoint accepts %s messages, got %s", in.Expect, env.Type).
 			WithDetails(&protocol.ErrorDetails{Field: "type"})
@@ -616,7 +664,10 @@ func (s *Server) admit(env *protocol.Envelope, in *protocol.Inbound) (*caller, *
 	if who.anonymous {
 		limitKey = "peer:" + in.Peer
 	}
-	return who, s.rateLimit(limitKey)
+	if err := s.rateLimit(ctx, limitKey); err != nil {
+		return who, err
+	}
+	return who, nil
 }
 
 // authenticateResponse describes the caller (Spec 08 section 3.3).
@@ -716,24 +767,17 @@ func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error
 		trust: id.TrustLevel, autoConfirm: append([]string(nil), id.AutoConfirmEffects...)}, nil
 }
 
-func (s *Server) rateLimit(identity string) *protocol.Error {
+func (s *Server) rateLimit(ctx context.Context, key string) error {
 	if s.opts.RateLimit <= 0 {
 		return nil
 	}
-	s.limitersMu.Lock()
-	l, ok := s.limiters[identity]
-	if !ok {
-		if len(s.limiters) > 100000 {
-			clear(s.limiters) // bound memory; limits restart for everyone
-		}
-		l = rate.NewLimiter(rate.Limit(s.opts.RateLimit), s.opts.RateBurst)
-		s.limiters[identity] = l
+	wait, err := s.store.Take(ctx, key, RateLimit{PerSecond: s.opts.RateLimit, Burst: s.opts.RateBurst}, s.now())
+	if err != nil {
+		s.metrics.storeError("rate_limit")
+		return &storeError{op: "rate limiting", cause: err}
 	}
-	s.limitersMu.Unlock()
-	r := l.ReserveN(s.opts.Now(), 1)
-	if d := r.DelayFrom(s.opts.Now()); d > 0 {
-		r.Cancel()
-		return protocol.Errorf(protocol.CodeRateLimited, "too many requests").WithRetryAfter(max(1, d.Milliseconds()))
+	if wait > 0 {
+		return protocol.Errorf(protocol.CodeRateLimited, "too many requests").WithRetryAfter(max(1, wait.Milliseconds()))
 	}
 	return nil
 }

@@ -74,6 +74,16 @@ type Options struct {
 	// Ready, when set, is called once the rules are loaded and the server
 	// is ready, with the listener's address (nil for stdio).
 	Ready func(addr net.Addr)
+	// Metrics, when set, is served at /metrics (for example
+	// promhttp.HandlerFor(registry, promhttp.HandlerOpts{}) with the
+	// registry of Server.Metrics): on OpsListener when set, otherwise on the
+	// main listener.
+	Metrics http.Handler
+	// OpsListener, when set, serves /metrics, /healthz and /readyz apart
+	// from the public listener (e.g. on an internal address), from the
+	// first moment; Serve closes it when it returns. The main listener
+	// answers /healthz and /readyz either way ([transport.WithOps]).
+	OpsListener net.Listener
 }
 
 func (o *Options) withDefaults() Options {
@@ -115,6 +125,16 @@ func (o *Options) httpOptions(addr net.Addr) *transport.HTTPOptions {
 	return &h
 }
 
+// opsOptions are the operations endpoints of the main listener (with
+// /metrics when metrics) or of OpsListener.
+func (o *Options) opsOptions(h *transport.HTTPOptions, metrics bool) *transport.OpsOptions {
+	oo := &transport.OpsOptions{BasePath: h.BasePath}
+	if metrics {
+		oo.Metrics = o.Metrics
+	}
+	return oo
+}
+
 // HostAllowList is the Host allow-list of a listener on addr (HOST:PORT):
 // the loopback names plus extra when addr is a loopback address (a web
 // page must not reach a local server through DNS rebinding), extra alone
@@ -152,9 +172,11 @@ func ListenAndServe(ctx context.Context, addr string, d manglecp.Domain, opts *O
 }
 
 // Serve serves the domain over HTTP and WebSocket on ln until ctx ends,
-// then drains and returns nil. It returns an error, after closing ln, when
-// the domain's rules do not load (naming file and line) or the listener
-// fails.
+// then drains and returns nil. The listener also answers the probes
+// /healthz and /readyz, /metrics when Options.Metrics is set (and
+// OpsListener is not), and accepts W3C trace context ([transport.WithOps]).
+// It returns an error, after closing ln, when the domain's rules do not
+// load (naming file and line) or the listener fails.
 func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Options) error {
 	o := opts.withDefaults()
 	log := o.logger()
@@ -164,7 +186,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	ho := o.httpOptions(ln.Addr())
 	sw := newSwitch(manglecp.NewBooting(d, o.Server))
 	hs := &http.Server{
-		Handler:           transport.NewHTTPHandler(sw, ho),
+		Handler:           transport.WithOps(sw, transport.NewHTTPHandler(sw, ho), o.opsOptions(ho, o.OpsListener == nil)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -172,6 +194,17 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		TLSConfig:      o.TLS,
+	}
+	if o.OpsListener != nil {
+		ops := &http.Server{
+			Handler:           transport.NewOpsHandler(sw, o.opsOptions(ho, true)),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		opsDone := make(chan struct{})
+		go func() { defer close(opsDone); _ = ops.Serve(o.OpsListener) }()
+		log.Info("serving metrics and probes", "addr", o.OpsListener.Addr().String())
+		defer func() { _ = ops.Close(); <-opsDone }()
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -261,6 +294,8 @@ func Stdio(ctx context.Context, d manglecp.Domain, opts *Options, in io.Reader, 
 	if o.Ready != nil {
 		o.Ready(nil)
 	}
+	ctx = protocol.WithTransport(ctx, "stdio")
+	defer srv.SessionOpened()()
 	conn := transport.NewStdioConn(in, out, srv.MaxMessageBytes(), nil)
 	return transport.ServeSession(ctx, srv, conn, &transport.SessionOptions{
 		Peer: "stdio", Logger: log, Credentials: o.Credentials,

@@ -254,3 +254,62 @@ func TestServeDrains(t *testing.T) {
 		t.Error("the listener is still open after draining")
 	}
 }
+
+// TestServeOpsEndpoints: /healthz and /readyz on the main listener,
+// /metrics there when Metrics is set, or on OpsListener alone when that is
+// set.
+func TestServeOpsEndpoints(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "manglecp_test_metric 1\n") })
+	for _, tc := range []struct {
+		name       string
+		separate   bool
+		mainMetric bool
+	}{
+		{"metrics on the main listener", false, true},
+		{"metrics on the operations listener", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &serve.Options{Metrics: metrics}
+			var opsAddr string
+			if tc.separate {
+				oln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.OpsListener, opsAddr = oln, oln.Addr().String()
+			}
+			addr, stop := start(t, o)
+			get := func(addr, path string) (int, string) {
+				resp, err := http.Get("http://" + addr + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			for _, p := range []string{transport.HealthzPath, transport.ReadyzPath} {
+				if code, body := get(addr, p); code != 200 {
+					t.Errorf("%s: %d %s", p, code, body)
+				}
+			}
+			code, body := get(addr, transport.MetricsPath)
+			if got := code == 200 && strings.Contains(body, "manglecp_test_metric"); got != tc.mainMetric {
+				t.Errorf("main listener /metrics: %d %s, want served=%v", code, body, tc.mainMetric)
+			}
+			if tc.separate {
+				if code, body := get(opsAddr, transport.MetricsPath); code != 200 || !strings.Contains(body, "manglecp_test_metric") {
+					t.Errorf("operations listener /metrics: %d %s", code, body)
+				}
+				if code, body := get(opsAddr, transport.ReadyzPath); code != 200 {
+					t.Errorf("operations listener /readyz: %d %s", code, body)
+				}
+				stop()
+				if c, err := net.Dial("tcp", opsAddr); err == nil {
+					c.Close()
+					t.Error("the operations listener is still open after Serve returned")
+				}
+			}
+		})
+	}
+}

@@ -73,6 +73,14 @@ func (s *switchHandler) Registry() *protocol.Registry {
 	return nil
 }
 
+// SessionOpened counts a session in the loaded server's metrics.
+func (s *switchHandler) SessionOpened() func() {
+	if c, ok := s.get().(interface{ SessionOpened() func() }); ok {
+		return c.SessionOpened()
+	}
+	return func() {}
+}
+
 func newSwitch(h transport.Handler) *switchHandler {
 	s := &switchHandler{}
 	s.set(h)

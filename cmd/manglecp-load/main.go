@@ -5,6 +5,7 @@
 // what its request expects.
 //
 //	manglecp-load -transport http -c 64 -d 60s -mix mixed
+//	manglecp-load -target http://127.0.0.1:8080 -c 64 -d 60s -mix evaluate-invoke
 package main
 
 import (
@@ -24,7 +25,8 @@ func main() {
 	flag.IntVar(&cfg.Concurrency, "c", 16, "concurrent clients")
 	flag.DurationVar(&cfg.Duration, "d", 10*time.Second, "duration")
 	flag.IntVar(&cfg.Pipeline, "pipeline", 1, "requests in flight per client (ws and stdio)")
-	flag.StringVar(&cfg.Mix, "mix", "evaluate", "evaluate (valid evaluations) or mixed (evaluations, invocations, facts with the wrong arity, oversize messages)")
+	flag.StringVar(&cfg.Mix, "mix", "evaluate", "evaluate (valid evaluations), mixed (evaluations, invocations, facts with the wrong arity, oversize messages) or evaluate-invoke (each evaluation with unique facts, then its invocation on a second connection)")
+	flag.StringVar(&cfg.Target, "target", "", "drive the server or load balancer at this base URL (http://HOST:PORT) instead of an in-process server (-transport http)")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
 	flag.Parse()
 	rep, err := load.Run(context.Background(), cfg)

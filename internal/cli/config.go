@@ -63,6 +63,9 @@ type fileConfig struct {
 		// MaxPageBytes bounds what one page downloads (default 16 MiB).
 		MaxPageBytes int64 `json:"max_page_bytes"`
 	} `json:"browser"`
+	// QueueTimeoutMS is how long a request waits for an evaluation slot
+	// (Options.QueueTimeout).
+	QueueTimeoutMS int64 `json:"queue_timeout_ms"`
 	// CORSOrigins are the browser origins allowed to call the HTTP API.
 	CORSOrigins []string `json:"cors_origins"`
 	OAuth       *struct {
@@ -107,6 +110,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.MacroCache.TTLSeconds == 0 || c.MacroCache.TTLSeconds >= 300, "macro_cache.ttl_seconds must be at least 300 (Spec 07 section 2.4)")
 	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
+	check(c.QueueTimeoutMS >= 0, "queue_timeout_ms must not be negative")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}
@@ -188,4 +192,5 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)
 	}
 	o.RateLimit, o.RateBurst = c.RateLimit.PerSecond, c.RateLimit.Burst
+	o.QueueTimeout = time.Duration(c.QueueTimeoutMS) * time.Millisecond
 }

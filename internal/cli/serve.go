@@ -40,6 +40,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	stdio := fs.Bool("stdio", false, "serve one session over stdin/stdout (one JSON message per line) instead of HTTP; logs go to stderr")
 	watch := fs.Duration("watch", time.Second, "how often to check --rules DIR for changed .mg files (SIGHUP also reloads)")
 	token := fs.String("auth-token", "", "require this token (bearer or API key); also MANGLECP_AUTH_TOKEN. Over stdio the session presents it itself")
+	var of opsFlags
+	of.register(fs)
 	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
@@ -61,7 +63,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if len(pos) > 0 {
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger, err := of.logger(stderr)
+	if err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
@@ -74,6 +79,18 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if d.Close != nil {
 		defer func() { _ = d.Close() }()
 	}
+	// Before the local key file: with --store redis the key must be the
+	// configured one every replica shares.
+	ops, err := of.setupOps(ctx, opts, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ops.close(cctx)
+	}()
 	useLocalConfirmationKey(opts, logger)
 	var origins []string
 	if *config != "" {
@@ -102,6 +119,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	so.Metrics = ops.metrics
+	if of.metricsAddr != "" {
+		if so.OpsListener, err = listen(of.metricsAddr); err != nil {
+			_ = ln.Close()
+			fmt.Fprintf(stderr, "manglecp serve: --metrics-addr: %v\n", err)
+			return 1
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

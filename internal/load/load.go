@@ -37,7 +37,11 @@ type Config struct {
 	Concurrency int           // clients (connections for ws and stdio)
 	Duration    time.Duration // how long to send
 	Pipeline    int           // requests in flight per ws/stdio client; default 1
-	Mix         string        // "evaluate" (valid evaluations only) or "mixed"
+	Mix         string        // "evaluate" (valid evaluations only), "mixed" or "evaluate-invoke"
+	// Target, when set, is the base URL of a running server or load
+	// balancer (http://HOST:PORT) to drive instead of an in-process server;
+	// the transport must be http.
+	Target string
 	// MaxMessageBytes of the in-process server; oversize messages are one
 	// byte more. Default 1 MiB (the CLI insists on 16 MiB; the harness
 	// uses less so oversize traffic stays cheap).
@@ -58,8 +62,12 @@ type Report struct {
 	P50, P99, Max     time.Duration
 	// Outcomes counts answers by "kind -> got"; Unexpected counts answers
 	// that were not what the kind expects (including transport errors).
-	Outcomes             map[string]int64
-	Unexpected           int64
+	Outcomes   map[string]int64
+	Unexpected int64
+	// CrossReplica counts invocations (mix evaluate-invoke) answered by
+	// another replica than the one that evaluated the macro-tool, as told
+	// by the X-Served-By response header a load balancer adds.
+	CrossReplica         int64
 	GoroutinesBefore     int
 	GoroutinesAfter      int
 	PeakRSSBytes         int64
@@ -150,21 +158,36 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(dir)
 	runtime.GC()
 	rep := &Report{Config: cfg, Outcomes: map[string]int64{}, GoroutinesBefore: runtime.NumGoroutine()}
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: dir}), &manglecp.Options{
-		Limits:                   manglecp.Limits{MaxMessageBytes: cfg.MaxMessageBytes},
-		MaxConcurrentEvaluations: 64 * runtime.GOMAXPROCS(0), // measure the server, not the pool
-		QueueTimeout:             time.Minute,
-	})
-	if err != nil {
-		return nil, err
+	var srv *manglecp.Server
+	var httpSrv *http.Server
+	var base, wsURL string
+	if cfg.Mix == "evaluate-invoke" && cfg.Transport != "http" {
+		return nil, fmt.Errorf("-mix evaluate-invoke needs -transport http")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	if cfg.Target != "" {
+		if cfg.Transport != "http" {
+			return nil, fmt.Errorf("-target needs -transport http")
+		}
+		base = strings.TrimSuffix(cfg.Target, "/")
+	} else {
+		srv, err = manglecp.NewServer(browser.Domain(browser.Config{ReportDir: dir}), &manglecp.Options{
+			Limits:                   manglecp.Limits{MaxMessageBytes: cfg.MaxMessageBytes},
+			MaxConcurrentEvaluations: 64 * runtime.GOMAXPROCS(0), // measure the server, not the pool
+			QueueTimeout:             time.Minute,
+		})
+		if err != nil {
+			return nil, err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		httpSrv = &http.Server{Handler: transport.NewHTTPHandler(srv, nil), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = httpSrv.Serve(ln) }()
+		base = "http://" + ln.Addr().String()
+		wsURL = "ws://" + ln.Addr().String() + "/manglecp/ws"
 	}
-	httpSrv := &http.Server{Handler: transport.NewHTTPHandler(srv, nil), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = httpSrv.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
+	var crossReplica atomic.Int64
 
 	clients := make([]exchanger, cfg.Concurrency)
 	for i := range clients {
@@ -173,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		case "http":
 			c = &httpClient{base: base, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 		case "ws":
-			c, err = dialWS(ctx, "ws://"+ln.Addr().String()+"/manglecp/ws", cfg.MaxMessageBytes)
+			c, err = dialWS(ctx, wsURL, cfg.MaxMessageBytes)
 		case "stdio":
 			c = newStdioClient(ctx, srv)
 		default:
@@ -226,6 +249,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				counts := map[string]int64{}
 				var unexpected int64
 				macroID := ""
+				if cfg.Mix == "evaluate-invoke" {
+					local, counts, unexpected := evaluateInvoke(ctx, base, w, deadline, &crossReplica)
+					requests.Add(int64(len(local)))
+					mu.Lock()
+					latencies = append(latencies, local...)
+					for key, v := range counts {
+						rep.Outcomes[key] += v
+					}
+					rep.Unexpected += unexpected
+					mu.Unlock()
+					return
+				}
 				for n := 0; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
 					k := kinds[0]
 					if cfg.Mix == "mixed" {
@@ -284,9 +319,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, c := range clients {
 		c.close()
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = httpSrv.Shutdown(shutdown)
-	cancel()
+	if httpSrv != nil {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = httpSrv.Shutdown(shutdown)
+		cancel()
+	}
+	rep.CrossReplica = crossReplica.Load()
 	// Goroutines back to baseline: poll for up to 3 s after everything closed.
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if runtime.NumGoroutine() <= rep.GoroutinesBefore {
@@ -481,7 +519,101 @@ func (r *Report) Format() string {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "  %-40s %d\n", k, r.Outcomes[k])
 	}
+	if r.CrossReplica > 0 {
+		fmt.Fprintf(&b, "invocations answered by another replica than the evaluating one: %d\n", r.CrossReplica)
+	}
 	fmt.Fprintf(&b, "unexpected=%d goroutines before=%d after=%d peak_rss=%.1fMiB heap_after_warmup=%.1fMiB heap_at_end=%.1fMiB\n",
 		r.Unexpected, r.GoroutinesBefore, r.GoroutinesAfter, float64(r.PeakRSSBytes)/(1<<20), float64(r.HeapAfterWarmupBytes)/(1<<20), float64(r.HeapAtEndBytes)/(1<<20))
 	return b.String()
+}
+
+// evaluateInvoke is one client of the evaluate-invoke mix: it evaluates
+// with facts unique to the request (so every macro_id is new), then
+// invokes the macro-tool over a second connection. Behind a round-robin
+// load balancer the invocation usually reaches another replica than the
+// evaluation; any macro_not_found means state is not shared.
+func evaluateInvoke(ctx context.Context, base string, w int, deadline time.Time, cross *atomic.Int64) ([]time.Duration, map[string]int64, int64) {
+	evalC := &httpClient{base: base, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}}
+	invC := &httpClient{base: base, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}}
+	defer evalC.close()
+	defer invC.close()
+	local := make([]time.Duration, 0, 4096)
+	counts := map[string]int64{}
+	var unexpected int64
+	record := func(kind, got string, took time.Duration) {
+		local = append(local, took)
+		counts[kind+" -> "+got]++
+		if got != "ok" {
+			unexpected++
+		}
+	}
+	for n := 0; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
+		rid := fmt.Sprintf("r%d-%d", w, n)
+		id := "e" + rid
+		req := evaluateRequest()
+		req["facts"] = []any{
+			map[string]any{"pred": "current_url", "args": []any{"https://app.example.com/dashboard"}},
+			map[string]any{"pred": "console_event", "args": []any{"s1", "error", "TypeError: x is null", 1771511400000}},
+			map[string]any{"pred": "net_request", "args": []any{"s1", rid, "GET", "https://api.example.com/users", 1771511399000}},
+			map[string]any{"pred": "net_response", "args": []any{"s1", rid, 404, 1771511399500}},
+		}
+		env, _ := protocol.NewEnvelope(protocol.TypeIntentRequest, id, req)
+		msg, _ := env.Encode()
+		start := time.Now()
+		raw, served, err := evalC.exchangeServed(ctx, "/manglecp/evaluate", msg)
+		took := time.Since(start)
+		got := "transport_error"
+		macroID := ""
+		if err == nil {
+			var rid2 string
+			_, got, rid2 = outcome(raw)
+			if rid2 != id {
+				got = "wrong_id"
+			}
+			macroID = firstMacro(raw)
+			if got == "ok" && macroID == "" {
+				got = "no_macro_tool"
+			}
+		}
+		record("evaluate", got, took)
+		if macroID == "" {
+			continue
+		}
+		id = "i" + rid
+		env, _ = protocol.NewEnvelope(protocol.TypeInvokeRequest, id, map[string]any{"macro_id": macroID, "args": map[string]any{"request_id": rid}})
+		msg, _ = env.Encode()
+		start = time.Now()
+		raw, servedInv, err := invC.exchangeServed(ctx, "/manglecp/invoke", msg)
+		took = time.Since(start)
+		got = "transport_error"
+		if err == nil {
+			var rid2 string
+			_, got, rid2 = outcome(raw)
+			if rid2 != id {
+				got = "wrong_id"
+			}
+			if served != "" && servedInv != "" && served != servedInv {
+				cross.Add(1)
+			}
+		}
+		record("invoke", got, took)
+	}
+	return local, counts, unexpected
+}
+
+// exchangeServed posts msg and returns the answer and the X-Served-By
+// header (the replica, when a load balancer names it).
+func (h *httpClient) exchangeServed(ctx context.Context, path string, msg []byte) ([]byte, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+path, bytes.NewReader(msg))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.c.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return raw, resp.Header.Get("X-Served-By"), err
 }

@@ -25,3 +25,15 @@ func TestRunEveryTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateInvokeMix: each evaluation's macro-tool is invoked over a
+// second connection, and every answer is ok.
+func TestEvaluateInvokeMix(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Transport: "http", Concurrency: 2, Duration: 300 * time.Millisecond, Mix: "evaluate-invoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcomes["invoke -> ok"] == 0 || rep.Unexpected != 0 {
+		t.Fatalf("%s", rep.Format())
+	}
+}
