@@ -12,6 +12,8 @@
 //     answer within the write timeout is disconnected;
 //   - on a loopback address only the loopback Host names are answered, so
 //     a web page cannot reach the server through DNS rebinding;
+//   - /healthz and /readyz answer probes, /metrics serves Options.Metrics,
+//     optionally on a separate operations listener;
 //   - when ctx ends the server drains: the status becomes "draining"
 //     (sessions receive the new manifest), the listener closes, admitted
 //     requests finish, new ones on open connections get server_not_ready,
