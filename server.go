@@ -165,16 +165,23 @@ func loadProgram(d Domain) (*kernel.Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manglecp: loading rules:\n%w", err)
 	}
-	var missing []string
-	for _, a := range prog.ActionNames() {
-		if _, ok := d.Actions[a]; !ok {
-			missing = append(missing, a)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("manglecp: rules name actions the domain does not register: %v", missing)
+	if missing := unregistered(prog.ActionRefs(), d.Actions); len(missing) > 0 {
+		return nil, fmt.Errorf("manglecp: rules name actions the domain does not register:\n%w", missing)
 	}
 	return prog, nil
+}
+
+// unregistered reports each action the rules name that actions lacks, at
+// the tool_action fact that names it first.
+func unregistered(refs []kernel.ActionRef, actions map[string]ActionSpec) kernel.LoadErrors {
+	var errs kernel.LoadErrors
+	for _, r := range refs {
+		if _, ok := actions[r.Name]; !ok {
+			errs = append(errs, &kernel.LoadError{File: r.File, Line: r.Line,
+				Message: fmt.Sprintf("tool_action(%q, %q): the domain registers no action %q (Domain.Actions)", r.Tool, r.Name, r.Name)})
+		}
+	}
+	return errs
 }
 
 // Reload loads rules (the domain's actions stay) beside the running ones,

@@ -1,6 +1,7 @@
 package manglecp_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -286,19 +287,32 @@ func TestStrictPayload(t *testing.T) {
 }
 
 func TestStartupFailsLoudly(t *testing.T) {
+	run := manglecp.ActionSpec{Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) { return nil, nil }}
 	for _, tc := range []struct {
-		name  string
-		files fstest.MapFS
-		want  string
+		name    string
+		files   fstest.MapFS
+		actions map[string]manglecp.ActionSpec
+		want    []string
 	}{
-		{"syntax error", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\nbroken(:-.\n")}}, "mine/domain/a.mg:2"},
-		{"unregistered action", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\ntool_action(\"x\", \"nowhere\").\n")}}, "nowhere"},
-		{"kernel predicate", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\nintent(\"observe\").\n")}}, "mine/domain/a.mg:2"},
+		{"syntax error", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\nbroken(:-.\n")}}, nil, []string{"mine/domain/a.mg:2"}},
+		// A missing action is named at the tool_action fact asking for it.
+		{"unregistered action", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\ntool_action(\"x\", \"nowhere\").\n")}}, nil,
+			[]string{"mine/domain/a.mg:2: tool_action(\"x\", \"nowhere\"): the domain registers no action \"nowhere\""}},
+		{"one of two actions missing", fstest.MapFS{
+			"domain/a.mg": {Data: []byte("tool(\"x\").\ntool_action(\"x\", \"run\").\n")},
+			"domain/b.mg": {Data: []byte("# the second tool\ntool(\"y\").\n\ntool_action(\"y\", \"other\").\n")},
+		}, map[string]manglecp.ActionSpec{"run": run}, []string{"mine/domain/b.mg:4: tool_action(\"y\", \"other\")", "registers no action \"other\""}},
+		{"kernel predicate", fstest.MapFS{"domain/a.mg": {Data: []byte("tool(\"x\").\nintent(\"observe\").\n")}}, nil, []string{"mine/domain/a.mg:2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := manglecp.NewServer(manglecp.Domain{ID: "x", Rules: tc.files, RulesName: "mine"}, nil)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want it to name %q", err, tc.want)
+			_, err := manglecp.NewServer(manglecp.Domain{ID: "x", Rules: tc.files, RulesName: "mine", Actions: tc.actions}, nil)
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v, want it to name %q", err, w)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "\"run\"") {
+				t.Errorf("error %v names a registered action", err)
 			}
 		})
 	}

@@ -34,6 +34,33 @@ const (
 	ModeMeta Mode = "meta"
 )
 
+// IntentTools says how the bridge shows a host the intents of the
+// manifest.
+type IntentTools string
+
+// The choices of [Options.IntentTools].
+const (
+	// IntentToolsAuto lists one tool per intent when the identity may use
+	// at most [MaxPerIntentTools] intents, and the single tool otherwise:
+	// past that, the per-intent tools cost the model more tokens on every
+	// turn than one tool whose intent argument names them (docs/TOKENS.md).
+	IntentToolsAuto IntentTools = "auto"
+	// IntentToolsPerIntent lists one small tool per intent, named after it,
+	// whose only argument is facts.
+	IntentToolsPerIntent IntentTools = "per-intent"
+	// IntentToolsSingle lists one tool, [IntentToolName], whose arguments
+	// are intent (an enum of the intents) and facts (over the predicates of
+	// every intent, each spelled once).
+	IntentToolsSingle IntentTools = "single"
+)
+
+// MaxPerIntentTools is the most intents for which [IntentToolsAuto] lists
+// one tool per intent.
+const MaxPerIntentTools = 3
+
+// IntentToolName is the one intent tool of [IntentToolsSingle].
+const IntentToolName = "evaluate_intent"
+
 // MetaToolName is the name of the meta-tool of [ModeMeta] (and of
 // [ModeAuto] for hosts that cannot say whether they follow list_changed).
 const MetaToolName = "invoke_macro_tool"
@@ -59,6 +86,9 @@ type Start struct {
 type Options struct {
 	// Mode: ModeAuto (default), ModeDynamic or ModeMeta.
 	Mode Mode
+	// IntentTools: IntentToolsAuto (default), IntentToolsPerIntent or
+	// IntentToolsSingle.
+	IntentTools IntentTools
 	// TokenBudget, when positive, is sent as constraints.max_tokens_budget
 	// with every evaluation: the server demotes the disclosure level of the
 	// lowest-scored macro-tools until their definitions fit (Spec 05).
@@ -112,7 +142,14 @@ func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
 		b.opts.Mode = ModeAuto
 	case ModeAuto, ModeDynamic, ModeMeta:
 	default:
-		return nil, protocol.Errorf(CodeInvalidArguments, "unknown mode %q: use auto, dynamic or meta", b.opts.Mode)
+		return nil, protocol.Errorf(CodeInvalidArguments, "unknown mode %q: use auto, dynamic or meta", bounded(string(b.opts.Mode), 64))
+	}
+	switch b.opts.IntentTools {
+	case "":
+		b.opts.IntentTools = IntentToolsAuto
+	case IntentToolsAuto, IntentToolsPerIntent, IntentToolsSingle:
+	default:
+		return nil, protocol.Errorf(CodeInvalidArguments, "unknown intent tools %q: use auto, per-intent or single", bounded(string(b.opts.IntentTools), 64))
 	}
 	if b.opts.ConfirmationTTL <= 0 {
 		b.opts.ConfirmationTTL = 2 * time.Minute

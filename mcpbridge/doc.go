@@ -1,7 +1,9 @@
 // Package mcpbridge makes any MangleCP server an MCP server: MCP hosts
 // (Claude Desktop, Cursor, the MCP Inspector, any client of the MCP SDKs)
-// see one small tool per intent of the server's manifest, call it with
-// facts about their situation, and get back the few macro-tools the
+// see one small tool per intent of the server's manifest (or, past
+// MaxPerIntentTools intents, one evaluate_intent tool whose intent
+// argument names them: [Options.IntentTools]), call it with facts about
+// their situation, and get back the few macro-tools the
 // server's rules selected, which the bridge then registers as MCP tools
 // (notifications/tools/list_changed). Calling one invokes it on the
 // server; the bridge keeps the working state (the state deltas) and sends

@@ -17,9 +17,12 @@ import (
 // whose facts argument lists the predicates the intent reads with their
 // argument names (the facts profile's), required ones starred. Facts are
 // written as arrays [predicate, arg, ...] (the fact objects of Spec 03 are
-// accepted too). A predicate's argument names are written once, in the
-// first tool (in the order hosts list tools, by name) that reads it;
-// later tools refer to that tool, since the model sees the whole list.
+// accepted too). A predicate is spelled out with its argument names in the
+// first tool (in the order hosts list tools, by name) that reads it; a
+// later tool refers to that one ("previewed as in edit") when the
+// reference is shorter, since the model sees the whole list. Every token
+// here is paid on every turn: the schema is the smallest that still says
+// what to send (an array of arrays, described).
 func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) map[string]*mcp.Tool {
 	sorted := slices.Clone(intents)
 	slices.SortFunc(sorted, func(a, b protocol.IntentDecl) int { return strings.Compare(toolName(a.Name), toolName(b.Name)) })
@@ -27,14 +30,7 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 	out := make(map[string]*mcp.Tool, len(sorted))
 	for _, in := range sorted {
 		name := toolName(in.Name)
-		preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
-		if len(preds) == 0 {
-			for _, p := range profile.Predicates {
-				if p.Direction != protocol.DirectionOutput {
-					preds = append(preds, p.Predicate)
-				}
-			}
-		}
+		preds := intentPredicates(in, profile)
 		var own []string
 		refs := map[string][]string{} // tool -> predicates spelled out there
 		var order []string
@@ -43,25 +39,25 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 			if i < len(in.RequiredFacts) {
 				star = "*"
 			}
-			if where, ok := firstIn[pred]; ok && star == "" {
+			s := `["` + pred + `",...]`
+			if p := profile.Predicate(pred); p != nil {
+				s = signature(p)
+			}
+			if where, ok := firstIn[pred]; ok && star == "" && len(pred)+len(" as in ")+len(where) < len(s) {
 				if refs[where] == nil {
 					order = append(order, where)
 				}
 				refs[where] = append(refs[where], pred)
 				continue
 			}
-			s := pred
-			if p := profile.Predicate(pred); p != nil {
-				s = signature(p)
-			}
 			if _, ok := firstIn[pred]; !ok {
 				firstIn[pred] = name
 			}
 			own = append(own, s+star)
 		}
-		desc := "[pred, ...args] of " + strings.Join(own, "; ")
+		parts := own
 		for _, where := range order {
-			desc += "; " + strings.Join(refs[where], ", ") + " as in " + where
+			parts = append(parts, strings.Join(refs[where], ", ")+" as in "+where)
 		}
 		out[in.Name] = &mcp.Tool{
 			Name:        name,
@@ -71,8 +67,7 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 				"properties": map[string]any{
 					"facts": map[string]any{
 						"type":        "array",
-						"description": desc,
-						"items":       map[string]any{"type": "array"},
+						"description": strings.Join(parts, "; "),
 					},
 				},
 			},
@@ -80,6 +75,76 @@ func intentTools(intents []protocol.IntentDecl, profile *protocol.FactsProfile) 
 		}
 	}
 	return out
+}
+
+// intentPredicates are the predicates an intent reads, required ones
+// first; an intent that declares none reads every input predicate of the
+// profile.
+func intentPredicates(in protocol.IntentDecl, profile *protocol.FactsProfile) []string {
+	preds := append(append([]string(nil), in.RequiredFacts...), in.OptionalFacts...)
+	if len(preds) == 0 {
+		for _, p := range profile.Predicates {
+			if p.Direction != protocol.DirectionOutput {
+				preds = append(preds, p.Predicate)
+			}
+		}
+	}
+	return preds
+}
+
+// singleIntentTool is the one intent tool of IntentToolsSingle: its
+// description names each intent with its purpose on one line ("name:
+// purpose", and the facts it requires: "(needs url)"); intent is an enum of
+// the intents; facts lists the predicates of every intent, each spelled
+// once, as the per-intent tools write them.
+func singleIntentTool(intents []protocol.IntentDecl, profile *protocol.FactsProfile) *mcp.Tool {
+	sorted := slices.Clone(intents)
+	slices.SortFunc(sorted, func(a, b protocol.IntentDecl) int { return strings.Compare(a.Name, b.Name) })
+	lines := []string{"Evaluate an intent with facts:"}
+	names := make([]any, 0, len(sorted))
+	var preds []string
+	for _, in := range sorted {
+		names = append(names, in.Name)
+		line := in.Name + ": " + oneLine(in.Description)
+		if len(in.RequiredFacts) > 0 {
+			line += " (needs " + strings.Join(in.RequiredFacts, ", ") + ")"
+		}
+		lines = append(lines, line)
+		for _, p := range intentPredicates(in, profile) {
+			if !slices.Contains(preds, p) {
+				preds = append(preds, p)
+			}
+		}
+	}
+	parts := make([]string, 0, len(preds))
+	for _, pred := range preds {
+		s := `["` + pred + `",...]`
+		if p := profile.Predicate(pred); p != nil {
+			s = signature(p)
+		}
+		parts = append(parts, s)
+	}
+	return &mcp.Tool{
+		Name:        IntentToolName,
+		Description: strings.Join(lines, "\n"),
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"intent": map[string]any{"enum": names},
+				"facts": map[string]any{
+					"type":        "array",
+					"description": strings.Join(parts, "; "),
+				},
+			},
+			"required": []string{"intent"},
+		},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+	}
+}
+
+// oneLine is s with its runs of white space (new lines) made one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // signature writes a predicate as name(arg,arg,...) with the argument
@@ -93,11 +158,12 @@ func signature(p *protocol.PredicateSchema) string {
 			args[i] = p.ArgNames[i]
 		}
 	}
-	return p.Predicate + "(" + strings.Join(args, ",") + ")"
+	return `["` + p.Predicate + `",` + strings.Join(args, ",") + "]"
 }
 
 // intentArgs are the arguments of an intent tool.
 type intentArgs struct {
+	Intent  string            `json:"intent"` // only the single intent tool's
 	Facts   []json.RawMessage `json:"facts"`
 	Params  map[string]any    `json:"params"`
 	Explain bool              `json:"explain"`
@@ -197,6 +263,45 @@ func objectSchema(s map[string]any) map[string]any {
 	if out["additionalProperties"] == false {
 		// The server rejects unknown arguments itself (naming them).
 		delete(out, "additionalProperties")
+	}
+	if props, ok := out["properties"].(map[string]any); ok {
+		out["properties"] = enumsWithoutType(props)
+	}
+	return out
+}
+
+// enumsWithoutType drops "type": "string" from properties whose enum
+// lists only strings: the enum says it already (JSON Schema), and the
+// model pays for it every turn. Other properties are kept as they are.
+func enumsWithoutType(props map[string]any) map[string]any {
+	out := make(map[string]any, len(props))
+	for k, v := range props {
+		out[k] = v
+		p, ok := v.(map[string]any)
+		if !ok || p["type"] != "string" {
+			continue
+		}
+		enum, ok := p["enum"].([]any)
+		if !ok || len(enum) == 0 {
+			continue
+		}
+		strs := true
+		for _, e := range enum {
+			if _, ok := e.(string); !ok {
+				strs = false
+				break
+			}
+		}
+		if !strs {
+			continue
+		}
+		q := make(map[string]any, len(p))
+		for pk, pv := range p {
+			if pk != "type" {
+				q[pk] = pv
+			}
+		}
+		out[k] = q
 	}
 	return out
 }

@@ -72,7 +72,8 @@ type pendingConfirm struct {
 }
 
 // Server returns a new MCP server for one MCP session: its tools are one
-// tool per intent of the manifest (and invoke_macro_tool, by mode); each
+// tool per intent of the manifest, or the one intent tool (by
+// Options.IntentTools), and invoke_macro_tool (by mode); each
 // evaluation adds the macro-tools it selected. Serve each MCP session with
 // its own Server: the working state and tool list belong to it.
 func (b *Bridge) Server() *mcp.Server {
@@ -82,7 +83,7 @@ func (b *Bridge) Server() *mcp.Server {
 	}
 	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions(m),
+		Instructions: instructions(m, b.singleIntentTool(len(m.Intents))),
 		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
@@ -90,11 +91,21 @@ func (b *Bridge) Server() *mcp.Server {
 		},
 	})
 	ss.srv = srv
-	tools := intentTools(m.Intents, &m.FactsProfile)
-	for _, in := range m.Intents {
-		t := tools[in.Name]
+	if b.singleIntentTool(len(m.Intents)) {
+		t := singleIntentTool(m.Intents, &m.FactsProfile)
 		ss.reserved[t.Name] = true
-		srv.AddTool(t, ss.intentHandler(in.Name))
+		names := make([]string, len(m.Intents))
+		for i, in := range m.Intents {
+			names[i] = in.Name
+		}
+		srv.AddTool(t, ss.singleHandler(names))
+	} else {
+		tools := intentTools(m.Intents, &m.FactsProfile)
+		for _, in := range m.Intents {
+			t := tools[in.Name]
+			ss.reserved[t.Name] = true
+			srv.AddTool(t, ss.intentHandler(in.Name))
+		}
 	}
 	if b.opts.Mode != ModeDynamic {
 		srv.AddTool(metaTool(), ss.metaHandler)
@@ -106,16 +117,32 @@ func (b *Bridge) Server() *mcp.Server {
 	return srv
 }
 
+// singleIntentTool reports whether a session lists the one intent tool
+// rather than one tool per intent, for a manifest of n intents.
+func (b *Bridge) singleIntentTool(n int) bool {
+	switch b.opts.IntentTools {
+	case IntentToolsSingle:
+		return true
+	case IntentToolsPerIntent:
+		return false
+	}
+	return n > MaxPerIntentTools
+}
+
 // instructions tell the host's model how to use the bridge, in two
 // sentences.
-func instructions(m *protocol.Manifest) string {
-	return strings.TrimSpace(m.Domain.Description + " Call an intent tool with facts about the situation, each [predicate, args...] (* marks required facts); the server's rules select the few tools that fit, which then appear in your tool list. Add \"explain\": true for the rules' proof.")
+func instructions(m *protocol.Manifest, single bool) string {
+	call := "Call an intent tool with facts about the situation, each [predicate, args...] (* marks required facts)"
+	if single {
+		call = "Call " + IntentToolName + " with an intent and facts about the situation, each [predicate, args...]"
+	}
+	return strings.TrimSpace(m.Domain.Description + " " + call + "; the server's rules select the few tools that fit, which then appear in your tool list. Add \"explain\": true for the rules' proof.")
 }
 
 func metaTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        MetaToolName,
-		Description: "Call a tool an intent selected, by name.",
+		Description: "Call a tool an intent selected.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -266,6 +293,42 @@ func (ss *mcpSession) intentHandler(intent string) mcp.ToolHandler {
 		}
 		return res, nil
 	}
+}
+
+// singleHandler is the one intent tool: it evaluates the intent its
+// intent argument names, one of intents.
+func (ss *mcpSession) singleHandler(intents []string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, facts, perr := parseIntentArgs(req.Params.Arguments)
+		if perr != nil {
+			return errorResult(perr), nil
+		}
+		if !slices.Contains(intents, args.Intent) {
+			return errorResult(unknownIntent(args.Intent, intents)), nil
+		}
+		res, err := ss.evaluate(ctx, req, req.Session, args.Intent, args.Params, facts, args.Explain)
+		if err != nil {
+			return ss.fail(ctx, "evaluate", err), nil
+		}
+		return res, nil
+	}
+}
+
+// unknownIntent is the error of the single intent tool called without an
+// intent, or with one the manifest does not list: the details suggest the
+// closest intent and list them all.
+func unknownIntent(name string, intents []string) *protocol.Error {
+	all := "the intents are: " + strings.Join(intents, ", ")
+	if name == "" {
+		return protocol.Errorf(CodeInvalidArguments, "%s needs an intent", IntentToolName).
+			WithDetails(&protocol.ErrorDetails{Field: "intent", Suggestion: all})
+	}
+	sug := all
+	if c := protocol.Closest(name, intents); c != "" {
+		sug = fmt.Sprintf("did you mean %q? %s", c, all)
+	}
+	return protocol.Errorf(CodeInvalidArguments, "unknown intent %q", bounded(name, 64)).
+		WithDetails(&protocol.ErrorDetails{Field: "intent", Suggestion: sug})
 }
 
 // fail logs err and returns its error result.

@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
@@ -92,5 +95,221 @@ func TestStdio(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Stdio: %v", err)
+	}
+}
+
+// start serves the browser domain on a loopback listener with opts and
+// returns its address and a function that stops it and waits for Serve.
+func start(t *testing.T, opts *serve.Options) (addr string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o serve.Options
+	if opts != nil {
+		o = *opts
+	}
+	ready := make(chan struct{})
+	o.Ready = func(net.Addr) { close(ready) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Serve(ctx, ln, browser.Domain(browser.Config{ReportDir: t.TempDir()}), &o) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Serve: %v", err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Serve returned %v after ctx ended", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("Serve did not return after ctx ended")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return ln.Addr().String(), stop
+}
+
+// TestServeHostAllowList: on a loopback address only the loopback names
+// and AllowedHosts are answered (DNS rebinding), "*" answers any Host.
+func TestServeHostAllowList(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		allowed []string
+		host    string
+		ok      bool
+	}{
+		{"loopback name", nil, "localhost", true},
+		{"loopback address", nil, "127.0.0.1", true},
+		{"other name", nil, "rebound.example", false},
+		{"allowed name", []string{"app.test"}, "app.test", true},
+		{"allowed name, other asked", []string{"app.test"}, "rebound.example", false},
+		{"any host", []string{"*"}, "rebound.example", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := start(t, &serve.Options{AllowedHosts: tc.allowed})
+			req, _ := http.NewRequest("GET", "http://"+addr+transport.ManifestPath, nil)
+			req.Host = tc.host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			refused := strings.Contains(string(body), string(protocol.CodeHostNotAllowed))
+			if (resp.StatusCode == 200) != tc.ok || refused == tc.ok {
+				t.Errorf("Host %s: %d %s, want answered=%v", tc.host, resp.StatusCode, body, tc.ok)
+			}
+		})
+	}
+}
+
+func TestHostAllowList(t *testing.T) {
+	for _, tc := range []struct {
+		addr  string
+		extra []string
+		want  string
+	}{
+		{"127.0.0.1:8080", nil, "localhost,127.0.0.1,::1,127.0.0.1"},
+		{"localhost:8080", []string{" a.test ", ""}, "a.test,localhost,127.0.0.1,::1"},
+		{"[::1]:8080", nil, "localhost,127.0.0.1,::1,::1"},
+		{"0.0.0.0:8080", nil, ""},
+		{"[::]:8080", []string{"a.test"}, "a.test"},
+		{"127.0.0.1:8080", []string{"a.test", "*"}, ""},
+	} {
+		if got := strings.Join(serve.HostAllowList(tc.addr, tc.extra), ","); got != tc.want {
+			t.Errorf("HostAllowList(%s, %q) = %s, want %s", tc.addr, tc.extra, got, tc.want)
+		}
+	}
+}
+
+// TestServeLimitsConnectionsPerIP: a connection beyond MaxConnsPerIP from
+// one IP is closed when accepted.
+func TestServeLimitsConnectionsPerIP(t *testing.T) {
+	addr, _ := start(t, &serve.Options{MaxConnsPerIP: 2})
+	get := func(c net.Conn) error {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "GET "+transport.ManifestPath+" HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	var conns []net.Conn
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	if get(conns[0]) != nil || get(conns[1]) != nil {
+		t.Fatal("the first two connections are not served")
+	}
+	if err := get(conns[2]); err == nil {
+		t.Error("a third connection from one IP was served")
+	}
+}
+
+// TestServeDrains: when ctx ends, a WebSocket session is closed with 1001
+// (going away), the listener is closed and Serve returns.
+func TestServeDrains(t *testing.T) {
+	addr, stop := start(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/manglecp/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if _, raw, err := c.Read(ctx); err != nil || !strings.Contains(string(raw), `"manifest"`) {
+		t.Fatalf("first message: %v %s", err, raw)
+	}
+	go stop()
+	for {
+		_, _, err := c.Read(ctx) // the draining manifest, then the close frame
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+				t.Errorf("session ended with %v (%v), want 1001", websocket.CloseStatus(err), err)
+			}
+			break
+		}
+	}
+	stop()
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Error("the listener is still open after draining")
+	}
+}
+
+// TestServeOpsEndpoints: /healthz and /readyz on the main listener,
+// /metrics there when Metrics is set, or on OpsListener alone when that is
+// set.
+func TestServeOpsEndpoints(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "manglecp_test_metric 1\n") })
+	for _, tc := range []struct {
+		name       string
+		separate   bool
+		mainMetric bool
+	}{
+		{"metrics on the main listener", false, true},
+		{"metrics on the operations listener", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &serve.Options{Metrics: metrics}
+			var opsAddr string
+			if tc.separate {
+				oln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.OpsListener, opsAddr = oln, oln.Addr().String()
+			}
+			addr, stop := start(t, o)
+			get := func(addr, path string) (int, string) {
+				resp, err := http.Get("http://" + addr + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			for _, p := range []string{transport.HealthzPath, transport.ReadyzPath} {
+				if code, body := get(addr, p); code != 200 {
+					t.Errorf("%s: %d %s", p, code, body)
+				}
+			}
+			code, body := get(addr, transport.MetricsPath)
+			if got := code == 200 && strings.Contains(body, "manglecp_test_metric"); got != tc.mainMetric {
+				t.Errorf("main listener /metrics: %d %s, want served=%v", code, body, tc.mainMetric)
+			}
+			if tc.separate {
+				if code, body := get(opsAddr, transport.MetricsPath); code != 200 || !strings.Contains(body, "manglecp_test_metric") {
+					t.Errorf("operations listener /metrics: %d %s", code, body)
+				}
+				if code, body := get(opsAddr, transport.ReadyzPath); code != 200 {
+					t.Errorf("operations listener /readyz: %d %s", code, body)
+				}
+				stop()
+				if c, err := net.Dial("tcp", opsAddr); err == nil {
+					c.Close()
+					t.Error("the operations listener is still open after Serve returned")
+				}
+			}
+		})
 	}
 }

@@ -64,6 +64,23 @@ func (s *switchHandler) CheckCredentials(ctx context.Context, c *protocol.Creden
 	return nil
 }
 
+// Registry returns the loaded server's error registry (nil, the standard
+// codes only, while booting), so the transports map the domain's own codes.
+func (s *switchHandler) Registry() *protocol.Registry {
+	if r, ok := s.get().(transport.ErrorRegistry); ok {
+		return r.Registry()
+	}
+	return nil
+}
+
+// SessionOpened counts a session in the loaded server's metrics.
+func (s *switchHandler) SessionOpened() func() {
+	if c, ok := s.get().(interface{ SessionOpened() func() }); ok {
+		return c.SessionOpened()
+	}
+	return func() {}
+}
+
 func newSwitch(h transport.Handler) *switchHandler {
 	s := &switchHandler{}
 	s.set(h)

@@ -8,9 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/internal/factcodec"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/protocol"
@@ -21,6 +24,9 @@ type checkReport struct {
 	OK         bool            `json:"ok"`
 	Errors     []checkProblem  `json:"errors"`
 	Warnings   []checkProblem  `json:"warnings"`
+	Info       []checkProblem  `json:"info,omitempty"`
+	CheckedAs  string          `json:"checked_as,omitempty"`
+	Actions    []checkAction   `json:"actions,omitempty"`
 	Rules      int             `json:"rules,omitempty"`
 	Intents    []string        `json:"intents,omitempty"`
 	Predicates int             `json:"predicates,omitempty"`
@@ -34,12 +40,56 @@ type checkProblem struct {
 	Message string `json:"message"`
 }
 
+// checkAction is an action the rules name (a tool_action fact), where the
+// first fact naming it is.
+type checkAction struct {
+	Name string `json:"name"`
+	Tool string `json:"tool"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
 // checkedClause is a rule in the structured clause format of Spec 03
 // section 7.
 type checkedClause struct {
 	File   string          `json:"file"`
 	Line   int             `json:"line"`
 	Clause protocol.Clause `json:"clause"`
+}
+
+// actionList is the --actions flag: comma-separated action names; set
+// tells an empty list apart from no flag.
+type actionList struct {
+	names []string
+	set   bool
+}
+
+func (a *actionList) String() string { return strings.Join(a.names, ",") }
+
+func (a *actionList) Set(v string) error {
+	a.set = true
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			a.names = append(a.names, n)
+		}
+	}
+	return nil
+}
+
+// externalList is the repeatable --external NAME/ARITY flag: external
+// predicates the Go program computes (Domain.External).
+type externalList map[string]int
+
+func (e externalList) String() string { return "" }
+
+func (e externalList) Set(v string) error {
+	name, arity, ok := strings.Cut(v, "/")
+	n, err := strconv.Atoi(arity)
+	if !ok || name == "" || err != nil || n < 0 {
+		return fmt.Errorf("want NAME/ARITY, e.g. assigned/1, got %q", v)
+	}
+	e[name] = n
+	return nil
 }
 
 // check loads DIR exactly as `serve --rules DIR` does and reports every
@@ -49,13 +99,23 @@ type checkedClause struct {
 // requests on the rules as a reload would (a failing one is an error), then
 // prints the lint warnings for Mangle v0.5.0 pitfalls (exit 0 when there are
 // only warnings).
+//
+// Which Go program the rules belong to decides what their actions are
+// checked against: --actions names it; without it, rules whose actions a
+// built-in domain registers are checked as that domain's (its external
+// predicates and sample requests too), and other rules as a custom
+// domain's, whose needed actions are listed as information.
 func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--json [--show-rules]]",
-		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).",
+	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--actions A,B,...] [--external NAME/ARITY]... [--json [--show-rules]]",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
 		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
 	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
 	showRules := fl.Bool("show-rules", false, "with --json: include every rule of DIR in the clause format of Spec 03 section 7")
+	var actions actionList
+	fl.Var(&actions, "actions", "the `names` of the actions your Go program registers, comma-separated: every action the rules name must be one of them")
+	externals := externalList{}
+	fl.Var(externals, "external", "an external predicate your Go program computes (Domain.External), as `NAME/ARITY`; repeat for several")
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -68,7 +128,11 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dir := pos[0]
 	rep := checkReport{Errors: []checkProblem{}, Warnings: []checkProblem{}}
-	d, opts, err := configure(dir, "", "", nil, nil)
+	layers := []kernel.Layer{ruleLayer(dir, "policy"), ruleLayer(dir, "domain")}
+	d, opts, err := checkDomain(dir, layers, actions, externals, &rep)
+	if err == nil && d.Close != nil {
+		defer func() { _ = d.Close() }() // e.g. the browser domain's Chromium, should a sample have started it
+	}
 	if err == nil {
 		var srv *manglecp.Server
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
@@ -85,7 +149,6 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		rep.Errors = problems(err)
 	}
-	layers := []kernel.Layer{ruleLayer(d.Rules, dir, "policy"), ruleLayer(d.Rules, dir, "domain")}
 	if warnings, lerr := kernel.Lint(layers...); lerr == nil {
 		for _, w := range warnings {
 			rep.Warnings = append(rep.Warnings, checkProblem{File: w.File, Line: w.Line, Message: strings.TrimPrefix(w.Message, "warning: ")})
@@ -119,6 +182,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, p := range rep.Warnings {
 			fmt.Fprintln(stdout, "warning: "+p.String())
 		}
+		for _, p := range rep.Info {
+			fmt.Fprintln(stdout, "info: "+p.String())
+		}
 		if rep.OK {
 			fmt.Fprintf(stdout, "ok: %d rules, %d intents (%s), %d predicates\n", rep.Rules, len(rep.Intents), strings.Join(rep.Intents, ", "), rep.Predicates)
 		} else {
@@ -141,12 +207,114 @@ func (p checkProblem) String() string {
 	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
 }
 
-func ruleLayer(rules fs.FS, dir, name string) kernel.Layer {
-	if rules == nil {
-		rules = os.DirFS(dir)
+func ruleLayer(dir, name string) kernel.Layer {
+	return kernel.Layer{Name: name, FS: os.DirFS(filepath.Join(dir, name)), Prefix: dir + "/" + name}
+}
+
+// builtinDomains are the domains this binary registers actions for, in the
+// order check tries them (browser, the default of serve, first).
+var builtinDomains = []struct {
+	name string
+	open func() (manglecp.Domain, error)
+}{
+	{"browser", func() (manglecp.Domain, error) { return browser.Domain(browser.Config{}), nil }},
+	// The workspace domain needs a root to open; check never runs its
+	// actions, and its external predicates only for sample requests.
+	{"workspace", func() (manglecp.Domain, error) {
+		return (&domainFlags{name: "workspace", roots: rootList{os.TempDir()}}).domain(browser.Config{})
+	}},
+}
+
+// checkDomain returns the domain check loads DIR as, and records in rep
+// which one it is and the actions the rules name: a custom domain
+// registering the --actions names when given; otherwise, without
+// --external, the first built-in domain registering every action the rules
+// name (as `serve --rules DIR` would serve it); otherwise a custom domain
+// registering exactly what the rules name, with those actions listed as
+// information. A custom domain has the --external predicates.
+func checkDomain(dir string, layers []kernel.Layer, given actionList, externals externalList, rep *checkReport) (manglecp.Domain, *manglecp.Options, error) {
+	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return manglecp.Domain{}, nil, fmt.Errorf("%s does not exist", dir)
+	} else if err != nil {
+		return manglecp.Domain{}, nil, err
+	} else if !st.IsDir() {
+		return manglecp.Domain{}, nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	sub, _ := fs.Sub(rules, name)
-	return kernel.Layer{Name: name, FS: sub, Prefix: dir + "/" + name}
+	refs, err := kernel.Actions(layers...)
+	if err != nil {
+		return manglecp.Domain{}, nil, err
+	}
+	for _, r := range refs {
+		rep.Actions = append(rep.Actions, checkAction{Name: r.Name, Tool: r.Tool, File: r.File, Line: r.Line})
+	}
+	custom := func(names []string) (manglecp.Domain, *manglecp.Options, error) {
+		rep.CheckedAs = "custom"
+		d := manglecp.Domain{ID: "custom", Rules: os.DirFS(dir), RulesName: dir, Actions: map[string]manglecp.ActionSpec{},
+			External: map[string]manglecp.External{}}
+		for name, arity := range externals {
+			d.External[name] = manglecp.External{Arity: arity, Compute: func(context.Context, *manglecp.ExternalInput) ([][]any, error) { return nil, nil }}
+		}
+		for _, n := range names {
+			d.Actions[n] = manglecp.ActionSpec{Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {
+				return nil, errors.New("manglecp check runs no actions")
+			}}
+		}
+		return d, &manglecp.Options{}, nil
+	}
+	if given.set {
+		return custom(given.names)
+	}
+
+	var partial []string
+	if len(refs) > 0 && len(externals) == 0 { // --external: the rules are the program's computing those
+		for _, b := range builtinDomains {
+			d, err := b.open()
+			if err != nil {
+				continue
+			}
+			var known int
+			for _, r := range refs {
+				if _, ok := d.Actions[r.Name]; ok {
+					known++
+				}
+			}
+			if known < len(refs) && d.Close != nil {
+				_ = d.Close()
+			}
+			if known == len(refs) {
+				rep.CheckedAs = b.name
+				rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf("checked as the %s domain's rules (its actions, external predicates and sample requests): it registers every action they name", b.name)})
+				d.Rules, d.RulesName = os.DirFS(dir), dir
+				return d, &manglecp.Options{}, nil
+			}
+			if known > 0 {
+				partial = append(partial, b.name)
+			}
+		}
+	}
+	names := refNames(refs)
+	switch {
+	case len(refs) == 0:
+		rep.Info = append(rep.Info, checkProblem{Message: "the rules name no actions (no tool_action facts)"})
+	default:
+		rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf(
+			"checked as a custom domain's rules; check cannot know your Go program's actions, so these are the ones the rules need (check them with --actions NAME,...): %s", strings.Join(names, ", "))})
+		for _, r := range refs {
+			rep.Info = append(rep.Info, checkProblem{File: r.File, Line: r.Line, Message: fmt.Sprintf("action %q (tool %q)", r.Name, r.Tool)})
+		}
+	}
+	for _, b := range partial {
+		rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf("some of these actions are the %s domain's but not all: if these are its rules, a tool_action above names an action it does not register", b)})
+	}
+	return custom(names)
+}
+
+func refNames(refs []kernel.ActionRef) []string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Name
+	}
+	return names
 }
 
 // problems splits a start-up error into located problems.

@@ -81,3 +81,69 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckActions checks rules of any domain: the actions the rules name
+// are listed without --actions, checked against --actions with the
+// tool_action fact's file:line, and a built-in domain's rules are checked
+// as that domain's.
+func TestCheckActions(t *testing.T) {
+	const tickets = "../../examples/tickets/rules"
+	// withExternal is the tickets rules plus a rule reading an external
+	// predicate the Go program would compute.
+	withExternal := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(tickets, "domain", "tickets.mg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.MkdirAll(filepath.Join(withExternal, "domain"), 0o755)
+	if err := os.WriteFile(filepath.Join(withExternal, "domain", "tickets.mg"), append(src, "mine(Id) :- ticket(Id, _), assigned(Id).\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		args   []string
+		code   int
+		want   []string
+		reject []string
+	}{
+		{"custom domain lists its actions", tickets, nil, 0,
+			[]string{"info: checked as a custom domain's rules", "the ones the rules need", ": escalate\n",
+				"info: " + tickets + "/domain/tickets.mg:14: action \"escalate\" (tool \"escalate_ticket\")", "ok: ", "1 intents (triage)"}, []string{"error:"}},
+		{"actions given", tickets, []string{"--actions", "escalate"}, 0, []string{"ok: "}, []string{"error:", "info:"}},
+		{"actions given after others", tickets, []string{"--actions", "a, escalate ,b"}, 0, []string{"ok: "}, []string{"error:"}},
+		{"action missing", tickets, []string{"--actions", "other"}, 1,
+			[]string{"error: " + tickets + "/domain/tickets.mg:14: tool_action(\"escalate_ticket\", \"escalate\"): the domain registers no action \"escalate\"", "1 errors"}, nil},
+		{"empty action list", tickets, []string{"--actions", ""}, 1, []string{"tickets.mg:14: ", "1 errors"}, nil},
+		{"json lists actions", tickets, []string{"--json"}, 0,
+			[]string{`"checked_as": "custom"`, `"name": "escalate"`, `"tool": "escalate_ticket"`, `"line": 14`}, nil},
+		{"browser rules are the browser domain's", "../../domains/browser/rules", nil, 0,
+			[]string{"info: checked as the browser domain's rules", "3 intents"}, []string{"error:"}},
+		{"workspace rules are the workspace domain's", "../../domains/workspace/rules", nil, 0,
+			[]string{"info: checked as the workspace domain's rules", "5 intents"}, []string{"error:"}},
+		{"external predicate undeclared", withExternal, nil, 1, []string{"could not find predicate assigned"}, nil},
+		{"external predicate declared", withExternal, []string{"--external", "assigned/1"}, 0,
+			[]string{"info: checked as a custom domain's rules", "ok: 4 rules"}, []string{"error:"}},
+		{"external predicate with actions", withExternal, []string{"--external", "assigned/1", "--actions", "escalate"}, 0, []string{"ok: "}, []string{"error:", "info:"}},
+		{"external without arity", tickets, []string{"--external", "assigned"}, 2, nil, nil},
+		{"missing directory", "../../no/such/dir", nil, 1, []string{"error: ../../no/such/dir does not exist"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Main(context.Background(), append([]string{"check", tc.dir}, tc.args...), nil, &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, r := range tc.reject {
+				if strings.Contains(out.String(), r) {
+					t.Errorf("output has %q:\n%s", r, out.String())
+				}
+			}
+		})
+	}
+}

@@ -36,15 +36,17 @@ const defaultMCPBudget = 550
 func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "mcp", synopsis: "manglecp mcp [TARGET] [flags]",
 		description: "Serves a MangleCP server to MCP hosts (Claude Desktop, Cursor, the MCP Inspector, ...) over stdio,\n" +
-			"or MCP streamable HTTP with --http. The host sees one tool per intent; calling one with facts\n" +
-			"adds the macro-tools the rules select (tools/list_changed, or invoke_macro_tool for hosts that\n" +
-			"do not follow list changes). Tools that need confirmation are asked through MCP elicitation.\n" +
+			"or MCP streamable HTTP with --http. The host sees one tool per intent (or, past 3 intents, one\n" +
+			"evaluate_intent tool with an intent argument); calling it with facts adds the macro-tools the\n" +
+			"rules select (tools/list_changed, or invoke_macro_tool for hosts that do not follow list\n" +
+			"changes). Tools that need confirmation are asked through MCP elicitation.\n" +
 			"Without TARGET it serves an embedded domain in process (--domain browser, the default, or\n" +
 			"--domain workspace --root DIR), configured as serve does. See docs/mcp.md.",
 		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
 	fl := newFlagSet("mcp")
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
 	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
+	intentTools := fl.String("intent-tools", "auto", "how intents reach the host: per-intent (one tool each), single (one "+mcpbridge.IntentToolName+" tool with an intent argument) or auto (per-intent up to "+fmt.Sprint(mcpbridge.MaxPerIntentTools)+" intents, single beyond)")
 	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
 	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
 	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
@@ -85,6 +87,11 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		return usageError(stderr, h, "--tools %s: use auto, dynamic or meta", quote(*mode))
 	}
+	switch mcpbridge.IntentTools(*intentTools) {
+	case mcpbridge.IntentToolsAuto, mcpbridge.IntentToolsPerIntent, mcpbridge.IntentToolsSingle:
+	default:
+		return usageError(stderr, h, "--intent-tools %s: use auto, per-intent or single", quote(*intentTools))
+	}
 	if strings.HasPrefix(*httpAddr, ":") {
 		// A bare ":port" listens on every interface; say so explicitly.
 		return usageError(stderr, h, "--http needs HOST:PORT (e.g. 127.0.0.1:8090); use 0.0.0.0:PORT to listen on every interface")
@@ -95,6 +102,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	opts := &mcpbridge.Options{
 		Mode:        mcpbridge.Mode(*mode),
+		IntentTools: mcpbridge.IntentTools(*intentTools),
 		TokenBudget: *budget,
 		Disclosure:  *disclosure,
 		Name:        "manglecp",

@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/mcpbridge"
 )
 
 // readmeFacts are the facts of the README's curl example: a failed
@@ -234,12 +237,69 @@ func TestMCPRefusesWithoutElicitation(t *testing.T) {
 }
 
 // TestMCPWorkspaceDomain: the serve flags that choose the domain pass
-// through to the embedded server.
+// through to the embedded server, and --intent-tools chooses how its five
+// intents are listed (auto, the default: one evaluate_intent tool).
 func TestMCPWorkspaceDomain(t *testing.T) {
-	h := startMCP(t, "2025-11-25", nil, "--domain", "workspace", "--root", t.TempDir())
-	tools := h.tools(t)
-	if tools["diagnose_error"] != nil || len(tools) < 2 {
-		t.Errorf("workspace domain tools: %v", tools)
+	perIntent := []string{"edit", "explore", "find", "read", "reorganize"}
+	tests := []struct {
+		name string
+		args []string
+		want []string // the intent tools listed
+	}{
+		{"default", nil, []string{mcpbridge.IntentToolName}},
+		{"auto", []string{"--intent-tools", "auto"}, []string{mcpbridge.IntentToolName}},
+		{"single", []string{"--intent-tools", "single"}, []string{mcpbridge.IntentToolName}},
+		{"per-intent", []string{"--intent-tools", "per-intent"}, perIntent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--domain", "workspace", "--root", t.TempDir(), "--tools", "dynamic"}, tt.args...)
+			h := startMCP(t, "2025-11-25", nil, args...)
+			var got []string
+			for n := range h.tools(t) {
+				got = append(got, n)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("workspace domain tools %v, want %v", got, tt.want)
+			}
+			if tt.want[0] != mcpbridge.IntentToolName {
+				return
+			}
+			res := h.call(t, mcpbridge.IntentToolName, map[string]any{"intent": "find", "facts": []any{}})
+			if res.IsError || !strings.Contains(resultText(res), "find: the rules selected") {
+				t.Errorf("evaluate_intent find: %s", resultText(res))
+			}
+			res = h.call(t, mcpbridge.IntentToolName, map[string]any{"intent": "finnd"})
+			if !res.IsError || !strings.Contains(resultText(res), `did you mean "find"?`) {
+				t.Errorf("evaluate_intent finnd: %s", resultText(res))
+			}
+		})
+	}
+}
+
+// TestMCPBrowserIntentTools: the browser domain's three intents keep one
+// tool each by default (auto); --intent-tools single lists one tool.
+func TestMCPBrowserIntentTools(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"automate", "diagnose_error", "observe"}},
+		{[]string{"--intent-tools", "single"}, []string{mcpbridge.IntentToolName}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			h := startMCP(t, "2025-11-25", nil, append([]string{"--tools", "dynamic"}, tt.args...)...)
+			var got []string
+			for n := range h.tools(t) {
+				got = append(got, n)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("browser domain tools %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -252,6 +312,8 @@ func TestMCPUsage(t *testing.T) {
 		{"embedded flags with a target", []string{"http://127.0.0.1:1", "--rules", "x"}, exitUsage},
 		{"facts without intent", []string{"--facts", "f.json"}, exitUsage},
 		{"unknown mode", []string{"--tools", "sometimes"}, exitUsage},
+		{"unknown intent tools", []string{"--intent-tools", "many"}, exitUsage},
+		{"intent tools without a value", []string{"--intent-tools"}, exitUsage},
 		{"unreachable target", []string{"http://127.0.0.1:1"}, exitTransport},
 		{"bare port", []string{"--http", ":0"}, exitUsage},
 		{"root without workspace", []string{"--root", "/tmp"}, exitUsage},

@@ -22,7 +22,6 @@ import (
 
 	"github.com/manglecp/manglecp"
 	redisstore "github.com/manglecp/manglecp/store/redis"
-	"github.com/manglecp/manglecp/transport"
 )
 
 // opsFlags are serve's operations flags: logging, metrics, shared store.
@@ -144,32 +143,6 @@ func redactURL(u string) string {
 		}
 	}
 	return u
-}
-
-// withOps wraps the public handler with the operations endpoints; /metrics
-// is served there only when no --metrics-addr separates it.
-func (f *opsFlags) withOps(h transport.Handler, next http.Handler, o *ops) http.Handler {
-	oo := &transport.OpsOptions{}
-	if f.metricsAddr == "" {
-		oo.Metrics = o.metrics
-	}
-	return transport.WithOps(h, next, oo)
-}
-
-// serveMetrics starts the separate operations listener of --metrics-addr.
-func (f *opsFlags) serveMetrics(h transport.Handler, o *ops, logger *slog.Logger) (*http.Server, error) {
-	if f.metricsAddr == "" {
-		return nil, nil
-	}
-	srv := &http.Server{Addr: f.metricsAddr, Handler: transport.NewOpsHandler(h, &transport.OpsOptions{Metrics: o.metrics}),
-		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	ln, err := listen(f.metricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	logger.Info("serving metrics and probes", "addr", ln.Addr().String())
-	return srv, nil
 }
 
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }

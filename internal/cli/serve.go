@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/protocol"
+	libserve "github.com/manglecp/manglecp/serve"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -105,171 +104,71 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		origins = c.CORSOrigins
 	}
 	if *stdio {
-		srv, err := manglecp.NewServer(d, opts)
-		if err != nil {
-			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
-			return 1
-		}
-		return serveStdio(ctx, srv, *token, stdin, stdout, logger)
+		return serveStdio(ctx, d, opts, *token, stdin, stdout, stderr, logger)
 	}
-	var tlsConfig *tls.Config
+	so := &libserve.Options{
+		Server:        opts,
+		HTTP:          &transport.HTTPOptions{AllowedOrigins: origins, WriteTimeout: *writeTimeout},
+		Grace:         *grace,
+		MaxConnsPerIP: *perIP,
+		AllowedHosts:  strings.Split(*allowedHosts, ","),
+	}
 	if *tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp serve: --tls-cert/--tls-key: %v\n", err)
 			return 1
 		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
-	ln = transport.LimitListener(ln, *perIP)
-	// Answer from the first moment: "booting" until the rules are loaded.
-	sw := &switchHandler{}
-	sw.set(manglecp.NewBooting(d, opts))
-	drain := transport.NewDrain()
-	httpOpts := &transport.HTTPOptions{
-		AllowedOrigins: origins,
-		AllowedHosts:   hostAllowList(*addr, *allowedHosts),
-		WriteTimeout:   *writeTimeout,
-		Budget:         transport.NewBudget(transport.DefaultBudgetBytes),
-		Drain:          drain,
-	}
-	httpSrv := &http.Server{
-		Handler:           of.withOps(sw, transport.NewHTTPHandler(sw, httpOpts), ops),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
-		// HTTP binding sets per-request deadlines itself.
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		TLSConfig:      tlsConfig,
-	}
-	loaded := fingerprint(*rules) // what NewServer is about to load; later changes trigger a reload
-	errc := make(chan error, 1)
-	go func() {
-		if tlsConfig != nil {
-			errc <- httpSrv.ServeTLS(ln, "", "") // TLS 1.2 or newer
-			return
-		}
-		errc <- httpSrv.Serve(ln)
-	}()
-	srv, err := manglecp.NewServer(d, opts)
-	if err != nil {
-		_ = httpSrv.Close()
-		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
-		return 1
-	}
-	sw.set(srv)
-	metricsSrv, err := of.serveMetrics(sw, ops, logger)
-	if err != nil {
-		_ = httpSrv.Close()
-		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
-		return 1
-	}
-	if metricsSrv != nil {
-		defer metricsSrv.Close()
-	}
-	scheme := "http"
-	if *tlsCert != "" {
-		scheme = "https"
-	}
-	logger.Info("serving MangleCP", "addr", ln.Addr().String(), "domain", srv.Manifest().Domain.ID,
-		"manifest", scheme+"://"+ln.Addr().String()+transport.ManifestPath)
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go watchRules(watchCtx, srv, *rules, d.Rules, loaded, *watch, logger)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+	so.Metrics = ops.metrics
+	if of.metricsAddr != "" {
+		if so.OpsListener, err = listen(of.metricsAddr); err != nil {
+			_ = ln.Close()
+			fmt.Fprintf(stderr, "manglecp serve: --metrics-addr: %v\n", err)
 			return 1
 		}
-	case <-ctx.Done():
 	}
-	return drainAndStop(srv, httpSrv, ln, drain, *grace, logger)
-}
-
-// drainAndStop stops serving gracefully. First the listener closes (a new
-// client is refused at connect, so it knows its request never arrived),
-// requests on open connections get server_not_ready and every HTTP answer
-// closes its connection (a keep-alive client gets an answer, never a
-// connection closed under its next request), WebSocket sessions close
-// with 1001 once their requests are answered. As soon as every admitted
-// request is answered, the remaining idle connections close. It returns
-// then, or when the grace period ends (closing what is left).
-func drainAndStop(srv *manglecp.Server, httpSrv *http.Server, ln net.Listener, drain *transport.Drain, grace time.Duration, logger *slog.Logger) int {
-	start := time.Now()
-	logger.Info("draining", "grace", grace.String(), "in_flight", srv.InFlight(), "sessions", drain.Sessions())
-	srv.Drain()
-	drain.Start()
-	_ = ln.Close() // Serve returns; Shutdown below still waits for the open connections
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	werr := srv.Wait(ctx)
-	derr := drain.Wait(ctx)
-	serr := httpSrv.Shutdown(ctx)
-	if err := errors.Join(werr, derr, serr); err != nil {
-		logger.Warn("grace period over; closing what is left", "in_flight", srv.InFlight(), "sessions", drain.Sessions(), "error", err.Error())
-		_ = httpSrv.Close()
-		return 0
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	loaded := fingerprint(*rules) // what the server is about to load; later changes trigger a reload
+	so.Loaded = func(srv *manglecp.Server) {
+		go watchRules(ctx, srv, *rules, d.Rules, loaded, *watch, logger)
 	}
-	logger.Info("drained", "took", time.Since(start).Round(time.Millisecond).String())
+	if err := libserve.Serve(ctx, ln, d, so); err != nil {
+		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+		return 1
+	}
 	return 0
-}
-
-// hostAllowList is the Host allow-list of a listener on addr: the loopback
-// names plus extra when addr is a loopback address (a web page must not
-// reach a local server through DNS rebinding), none otherwise unless extra
-// names hosts. "*" in extra turns the check off.
-func hostAllowList(addr, extra string) []string {
-	var hosts []string
-	for _, h := range strings.Split(extra, ",") {
-		if h = strings.TrimSpace(h); h == "*" {
-			return nil
-		} else if h != "" {
-			hosts = append(hosts, h)
-		}
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	ip := net.ParseIP(host)
-	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		hosts = append(hosts, "localhost", "127.0.0.1", "::1")
-		if ip != nil {
-			hosts = append(hosts, ip.String())
-		}
-	}
-	return hosts
 }
 
 // serveStdio serves one session on stdin and stdout until EOF (exit 0) or
 // a signal. The session presents token, if any, as its credentials.
-func serveStdio(ctx context.Context, srv *manglecp.Server, token string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
+func serveStdio(ctx context.Context, d manglecp.Domain, opts *manglecp.Options, token string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx = protocol.WithTransport(ctx, "stdio")
-	defer srv.SessionOpened()()
 	// A reader that closes stdout must not kill the process with SIGPIPE:
 	// with SIGPIPE notified, the write fails with EPIPE instead, the session
 	// logs the answers it cannot deliver and ends (exit status 1).
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	defer signal.Stop(sigpipe)
-	conn := transport.NewStdioConn(stdin, stdout, srv.MaxMessageBytes(), nil)
-	opts := &transport.SessionOptions{Peer: "stdio", Logger: logger}
+	so := &libserve.Options{Server: opts}
 	if token != "" {
-		opts.Credentials = &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}
+		so.Credentials = &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}
 	}
-	logger.Info("serving MangleCP over stdio", "domain", srv.Manifest().Domain.ID)
-	if err := transport.ServeSession(ctx, srv, conn, opts); err != nil {
+	started := false
+	so.Loaded = func(*manglecp.Server) { started = true }
+	if err := libserve.Stdio(ctx, d, so, stdin, stdout); err != nil {
+		if !started {
+			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+			return 1
+		}
 		logger.Error("stdio session ended: its answers cannot be delivered", "error", err.Error())
 		return 1
 	}

@@ -2,10 +2,13 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -287,4 +290,45 @@ func TestBrowserDeclarations(t *testing.T) {
 		"action_names":  p.ActionNames(),
 		"rule_count":    p.RuleCount(),
 	})
+}
+
+// TestActionRefs checks that the actions tool_action facts name carry the
+// file and line of their first fact, from a loaded program and from a
+// parse-only read (which needs no external predicates).
+func TestActionRefs(t *testing.T) {
+	p := mustLoad(t, browserRules)
+	read, err := Actions(domainLayers(browserRules)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		refs []ActionRef
+	}{
+		{"Program.ActionRefs", p.ActionRefs()},
+		{"Actions", read},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			names := make([]string, len(tc.refs))
+			for i, r := range tc.refs {
+				names[i] = r.Name
+				if !strings.HasPrefix(r.File, "domain/") || r.Line == 0 || r.Tool == "" {
+					t.Errorf("%s at %s:%d (tool %q), want a line of a domain/ file", r.Name, r.File, r.Line, r.Tool)
+				}
+			}
+			if got, want := strings.Join(names, ","), strings.Join(p.ActionNames(), ","); got != want {
+				t.Errorf("names = %s, want %s", got, want)
+			}
+		})
+	}
+	for _, r := range read {
+		src, _ := os.ReadFile(filepath.Join(browserRules, r.File))
+		lines := strings.Split(string(src), "\n")
+		if r.Line > len(lines) || !strings.HasPrefix(lines[r.Line-1], fmt.Sprintf("tool_action(%q, %q)", r.Tool, r.Name)) {
+			t.Errorf("%s:%d is not the tool_action fact of %s", r.File, r.Line, r.Name)
+		}
+	}
+	if _, err := Actions(Layer{Name: "domain", FS: fstest.MapFS{"x.mg": {Data: []byte("tool_action(\"t\", \n")}}, Prefix: "domain"}); err == nil {
+		t.Error("Actions of a file with a syntax error: no error")
+	}
 }

@@ -59,7 +59,7 @@ type Program struct {
 	intents   []protocol.IntentDecl
 	profile   protocol.FactsProfile
 	tools     []string
-	actions   []string
+	actions   []ActionRef
 	ruleCount int
 	phases    int
 }
@@ -307,7 +307,57 @@ func (p *Program) readSkills(facts map[string][]located, fail func(error)) {
 }
 
 // ActionNames returns the action names that tool_action facts name, sorted.
-func (p *Program) ActionNames() []string { return append([]string(nil), p.actions...) }
+func (p *Program) ActionNames() []string {
+	out := make([]string, len(p.actions))
+	for i, a := range p.actions {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// ActionRef is an action a tool_action fact names, with the first fact
+// naming it: what a domain's Go program must register, and where the rules
+// ask for it.
+type ActionRef struct {
+	Name string // the action
+	Tool string // the tool of the first tool_action fact naming it
+	File string // that fact's file, as known to the operator
+	Line int    // its 1-based line, 0 when unknown
+}
+
+// ActionRefs returns the actions tool_action facts name, sorted by name,
+// each with the first fact naming it.
+func (p *Program) ActionRefs() []ActionRef { return append([]ActionRef(nil), p.actions...) }
+
+// Actions reads the actions the tool_action facts of layers name, sorted by
+// name, each with the first fact naming it. It only parses the files (a
+// syntax error is reported as [LoadErrors]); it does not analyse the rules,
+// so it works without knowing the domain's external predicates.
+func Actions(layers ...Layer) ([]ActionRef, error) {
+	files, err := readLayers(layers)
+	if err != nil {
+		return nil, err
+	}
+	return actionRefs(collectFacts(files)["tool_action"]), nil
+}
+
+// actionRefs lists the actions of tool_action facts, sorted by name, each
+// at its first fact. Malformed facts are reported by readDeclarations.
+func actionRefs(facts []located) []ActionRef {
+	seen := map[string]bool{}
+	var out []ActionRef
+	for _, l := range facts {
+		a, err := l.str(1)
+		if err != nil || seen[a] {
+			continue
+		}
+		seen[a] = true
+		tool, _ := l.str(0)
+		out = append(out, ActionRef{Name: a, Tool: tool, File: l.file, Line: l.line})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
 
 // RuleCount is the number of rules (clauses with a body).
 func (p *Program) RuleCount() int { return p.ruleCount }
@@ -488,14 +538,12 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 			}
 		}
 	}
-	actions := map[string]bool{}
 	for _, l := range facts["tool_action"] {
-		if a, err := l.str(1); err == nil && !actions[a] {
-			actions[a] = true
-			p.actions = append(p.actions, a)
+		if _, err := l.str(1); err != nil {
+			fail(err)
 		}
 	}
-	sort.Strings(p.actions)
+	p.actions = actionRefs(facts["tool_action"])
 	p.readSkills(facts, fail)
 	if len(errs) > 0 {
 		return errs

@@ -2,9 +2,13 @@
 # Measures, side by side in one run, the o200k tokens of the tool
 # definitions of Playwright MCP, chrome-devtools-mcp and the MCP filesystem
 # server (started from .cache/npm, installed by scripts/deps/npm.sh) and of
-# `manglecp mcp` at every turn of each tools/tokens/scenarios/*.json, and
-# fails when a turn exceeds its scenario's limit (the browser domain: a
-# tenth of Playwright MCP's, every turn). docs/TOKENS.md has the figures.
+# `manglecp mcp` at every turn of each tools/tokens/scenarios/*.json (the
+# browser domain's job with a real Chromium, the workspace domain's file
+# jobs), and fails when a scenario's job does not succeed or a turn exceeds
+# one of its gates (the browser domain: a tenth of Playwright MCP's, every
+# turn; the workspace: a tenth of the filesystem server's whole list, every
+# turn, issue 12). Targets that are not gates are
+# printed as met or not, turn by turn. docs/TOKENS.md has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ ! -d .cache/npm/node_modules/gpt-tokenizer ]; then

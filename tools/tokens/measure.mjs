@@ -12,9 +12,10 @@
 //        [--servers tools/tokens/servers.json] [SCENARIO.json ...]
 //
 // Without scenario arguments every tools/tokens/scenarios/*.json runs.
-// --check exits 1 when a turn of a scenario exceeds its "max_ratio" of the
-// named server's figure, measured in the same run. docs/TOKENS.md explains
-// the counts.
+// --check exits 1 when a scenario's job fails or a turn exceeds one of its
+// gates (limits relative to another server's figures measured in the same
+// run, or fixed); targets are reported. docs/TOKENS.md explains the
+// counts and the scenario format.
 //
 // Counts: "defs" is the tokens of JSON.stringify of the tools reduced to
 // {name, description, inputSchema} (the method of the reference figures of
@@ -23,7 +24,7 @@
 // annotations, output schemas included).
 
 import { createRequire } from "node:module";
-import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
+import { readFileSync, readdirSync, mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { join, dirname, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -37,7 +38,7 @@ const load = async (name) => import(pathToFileURL(req.resolve(name)).href);
 const { encode } = await load("gpt-tokenizer/encoding/o200k_base");
 const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
-const { ToolListChangedNotificationSchema } = await load("@modelcontextprotocol/sdk/types.js");
+const { ToolListChangedNotificationSchema, ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/types.js");
 
 const tokens = (s) => encode(s ?? "").length;
 
@@ -76,14 +77,36 @@ function expand(s, opts, tmp) {
     .replaceAll("${root}", root);
 }
 
-async function connect(server, opts, onListChanged) {
+// writeTree writes a scenario's files ({"relative/path": "content"}) into
+// dir; tree may also name a JSON file of the repository whose "tree" key
+// holds them (domains/workspace/testdata/scenario.json).
+function writeTree(dir, tree) {
+  if (!tree) return;
+  if (typeof tree === "string") tree = JSON.parse(readFileSync(join(root, tree), "utf8")).tree;
+  for (const [rel, content] of Object.entries(tree)) {
+    const p = join(dir, rel);
+    if (!p.startsWith(dir + "/")) throw new Error(`tree path ${rel} leaves the directory`);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, content);
+  }
+}
+
+// connect starts a server and connects the SDK client to it. hooks:
+// onListChanged (tools/list_changed), onElicit (elicitation/create: the
+// client then declares the elicitation capability, as a host that asks its
+// user does), tree (files for ${tmp}).
+async function connect(server, opts, hooks = {}) {
   const tmp = mkdtempSync(join(tmpdir(), "tokens-"));
+  writeTree(tmp, hooks.tree);
   const command = expand(server.command, opts, tmp);
   const args = (server.args ?? []).map((a) => expand(a, opts, tmp));
   const transport = new StdioClientTransport({ command, args, stderr: "ignore", env: { ...process.env, ...(server.env ?? {}) } });
-  const client = new Client({ name: "manglecp-tokens", version: "1.0.0" }, { capabilities: {} });
-  if (onListChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, onListChanged);
+  const capabilities = hooks.onElicit ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "manglecp-tokens", version: "1.0.0" }, { capabilities });
+  if (hooks.onListChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, hooks.onListChanged);
+  if (hooks.onElicit) client.setRequestHandler(ElicitRequestSchema, hooks.onElicit);
   await client.connect(transport, { timeout: 60000 });
+  client.tmp = tmp;
   return client;
 }
 
@@ -105,50 +128,104 @@ async function measureServer(s, opts) {
     return { name: s.name, package: s.package, ...count(await listAll(client)) };
   } finally {
     await client.close();
+    rmSync(client.tmp, { recursive: true, force: true });
   }
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// resolveRefs replaces, in a turn's arguments, every string "$N.a.b" with
+// field a.b of the structuredContent of turn N's call (for example the
+// edit id a preview returned, "$6.result.edit").
+function resolveRefs(v, results) {
+  if (typeof v === "string") {
+    const m = /^\$(\d+)((?:\.[A-Za-z0-9_]+)+)$/.exec(v);
+    if (!m) return v;
+    let x = results[Number(m[1])];
+    for (const k of m[2].slice(1).split(".")) x = x?.[k];
+    if (x === undefined) throw new Error(`${v}: no such field in turn ${m[1]}'s result`);
+    return x;
+  }
+  if (Array.isArray(v)) return v.map((e) => resolveRefs(e, results));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, resolveRefs(e, results)]));
+  return v;
+}
+
+// checkFiles compares a scenario's expect_files with the files under dir:
+// {"path": {"exists": bool, "contains": "text"}}; it returns the failures.
+function checkFiles(dir, want) {
+  const bad = [];
+  for (const [rel, w] of Object.entries(want ?? {})) {
+    const p = join(dir, rel);
+    const ok = existsSync(p);
+    if (w.exists !== undefined && ok !== w.exists) bad.push(`${rel}: exists is ${ok}, want ${w.exists}`);
+    if (w.contains !== undefined && !(ok && readFileSync(p, "utf8").includes(w.contains))) bad.push(`${rel}: does not contain ${JSON.stringify(w.contains)}`);
+  }
+  return bad;
+}
+
 // runScenario plays a scenario's turns and counts the tool list the model
 // sees at each turn (after any list_changed the previous call caused).
+// The job succeeded when every call answered as the turn expects
+// (expect_error, expect_contains, expect_list_changed) and the files of
+// ${tmp} match expect_files.
 //
 // A scenario with "app": {"dir": DIR} gets DIR (relative to the repository
 // root) served over HTTP on a loopback port for its run; "${app}" in call
-// arguments is that server's URL (the browser domain's job opens a page).
+// arguments and expect_contains is that server's URL (the browser domain's
+// job opens a page). "tree" fills ${tmp} before the server starts;
+// "elicitation": "accept" makes the client a host that asks its user and
+// the user accepts.
 async function runScenario(file, opts) {
   const sc = JSON.parse(readFileSync(file, "utf8"));
   const app = sc.app ? await serveDir(join(root, sc.app.dir)) : null;
-  const args = (v) => JSON.parse(JSON.stringify(v ?? {}).replaceAll("${app}", app ? app.url : "${app}"));
+  const withApp = (v) => JSON.parse(JSON.stringify(v ?? {}).replaceAll("${app}", app ? app.url : "${app}"));
   let changed = 0;
-  const client = await connect(sc.server, opts, () => { changed++; });
+  let asked = [];
+  const hooks = { onListChanged: () => { changed++; }, tree: sc.tree };
+  if (sc.elicitation) {
+    hooks.onElicit = async (req) => {
+      asked.push(req.params.message);
+      return sc.elicitation === "accept" ? { action: "accept", content: {} } : { action: sc.elicitation };
+    };
+  }
+  let client;
   const turns = [];
+  const results = [];
+  const failures = [];
   try {
+    client = await connect(sc.server, opts, hooks);
     for (const [i, turn] of (sc.turns ?? []).entries()) {
       let result = null;
       if (turn.call) {
         const before = changed;
-        const r = await client.callTool({ name: turn.call.name, arguments: args(turn.call.arguments) }, undefined, { timeout: 120000 });
-        if (r.isError && !turn.expect_error) {
-          throw new Error(`${file}: turn ${i} (${turn.call.name}) failed: ${JSON.stringify(r.content)}`);
-        }
-        // "expect_contains": strings the call's answer must hold (the job succeeded).
+        asked = [];
+        const args = resolveRefs(withApp(turn.call.arguments), results);
+        const r = await client.callTool({ name: turn.call.name, arguments: args }, undefined, { timeout: 120000 });
+        results[i] = r.structuredContent ?? null;
         const answer = JSON.stringify(r.content) + JSON.stringify(r.structuredContent ?? null);
-        for (const want of [].concat(turn.expect_contains ?? []).map((w) => args(w))) {
-          if (!answer.includes(want)) throw new Error(`${file}: turn ${i} (${turn.call.name}): the answer lacks ${JSON.stringify(want)}: ${answer.slice(0, 2000)}`);
+        if (!!r.isError !== !!turn.expect_error) {
+          failures.push(`turn ${i} (${turn.call.name}): ${r.isError ? "failed" : "did not fail"}: ${answer.slice(0, 500)}`);
         }
-        result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0) };
+        for (const want of [].concat(turn.expect_contains ?? []).map((w) => withApp(w))) {
+          if (!answer.includes(want)) failures.push(`turn ${i} (${turn.call.name}): the answer lacks ${JSON.stringify(want)}: ${answer.slice(0, 500)}`);
+        }
+        result = { isError: !!r.isError, tokens: tokens(JSON.stringify(r.content)) + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0), asked: asked.length };
         // A list change is sent a few milliseconds after the call returns.
-        for (let w = 0; w < 20 && changed === before && turn.expect_list_changed; w++) await sleep(25);
-        if (turn.expect_list_changed && changed === before) throw new Error(`${file}: turn ${i}: no tools/list_changed`);
+        for (let w = 0; w < 200 && changed === before && turn.expect_list_changed; w++) await sleep(25);
+        if (turn.expect_list_changed && changed === before) failures.push(`turn ${i} (${turn.call.name}): no tools/list_changed`);
       }
       turns.push({ turn: i, note: turn.note ?? "", call: turn.call?.name ?? null, result, ...count(await listAll(client)) });
     }
+    failures.push(...checkFiles(client.tmp, sc.expect_files));
   } finally {
-    await client.close();
+    if (client) {
+      await client.close();
+      rmSync(client.tmp, { recursive: true, force: true });
+    }
     if (app) app.close();
   }
-  return { file, name: sc.name, max_ratio: sc.max_ratio ?? null, turns };
+  return { file, name: sc.name, spec: { max_ratio: sc.max_ratio, limits: sc.limits }, turns, succeeded: failures.length === 0, failures };
 }
 
 // serveDir serves the files of dir (no listing; anything else is 404) on
@@ -175,18 +252,46 @@ const out = { tokenizer: "o200k_base (gpt-tokenizer)", node: process.version, se
 for (const s of servers) out.servers.push(await measureServer(s, opts));
 for (const f of opts.scenarios) out.scenarios.push(await runScenario(f, opts));
 
+// limitsOf returns a scenario's limits. Each limit caps one of our counts
+// per turn ("ours": "defs" or "list") at "ratio" times a server's count
+// measured in this run ("of", "theirs": its "defs" or "list", by default
+// the same count as ours) or at a fixed "max". "gate": true makes --check
+// fail when a turn is over it; other limits are targets, reported only.
+// The older form "max_ratio": {"of", "ratio"} is a gate on both counts.
+function limitsOf(sc) {
+  const { limits, max_ratio } = sc.spec;
+  const ls = [...(limits ?? [])];
+  if (max_ratio) {
+    for (const c of ["defs", "list"]) ls.push({ name: `${max_ratio.ratio} of ${max_ratio.of}`, of: max_ratio.of, ratio: max_ratio.ratio, ours: c, gate: true });
+  }
+  return ls;
+}
+
 let failed = false;
 for (const sc of out.scenarios) {
-  if (!sc.max_ratio) continue;
-  const ref = out.servers.find((s) => s.name === sc.max_ratio.of);
-  if (!ref) {
-    if (opts.check) throw new Error(`${sc.file}: max_ratio names ${sc.max_ratio.of}, which was not measured`);
-    continue;
+  if (!sc.succeeded) {
+    failed = true;
+    console.error(`tokens: ${sc.file}: the job did not succeed: ${sc.failures.join("; ")}`);
   }
-  sc.limit = { of: ref.name, ratio: sc.max_ratio.ratio, defs: ref.defs * sc.max_ratio.ratio, list: ref.list * sc.max_ratio.ratio };
-  for (const t of sc.turns) {
-    t.within_limit = t.defs <= sc.limit.defs && t.list <= sc.limit.list;
-    if (!t.within_limit) failed = true;
+  sc.limits = [];
+  for (const l of limitsOf(sc)) {
+    let max = l.max;
+    if (l.of) {
+      const ref = out.servers.find((s) => s.name === l.of);
+      if (!ref) {
+        if (opts.check) throw new Error(`${sc.file}: a limit names ${l.of}, which was not measured`);
+        continue;
+      }
+      max = ref[l.theirs ?? l.ours] * l.ratio;
+    }
+    const lim = { name: l.name, ours: l.ours, max, gate: !!l.gate, met: 0, turns: sc.turns.length };
+    for (const t of sc.turns) {
+      const ok = t[l.ours] <= max;
+      (t.limits ??= []).push(ok);
+      if (ok) lim.met++;
+      else if (lim.gate) failed = true;
+    }
+    sc.limits.push(lim);
   }
 }
 
@@ -199,16 +304,20 @@ if (opts.json) {
   console.log("|---|---:|---:|---:|");
   for (const s of out.servers) console.log(`| ${s.name} (${s.package}) | ${s.tools} | ${n(s.defs)} | ${n(s.list)} |`);
   for (const sc of out.scenarios) {
-    console.log(`\n${sc.name}${sc.limit ? ` (limit per turn: ${sc.limit.ratio} of ${sc.limit.of} = ${n(sc.limit.defs)} / ${n(sc.limit.list)})` : ""}\n`);
-    console.log("| Turn | Call | Tools listed | name+description+inputSchema | whole tools/list | call result | within limit |");
-    console.log("|---:|---|---|---:|---:|---:|---|");
+    console.log(`\n${sc.name}\n`);
+    console.log(`Job succeeded: ${sc.succeeded ? "yes" : "**no** (" + sc.failures.join("; ") + ")"}.`);
+    for (const l of sc.limits) console.log(`${l.gate ? "Gate" : "Target"} "${l.name}": ${l.ours} <= ${n(l.max)} on ${l.met} of ${l.turns} turns.`);
+    const heads = sc.limits.map((l) => `${l.ours} <= ${n(l.max)}`);
+    console.log(`\n| Turn | Call | Tools listed | name+description+inputSchema | whole tools/list | call result |${heads.map((h) => ` ${h} |`).join("")}`);
+    console.log(`|---:|---|---|---:|---:|---:|${heads.map(() => "---|").join("")}`);
     for (const t of sc.turns) {
-      console.log(`| ${t.turn} | ${t.call ?? "(start)"} | ${t.tools}: ${t.names.join(", ")} | ${n(t.defs)} | ${n(t.list)} | ${t.result ? n(t.result.tokens) : "-"} | ${t.within_limit === undefined ? "-" : t.within_limit ? "yes" : "**no**"} |`);
+      const cells = (t.limits ?? []).map((ok) => (ok ? " yes |" : " **no** |")).join("");
+      console.log(`| ${t.turn} | ${t.call ?? "(start)"} | ${t.tools}: ${t.names.join(", ")} | ${n(t.defs)} | ${n(t.list)} | ${t.result ? n(t.result.tokens) + (t.result.asked ? ` (asked the user ${t.result.asked})` : "") : "-"} |${cells}`);
     }
   }
 }
 if (opts.check && failed) {
-  console.error("tokens: a turn exceeds its limit");
+  console.error("tokens: a job failed or a turn exceeds a gate");
   process.exit(1);
 }
 process.exit(0);

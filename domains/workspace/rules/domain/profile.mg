@@ -6,11 +6,11 @@
 # "." for the root itself); with several, the first segment names the root
 # ("api/src/a.go"). The server never shows its own absolute paths.
 
-decl_intent("explore", "List directories, trees, file info.").
+decl_intent("explore", "List dirs, trees, file info.").
 decl_intent("find", "Find files by name or content.").
-decl_intent("read", "Read mentioned files.").
-decl_intent("edit", "Edit or write mentioned files.").
-decl_intent("reorganize", "Move files, create directories.").
+decl_intent("read", "Read files.").
+decl_intent("edit", "Edit or write files.").
+decl_intent("reorganize", "Move files, make dirs.").
 
 decl_intent_fact("explore", "focus", "optional").
 decl_intent_fact("find", "focus", "optional").

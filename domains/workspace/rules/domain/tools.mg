@@ -68,7 +68,7 @@ tool_action("search", "search").
 tool_description("search", "Find files by glob (*, ?, **); with text, the lines containing it.").
 tool_summary("search", "Find files by name or content.").
 tool_param("search", "glob", "string", "Default: all files.").
-tool_param("search", "text", "string", "Literal text to find in the files.").
+tool_param("search", "text", "string", "Literal text to find.").
 tool_param("search", "path", "string", "Directory to search.").
 tool_param_default("search", "path", Path) :- focus_dir(Path).
 tool_idempotent("search").
@@ -123,7 +123,7 @@ mandatory_for_intent("edit", "write_file") :- missing_file(_).
 
 tool("preview_edit").
 tool_action("preview_edit", "preview_edit").
-tool_description("preview_edit", "Diff of replacing old with new in a file; writes nothing.").
+tool_description("preview_edit", "Diff of replacing old with new; writes nothing.").
 tool_summary("preview_edit", "Preview an edit as a diff.").
 tool_param("preview_edit", "path", "string", "").
 tool_param_required("preview_edit", "path").
@@ -163,7 +163,7 @@ mandatory_for_intent("reorganize", "create_dir") :- intent("reorganize"), !wants
 
 tool("move").
 tool_action("move", "move").
-tool_description("move", "Move or rename a file or directory; never overwrites.").
+tool_description("move", "Move or rename a file or directory.").
 tool_summary("move", "Move or rename.").
 tool_param("move", "from", "string", "").
 tool_param_required("move", "from").
