@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,7 +222,7 @@ func TestBrowserJob(t *testing.T) {
 		t.Errorf("screenshot %v %v", res.Result["media_type"], err)
 	}
 
-	pids := children(t)
+	pids := testenv.ChildPIDs(t)
 	if len(pids) == 0 {
 		t.Error("no Chromium process while the server runs")
 	}
@@ -344,28 +342,12 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// children lists the processes started by this test binary (Chromium).
-func children(t *testing.T) []string {
-	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid())).Output()
-	return strings.Fields(string(out))
-}
-
+// waitGone waits for pids to exit and checks that no child process is
+// left.
 func waitGone(t *testing.T, pids []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, p := range pids {
-		for {
-			if _, err := os.Stat("/proc/" + p); err != nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("process %s still runs after Close", p)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if left := children(t); len(left) > 0 {
+	testenv.WaitGone(t, pids)
+	if left := testenv.ChildPIDs(t); len(left) > 0 {
 		t.Errorf("processes left after Close: %v", left)
 	}
 }

@@ -7,10 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,7 +233,7 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 		t.Errorf("a later run saw an earlier cookie: %v %v", o, err)
 	}
 
-	pid := browserPIDs(t)
+	pid := testenv.ChildPIDs(t)
 	if len(pid) == 0 {
 		t.Error("no Chromium process while the browser runs")
 	}
@@ -245,7 +243,7 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); !errors.Is(err, chrome.ErrClosed) {
 		t.Errorf("Run after Close: %v", err)
 	}
-	waitGone(t, pid)
+	testenv.WaitGone(t, pid)
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -253,29 +251,6 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before+2 {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
-}
-
-// browserPIDs lists the Chromium processes that are children of this test.
-func browserPIDs(t *testing.T) []string {
-	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid())).Output()
-	return strings.Fields(string(out))
-}
-
-func waitGone(t *testing.T, pids []string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, p := range pids {
-		for {
-			if _, err := os.Stat("/proc/" + p); err != nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("process %s still runs after Close", p)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
 	}
 }
 
@@ -298,7 +273,7 @@ func TestLeavingDuringStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if left := browserPIDs(t); len(left) > 0 {
-		waitGone(t, left)
+	if left := testenv.ChildPIDs(t); len(left) > 0 {
+		testenv.WaitGone(t, left)
 	}
 }
