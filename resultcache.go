@@ -184,11 +184,6 @@ func (s *Server) rememberResult(ctx context.Context, env *protocol.Envelope, ev 
 	if s.results == nil || !ev.fixedTime {
 		return
 	}
-	for _, e := range s.domain.External {
-		if !e.Deterministic {
-			return
-		}
-	}
 	ids := make([]string, len(resp.MacroTools))
 	idBytes := int64(16 * len(ids))
 	for i, t := range resp.MacroTools {
@@ -233,4 +228,15 @@ func (s *Server) ResultCacheStats() ResultCacheStats {
 	}
 	e, b, h, m := s.results.stats()
 	return ResultCacheStats{Entries: e, Bytes: b, Hits: h, Misses: m}
+}
+
+// deterministicExternals reports whether every external predicate of d
+// gives equal answers to equal requests, so that answers may be cached.
+func deterministicExternals(d Domain) bool {
+	for _, e := range d.External {
+		if !e.Deterministic {
+			return false
+		}
+	}
+	return true
 }

@@ -129,7 +129,9 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
 	}
-	if o.ResultCacheBytes > 0 {
+	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
+		// A domain with a non-deterministic external predicate never has a
+		// cacheable answer: no cache, so no request pays for a key.
 		s.results = newResultCache(o.ResultCacheBytes)
 	}
 	s.prog.Store(prog)
