@@ -167,3 +167,43 @@ func BenchmarkTemporal(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRequestParts splits an intent request on the benchmarks' facts:
+// "decode" is the envelope, payload and per-fact decoding and validation
+// Handle does before evaluating; "kernel" is only the kernel's evaluation of
+// the same request (kernel.Program.Evaluate, as Handle calls it). Compare
+// "kernel" with BenchmarkHTTPEvaluate at the same size, in one run, for the
+// share of a request spent outside the kernel.
+func BenchmarkRequestParts(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 1000, 10000} {
+		body := benchRequest(b, n)
+		b.Run(fmt.Sprintf("facts=%d/decode", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start := processCPU()
+			for b.Loop() {
+				if err := srv.DecodeIntentForBench(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(fmt.Sprintf("facts=%d/kernel", n), func(b *testing.B) {
+			run, err := srv.KernelForBench(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			start := processCPU()
+			for b.Loop() {
+				if err := run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

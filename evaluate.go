@@ -120,25 +120,8 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ev.external = external
 	who := callerFrom(ctx)
-	budget := ev.maxFacts
-	if budget == 0 {
-		budget = 1 // see zeroBudget
-	}
 	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
-	res, err := prog.Evaluate(kctx, kernel.Request{
-		Caller:              who.name,
-		Permissions:         who.permissions,
-		External:            external,
-		Intent:              ev.intent.Name,
-		Params:              ev.intent.Params,
-		Facts:               ev.facts,
-		EvalTime:            ev.evalTime,
-		MaxFactsCreated:     budget,
-		MaxWork:             s.opts.Limits.MaxEvaluationWork,
-		MaxIntervalsPerAtom: ev.maxInterval,
-		Explain:             ev.proofHints,
-		Coverage:            ev.coverage,
-	})
+	res, err := prog.Evaluate(kctx, s.kernelRequest(ev, who))
 	endKernel()
 	if ev.maxFacts == 0 {
 		if err := zeroBudget(res, err); err != nil {
@@ -161,6 +144,28 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	s.rememberResult(ctx, env, ev, resp)
 	return resp, nil
+}
+
+// kernelRequest is what the kernel evaluates for ev on behalf of who.
+func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
+	budget := ev.maxFacts
+	if budget == 0 {
+		budget = 1 // see zeroBudget
+	}
+	return kernel.Request{
+		Caller:              who.name,
+		Permissions:         who.permissions,
+		External:            ev.external,
+		Intent:              ev.intent.Name,
+		Params:              ev.intent.Params,
+		Facts:               ev.facts,
+		EvalTime:            ev.evalTime,
+		MaxFactsCreated:     budget,
+		MaxWork:             s.opts.Limits.MaxEvaluationWork,
+		MaxIntervalsPerAtom: ev.maxInterval,
+		Explain:             ev.proofHints,
+		Coverage:            ev.coverage,
+	}
 }
 
 // decodeIntent decodes and validates an intent request: payload shape,
