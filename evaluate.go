@@ -24,27 +24,30 @@ type intentRequestWire struct {
 
 // evaluation is a validated intent request with its effective limits.
 type evaluation struct {
-	intent      protocol.Intent
-	facts       []protocol.Fact
-	evalTime    time.Time
-	chosenTime  bool
-	fixedTime   bool // the request named its eval_time (not "now"): the result cache may keep the answer
-	maxFacts    int64
-	maxInterval int64
-	maxCompute  time.Duration
-	maxTools    int64
-	maxTokens   int64           // -1: no budget
-	upgrades    map[string]bool // macro_ids of disclosure_upgrade facts
-	disclosure  string
-	proofHints  bool
-	coverage    bool
-	warnings    []protocol.Warning
-	knownIntent bool
-	factsBytes  int64 // size of the facts on the wire, for cache accounting
-	external    []protocol.Fact
-	caller      *caller
-	program     *kernel.Program // the rule version this request uses throughout
-	defined     []*macroDef     // macro-tools render synthesized, for the store
+	intent        protocol.Intent
+	facts         []protocol.Fact
+	evalTime      time.Time
+	chosenTime    bool
+	fixedTime     bool // the request named its eval_time (not "now"): the result cache may keep the answer
+	maxFacts      int64
+	maxInterval   int64
+	maxCompute    time.Duration
+	maxTools      int64
+	maxTokens     int64           // -1: no budget
+	upgrades      map[string]bool // macro_ids of disclosure_upgrade facts
+	disclosure    string
+	proofHints    bool
+	coverage      bool
+	warnings      []protocol.Warning
+	knownIntent   bool
+	factsBytes    int64  // size of the facts on the wire
+	factKeys      []byte // the facts' keys (factKey), each followed by '\n': digestFacts's text of facts
+	factsHeap     int64  // factsHeapBytes of facts, once factsHeapDone
+	factsHeapDone bool
+	external      []protocol.Fact
+	caller        *caller
+	program       *kernel.Program // the rule version this request uses throughout
+	defined       []*macroDef     // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -174,7 +177,7 @@ func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
 // with a warning.
 func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*evaluation, *protocol.Error) {
 	var w intentRequestWire
-	if err := protocol.DecodePayload(env.Payload, &w); err != nil {
+	if err := protocol.DecodePayloadList(env, &w, "facts", &w.Facts); err != nil {
 		return nil, err
 	}
 	if w.Intent == nil || w.Intent.Name == "" {
@@ -196,13 +199,15 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		return nil, perr
 	}
 	valid := checked.Facts
-	ev.upgrades = map[string]bool{}
-	seen := map[string]bool{}
+	set := newFactSet(len(valid), int(ev.factsBytes))
 	setAside := 0
 	for _, f := range valid {
 		// Presentation facts, not composition: they never change macro_ids.
 		if f.Pred == "disclosure_upgrade" {
 			id, _ := f.Args[0].(string)
+			if ev.upgrades == nil {
+				ev.upgrades = map[string]bool{}
+			}
 			ev.upgrades[id] = true
 			continue
 		}
@@ -214,10 +219,10 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		}
 		// A fact is a set member: a duplicate (provenance is not identity)
 		// neither changes macro_ids nor doubles anything.
-		if k := factKey(f); !seen[k] {
-			seen[k] = true
-			ev.facts = append(ev.facts, f)
-		}
+		set.add(f)
+	}
+	if len(set.facts) > 0 {
+		ev.facts, ev.factKeys = set.facts, set.keys
 	}
 	if setAside > 0 {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnOutputFactsIgnored,

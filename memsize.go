@@ -105,9 +105,18 @@ func macroSize(ev *evaluation, t kernel.Tool, schema map[string]any) int64 {
 	if ev.intent.Params != nil {
 		n += jsonValueBytes(ev.intent.Params)
 	}
-	n += roundAlloc(int64(cap(ev.facts)) * int64(unsafe.Sizeof(protocol.Fact{})))
-	for _, f := range ev.facts {
-		n += factBytes(f)
+	return n + ev.factsHeapBytes()
+}
+
+// factsHeapBytes is the memory of the request's facts, computed once per
+// evaluation: every definition of it holds the same facts.
+func (ev *evaluation) factsHeapBytes() int64 {
+	if !ev.factsHeapDone {
+		n := roundAlloc(int64(cap(ev.facts)) * int64(unsafe.Sizeof(protocol.Fact{})))
+		for _, f := range ev.facts {
+			n += factBytes(f)
+		}
+		ev.factsHeap, ev.factsHeapDone = n, true
 	}
-	return n
+	return ev.factsHeap
 }

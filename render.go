@@ -26,7 +26,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 	}
 	// External tuples are part of the composition: a non-deterministic
 	// predicate that answers differently gives different macro_ids.
-	factsDigest := digestFacts(append(append([]protocol.Fact(nil), ev.facts...), ev.external...))
+	factsDigest := digestKeyedFacts(ev.factKeys, ev.external)
 	var shown []*shownTool
 	for _, t := range res.Tools {
 		def := s.define(ev, t, factsDigest)
@@ -303,6 +303,20 @@ func digestFacts(facts []protocol.Fact) string {
 	h := sha256.New()
 	var buf []byte
 	for _, f := range facts {
+		buf = appendFactKey(buf[:0], f)
+		buf = append(buf, '\n')
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digestKeyedFacts is digestFacts of facts whose keys, each followed by a
+// newline, are keys, then more.
+func digestKeyedFacts(keys []byte, more []protocol.Fact) string {
+	h := sha256.New()
+	h.Write(keys)
+	var buf []byte
+	for _, f := range more {
 		buf = appendFactKey(buf[:0], f)
 		buf = append(buf, '\n')
 		h.Write(buf)

@@ -386,7 +386,7 @@ func (l Literal) validate(path string) *Error {
 		return invalid(p, "the predicate is empty")
 	case len(l.Predicate) > MaxPredicateLength:
 		return invalid(p, "the predicate is %d characters long; the maximum is %d", len(l.Predicate), MaxPredicateLength)
-	case !predicateName.MatchString(l.Predicate):
+	case !validPredicateName(l.Predicate):
 		return invalid(p, "predicate %q must match [a-z][a-z0-9_]*", l.Predicate)
 	}
 	for i, a := range l.Args {

@@ -111,6 +111,40 @@ func DecodePayload(payload json.RawMessage, v any) *Error {
 	return nil
 }
 
+// DecodePayloadList decodes env's payload into v exactly as DecodePayload
+// does when v's field for the top-level key name is list, a
+// []json.RawMessage: list gets the array's items undecoded. The items may be
+// slices of the payload rather than copies: do not modify them. For a
+// message read by DecodeEnvelope the array is split by a byte scan and
+// only the rest of the payload goes through encoding/json, so a payload of
+// many items is not decoded twice.
+func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessage) *Error {
+	if env.checked {
+		start, end := -1, -1
+		complete := objectMembers(env.Payload, func(key, value []byte, at int) bool {
+			if string(key) == name {
+				start, end = at, at+len(value)
+			}
+			return true
+		})
+		if complete && start >= 0 && env.Payload[start] == '[' {
+			if items, ok := arrayItems(env.Payload[start:end]); ok {
+				// The payload without the items: what is left decodes, and
+				// fails, exactly as the whole would, since every array is
+				// a valid []json.RawMessage.
+				head := make([]byte, 0, len(env.Payload)-(end-start)+2)
+				head = append(append(append(head, env.Payload[:start]...), "[]"...), env.Payload[end:]...)
+				if err := DecodePayload(head, v); err != nil {
+					return err
+				}
+				*list = items
+				return nil
+			}
+		}
+	}
+	return DecodePayload(env.Payload, v)
+}
+
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 
 // checkKeys verifies that every object key in raw names a field of t by its

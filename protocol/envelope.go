@@ -56,6 +56,14 @@ type Envelope struct {
 	ID      *string         `json:"id"`
 	Version string          `json:"manglecp"`
 	Payload json.RawMessage `json:"payload"`
+
+	// checked: DecodeEnvelope read the message, so Payload is valid JSON
+	// with no duplicate keys (DecodePayloadList may scan it directly).
+	checked bool
+	// marshaled is json.Marshal's output that NewEnvelope or ErrorEnvelope
+	// set as Payload: compact and escaped, so while Payload is still it,
+	// Encode writes it as it is.
+	marshaled json.RawMessage
 }
 
 // IDString returns the id, or "" when it is null.
@@ -73,7 +81,7 @@ func NewEnvelope(t MessageType, id string, payload any) (*Envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", t, err)
 	}
-	env := &Envelope{Type: t, Version: Version, Payload: raw}
+	env := &Envelope{Type: t, Version: Version, Payload: raw, marshaled: raw}
 	if id != "" {
 		env.ID = &id
 	}
@@ -90,6 +98,9 @@ func ErrorEnvelope(id string, e *Error) *Envelope {
 		raw = []byte(fmt.Sprintf(`{"code":%q,"message":"error details could not be encoded","recoverable":false,"retry_after_ms":null}`, e.Code))
 	}
 	env := &Envelope{Type: TypeError, Version: Version, Payload: raw}
+	if err == nil {
+		env.marshaled = raw
+	}
 	if id != "" {
 		env.ID = &id
 	}
@@ -102,6 +113,14 @@ type envelopeFields struct {
 	ID      json.RawMessage `json:"id"`
 	Version json.RawMessage `json:"manglecp"`
 	Payload json.RawMessage `json:"payload"`
+
+	// checked: DecodeEnvelope read the message, so Payload is valid JSON
+	// with no duplicate keys (DecodePayloadList may scan it directly).
+	checked bool
+	// marshaled is json.Marshal's output that NewEnvelope or ErrorEnvelope
+	// set as Payload: compact and escaped, so while Payload is still it,
+	// Encode writes it as it is.
+	marshaled json.RawMessage
 }
 
 // DecodeEnvelope strictly decodes one message (Spec 02 sections 2-3).
@@ -127,9 +146,12 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, Errorf(CodeMalformedMessage, "message must be a JSON object")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
+	raw, ok := envelopeMembers(data)
+	if !ok {
+		raw = nil
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
+		}
 	}
 	env := &Envelope{}
 	// The id first, so that every later error can be correlated.
@@ -184,12 +206,24 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 		return env, Errorf(CodeMalformedMessage, "envelope field \"payload\" must be a JSON object").
 			WithDetails(&ErrorDetails{Field: "payload"})
 	}
-	env.Payload = payload
+	env.Payload, env.checked = payload, true
 	if env.Type.IsRequest() && (env.ID == nil || *env.ID == "") {
 		return env, Errorf(CodeMalformedMessage, "%s requires a non-empty string id", env.Type).
 			WithDetails(&ErrorDetails{Field: "id"})
 	}
 	return env, nil
+}
+
+// envelopeMembers is json.Unmarshal of a checked message (valid JSON, no
+// duplicate keys) into a map of raw members, without copying the values:
+// they are slices of data. It reports false when a key has escapes.
+func envelopeMembers(data []byte) (map[string]json.RawMessage, bool) {
+	raw := make(map[string]json.RawMessage, 4)
+	ok := objectMembers(data, func(key, value []byte, _ int) bool {
+		raw[string(key)] = value
+		return true
+	})
+	return raw, ok
 }
 
 func decodeString(raw map[string]json.RawMessage, field string, dst *string) *Error {
@@ -209,5 +243,46 @@ func isNull(raw json.RawMessage) bool {
 
 // Encode marshals an envelope to JSON without a trailing newline.
 func (e *Envelope) Encode() ([]byte, error) {
-	return json.Marshal(e)
+	if !e.payloadMarshaled() {
+		return json.Marshal(e)
+	}
+	// The payload is json.Marshal's own output, which json.Marshal would
+	// compact and escape again to the same bytes: write it once.
+	out := make([]byte, 0, len(e.Payload)+len(e.Type)+len(e.Version)+64)
+	out = append(out, `{"type":`...)
+	out = appendJSONString(out, string(e.Type))
+	out = append(out, `,"id":`...)
+	if e.ID == nil {
+		out = append(out, "null"...)
+	} else {
+		out = appendJSONString(out, *e.ID)
+	}
+	out = append(out, `,"manglecp":`...)
+	out = appendJSONString(out, e.Version)
+	out = append(out, `,"payload":`...)
+	if e.Payload == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, e.Payload...)
+	}
+	return append(out, '}'), nil
+}
+
+// payloadMarshaled reports whether Payload is still the json.Marshal
+// output the envelope was made with.
+func (e *Envelope) payloadMarshaled() bool {
+	return e.marshaled != nil && len(e.Payload) == len(e.marshaled) && len(e.Payload) > 0 && &e.Payload[0] == &e.marshaled[0]
+}
+
+// appendJSONString appends s as json.Marshal encodes a string.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

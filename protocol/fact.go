@@ -50,6 +50,15 @@ type factJSON struct {
 // UnmarshalJSON decodes a fact strictly: field names must match exactly,
 // unknown fields are errors and numbers stay json.Number.
 func (f *Fact) UnmarshalJSON(data []byte) error {
+	if decodeFactFast(data, f) {
+		return nil
+	}
+	return f.decodeSlow(data)
+}
+
+// decodeSlow is UnmarshalJSON by encoding/json, for every shape of fact
+// and every error.
+func (f *Fact) decodeSlow(data []byte) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return errors.New("a fact must be a JSON object")

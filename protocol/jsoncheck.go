@@ -26,29 +26,39 @@ func checkJSON(data []byte) error {
 type scanFrame struct {
 	object    bool
 	expectKey bool
-	keys      [][]byte // the object's keys so far, unescaped
+	keys      int // where the object's keys start in the scan's key list
 	set       map[string]struct{}
 }
 
 // manyKeys is where an object's keys move from a list to a map.
 const manyKeys = 16
 
+// keyScan holds the keys of the open objects, innermost last, so that
+// checking an object's keys allocates nothing unless it has many.
+type keyScan struct {
+	stack []scanFrame
+	keys  [][]byte // the keys of the open objects so far, unescaped
+}
+
 // scanValidJSON checks duplicate keys and nesting in data, which must be
 // valid JSON.
 func scanValidJSON(data []byte) error {
-	var stack []scanFrame
+	var ks keyScan
+	ks.stack = make([]scanFrame, 0, 8)
+	ks.keys = make([][]byte, 0, 32)
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '{', '[':
-			if len(stack) >= MaxNestingDepth {
+			if len(ks.stack) >= MaxNestingDepth {
 				return fmt.Errorf("nesting deeper than %d levels", MaxNestingDepth)
 			}
-			stack = append(stack, scanFrame{object: c == '{', expectKey: c == '{'})
+			ks.stack = append(ks.stack, scanFrame{object: c == '{', expectKey: c == '{', keys: len(ks.keys)})
 		case '}', ']':
-			stack = stack[:len(stack)-1]
+			ks.keys = ks.keys[:ks.stack[len(ks.stack)-1].keys]
+			ks.stack = ks.stack[:len(ks.stack)-1]
 		case ',':
-			if top := len(stack) - 1; top >= 0 && stack[top].object {
-				stack[top].expectKey = true
+			if top := len(ks.stack) - 1; top >= 0 && ks.stack[top].object {
+				ks.stack[top].expectKey = true
 			}
 		case '"':
 			start := i + 1
@@ -59,12 +69,11 @@ func scanValidJSON(data []byte) error {
 					i++
 				}
 			}
-			top := len(stack) - 1
-			if top < 0 || !stack[top].object || !stack[top].expectKey {
+			top := len(ks.stack) - 1
+			if top < 0 || !ks.stack[top].object || !ks.stack[top].expectKey {
 				continue
 			}
-			f := &stack[top]
-			f.expectKey = false
+			ks.stack[top].expectKey = false
 			key := data[start:i]
 			if escaped || !utf8.Valid(key) { // decoded as encoding/json does
 				var s string
@@ -73,7 +82,7 @@ func scanValidJSON(data []byte) error {
 				}
 				key = []byte(s)
 			}
-			if dup := f.add(key); dup {
+			if dup := ks.add(key); dup {
 				return fmt.Errorf("duplicate object key %q", key)
 			}
 		}
@@ -81,8 +90,10 @@ func scanValidJSON(data []byte) error {
 	return nil
 }
 
-// add records key and reports whether the object already had it.
-func (f *scanFrame) add(key []byte) bool {
+// add records key in the innermost object and reports whether the object
+// already had it.
+func (ks *keyScan) add(key []byte) bool {
+	f := &ks.stack[len(ks.stack)-1]
 	if f.set != nil {
 		if _, ok := f.set[string(key)]; ok {
 			return true
@@ -90,18 +101,19 @@ func (f *scanFrame) add(key []byte) bool {
 		f.set[string(key)] = struct{}{}
 		return false
 	}
-	for _, k := range f.keys {
+	own := ks.keys[f.keys:]
+	for _, k := range own {
 		if bytes.Equal(k, key) {
 			return true
 		}
 	}
-	f.keys = append(f.keys, key)
-	if len(f.keys) > manyKeys {
+	ks.keys = append(ks.keys, key)
+	if len(own)+1 > manyKeys {
 		f.set = make(map[string]struct{}, 2*manyKeys)
-		for _, k := range f.keys {
+		for _, k := range ks.keys[f.keys:] {
 			f.set[string(k)] = struct{}{}
 		}
-		f.keys = nil
+		ks.keys = ks.keys[:f.keys]
 	}
 	return false
 }

@@ -141,7 +141,7 @@ func (r *Registry) ErrorEnvelope(id string, e *Error) *Envelope {
 	p := *e
 	p.Recoverable = true
 	if raw, err := json.Marshal(&p); err == nil {
-		env.Payload = raw
+		env.Payload, env.marshaled = raw, raw
 	}
 	return env
 }

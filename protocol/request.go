@@ -44,14 +44,9 @@ func (r *IntentFacts) Err() *Error {
 // still counts as present: its own violation says what is wrong).
 func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) *IntentFacts {
 	facts, violations := DecodeFacts(raws)
-	skip := map[int]bool{}
-	for _, v := range violations {
-		skip[v.FactIndex] = true
-	}
-	valid, more := ValidateFacts(facts, profile, Assert, skip)
-	violations = append(violations, more...)
-	sort.SliceStable(violations, func(i, j int) bool { return violations[i].FactIndex < violations[j].FactIndex })
-	out := &IntentFacts{Facts: valid, Violations: violations}
+	out := &IntentFacts{}
+	// Required facts are looked for among every decoded fact, valid or
+	// not, before validation normalizes the facts in place.
 	for _, d := range intents {
 		if d.Name != intent {
 			continue
@@ -64,6 +59,17 @@ func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfi
 			}
 		}
 	}
+	var skip map[int]bool
+	if len(violations) > 0 {
+		skip = make(map[int]bool, len(violations))
+		for _, v := range violations {
+			skip[v.FactIndex] = true
+		}
+	}
+	valid, more := validateFacts(facts, profile, Assert, skip, true)
+	violations = append(violations, more...)
+	sort.SliceStable(violations, func(i, j int) bool { return violations[i].FactIndex < violations[j].FactIndex })
+	out.Facts, out.Violations = valid, violations
 	return out
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -16,8 +15,6 @@ const ReservedPrefix = "_manglecp_"
 
 // MaxPredicateLength is the longest allowed predicate name.
 const MaxPredicateLength = 128
-
-var predicateName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Violation issue types beyond the registry codes (the registry codes
 // unknown_predicate, arity_mismatch, type_mismatch and reserved_predicate
@@ -61,6 +58,9 @@ func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 	facts := make([]Fact, len(raws))
 	var vs []Violation
 	for i, raw := range raws {
+		if decodeFactFast(raw, &facts[i]) {
+			continue
+		}
 		if err := json.Unmarshal(raw, &facts[i]); err != nil {
 			pred := ""
 			var probe struct {
@@ -86,13 +86,25 @@ func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 // skipped by passing their indexes in skip. The input is not modified, so
 // the same facts may be validated concurrently.
 func ValidateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[int]bool) ([]Fact, []Violation) {
-	out := make([]Fact, 0, len(facts))
+	return validateFacts(facts, profile, mode, skip, false)
+}
+
+// validateFacts is ValidateFacts; with owned, facts belong to the caller
+// alone (freshly decoded) and are normalized where they are: the result
+// shares facts' backing array and facts' contents are no longer valid.
+func validateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[int]bool, owned bool) ([]Fact, []Violation) {
+	var out []Fact
+	if owned {
+		out = facts[:0]
+	} else {
+		out = make([]Fact, 0, len(facts))
+	}
 	var vs []Violation
 	for i := range facts {
 		if skip[i] {
 			continue
 		}
-		f, v := validateFact(i, facts[i], profile, mode)
+		f, v := validateFact(i, facts[i], profile, mode, owned)
 		vs = append(vs, v...)
 		if len(v) == 0 {
 			out = append(out, f)
@@ -101,7 +113,22 @@ func ValidateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[
 	return out, vs
 }
 
-func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []Violation) {
+// validPredicateName reports whether name matches [a-z][a-z0-9_]*.
+func validPredicateName(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// validateFact checks fact i. With owned it may normalize f.Args in place
+// (the caller's facts are its own to change).
+func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode, owned bool) (Fact, []Violation) {
 	var vs []Violation
 	add := func(v Violation) {
 		v.FactIndex = i
@@ -121,7 +148,7 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 	case len(f.Pred) > MaxPredicateLength:
 		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate name is %d characters long; the maximum is %d", len(f.Pred), MaxPredicateLength)})
 		return f, vs
-	case !predicateName.MatchString(f.Pred):
+	case !validPredicateName(f.Pred):
 		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate %q must match [a-z][a-z0-9_]*", f.Pred)})
 		return f, vs
 	}
@@ -156,7 +183,9 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode) (Fact, []
 			Message: fmt.Sprintf("Predicate '%s' expects %d %s%s, got %d", f.Pred, schema.Arity, plural(schema.Arity, "argument"), argNameList(schema), len(f.Args))})
 		return f, vs
 	}
-	f.Args = append([]any(nil), f.Args...) // never modify the caller's facts
+	if !owned {
+		f.Args = append([]any(nil), f.Args...) // never modify the caller's facts
+	}
 	for j, a := range f.Args {
 		want := ArgAny
 		if j < len(schema.ArgTypes) {

@@ -1,0 +1,69 @@
+package manglecp
+
+import (
+	"bytes"
+	"hash/maphash"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// factSet keeps the first of equal facts (equal by factKey) in order and
+// their keys, each followed by a newline, in one buffer: the text
+// digestFacts hashes, so the keys are built once per request. Finding a
+// duplicate hashes the key into a map of integers, so a request's facts
+// cost no allocation per fact beyond the buffer's growth.
+type factSet struct {
+	facts []protocol.Fact
+	keys  []byte  // the kept facts' keys, each followed by '\n'
+	ends  []int32 // ends[i]: where fact i's key ends in keys (before its '\n')
+	first map[uint64]int32
+	next  []int32 // next[i]: the next kept fact whose key has fact i's hash, or -1
+	seed  maphash.Seed
+}
+
+func newFactSet(n, keyBytes int) *factSet {
+	return &factSet{
+		facts: make([]protocol.Fact, 0, n),
+		keys:  make([]byte, 0, keyBytes),
+		ends:  make([]int32, 0, n),
+		next:  make([]int32, 0, n),
+		first: make(map[uint64]int32, n),
+		seed:  maphash.MakeSeed(),
+	}
+}
+
+// add keeps f unless an equal fact is kept already, and reports whether
+// it kept f.
+func (s *factSet) add(f protocol.Fact) bool {
+	start := len(s.keys)
+	s.keys = appendFactKey(s.keys, f)
+	key := s.keys[start:]
+	h := maphash.Bytes(s.seed, key)
+	head, ok := s.first[h]
+	for j := head; ok && j >= 0; j = s.next[j] {
+		if bytes.Equal(s.key(j), key) {
+			s.keys = s.keys[:start]
+			return false
+		}
+	}
+	i := int32(len(s.facts))
+	s.facts = append(s.facts, f)
+	s.ends = append(s.ends, int32(len(s.keys)))
+	s.keys = append(s.keys, '\n')
+	if ok {
+		s.next = append(s.next, head)
+	} else {
+		s.next = append(s.next, -1)
+	}
+	s.first[h] = i
+	return true
+}
+
+// key is the key of kept fact i.
+func (s *factSet) key(i int32) []byte {
+	start := int32(0)
+	if i > 0 {
+		start = s.ends[i-1] + 1
+	}
+	return s.keys[start:s.ends[i]]
+}

@@ -1,0 +1,492 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The fast path of decoding. Facts of the common shapes are decoded by a
+// byte scan instead of encoding/json (which decodes each fact into a map
+// of raw fields, then each field with a decoder of its own). The scan
+// only ever answers success, with exactly the values encoding/json would
+// give; for anything else (an error, an unusual shape) it reports false
+// and the caller takes the encoding/json path, which words every error as
+// before. TestDecodeFactFastMatchesSlow and FuzzDecodeFactFast hold the two
+// paths to the same answers.
+
+// decodeFactFast decodes raw, which must be valid JSON, into f when it is
+// a fact object whose keys are among "pred", "args", "category" and "t"
+// (no escapes in the keys), with "pred" and "category" strings (or null
+// for category), "args" an array of strings, numbers, booleans and nulls
+// (or null), and "t" an object of "at", "start" and "end" holding such
+// scalars (or null). It reports false, leaving f unchanged, otherwise.
+func decodeFactFast(raw []byte, f *Fact) bool {
+	var out Fact
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			key, next, ok := plainKey(raw, i)
+			if !ok {
+				return false
+			}
+			i = skipWS(raw, next)
+			switch key {
+			case "pred":
+				s, n, ok := scanString(raw, i)
+				if !ok {
+					return false
+				}
+				out.Pred, i = s, n
+			case "category":
+				if n, ok := scanNull(raw, i); ok {
+					out.Category, i = "", n
+					break
+				}
+				s, n, ok := scanString(raw, i)
+				if !ok {
+					return false
+				}
+				out.Category, i = s, n
+			case "args":
+				if n, ok := scanNull(raw, i); ok {
+					out.Args, out.hasArgs, i = nil, false, n
+					break
+				}
+				args, n, ok := scanScalarArray(raw, i)
+				if !ok {
+					return false
+				}
+				out.Args, out.hasArgs, i = args, true, n
+			case "t":
+				if n, ok := scanNull(raw, i); ok {
+					out.T, i = nil, n
+					break
+				}
+				t, n, ok := scanTemporal(raw, i)
+				if !ok {
+					return false
+				}
+				out.T, i = t, n
+			default:
+				return false
+			}
+			i = skipWS(raw, i)
+			if i >= len(raw) {
+				return false
+			}
+			if raw[i] == '}' {
+				i++
+				break
+			}
+			if raw[i] != ',' {
+				return false
+			}
+			i = skipWS(raw, i+1)
+		}
+	}
+	if skipWS(raw, i) != len(raw) {
+		return false
+	}
+	*f = out
+	return true
+}
+
+// scanTemporal reads a "t" object of scalar bounds at raw[i].
+func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, 0, false
+	}
+	t := &Temporal{}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return t, i + 1, true
+	}
+	for {
+		key, next, ok := plainKey(raw, i)
+		if !ok {
+			return nil, 0, false
+		}
+		v, n, ok := scanScalar(raw, skipWS(raw, next))
+		if !ok {
+			return nil, 0, false
+		}
+		switch key {
+		case "at":
+			t.At, t.hasAt = v, true
+		case "start":
+			t.Start, t.hasStart = v, true
+		case "end":
+			t.End, t.hasEnd = v, true
+		default:
+			return nil, 0, false
+		}
+		i = skipWS(raw, n)
+		if i >= len(raw) {
+			return nil, 0, false
+		}
+		if raw[i] == '}' {
+			return t, i + 1, true
+		}
+		if raw[i] != ',' {
+			return nil, 0, false
+		}
+		i = skipWS(raw, i+1)
+	}
+}
+
+// scanScalarArray reads an array of scalars at raw[i] as a decoder with
+// UseNumber gives it into a []any (never nil).
+func scanScalarArray(raw []byte, i int) ([]any, int, bool) {
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, 0, false
+	}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return []any{}, i + 1, true
+	}
+	out := make([]any, 0, countItems(raw[i:]))
+	for {
+		v, n, ok := scanScalar(raw, i)
+		if !ok {
+			return nil, 0, false
+		}
+		out = append(out, v)
+		i = skipWS(raw, n)
+		if i >= len(raw) {
+			return nil, 0, false
+		}
+		if raw[i] == ']' {
+			return out, i + 1, true
+		}
+		if raw[i] != ',' {
+			return nil, 0, false
+		}
+		i = skipWS(raw, i+1)
+	}
+}
+
+// countItems estimates the items of the array whose contents start raw:
+// one more than the commas before the first ']' (a comma inside a string
+// only makes the estimate high).
+func countItems(raw []byte) int {
+	n := 1
+	for _, c := range raw {
+		switch c {
+		case ',':
+			n++
+		case ']':
+			return n
+		}
+	}
+	return n
+}
+
+// scanScalar reads a string, number, boolean or null at raw[i] as a
+// decoder with UseNumber gives it into an any.
+func scanScalar(raw []byte, i int) (any, int, bool) {
+	if i >= len(raw) {
+		return nil, 0, false
+	}
+	switch c := raw[i]; {
+	case c == '"':
+		s, n, ok := scanString(raw, i)
+		if !ok {
+			return nil, 0, false
+		}
+		return s, n, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		j, ok := scanNumber(raw, i)
+		if !ok {
+			return nil, 0, false
+		}
+		return json.Number(raw[i:j]), j, true
+	case c == 't' && bytes.HasPrefix(raw[i:], []byte("true")):
+		return true, i + 4, true
+	case c == 'f' && bytes.HasPrefix(raw[i:], []byte("false")):
+		return false, i + 5, true
+	case c == 'n' && bytes.HasPrefix(raw[i:], []byte("null")):
+		return nil, i + 4, true
+	}
+	return nil, 0, false
+}
+
+// scanNumber reads a JSON number at raw[i] by the grammar of RFC 8259
+// (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) and returns the index
+// after it.
+func scanNumber(raw []byte, i int) (int, bool) {
+	digits := func(j int) int {
+		for j < len(raw) && raw[j] >= '0' && raw[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if i < len(raw) && raw[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(raw) && raw[i] == '0':
+		i++
+	case i < len(raw) && raw[i] >= '1' && raw[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return 0, false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// scanNull reads a null at raw[i].
+func scanNull(raw []byte, i int) (int, bool) {
+	if bytes.HasPrefix(raw[i:], []byte("null")) {
+		return i + 4, true
+	}
+	return 0, false
+}
+
+// scanString reads the JSON string at raw[i] as encoding/json decodes it.
+// A string with escapes or invalid UTF-8 (which the decoder replaces) is
+// decoded by encoding/json itself.
+func scanString(raw []byte, i int) (string, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return "", 0, false
+	}
+	escaped := false
+	j := i + 1
+	for ; j < len(raw); j++ {
+		c := raw[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 {
+			return "", 0, false // invalid JSON: the decoder words the error
+		}
+		if c == '\\' {
+			escaped = true
+			j++
+		}
+	}
+	if j >= len(raw) {
+		return "", 0, false
+	}
+	body := raw[i+1 : j]
+	if !escaped && utf8.Valid(body) {
+		return string(body), j + 1, true
+	}
+	var s string
+	if json.Unmarshal(raw[i:j+1], &s) != nil {
+		return "", 0, false
+	}
+	return s, j + 1, true
+}
+
+// plainKey reads an object key without escapes at raw[i] and the colon
+// after it, returning the key and the index after the colon.
+func plainKey(raw []byte, i int) (string, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return "", 0, false
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return "", 0, false
+	}
+	key := raw[i+1 : i+1+end]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return "", 0, false
+	}
+	for _, c := range key {
+		if c < 0x20 {
+			return "", 0, false
+		}
+	}
+	j := skipWS(raw, i+2+end)
+	if j >= len(raw) || raw[j] != ':' {
+		return "", 0, false
+	}
+	return knownKey(key), j + 1, true
+}
+
+// knownKey returns key as one of the constant strings the fast paths
+// compare against, without allocating, or "\x00" for any other key.
+func knownKey(key []byte) string {
+	switch string(key) {
+	case "pred":
+		return "pred"
+	case "args":
+		return "args"
+	case "category":
+		return "category"
+	case "t":
+		return "t"
+	case "at":
+		return "at"
+	case "start":
+		return "start"
+	case "end":
+		return "end"
+	}
+	return "\x00"
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipWS(raw []byte, i int) int {
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the JSON value at raw[i], which must
+// be valid JSON, or false when raw ends first.
+func skipValue(raw []byte, i int) (int, bool) {
+	if i >= len(raw) {
+		return 0, false
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(raw); i++ {
+			switch raw[i] {
+			case '"':
+				n, ok := skipString(raw, i)
+				if !ok {
+					return 0, false
+				}
+				i = n - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(raw) && raw[j] != ',' && raw[j] != '}' && raw[j] != ']' && !isSpace(raw[j]) {
+		j++
+	}
+	return j, j > i
+}
+
+// skipString returns the index after the JSON string at raw[i].
+func skipString(raw []byte, i int) (int, bool) {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '"':
+			return j + 1, true
+		case '\\':
+			j++
+		}
+	}
+	return 0, false
+}
+
+// objectMembers calls fn with each key and raw value of the JSON object at
+// the start of raw, which must be valid JSON, in document order. It
+// reports false, having stopped, when raw is not an object, when a key has
+// escapes (the caller's decoder unescapes those) or when fn returns false.
+// Values are slices of raw without the whitespace around them.
+func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool) bool {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return true
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return false
+		}
+		key := raw[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipWS(raw, i+2+end)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipWS(raw, i+1)
+		n, ok := skipValue(raw, i)
+		if !ok || !fn(key, raw[i:n], i) {
+			return false
+		}
+		i = skipWS(raw, n)
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == '}' {
+			return true
+		}
+		if raw[i] != ',' {
+			return false
+		}
+		i = skipWS(raw, i+1)
+	}
+}
+
+// arrayItems returns the items of the JSON array raw (valid JSON, no
+// surrounding whitespace) as slices of raw without the whitespace around
+// them, as a decoder gives them into []json.RawMessage.
+func arrayItems(raw []byte) ([]json.RawMessage, bool) {
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, false
+	}
+	i := skipWS(raw, 1)
+	if raw[i] == ']' {
+		return []json.RawMessage{}, true
+	}
+	items := make([]json.RawMessage, 0, 16)
+	for {
+		n, ok := skipValue(raw, i)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, raw[i:n:n])
+		i = skipWS(raw, n)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			return items, i == len(raw)-1
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = skipWS(raw, i+1)
+	}
+}

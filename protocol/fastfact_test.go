@@ -1,0 +1,152 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// factCases are facts of every shape the fast path takes and of shapes it
+// leaves to encoding/json, valid and not.
+var factCases = []string{
+	`{"pred":"a","args":[]}`,
+	`{"pred":"a","args":["x",1,-2.5e3,true,false,null]}`,
+	` { "pred" : "net_request" , "args" : [ "s1" , "r1" , 200 , 1771510200000 ] } `,
+	`{"args":["x"],"pred":"a","category":"session"}`,
+	`{"pred":"a","args":null}`,
+	`{"pred":"a","args":[],"category":null,"t":null}`,
+	`{"pred":"a","args":["x"],"t":{"at":"2026-02-19T14:30:05Z"}}`,
+	`{"pred":"a","args":["x"],"t":{"start":1771510200000,"end":"_"}}`,
+	`{"pred":"a","args":["x"],"t":{"at":null}}`,
+	`{"pred":"a","args":["x"],"t":{}}`,
+	`{"pred":"a","args":["x"],"t":{"at":1,"bad":2}}`,
+	`{"pred":"a","args":["x"],"t":{"at":[1]}}`,
+	`{"pred":"a","args":["x"],"t":5}`,
+	`{"pred":"a\u0062","args":["a\"b","\u00e9\ud83d\ude00","\ud800"]}`,
+	`{"pred":"é","args":["é"]}`,
+	"{\"pred\":\"a\xff\",\"args\":[\"\xfe\"]}",
+	`{"pred":"a","args":[[1],{"b":2}]}`,
+	`{"pred":"a","args":[{"_type":"int64","value":"9007199254740993"}]}`,
+	`{"pred":"a","named_args":{"x":1}}`,
+	`{"pred":"a","args":[1],"source":{"source_type":"client"}}`,
+	`{"pred":"a","args":[1],"extra":1}`,
+	`{"pre\u0064":"a","args":[1]}`,
+	`{"pred":1,"args":[1]}`,
+	`{"pred":null,"args":[1]}`,
+	`{"pred":"a","args":"x"}`,
+	`{"pred":"a","category":5}`,
+	`{}`, `[]`, `"x"`, `null`, `1`,
+	`{"pred":"a","args":[01]}`, `{"pred":"a","args":[1.]}`, `{"pred":"a","args":[-]}`, `{"pred":"a","args":[1e]}`,
+	`{"pred":"a","args":[1 2]}`, `{"pred":"a","args":[1,]}`, `{"pred":"a",}`, `{"pred":"a"} x`,
+	`{"pred":"a","args":[tru]}`, `{"pred":"a","args":[truex]}`, "{\"pred\":\"a\tb\"}", `{"pred":"a\`,
+	`{"pred":"a","args":[1],"args":null}`, `{"pred":"a","category":"x","category":null}`,
+	`{"pred":"a","t":{"at":1},"t":null}`, `{"pred":"a","pred":"b","args":[]}`,
+}
+
+// decodeBoth decodes raw by the fast path and by encoding/json.
+func decodeBoth(raw string) (fast, slow Fact, fastOK bool, slowErr error) {
+	fastOK = decodeFactFast([]byte(raw), &fast)
+	if err := json.Unmarshal([]byte(raw), &json.RawMessage{}); err != nil {
+		return fast, slow, fastOK, err // invalid JSON never reaches UnmarshalJSON
+	}
+	slowErr = slow.decodeSlow([]byte(raw))
+	return fast, slow, fastOK, slowErr
+}
+
+// TestDecodeFactFastMatchesSlow: wherever the fast path answers, the
+// encoding/json path answers the same fact (every field, unexported ones
+// included) without error; and the fast path takes the common shapes.
+func TestDecodeFactFastMatchesSlow(t *testing.T) {
+	taken := 0
+	for _, in := range factCases {
+		fast, slow, ok, err := decodeBoth(in)
+		if !ok {
+			continue
+		}
+		taken++
+		if err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%s:\nfast %#v\nslow %#v (%v)", in, fast, slow, err)
+		}
+	}
+	if taken < 15 {
+		t.Errorf("the fast path took only %d of the cases", taken)
+	}
+	for _, in := range factCases[:9] {
+		var f Fact
+		if !decodeFactFast([]byte(in), &f) {
+			t.Errorf("%s: not taken by the fast path", in)
+		}
+	}
+}
+
+// TestDecodeFactsUnchanged: DecodeFacts answers the same facts and
+// violations with the fast path as encoding/json alone does.
+func TestDecodeFactsUnchanged(t *testing.T) {
+	raws := make([]json.RawMessage, len(factCases))
+	for i, in := range factCases {
+		raws[i] = json.RawMessage(in)
+	}
+	var valid []json.RawMessage
+	for _, r := range raws {
+		if json.Valid(r) {
+			valid = append(valid, r)
+		}
+	}
+	facts, vs := DecodeFacts(valid)
+	for i, raw := range valid {
+		var want Fact
+		err := want.decodeSlow(raw)
+		if err != nil {
+			continue
+		}
+		if !reflect.DeepEqual(facts[i], want) {
+			t.Errorf("%s: %#v, want %#v", raw, facts[i], want)
+		}
+	}
+	got := fmt.Sprint(vs)
+	for _, v := range vs {
+		var f Fact
+		if f.decodeSlow(valid[v.FactIndex]) == nil {
+			t.Errorf("violation for a fact encoding/json decodes: %v", v)
+		}
+	}
+	if !strings.Contains(got, "malformed_fact") {
+		t.Errorf("no malformed facts among the cases: %s", got)
+	}
+}
+
+func FuzzDecodeFactFast(f *testing.F) {
+	for _, in := range factCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		fast, slow, ok, err := decodeBoth(in)
+		if ok && (err != nil || !reflect.DeepEqual(fast, slow)) {
+			t.Errorf("%q:\nfast %#v\nslow %#v (%v)", in, fast, slow, err)
+		}
+	})
+}
+
+// TestValidPredicateNameMatchesRegexp: the byte loop accepts exactly what
+// ^[a-z][a-z0-9_]*$ matches.
+func TestValidPredicateNameMatchesRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	for _, s := range []string{"", "a", "net_request", "a1_", "_a", "1a", "A", "aB", "a-b", "a b", "a\n", "é", "a\x00", "zz9", "a.b"} {
+		if got, want := validPredicateName(s), re.MatchString(s); got != want {
+			t.Errorf("validPredicateName(%q) = %v, regexp %v", s, got, want)
+		}
+	}
+}
+
+func FuzzValidPredicateName(f *testing.F) {
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	f.Add("net_request")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validPredicateName(s), re.MatchString(s); got != want {
+			t.Errorf("validPredicateName(%q) = %v, regexp %v", s, got, want)
+		}
+	})
+}

@@ -1,0 +1,195 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// listWire is an intent request's payload with its facts kept raw, as the
+// server decodes it.
+type listWire struct {
+	Intent      *Intent           `json:"intent"`
+	Facts       []json.RawMessage `json:"facts"`
+	EvalTime    *Time             `json:"eval_time"`
+	Constraints *Constraints      `json:"constraints"`
+	Options     *Options          `json:"options"`
+}
+
+var payloadCases = []string{
+	`{}`,
+	`{"intent":{"name":"x"},"facts":[]}`,
+	`{"intent":{"name":"x"},"facts":[{"pred":"a","args":[1]}, {"pred":"b"} ,"s",1,null,[1,[2]],{"x":{"y":"]}\"["}}]}`,
+	` { "facts" : [ 1 ] , "intent" : { "name" : "x" } } `,
+	`{"intent":{"name":"x"},"facts":null}`,
+	`{"intent":{"name":"x"},"facts":{}}`,
+	`{"intent":{"name":"x"},"facts":"x"}`,
+	`{"intent":{"name":"x"},"facts":[1],"bogus":1}`,
+	`{"intent":{"name":1},"facts":[1]}`,
+	`{"intent":{"Name":"x"},"facts":[1]}`,
+	`{"intent":{"name":"x"},"facts":[1],"constraints":{"max_compute_ms":"x"}}`,
+	`{"intent":{"name":"x"},"facts":[1],"constraints":{"max_compute_ms":1.5}}`,
+	`{"intent":{"name":"x"},"facts":[1],"eval_time":"nope"}`,
+	`{"intent":{"name":"x"},"facts":[1],"eval_time":"2026-02-19T14:30:05Z","options":{"include_proof_hints":true}}`,
+	`{"intent":{"name":"x"},"fact\u0073":[1]}`,
+	`{"intent":{"name":"x"},"facts":[1],"\u0062ogus":1}`,
+	`{"facts":[1],"intent":{"name":"x","params":{"a":[1,{"b":null}]}},"options":{"disclosure_preference":"full","x-include_rule_coverage":true}}`,
+	`{"intent":null,"facts":[{"pred":"a"}],"options":null}`,
+	`{"intent":{"name":"x"},"facts":[1],"intent2":{}}`,
+}
+
+// decodeList decodes payload as a message read by DecodeEnvelope, by
+// DecodePayloadList and by DecodePayload of the whole.
+func decodeList(t testing.TB, payload string) (fast, slow listWire, fastErr, slowErr *Error, ok bool) {
+	msg := `{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":` + payload + `}`
+	env, perr := DecodeEnvelope([]byte(msg))
+	if perr != nil {
+		return fast, slow, nil, nil, false
+	}
+	if !env.checked {
+		t.Fatalf("DecodeEnvelope did not mark %s checked", payload)
+	}
+	fastErr = DecodePayloadList(env, &fast, "facts", &fast.Facts)
+	slowErr = DecodePayload(env.Payload, &slow)
+	return fast, slow, fastErr, slowErr, true
+}
+
+func sameList(fast, slow listWire, fastErr, slowErr *Error) string {
+	fe, _ := json.Marshal(fastErr)
+	se, _ := json.Marshal(slowErr)
+	if !bytes.Equal(fe, se) {
+		return fmt.Sprintf("error %s, whole payload %s", fe, se)
+	}
+	if fastErr != nil {
+		return ""
+	}
+	if len(fast.Facts) != len(slow.Facts) {
+		return fmt.Sprintf("facts %q, whole payload %q", fast.Facts, slow.Facts)
+	}
+	for i := range fast.Facts {
+		if !bytes.Equal(fast.Facts[i], slow.Facts[i]) {
+			return fmt.Sprintf("fact %d %q, whole payload %q", i, fast.Facts[i], slow.Facts[i])
+		}
+	}
+	fast.Facts, slow.Facts = nil, nil
+	if !reflect.DeepEqual(fast, slow) {
+		return fmt.Sprintf("%#v, whole payload %#v", fast, slow)
+	}
+	return ""
+}
+
+// TestDecodePayloadListMatchesDecodePayload: splitting the facts off the
+// payload answers exactly what decoding the whole payload answers: the
+// same error, or the same values and the same raw facts.
+func TestDecodePayloadListMatchesDecodePayload(t *testing.T) {
+	for _, in := range payloadCases {
+		fast, slow, fe, se, ok := decodeList(t, in)
+		if !ok {
+			t.Errorf("%s: the envelope does not decode", in)
+			continue
+		}
+		if d := sameList(fast, slow, fe, se); d != "" {
+			t.Errorf("%s: %s", in, d)
+		}
+	}
+}
+
+func FuzzDecodePayloadList(f *testing.F) {
+	for _, in := range payloadCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		fast, slow, fe, se, ok := decodeList(t, in)
+		if !ok {
+			return
+		}
+		if d := sameList(fast, slow, fe, se); d != "" {
+			t.Errorf("%q: %s", in, d)
+		}
+	})
+}
+
+// TestEnvelopeMembersMatchUnmarshal: the envelope's members split by the
+// byte scan are those json.Unmarshal gives.
+func TestEnvelopeMembersMatchUnmarshal(t *testing.T) {
+	for _, in := range []string{
+		`{}`, ` {"type":"x" , "id":null,"manglecp":"v","payload":{"a":[1,"}"]} } `,
+		`{"type":"x","payload":{"facts":[{"pred":"a\"b"}]},"extra":[1,2]}`,
+		`{"ty\u0070e":"x"}`, `[]`,
+	} {
+		checkMembers(t, in)
+	}
+}
+
+func checkMembers(t *testing.T, in string) {
+	if checkJSON([]byte(in)) != nil {
+		return
+	}
+	got, ok := envelopeMembers([]byte(in))
+	if !ok {
+		return
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(in), &want); err != nil {
+		t.Errorf("%s: split %q, Unmarshal fails: %v", in, got, err)
+		return
+	}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("%s: split %q, Unmarshal %q", in, got, want)
+	}
+}
+
+func FuzzEnvelopeMembers(f *testing.F) {
+	f.Add(`{"type":"x","payload":{"a":[1,"}"]}}`)
+	f.Fuzz(checkMembers)
+}
+
+// TestEncodeMatchesMarshal: an envelope made by NewEnvelope or
+// ErrorEnvelope encodes to exactly json.Marshal's bytes, whatever its id and
+// payload hold; and one whose payload was replaced after is marshaled.
+func TestEncodeMatchesMarshal(t *testing.T) {
+	payloads := []any{
+		map[string]any{"a": "<b>&</b>", "c": "\u2028\u2029", "d": []any{1, 2.5, nil}},
+		&IntentResponse{MacroTools: []MacroTool{}},
+		json.RawMessage(` { "spaced" : [ 1 , 2 ] , "html" : "<" } `),
+		nil,
+	}
+	ids := []string{"", "r1", "a\"b", "<id>", "é", "\xff", "tab\t", "a&b", "\u2028"}
+	for _, p := range payloads {
+		for _, id := range ids {
+			env, err := NewEnvelope(TypeIntentResponse, id, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEncode(t, env)
+		}
+	}
+	for _, id := range ids {
+		checkEncode(t, ErrorEnvelope(id, Errorf(CodeMalformedMessage, "bad <%s>", id).WithDetails(&ErrorDetails{Field: id})))
+		env := ErrorEnvelope(id, Errorf(CodeRateLimited, "x"))
+		env.Payload = json.RawMessage(` { "replaced" : "<" } `)
+		checkEncode(t, env)
+	}
+}
+
+func checkEncode(t *testing.T, env *Envelope) {
+	t.Helper()
+	got, err := env.Encode()
+	want, werr := json.Marshal(env)
+	if err != nil || werr != nil || !bytes.Equal(got, want) {
+		t.Errorf("Encode %s (%v), json.Marshal %s (%v)", got, err, want, werr)
+	}
+}
+
+func FuzzEncode(f *testing.F) {
+	f.Add("r1", "<a>", "\u2028")
+	f.Fuzz(func(t *testing.T, id, s, k string) {
+		env, err := NewEnvelope(TypeIntentResponse, id, map[string]any{k: s, "n": []any{s}})
+		if err != nil {
+			return
+		}
+		checkEncode(t, env)
+	})
+}
