@@ -330,7 +330,7 @@ func digestKeyedFacts(keys []byte, more []protocol.Fact) string {
 func factKey(f protocol.Fact) string { return string(appendFactKey(nil, f)) }
 
 func appendFactKey(buf []byte, f protocol.Fact) []byte {
-	buf = strconv.AppendQuote(buf, f.Pred)
+	buf = appendQuote(buf, f.Pred)
 	for _, a := range f.Args {
 		buf = append(buf, ' ')
 		buf = appendCanonical(buf, a)
@@ -343,12 +343,26 @@ func appendFactKey(buf []byte, f protocol.Fact) []byte {
 	return buf
 }
 
+// appendQuote is strconv.AppendQuote, without its per-rune work for the
+// commonest strings: printable ASCII without quotes or backslashes, which
+// it quotes as they are.
+func appendQuote(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(buf, s)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
 func appendCanonical(buf []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(buf, "null"...)
 	case string:
-		return strconv.AppendQuote(buf, x)
+		return appendQuote(buf, x)
 	case bool:
 		return strconv.AppendBool(buf, x)
 	case json.Number:

@@ -397,15 +397,23 @@ func skipValue(raw []byte, i int) (int, bool) {
 	return j, j > i
 }
 
-// skipString returns the index after the JSON string at raw[i].
+// skipString returns the index after the JSON string at raw[i]: after the
+// first quote that an even number of backslashes precedes.
 func skipString(raw []byte, i int) (int, bool) {
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '"':
-			return j + 1, true
-		case '\\':
-			j++
+	for j := i + 1; j < len(raw); {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return 0, false
 		}
+		q := j + k
+		n := 0
+		for raw[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		j = q + 1
 	}
 	return 0, false
 }
@@ -413,7 +421,8 @@ func skipString(raw []byte, i int) (int, bool) {
 // objectMembers calls fn with each key and raw value of the JSON object at
 // the start of raw, which must be valid JSON, in document order. It
 // reports false, having stopped, when raw is not an object, when a key has
-// escapes (the caller's decoder unescapes those) or when fn returns false.
+// escapes or invalid UTF-8 (the caller's decoder unescapes or replaces
+// those) or when fn returns false.
 // Values are slices of raw without the whitespace around them.
 func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool) bool {
 	i := skipWS(raw, 0)
@@ -433,8 +442,8 @@ func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool
 			return false
 		}
 		key := raw[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			return false // the decoder unescapes or replaces
 		}
 		i = skipWS(raw, i+2+end)
 		if i >= len(raw) || raw[i] != ':' {

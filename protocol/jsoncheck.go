@@ -10,16 +10,180 @@ import (
 // checkJSON verifies data is one JSON value, with no duplicate object keys
 // at any depth and nesting no deeper than MaxNestingDepth.
 //
-// Valid JSON (json.Valid, which allocates nothing) is checked by
-// scanValidJSON, a byte scan that allocates only for keys with escapes and
-// objects of many keys; anything else goes through checkJSONTokens, which
-// words the syntax error. Both report the first problem in document order,
-// so the answer is the same either way.
+// Most messages pass validJSONOnePass, one byte scan that validates and
+// checks keys and nesting together. Anything it is not sure of takes the
+// path that words the problem: valid JSON (json.Valid, which allocates
+// nothing) is checked by scanValidJSON, a byte scan that allocates only
+// for keys with escapes and objects of many keys; anything else goes
+// through checkJSONTokens, which words the syntax error. Both report the
+// first problem in document order, so the answer is the same either way.
 func checkJSON(data []byte) error {
+	if validJSONOnePass(data) {
+		return nil
+	}
+	return checkJSONSlow(data)
+}
+
+// checkJSONSlow is checkJSON without the one-pass scan.
+func checkJSONSlow(data []byte) error {
 	if !json.Valid(data) {
 		return checkJSONTokens(data)
 	}
 	return scanValidJSON(data)
+}
+
+// validJSONOnePass reports true when data is one valid JSON value (as
+// json.Valid decides) with no duplicate keys and nesting no deeper than
+// MaxNestingDepth. It reports false for anything else, and for keys with
+// escapes or bytes beyond ASCII, which it leaves to the decoder.
+func validJSONOnePass(data []byte) bool {
+	var ks keyScan
+	var stackBuf [16]scanFrame
+	var keysBuf [32][]byte
+	ks.stack, ks.keys = stackBuf[:0], keysBuf[:0]
+	i := skipWS(data, 0)
+	for {
+		// A value starts at data[i].
+		if i >= len(data) {
+			return false
+		}
+		switch c := data[i]; {
+		case c == '{' || c == '[':
+			if len(ks.stack) >= MaxNestingDepth {
+				return false
+			}
+			ks.stack = append(ks.stack, scanFrame{object: c == '{', keys: len(ks.keys)})
+			i = skipWS(data, i+1)
+			if i < len(data) && (data[i] == '}' && c == '{' || data[i] == ']' && c == '[') {
+				ks.keys = ks.keys[:ks.stack[len(ks.stack)-1].keys]
+				ks.stack = ks.stack[:len(ks.stack)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				n, ok := ks.key(data, i)
+				if !ok {
+					return false
+				}
+				i = n
+			}
+			continue
+		case c == '"':
+			n, ok := validString(data, i)
+			if !ok {
+				return false
+			}
+			i = n
+		case c == '-' || (c >= '0' && c <= '9'):
+			n, ok := scanNumber(data, i)
+			if !ok {
+				return false
+			}
+			i = n
+		case c == 't' && bytes.HasPrefix(data[i:], []byte("true")):
+			i += 4
+		case c == 'f' && bytes.HasPrefix(data[i:], []byte("false")):
+			i += 5
+		case c == 'n' && bytes.HasPrefix(data[i:], []byte("null")):
+			i += 4
+		default:
+			return false
+		}
+		// A value ended before data[i]: close what it ends, then find the
+		// next value.
+		for {
+			i = skipWS(data, i)
+			if len(ks.stack) == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			top := &ks.stack[len(ks.stack)-1]
+			switch data[i] {
+			case ',':
+				i = skipWS(data, i+1)
+				if top.object {
+					n, ok := ks.key(data, i)
+					if !ok {
+						return false
+					}
+					i = n
+				}
+			case '}', ']':
+				if top.object != (data[i] == '}') {
+					return false
+				}
+				ks.keys = ks.keys[:top.keys]
+				ks.stack = ks.stack[:len(ks.stack)-1]
+				i++
+				continue
+			default:
+				return false
+			}
+			break
+		}
+	}
+}
+
+// key reads an object key, new in the innermost object, and the colon
+// after it at data[i], returning the index of the value after them.
+func (ks *keyScan) key(data []byte, i int) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, false
+	}
+	j := i + 1
+	for j < len(data) && data[j] != '"' {
+		if c := data[j]; c < 0x20 || c >= 0x80 || c == '\\' {
+			return 0, false
+		}
+		j++
+	}
+	if j >= len(data) || ks.add(data[i+1:j]) {
+		return 0, false
+	}
+	j = skipWS(data, j+1)
+	if j >= len(data) || data[j] != ':' {
+		return 0, false
+	}
+	return skipWS(data, j+1), true
+}
+
+// validString returns the index after the valid JSON string at data[i].
+func validString(data []byte, i int) (int, bool) {
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20:
+			return 0, false
+		case c == '\\':
+			j++
+			if j >= len(data) {
+				return 0, false
+			}
+			switch data[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(data) {
+					return 0, false
+				}
+				for _, h := range data[j+1 : j+5] {
+					if !isHex(h) {
+						return 0, false
+					}
+				}
+				j += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
 // scanFrame is one open array or object during scanValidJSON.

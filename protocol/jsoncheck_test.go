@@ -103,3 +103,51 @@ func FuzzDecodeSimple(f *testing.F) {
 		}
 	})
 }
+
+// onePassCases are messages valid and not, for the one-pass scan.
+var onePassCases = []string{
+	`{}`, `[]`, `""`, `0`, `-0.5e+3`, `true`, `null`, ` { } `, `[ ]`, `{"a":[]}`, `{"a":{}}`,
+	`{"type":"intent_request","id":"1","manglecp":"v","payload":{"facts":[{"pred":"a","args":["x\"y\\\/\b\f\n\r\t\u00e9",1,2.5,true,false,null]}]}}`,
+	`{"a":1,"a":2}`, `{"a":{"b":1},"c":{"b":2}}`, `{"a":[{"b":1},{"b":1}]}`,
+	`{"a":1,}`, `[1,]`, `[1 2]`, `{"a" 1}`, `{"a":}`, `{,}`, `[,1]`, `{"a":1}}`, `[1]]`, `[}`, `{]`, `{"a":1]`,
+	`01`, `1.`, `.5`, `-`, `1e`, `1e+`, `--1`, `+1`, `tru`, `nulll`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\x01\"", `"abc`,
+	`{"\u0061":1}`, "{\"é\":1}", `{"a":1} {"b":2}`, ``, ` `,
+	strings.Repeat("[", 64) + strings.Repeat("]", 64),
+	strings.Repeat("[", 65) + strings.Repeat("]", 65),
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":3}`,
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":{"k3":1}}`,
+}
+
+// TestValidJSONOnePass: what the one-pass scan accepts, json.Valid and
+// scanValidJSON accept; and it accepts the common messages, so checkJSON
+// answers as the slow path does.
+func TestValidJSONOnePass(t *testing.T) {
+	accepted := 0
+	for _, in := range onePassCases {
+		if validJSONOnePass([]byte(in)) {
+			accepted++
+			if err := checkJSONSlow([]byte(in)); err != nil {
+				t.Errorf("one pass accepts %.80q; the slow path says %v", in, err)
+			}
+		}
+		if fast, slow := checkJSON([]byte(in)), checkJSONSlow([]byte(in)); fmt.Sprint(fast) != fmt.Sprint(slow) {
+			t.Errorf("checkJSON(%.80q) = %v, slow path %v", in, fast, slow)
+		}
+	}
+	if accepted < 14 {
+		t.Errorf("the one-pass scan accepted only %d cases", accepted)
+	}
+}
+
+func FuzzValidJSONOnePass(f *testing.F) {
+	for _, in := range onePassCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if validJSONOnePass([]byte(in)) {
+			if !json.Valid([]byte(in)) || scanValidJSON([]byte(in)) != nil {
+				t.Errorf("one pass accepts %q; json.Valid %v, scanValidJSON %v", in, json.Valid([]byte(in)), scanValidJSON([]byte(in)))
+			}
+		}
+	})
+}
