@@ -121,25 +121,34 @@ func DecodePayload(payload json.RawMessage, v any) *Error {
 func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessage) *Error {
 	if env.checked {
 		start, end := -1, -1
-		complete := objectMembers(env.Payload, func(key, value []byte, at int) bool {
+		var items []json.RawMessage
+		isList := func(key []byte) bool { return string(key) == name }
+		splitList := func(raw []byte, i int) (int, bool) {
+			if raw[i] != '[' {
+				return skipValue(raw, i)
+			}
+			var n int
+			var ok bool
+			items, n, ok = arrayItems(raw, i)
+			return n, ok
+		}
+		complete := objectMembersSplit(env.Payload, isList, splitList, func(key, value []byte, at int) bool {
 			if string(key) == name {
 				start, end = at, at+len(value)
 			}
 			return true
 		})
 		if complete && start >= 0 && env.Payload[start] == '[' {
-			if items, ok := arrayItems(env.Payload[start:end]); ok {
-				// The payload without the items: what is left decodes, and
-				// fails, exactly as the whole would, since every array is
-				// a valid []json.RawMessage.
-				head := make([]byte, 0, len(env.Payload)-(end-start)+2)
-				head = append(append(append(head, env.Payload[:start]...), "[]"...), env.Payload[end:]...)
-				if err := DecodePayload(head, v); err != nil {
-					return err
-				}
-				*list = items
-				return nil
+			// The payload without the items: what is left decodes, and
+			// fails, exactly as the whole would, since every array is a
+			// valid []json.RawMessage.
+			head := make([]byte, 0, len(env.Payload)-(end-start)+2)
+			head = append(append(append(head, env.Payload[:start]...), "[]"...), env.Payload[end:]...)
+			if err := DecodePayload(head, v); err != nil {
+				return err
 			}
+			*list = items
+			return nil
 		}
 	}
 	return DecodePayload(env.Payload, v)

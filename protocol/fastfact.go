@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -142,7 +143,10 @@ func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
 }
 
 // scanScalarArray reads an array of scalars at raw[i] as a decoder with
-// UseNumber gives it into a []any (never nil).
+// UseNumber gives it into a []any (never nil). The text of its plain
+// strings and numbers is copied into one string, which they share, so an
+// array costs three allocations and one per string or number it holds
+// (the decoder's: four and two).
 func scanScalarArray(raw []byte, i int) ([]any, int, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, 0, false
@@ -151,41 +155,104 @@ func scanScalarArray(raw []byte, i int) ([]any, int, bool) {
 	if i < len(raw) && raw[i] == ']' {
 		return []any{}, i + 1, true
 	}
-	out := make([]any, 0, countItems(raw[i:]))
+	// First the items: a value, or the span of a plain string's or a
+	// number's text in raw.
+	type item struct {
+		v          any
+		start, end int
+		kind       uint8 // 0 v, 1 plain string, 2 number
+	}
+	var buf [8]item
+	items := buf[:0]
+	text := 0
 	for {
-		v, n, ok := scanScalar(raw, i)
-		if !ok {
+		if i >= len(raw) {
 			return nil, 0, false
 		}
-		out = append(out, v)
-		i = skipWS(raw, n)
+		var it item
+		switch c := raw[i]; {
+		case c == '"':
+			if n, plain := plainString(raw, i); plain {
+				it, i = item{start: i + 1, end: n - 1, kind: 1}, n
+				text += it.end - it.start
+				break
+			}
+			s, n, ok := scanString(raw, i)
+			if !ok {
+				return nil, 0, false
+			}
+			it.v, i = s, n
+		case c == '-' || (c >= '0' && c <= '9'):
+			n, ok := scanNumber(raw, i)
+			if !ok {
+				return nil, 0, false
+			}
+			it, i = item{start: i, end: n, kind: 2}, n
+			text += n - it.start
+		default:
+			v, n, ok := scanScalar(raw, i)
+			if !ok {
+				return nil, 0, false
+			}
+			it.v, i = v, n
+		}
+		items = append(items, it)
+		i = skipWS(raw, i)
 		if i >= len(raw) {
 			return nil, 0, false
 		}
 		if raw[i] == ']' {
-			return out, i + 1, true
+			i++
+			break
 		}
 		if raw[i] != ',' {
 			return nil, 0, false
 		}
 		i = skipWS(raw, i+1)
 	}
-}
-
-// countItems estimates the items of the array whose contents start raw:
-// one more than the commas before the first ']' (a comma inside a string
-// only makes the estimate high).
-func countItems(raw []byte) int {
-	n := 1
-	for _, c := range raw {
-		switch c {
-		case ',':
-			n++
-		case ']':
-			return n
+	var sb strings.Builder
+	sb.Grow(text)
+	for _, it := range items {
+		if it.kind != 0 {
+			sb.Write(raw[it.start:it.end])
 		}
 	}
-	return n
+	all := sb.String()
+	out := make([]any, len(items))
+	at := 0
+	for k, it := range items {
+		switch it.kind {
+		case 0:
+			out[k] = it.v
+		case 1:
+			out[k] = all[at : at+it.end-it.start]
+		case 2:
+			out[k] = json.Number(all[at : at+it.end-it.start])
+		}
+		at += it.end - it.start
+	}
+	return out, i, true
+}
+
+// plainString reports whether the JSON string at raw[i] has no escapes,
+// no control characters and is valid UTF-8 (its text is then its bytes),
+// and returns the index after it.
+func plainString(raw []byte, i int) (int, bool) {
+	j := i + 1
+	for j < len(raw) {
+		c := raw[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 || c == '\\' {
+			return 0, false
+		}
+		j++
+	}
+	if j >= len(raw) || !utf8.Valid(raw[i+1:j]) {
+		return 0, false
+	}
+	return j + 1, true
 }
 
 // scanScalar reads a string, number, boolean or null at raw[i] as a
@@ -397,23 +464,15 @@ func skipValue(raw []byte, i int) (int, bool) {
 	return j, j > i
 }
 
-// skipString returns the index after the JSON string at raw[i]: after the
-// first quote that an even number of backslashes precedes.
+// skipString returns the index after the JSON string at raw[i].
 func skipString(raw []byte, i int) (int, bool) {
-	for j := i + 1; j < len(raw); {
-		k := bytes.IndexByte(raw[j:], '"')
-		if k < 0 {
-			return 0, false
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '"':
+			return j + 1, true
+		case '\\':
+			j++
 		}
-		q := j + k
-		n := 0
-		for raw[q-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, true
-		}
-		j = q + 1
 	}
 	return 0, false
 }
@@ -422,9 +481,15 @@ func skipString(raw []byte, i int) (int, bool) {
 // the start of raw, which must be valid JSON, in document order. It
 // reports false, having stopped, when raw is not an object, when a key has
 // escapes or invalid UTF-8 (the caller's decoder unescapes or replaces
-// those) or when fn returns false.
-// Values are slices of raw without the whitespace around them.
+// those) or when fn returns false. Values are slices of raw without the
+// whitespace around them. When split is not nil, it is called instead of
+// skipping the value of a key it wants (want reports which), and returns
+// the index after the value.
 func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool) bool {
+	return objectMembersSplit(raw, nil, nil, fn)
+}
+
+func objectMembersSplit(raw []byte, want func(key []byte) bool, split func(raw []byte, i int) (int, bool), fn func(key []byte, value []byte, start int) bool) bool {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -450,7 +515,13 @@ func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool
 			return false
 		}
 		i = skipWS(raw, i+1)
-		n, ok := skipValue(raw, i)
+		var n int
+		var ok bool
+		if want != nil && want(key) {
+			n, ok = split(raw, i)
+		} else {
+			n, ok = skipValue(raw, i)
+		}
 		if !ok || !fn(key, raw[i:n], i) {
 			return false
 		}
@@ -468,33 +539,33 @@ func objectMembers(raw []byte, fn func(key []byte, value []byte, start int) bool
 	}
 }
 
-// arrayItems returns the items of the JSON array raw (valid JSON, no
-// surrounding whitespace) as slices of raw without the whitespace around
-// them, as a decoder gives them into []json.RawMessage.
-func arrayItems(raw []byte) ([]json.RawMessage, bool) {
-	if len(raw) < 2 || raw[0] != '[' {
-		return nil, false
+// arrayItems reads the JSON array at raw[i] (valid JSON) and returns its
+// items as slices of raw without the whitespace around them, as a decoder
+// gives them into []json.RawMessage, and the index after the array.
+func arrayItems(raw []byte, i int) ([]json.RawMessage, int, bool) {
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, 0, false
 	}
-	i := skipWS(raw, 1)
-	if raw[i] == ']' {
-		return []json.RawMessage{}, true
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return []json.RawMessage{}, i + 1, true
 	}
 	items := make([]json.RawMessage, 0, 16)
 	for {
 		n, ok := skipValue(raw, i)
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		items = append(items, raw[i:n:n])
 		i = skipWS(raw, n)
 		if i >= len(raw) {
-			return nil, false
+			return nil, 0, false
 		}
 		if raw[i] == ']' {
-			return items, i == len(raw)-1
+			return items, i + 1, true
 		}
 		if raw[i] != ',' {
-			return nil, false
+			return nil, 0, false
 		}
 		i = skipWS(raw, i+1)
 	}

@@ -376,7 +376,7 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	// answer nobody reads is dropped after WriteTimeout.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -396,6 +396,30 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 		w.Header().Set("Connection", "close")
 	}
 	writeEnvelope(w, statusFor(b.h, env), env)
+}
+
+// readAll is io.ReadAll with the buffer sized for the declared length (at
+// most limit), so a large body is not copied through a dozen growing
+// buffers.
+func readAll(r io.Reader, length, limit int64) ([]byte, error) {
+	size := int64(512)
+	if length > 0 {
+		size = min(length, limit) + 1 // + 1: the read that finds EOF needs no growth
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
 }
 
 // ErrorRegistry is implemented by handlers whose domain registers error
