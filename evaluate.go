@@ -149,6 +149,25 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	return resp, nil
 }
 
+// programView is what decoding reads of a rule version: its facts profile
+// and intents, copied out of the program once rather than per request.
+// Requests share it and never modify it.
+type programView struct {
+	prog    *kernel.Program
+	profile protocol.FactsProfile
+	intents []protocol.IntentDecl
+}
+
+// viewOf returns the view of prog, made once per rule version.
+func (s *Server) viewOf(prog *kernel.Program) *programView {
+	if v := s.view.Load(); v != nil && v.prog == prog {
+		return v
+	}
+	v := &programView{prog: prog, profile: prog.FactsProfile(), intents: prog.Intents()}
+	s.view.Store(v)
+	return v
+}
+
 // kernelRequest is what the kernel evaluates for ev on behalf of who.
 func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
 	budget := ev.maxFacts
@@ -192,8 +211,9 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	for _, raw := range w.Facts {
 		ev.factsBytes += int64(len(raw))
 	}
-	profile := prog.FactsProfile()
-	checked := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, &profile, prog.Intents())
+	view := s.viewOf(prog)
+	profile := &view.profile
+	checked := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, profile, view.intents)
 	ev.knownIntent = checked.Known
 	if perr := checked.Err(); perr != nil {
 		return nil, perr
@@ -267,10 +287,13 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		"every temporal fact holds at least one interval, so 0 admits none; send at least 1, or leave out \"t\" to reason without time", &ev.warnings); perr != nil {
 		return nil, perr
 	}
-	for name, v := range map[string]*int64{"max_tools_returned": c.MaxToolsReturned, "max_tokens_budget": c.MaxTokensBudget} {
-		if v != nil && *v < 0 {
-			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must not be negative", name).
-				WithDetails(&protocol.ErrorDetails{Field: "constraints." + name})
+	for _, nv := range [...]struct {
+		name string
+		v    *int64
+	}{{"max_tools_returned", c.MaxToolsReturned}, {"max_tokens_budget", c.MaxTokensBudget}} {
+		if nv.v != nil && *nv.v < 0 {
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "constraints.%s must not be negative", nv.name).
+				WithDetails(&protocol.ErrorDetails{Field: "constraints." + nv.name})
 		}
 	}
 	ev.maxTokens = -1 // no budget

@@ -9,15 +9,16 @@ import (
 
 // factSet keeps the first of equal facts (equal by factKey) in order and
 // their keys, each followed by a newline, in one buffer: the text
-// digestFacts hashes, so the keys are built once per request. Finding a
-// duplicate hashes the key into a map of integers, so a request's facts
-// cost no allocation per fact beyond the buffer's growth.
+// digestFacts hashes, so the keys are built once per request. A few facts
+// are compared one by one; beyond smallSet, finding a duplicate hashes the
+// key into a map of integers. Either way a fact costs no allocation of its
+// own.
 type factSet struct {
 	facts []protocol.Fact
-	keys  []byte  // the kept facts' keys, each followed by '\n'
-	ends  []int32 // ends[i]: where fact i's key ends in keys (before its '\n')
-	first map[uint64]int32
-	next  []int32 // next[i]: the next kept fact whose key has fact i's hash, or -1
+	keys  []byte           // the kept facts' keys, each followed by '\n'
+	ends  []int32          // ends[i]: where fact i's key ends in keys (before its '\n')
+	first map[uint64]int32 // hash -> the last kept fact with it; nil while the set is small
+	next  []int32          // next[i]: the previous kept fact whose key has fact i's hash, or -1
 	seed  maphash.Seed
 }
 
@@ -26,11 +27,12 @@ func newFactSet(n, keyBytes int) *factSet {
 		facts: make([]protocol.Fact, 0, n),
 		keys:  make([]byte, 0, keyBytes),
 		ends:  make([]int32, 0, n),
-		next:  make([]int32, 0, n),
-		first: make(map[uint64]int32, n),
-		seed:  maphash.MakeSeed(),
 	}
 }
+
+// smallSet is the most facts a factSet compares one by one, without
+// hashing.
+const smallSet = 16
 
 // add keeps f unless an equal fact is kept already, and reports whether
 // it kept f.
@@ -38,6 +40,33 @@ func (s *factSet) add(f protocol.Fact) bool {
 	start := len(s.keys)
 	s.keys = appendFactKey(s.keys, f)
 	key := s.keys[start:]
+	if s.first == nil {
+		if len(s.facts) < smallSet {
+			for j := range int32(len(s.facts)) {
+				if bytes.Equal(s.key(j), key) {
+					s.keys = s.keys[:start]
+					return false
+				}
+			}
+			s.facts = append(s.facts, f)
+			s.ends = append(s.ends, int32(len(s.keys)))
+			s.keys = append(s.keys, '\n')
+			return true
+		}
+		// Many facts: index the kept ones by hash from now on.
+		s.seed = maphash.MakeSeed()
+		s.first = make(map[uint64]int32, cap(s.facts))
+		s.next = make([]int32, 0, cap(s.facts))
+		for j := range int32(len(s.facts)) {
+			h := maphash.Bytes(s.seed, s.key(j))
+			head, ok := s.first[h]
+			if !ok {
+				head = -1
+			}
+			s.next = append(s.next, head)
+			s.first[h] = j
+		}
+	}
 	h := maphash.Bytes(s.seed, key)
 	head, ok := s.first[h]
 	for j := head; ok && j >= 0; j = s.next[j] {

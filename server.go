@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,7 @@ type Server struct {
 	// request uses the one it loaded first, so a response is evaluated
 	// entirely by one rule version.
 	prog    atomic.Pointer[kernel.Program]
+	view    atomic.Pointer[programView] // of the program requests used last
 	actions map[string]ActionSpec
 	samples []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
@@ -546,7 +548,7 @@ type requestIDKey struct{}
 // the request id and masked.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
 	start := time.Now()
-	rec := &requestInfo{logID: fmt.Sprintf("r%d", s.nextID.Add(1))}
+	rec := &requestInfo{logID: "r" + strconv.FormatUint(s.nextID.Add(1), 10)}
 	ctx, span := s.startRequest(ctx)
 	s.metrics.inflightAdd(1)
 	out := s.handle(ctx, in, rec)

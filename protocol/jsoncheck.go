@@ -284,11 +284,21 @@ func (ks *keyScan) add(key []byte) bool {
 
 // decodeSimple decodes raw into v without a json.Decoder when raw is of
 // the commonest shapes of a fact's fields: a string without escapes into a
-// *string, or an array of such strings, numbers, booleans and nulls into a
-// *[]any (numbers as json.Number, as the decoder with UseNumber gives
-// them). It reports false, having changed nothing, for anything else.
+// *string, an array of such strings, numbers, booleans and nulls into a
+// *[]any, or one string, number, boolean or null into an *any (numbers as
+// json.Number, as the decoder with UseNumber gives them). It reports false, having changed nothing, for anything else.
 // raw must be valid JSON.
 func decodeSimple(raw []byte, v any) bool {
+	if p, ok := v.(*any); ok {
+		i := skipWS(raw, 0)
+		if i < len(raw) && raw[i] != '[' && raw[i] != '{' {
+			if x, n, ok := scanScalar(raw, i); ok && skipWS(raw, n) == len(raw) {
+				*p = x
+				return true
+			}
+		}
+		return false
+	}
 	raw = bytes.TrimSpace(raw)
 	switch p := v.(type) {
 	case *string:

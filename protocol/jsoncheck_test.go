@@ -67,7 +67,7 @@ func FuzzCheckJSON(f *testing.F) {
 func TestDecodeSimpleMatchesDecoder(t *testing.T) {
 	for _, in := range []string{
 		`[]`, `[ ]`, `["a",1,-2.5e3,true,false,null]`, ` [ "x" , 2 ] `, `["é"]`, `["a\"b"]`, `[{"a":1}]`, `[[1]]`,
-		`"pred"`, `"a\nb"`, `5`, `[1,"b",null]`,
+		`"pred"`, `"a\nb"`, `5`, `[1,"b",null]`, ` "2026-02-19T14:30:05Z" `, `1771510200000`, `-0.5e3`, `true`, `null`, `"now"`, `"\u00e9"`, `01`, `"x" 1`,
 	} {
 		var fastArgs, slowArgs []any
 		fastOK := decodeSimple([]byte(in), &fastArgs)
@@ -76,6 +76,14 @@ func TestDecodeSimpleMatchesDecoder(t *testing.T) {
 		slowErr := dec.Decode(&slowArgs)
 		if fastOK && (slowErr != nil || fmt.Sprintf("%#v", fastArgs) != fmt.Sprintf("%#v", slowArgs)) {
 			t.Errorf("args %s: fast %#v, decoder %#v (%v)", in, fastArgs, slowArgs, slowErr)
+		}
+		var fastV, slowV any
+		fastOK = decodeSimple([]byte(in), &fastV)
+		dec = json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		slowErr = dec.Decode(&slowV)
+		if fastOK && (slowErr != nil || fmt.Sprintf("%#v", fastV) != fmt.Sprintf("%#v", slowV)) {
+			t.Errorf("any %s: fast %#v, decoder %#v (%v)", in, fastV, slowV, slowErr)
 		}
 		var fastS, slowS string
 		fastOK = decodeSimple([]byte(in), &fastS)
@@ -99,6 +107,14 @@ func FuzzDecodeSimple(f *testing.F) {
 			dec.UseNumber()
 			if err := dec.Decode(&slow); err != nil || fmt.Sprintf("%#v", fast) != fmt.Sprintf("%#v", slow) {
 				t.Errorf("%s: fast %#v, decoder %#v (%v)", in, fast, slow, err)
+			}
+		}
+		var fastV, slowV any
+		if decodeSimple([]byte(in), &fastV) {
+			dec := json.NewDecoder(strings.NewReader(in))
+			dec.UseNumber()
+			if err := dec.Decode(&slowV); err != nil || fmt.Sprintf("%#v", fastV) != fmt.Sprintf("%#v", slowV) {
+				t.Errorf("any %s: fast %#v, decoder %#v (%v)", in, fastV, slowV, err)
 			}
 		}
 	})
