@@ -7,6 +7,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/builtin"
 	"codeberg.org/TauCeti/mangle-go/engine"
+	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/functional"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
 )
@@ -306,6 +307,9 @@ func (r *runner) join(e *env, i int) error {
 		}
 		return nil
 	case premTemporal:
+		if p.native {
+			return r.temporal(e, i, p)
+		}
 		uf, err := r.unionFind(e, p.vars)
 		if err != nil {
 			return err
@@ -403,22 +407,8 @@ func (r *runner) atom(e *env, i int, p *cprem) error {
 			if !cand.all {
 				f = cand.facts[cand.bucket[k]]
 			}
-			set = set[:0]
-			ok := true
-			for j := 0; ok && j < len(p.args); j++ {
-				switch t := p.args[j]; t.kind {
-				case termWild:
-				case termVar:
-					if cur := e.vals[t.slot]; cur != nil {
-						ok = cur.Equals(f.Args[j])
-					} else {
-						e.vals[t.slot] = f.Args[j]
-						set = append(set, t.slot)
-					}
-				default:
-					ok = q[j].Equals(f.Args[j])
-				}
-			}
+			var ok bool
+			set, ok = e.match(p, q, f.Args, set[:0])
 			var err error
 			if ok {
 				r.store.spend(matchCost)
@@ -433,6 +423,85 @@ func (r *runner) atom(e *env, i int, p *cprem) error {
 		}
 	}
 	return nil
+}
+
+// match matches a fact's arguments against p's: bound ones must be equal,
+// unbound variables are bound (their slots appended to set, to unbind).
+func (e *env) match(p *cprem, q, args []ast.BaseTerm, set []int) ([]int, bool) {
+	for j, t := range p.args {
+		switch t.kind {
+		case termWild:
+		case termVar:
+			if cur := e.vals[t.slot]; cur != nil {
+				if !cur.Equals(args[j]) {
+					return set, false
+				}
+			} else {
+				e.vals[t.slot] = args[j]
+				set = append(set, t.slot)
+			}
+		default:
+			if !q[j].Equals(args[j]) {
+				return set, false
+			}
+		}
+	}
+	return set, true
+}
+
+// temporal joins a temporal literal the kernel evaluates itself: every
+// fact of the temporal store matching the bound arguments (and, for <-,
+// overlapping the operator's interval), with the interval's variables
+// bound to the fact's start and end, as the engine's TemporalEvaluator.
+func (r *runner) temporal(e *env, i int, p *cprem) error {
+	q := make([]ast.BaseTerm, len(p.args))
+	if err := e.query(p, q); err != nil {
+		return err
+	}
+	var start, end int64
+	during := p.tl.Operator != nil
+	if during {
+		iv := r.pastInterval(p.tl.Operator.Interval)
+		start, end = factstore.GetStartTime(iv), factstore.GetEndTime(iv)
+	}
+	set := make([]int, 0, len(p.args)+2)
+	return r.ts.eachMatch(ast.Atom{Predicate: p.pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
+		var ok bool
+		if set, ok = e.match(p, q, a.Args, set[:0]); ok {
+			if p.from >= 0 {
+				e.vals[p.from] = ast.Time(factstore.GetStartTime(iv))
+				set = append(set, p.from)
+			}
+			if p.to >= 0 {
+				e.vals[p.to] = ast.Time(factstore.GetEndTime(iv))
+				set = append(set, p.to)
+			}
+		}
+		var err error
+		if ok {
+			err = r.join(e, i+1)
+		}
+		for _, k := range set {
+			e.vals[k] = nil
+		}
+		return err
+	})
+}
+
+// pastInterval resolves a past operator's interval against the
+// evaluation time as the engine does: durations count back from it, and
+// <-[d1, d2] covers from d2 ago to d1 ago.
+func (r *runner) pastInterval(iv ast.Interval) ast.Interval {
+	resolve := func(b ast.TemporalBound) ast.TemporalBound {
+		switch b.Type {
+		case ast.DurationTemporalBound:
+			return ast.NewTimestampBound(r.evalTime.Add(-time.Duration(b.Timestamp)))
+		case ast.NowBound:
+			return ast.NewTimestampBound(r.evalTime)
+		}
+		return b
+	}
+	return ast.NewInterval(resolve(iv.End), resolve(iv.Start))
 }
 
 // exists reports whether a fact matches a negated atom's bound arguments.

@@ -99,6 +99,13 @@ type cprem struct {
 	// evaluators bind through a unionfind.
 	tl   ast.TemporalLiteral
 	vars []ast.Variable
+	// native is set for the temporal literals the kernel evaluates itself
+	// (args compiled, from and to the slots of the interval's variables, -1
+	// for none or _): p(...)@[From, To] with both unbound, and <-[d1, d2]
+	// p(...) with or without such an interval; the others go to the
+	// engine's TemporalEvaluator.
+	native   bool
+	from, to int
 }
 
 // compilePlan turns the dynamic strata into steps. It runs once at load.
@@ -426,6 +433,25 @@ func compileRule(r ast.Clause) (*crule, bool) {
 				return nil, false
 			}
 			cp.kind, cp.tl, cp.pred = premTemporal, tl, atom.Predicate
+			cp.native, cp.from, cp.to = nativeTemporal(tl, bound), -1, -1
+			if cp.native {
+				for _, a := range atom.Args {
+					t, ok := term(a)
+					if !ok {
+						cp.native = false
+						break
+					}
+					cp.args = append(cp.args, t)
+				}
+			}
+			if cp.native && tl.Interval != nil {
+				if v := tl.Interval.Start.Variable; v.Symbol != "_" {
+					cp.from = slot(v)
+				}
+				if v := tl.Interval.End.Variable; v.Symbol != "_" {
+					cp.to = slot(v)
+				}
+			}
 			vars := map[ast.Variable]bool{}
 			ast.AddVars(atom, vars)
 			for _, iv := range []*ast.Interval{tl.Interval, operatorInterval(tl.Operator)} {
@@ -469,6 +495,39 @@ func compileRule(r ast.Clause) (*crule, bool) {
 		c.head = append(c.head, t)
 	}
 	return c, true
+}
+
+// nativeTemporal reports whether the kernel evaluates tl itself (see
+// cprem.native), given the variables bound before it.
+func nativeTemporal(tl ast.TemporalLiteral, bound map[ast.Variable]bool) bool {
+	if tl.Interval != nil {
+		s, e := tl.Interval.Start, tl.Interval.End
+		if s.Type != ast.VariableBound || e.Type != ast.VariableBound {
+			return false
+		}
+		for _, v := range []ast.Variable{s.Variable, e.Variable} {
+			if v.Symbol != "_" && bound[v] {
+				return false
+			}
+		}
+		if s.Variable.Symbol != "_" && s.Variable == e.Variable {
+			return false
+		}
+	}
+	if tl.Operator == nil {
+		return tl.Interval != nil
+	}
+	if tl.Operator.Type != ast.DiamondMinus {
+		return false
+	}
+	for _, b := range []ast.TemporalBound{tl.Operator.Interval.Start, tl.Operator.Interval.End} {
+		switch b.Type {
+		case ast.TimestampBound, ast.DurationTemporalBound, ast.NowBound, ast.NegativeInfinityBound, ast.PositiveInfinityBound:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func operatorInterval(op *ast.TemporalOperator) *ast.Interval {

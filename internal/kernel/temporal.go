@@ -185,12 +185,19 @@ type temporalStore struct {
 	stop  *evalStore
 	sizes map[ast.PredicateSym]int64 // intervals stored per predicate
 	total int64
+	// atoms indexes the stored atoms by argument and intervals holds each
+	// one's intervals, by atom hash as the store keys them: the kernel's
+	// evaluator looks facts up here (eachMatch) instead of scanning every
+	// atom of the predicate.
+	atoms     *indexedStore
+	intervals map[uint64][]ast.Interval
 }
 
 var _ factstore.TemporalFactStore = (*temporalStore)(nil)
 
 func newTemporalStore(limit int, work *evalStore) *temporalStore {
-	return &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: work, sizes: map[ast.PredicateSym]int64{}}
+	return &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: work,
+		sizes: map[ast.PredicateSym]int64{}, atoms: newIndexedStore(), intervals: map[uint64][]ast.Interval{}}
 }
 
 // load adds a fact before evaluation: counted, never aborted.
@@ -199,8 +206,32 @@ func (s *temporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
 	if added {
 		s.sizes[a.Predicate]++
 		s.total++
+		s.atoms.Add(a)
+		h := a.Hash()
+		s.intervals[h] = append(s.intervals[h], iv)
 	}
 	return added, err
+}
+
+// eachMatch calls fn for every stored fact whose atom matches q and, with
+// during set, whose interval overlaps [start, end] (inclusive, as the
+// store's GetFactsDuring). It charges the work of a lookup: one unit per
+// candidate atom, matchCost per fact passed to fn.
+func (s *temporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn func(ast.Atom, ast.Interval) error) error {
+	cand := s.atoms.lookup(q)
+	s.stop.spend(1 + cand.size())
+	return cand.each(q, func(a ast.Atom) error {
+		for _, iv := range s.intervals[a.Hash()] {
+			if during && !(factstore.GetStartTime(iv) <= end && start <= factstore.GetEndTime(iv)) {
+				continue
+			}
+			s.stop.spend(matchCost)
+			if err := fn(a, iv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // scan charges a lookup of q's predicate.
