@@ -213,17 +213,17 @@ func (r *runner) rule(c *crule) error {
 // join extends the bindings through premise i and on, and derives the head
 // for every complete solution.
 func (r *runner) join(e *env, i int) error {
-	if i == len(e.c.body) {
-		if e.c.countsFiring {
-			r.fired[e.c.rule] = true
-		}
-		return r.derive(e)
-	}
 	if i > 0 && r.createdLimit > 0 {
 		e.width[i-1]++
 		if e.width[i-1] > r.createdLimit {
 			return fmt.Errorf("fact size limit reached %q %d > %d", e.c.clause.Head.String(), e.width[i-1], r.createdLimit)
 		}
+	}
+	if i == len(e.c.body) {
+		if e.c.countsFiring {
+			r.fired[e.c.rule] = true
+		}
+		return r.derive(e)
 	}
 	p := &e.c.body[i]
 	switch p.kind {
