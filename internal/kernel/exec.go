@@ -204,6 +204,17 @@ func (e *env) value(t cterm) (ast.BaseTerm, error) {
 	return nil, nil
 }
 
+// sides evaluates an equality's or inequality's two sides (nil for an
+// unbound variable).
+func (e *env) sides(p *cprem) (ast.BaseTerm, ast.BaseTerm, error) {
+	l, err := e.value(p.left)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := e.value(p.right)
+	return l, rt, err
+}
+
 // rule evaluates one rule and adds what it derives.
 func (r *runner) rule(c *crule) error {
 	e := &env{c: c, vals: make([]ast.BaseTerm, len(c.vars)), width: make([]int, len(c.body))}
@@ -236,11 +247,7 @@ func (r *runner) join(e *env, i int) error {
 		}
 		return r.join(e, i+1)
 	case premEq:
-		l, err := e.value(p.left)
-		if err != nil {
-			return err
-		}
-		rt, err := e.value(p.right)
+		l, rt, err := e.sides(p)
 		if err != nil {
 			return err
 		}
@@ -260,11 +267,7 @@ func (r *runner) join(e *env, i int) error {
 		}
 		return nil
 	case premIneq:
-		l, err := e.value(p.left)
-		if err != nil {
-			return err
-		}
-		rt, err := e.value(p.right)
+		l, rt, err := e.sides(p)
 		if err != nil {
 			return err
 		}

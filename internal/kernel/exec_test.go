@@ -89,17 +89,8 @@ func TestEvaluatorMatchesEngine(t *testing.T) {
 		derived, failed := 0, 0
 		for seed := range rounds {
 			rng := rand.New(rand.NewPCG(uint64(seed), 16))
-			req := Request{
-				Intent:          intents[rng.IntN(len(intents))],
-				Facts:           gen.facts(t, rng, rng.IntN(40)),
-				External:        gen.external(rng),
-				EvalTime:        testEvalTime,
-				Caller:          "anonymous",
-				Permissions:     anyone,
-				MaxFactsCreated: 100_000,
-				Explain:         seed%3 == 0,
-				Coverage:        seed%5 == 0,
-			}
+			req := gen.request(t, rng, intents, rng.IntN(40))
+			req.Explain, req.Coverage = seed%3 == 0, seed%5 == 0
 			name := fmt.Sprintf("%s/seed=%d", tc.dir, seed)
 			n := compareStores(t, name, fast, slow, req)
 			derived += n
@@ -132,18 +123,8 @@ func FuzzEvaluatorMatchesEngine(f *testing.F) {
 		fast := mustLoad(t, dir)
 		slow := enginePlan(fast)
 		rng := rand.New(rand.NewPCG(seed, 16))
-		gen := newFactGen(fast)
-		req := Request{
-			Intent:          intents[rng.IntN(len(intents))],
-			Facts:           gen.facts(t, rng, int(n%64)),
-			External:        gen.external(rng),
-			EvalTime:        testEvalTime,
-			Caller:          "anonymous",
-			Permissions:     anyone,
-			MaxFactsCreated: 10_000,
-			Explain:         seed%2 == 0,
-			Coverage:        seed%3 == 0,
-		}
+		req := newFactGen(fast).request(t, rng, intents, int(n%64))
+		req.Explain, req.Coverage = seed%2 == 0, seed%3 == 0
 		compareStores(t, "fuzz", fast, slow, req)
 		compareResults(t, "fuzz", fast, slow, req)
 	})
@@ -352,6 +333,20 @@ func (g *factGen) facts(t *testing.T, rng *rand.Rand, n int) []protocol.Fact {
 // numericExternal lists the external predicates whose arguments are
 // numbers (the others' are strings).
 var numericExternal = map[string]bool{"root_count": true}
+
+// request returns a random request to one of intents with n client facts
+// and random external facts.
+func (g *factGen) request(t *testing.T, rng *rand.Rand, intents []string, n int) Request {
+	return Request{
+		Intent:          intents[rng.IntN(len(intents))],
+		Facts:           g.facts(t, rng, n),
+		External:        g.external(rng),
+		EvalTime:        testEvalTime,
+		Caller:          "anonymous",
+		Permissions:     anyone,
+		MaxFactsCreated: 100_000,
+	}
+}
 
 // external returns random facts of the domain's external predicates.
 func (g *factGen) external(rng *rand.Rand) []protocol.Fact {

@@ -268,13 +268,18 @@ func sortedSyms(ns analysis.Nodeset) []ast.PredicateSym {
 	for sym := range ns {
 		out = append(out, sym)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Symbol != out[j].Symbol {
-			return out[i].Symbol < out[j].Symbol
-		}
-		return out[i].Arity < out[j].Arity
-	})
+	sortSyms(out)
 	return out
+}
+
+// sortSyms sorts predicates by name, then arity.
+func sortSyms(syms []ast.PredicateSym) {
+	sort.Slice(syms, func(i, j int) bool {
+		if syms[i].Symbol != syms[j].Symbol {
+			return syms[i].Symbol < syms[j].Symbol
+		}
+		return syms[i].Arity < syms[j].Arity
+	})
 }
 
 // compileRule numbers r's variables and compiles its premises, following
@@ -314,13 +319,19 @@ func compileRule(r ast.Clause) (*crule, bool) {
 		}
 		return cterm{}, false
 	}
-	bindAll := func(vars map[ast.Variable]bool) {
+	// engineVars numbers the variables of a premise the engine's code
+	// evaluates, which binds them all, and returns them sorted.
+	engineVars := func(vars map[ast.Variable]bool) []ast.Variable {
+		var out []ast.Variable
 		for v := range vars {
 			if v.Symbol != "_" {
 				slot(v)
 				bound[v] = true
+				out = append(out, v)
 			}
 		}
+		sortVars(out)
+		return out
 	}
 	for _, prem := range r.Premises {
 		var cp cprem
@@ -331,14 +342,7 @@ func compileRule(r ast.Clause) (*crule, bool) {
 				cp.kind = premBuiltin
 				vars := map[ast.Variable]bool{}
 				ast.AddVars(x, vars)
-				for v := range vars {
-					if v.Symbol != "_" {
-						slot(v)
-						cp.vars = append(cp.vars, v)
-					}
-				}
-				sortVars(cp.vars)
-				bindAll(vars)
+				cp.vars = engineVars(vars)
 				break
 			}
 			cp.kind = premAtom
@@ -464,14 +468,7 @@ func compileRule(r ast.Clause) (*crule, bool) {
 					}
 				}
 			}
-			for v := range vars {
-				if v.Symbol != "_" {
-					slot(v)
-					cp.vars = append(cp.vars, v)
-				}
-			}
-			sortVars(cp.vars)
-			bindAll(vars)
+			cp.vars = engineVars(vars)
 		default:
 			return nil, false
 		}
