@@ -18,5 +18,14 @@
 // stops the engine, and reads back final_selected with every attribute the
 // rules derived. It never returns partial results.
 //
+// The strata that no request can change are evaluated once at load
+// (static.go). The others are compiled at load into rules with numbered
+// variables and evaluated per request by the kernel itself, depth first
+// over an indexed store (plan.go, exec.go), with the engine's semantics,
+// limits and messages; the engine still evaluates what the kernel does not
+// compile (non-linear recursion, temporal heads, deferred and merge
+// predicates). A differential test and fuzz target hold the two to the
+// same facts on every domain (exec_test.go).
+//
 // The kernel holds no tool-selection logic: every decision is a rule.
 package kernel

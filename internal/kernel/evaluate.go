@@ -15,6 +15,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
+	"codeberg.org/TauCeti/mangle-go/unionfind"
 	"github.com/manglecp/manglecp/internal/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -155,6 +156,42 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err, req)
 	}
+	r, in, err := p.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	store, own := r.store, r.store.own
+	inputCount := own.EstimateFactCount()
+	release := context.AfterFunc(ctx, func() { store.stop.Store(true) })
+	defer release()
+	if err := guard(func() error { return p.run(r, req) }); err != nil {
+		return nil, p.failure(ctx, err, req, store, int64(inputCount))
+	}
+	res := &Result{PhasesCompleted: p.phases}
+	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + in.temporal)
+	res.FactsDerived = countDerived(own) - int64(inputCount) + p.staticDerived
+	res.Work = store.work
+	// Reading the result, rule coverage and proofs search the final store
+	// much as the rules did (a rule that never fired is searched in full),
+	// so the stop flag and a work budget of the same size bound them too.
+	// A budget of its own keeps the evaluation's count deterministic: these
+	// searches stop at the first solution, found in map order.
+	store.work = 0
+	if err := guard(func() error { p.collect(res, store, r.ts, req, in.clients, r.fired); return nil }); err != nil {
+		return nil, p.failure(ctx, err, req, store, int64(inputCount))
+	}
+	return res, nil
+}
+
+// loaded is what prepare counted of the request's facts.
+type loaded struct {
+	temporal int            // facts that went to the temporal store
+	clients  map[uint64]int // with Explain: each client fact's first index, by hash
+}
+
+// prepare builds a request's stores (the request predicates, the client
+// and external facts over the server facts) and its runner.
+func (p *Program) prepare(req Request) (*runner, loaded, error) {
 	own := newIndexedStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
@@ -167,8 +204,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
 		}
 	}
-	var stop atomic.Bool
-	store := &evalStore{base: p.base, own: own, stop: &stop, budget: req.MaxWork}
+	store := &evalStore{base: p.base, own: own, stop: new(atomic.Bool), budget: req.MaxWork}
 	limit := int(req.MaxIntervalsPerAtom)
 	if limit <= 0 {
 		limit = factstore.DefaultMaxIntervalsPerAtom
@@ -176,22 +212,21 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	ts := newTemporalStore(limit, store)
 	for _, b := range p.timedBase {
 		if _, err := ts.load(b.atom, b.interval); err != nil {
-			return nil, intervalError(err, req, b.atom.Predicate.Symbol)
+			return nil, loaded{}, intervalError(err, req, b.atom.Predicate.Symbol)
 		}
 	}
-	temporalCount := 0
-	var clients map[uint64]int
+	var in loaded
 	if req.Explain {
-		clients = make(map[uint64]int, len(req.Facts))
+		in.clients = make(map[uint64]int, len(req.Facts))
 	}
 	for i, f := range req.Facts {
 		a, err := factcodec.Atom(f)
 		if err != nil {
-			return nil, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
+			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
 		}
-		if clients != nil {
-			if _, dup := clients[a.Hash()]; !dup {
-				clients[a.Hash()] = i
+		if in.clients != nil {
+			if _, dup := in.clients[a.Hash()]; !dup {
+				in.clients[a.Hash()] = i
 			}
 		}
 		if !p.temporal[f.Pred] {
@@ -207,47 +242,30 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 		if err != nil {
-			return nil, intervalError(err, req, f.Pred)
+			return nil, loaded{}, intervalError(err, req, f.Pred)
 		}
-		temporalCount++
+		in.temporal++
 	}
 	for _, f := range req.External {
 		arity, ok := p.external[f.Pred]
 		if !ok || arity != len(f.Args) {
-			return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
+			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
 				Cause: fmt.Errorf("external fact %s/%d does not match a declared external predicate", f.Pred, len(f.Args))}
 		}
 		a, err := factcodec.Atom(f)
 		if err != nil {
-			return nil, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: err}
+			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: err}
 		}
 		own.Add(a)
 	}
-	inputCount := own.EstimateFactCount()
-	release := context.AfterFunc(ctx, func() { stop.Store(true) })
-	defer release()
-	if err := guard(func() error { return p.run(store, ts, req) }); err != nil {
-		return nil, p.failure(ctx, err, req, store, int64(inputCount))
-	}
-	res := &Result{PhasesCompleted: p.phases}
-	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + temporalCount)
-	res.FactsDerived = countDerived(own) - int64(inputCount) + p.staticDerived
-	res.Work = store.work
-	// Reading the result, rule coverage and proofs search the final store
-	// much as the rules did (a rule that never fired is searched in full),
-	// so the stop flag and a work budget of the same size bound them too.
-	// A budget of its own keeps the evaluation's count deterministic: these
-	// searches stop at the first solution, found in map order.
-	store.work = 0
-	if err := guard(func() error { p.collect(res, store, ts, req, clients); return nil }); err != nil {
-		return nil, p.failure(ctx, err, req, store, int64(inputCount))
-	}
-	return res, nil
+	r := &runner{p: p, store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
+		te: engine.NewTemporalEvaluator(ts, req.EvalTime), empty: unionfind.New()}
+	return r, in, nil
 }
 
 // collect fills res from the final store: the tools, rules fired, and the
 // coverage and explanation when asked for.
-func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int) {
+func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int, fired []bool) {
 	if store.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
 		res.IntentDenied = true
 		return
@@ -262,7 +280,7 @@ func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req 
 		for _, f := range req.Facts {
 			clientPreds[f.Pred] = true
 		}
-		res.RulesFired = p.rulesFired(store, m, clientPreds)
+		res.RulesFired = p.rulesFired(store, m, clientPreds, fired)
 	}
 	if req.Explain {
 		preds := make([]string, len(req.Facts))
@@ -330,9 +348,8 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// run evaluates the program.
-func (p *Program) run(store *evalStore, ts *temporalStore, req Request) error {
-	opts := []engine.EvalOption{engine.WithEvaluationTime(req.EvalTime), engine.WithTemporalStore(ts)}
+// run evaluates the program's plan (plan.go, exec.go).
+func (p *Program) run(r *runner, req Request) error {
 	if req.MaxFactsCreated > 0 {
 		// The static strata's facts were derived at load but are charged
 		// to the budget as before (static.go).
@@ -340,10 +357,10 @@ func (p *Program) run(store *evalStore, ts *temporalStore, req Request) error {
 		if limit <= 0 {
 			return fmt.Errorf("fact size limit reached %d > %d", p.staticCreated, req.MaxFactsCreated)
 		}
-		opts = append(opts, engine.WithCreatedFactLimit(int(limit)))
+		r.createdLimit = int(limit)
+		r.totalLimit = r.store.EstimateFactCount() + r.createdLimit
 	}
-	_, err := engine.EvalStratifiedProgramWithStats(p.info, p.dynStrata, p.dynPredToStratum, store, opts...)
-	return err
+	return r.run()
 }
 
 // errBudget is the evaluation's error when it exceeded its work budget.

@@ -291,7 +291,7 @@ func TestWorkBudget(t *testing.T) {
 	}{
 		{name: "browser failed requests against console errors", rules: browserRules, intent: "diagnose_error", facts: quadraticBrowserFacts(600), budget: 500_000},
 		{name: "plain store", rules: joinRules, intent: "match", facts: disjointKeys(250, "right", 250), budget: 300_000},
-		{name: "temporal store", rules: joinRules, intent: "match", facts: disjointKeys(800, "event", 800), budget: 300_000},
+		{name: "temporal store", rules: joinRules, intent: "match", facts: disjointKeys(300, "event", 300), budget: 300_000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"sort"
-
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 )
@@ -192,12 +190,7 @@ func (s *indexedStore) ListPredicates() []ast.PredicateSym {
 	for p := range s.rels {
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Symbol != out[j].Symbol {
-			return out[i].Symbol < out[j].Symbol
-		}
-		return out[i].Arity < out[j].Arity
-	})
+	sortSyms(out)
 	return out
 }
 

@@ -39,6 +39,11 @@ type Program struct {
 	// dynStrata and dynPredToStratum are the strata each request runs.
 	dynStrata        []analysis.Nodeset
 	dynPredToStratum map[ast.PredicateSym]int
+	// plan is how a request evaluates the dynamic strata (plan.go);
+	// compiledRule marks the rules it evaluates itself, whose firing the
+	// evaluation records.
+	plan         []step
+	compiledRule []bool
 	// staticRule marks the rules of static predicates; staticFired counts
 	// those that fired, staticDerived and staticCreated the facts the static
 	// strata derived (without and with the engine's internal predicates).
@@ -174,6 +179,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err := p.precomputeStatic(); err != nil {
 		return nil, err
 	}
+	p.compilePlan(true)
 	return p, nil
 }
 

@@ -244,11 +244,18 @@ func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime
 // the evaluation derived every fact it has: if it has none, none of its
 // rules fired; if it has one rule, that rule fired exactly when it has
 // facts. Neither needs a search. The static rules' count is fixed at load
-// (static.go).
-func (p *Program) rulesFired(s *evalStore, m ruleMatcher, clientPreds map[string]bool) int64 {
+// (static.go), and the evaluation recorded which compiled rules fired
+// (exec.go).
+func (p *Program) rulesFired(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) int64 {
 	n := p.staticFired
 	for i, r := range p.info.Rules {
 		if p.staticRule[i] {
+			continue
+		}
+		if p.compiledRule[i] {
+			if fired[i] {
+				n++
+			}
 			continue
 		}
 		sym := r.Head.Predicate

@@ -174,33 +174,104 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// temporalStore wraps the request's temporal store like evalStore wraps
-// the regular one: every call checks the stop flag, and the work is charged
-// to the same budget. TemporalStore scans every atom of the queried
-// predicate on each lookup, so a lookup costs one unit plus the predicate's
-// stored intervals (an upper bound of its atoms), and each fact streamed
-// out costs one more.
+// temporalStore is the request's temporal store. It keeps the facts in an
+// argument index of their atoms with each atom's intervals, which the
+// kernel's evaluator reads (eachMatch). The engine's TemporalStore, which
+// the engine's temporal evaluator, proofs and coverage read, is built from
+// them the first time one of them needs it: a request whose rules the
+// kernel evaluates itself never pays for it.
+//
+// Like evalStore for the regular store, every call checks the stop flag
+// and charges the work to the same budget. TemporalStore scans every atom
+// of the queried predicate on each lookup, so a lookup through it costs
+// one unit plus the predicate's stored intervals (an upper bound of its
+// atoms), and each fact streamed out costs one more.
 type temporalStore struct {
-	*factstore.TemporalStore
 	stop  *evalStore
+	limit int                        // intervals per atom (TemporalStore's maxIntervalsPerAtom)
 	sizes map[ast.PredicateSym]int64 // intervals stored per predicate
 	total int64
+	// atoms indexes the stored atoms by argument and intervals holds each
+	// one's intervals in insertion order, by atom hash as TemporalStore
+	// keys them.
+	atoms     *indexedStore
+	intervals map[uint64][]ast.Interval
+	eng       *factstore.TemporalStore // nil until engine() builds it
 }
 
 var _ factstore.TemporalFactStore = (*temporalStore)(nil)
 
 func newTemporalStore(limit int, work *evalStore) *temporalStore {
-	return &temporalStore{TemporalStore: factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit)), stop: work, sizes: map[ast.PredicateSym]int64{}}
+	return &temporalStore{stop: work, limit: limit,
+		sizes: map[ast.PredicateSym]int64{}, atoms: newIndexedStore(), intervals: map[uint64][]ast.Interval{}}
 }
 
-// load adds a fact before evaluation: counted, never aborted.
+// load adds a fact before evaluation: counted, never aborted. It accepts
+// and refuses exactly what TemporalStore.Add does: an interval that ends
+// before it starts, one interval more than the limit for an atom (checked
+// before duplicates, as there), a duplicate interval (not added).
 func (s *temporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
-	added, err := s.TemporalStore.Add(a, iv)
-	if added {
-		s.sizes[a.Predicate]++
-		s.total++
+	if iv.Start.Type == ast.TimestampBound && iv.End.Type == ast.TimestampBound && iv.Start.Timestamp > iv.End.Timestamp {
+		return false, fmt.Errorf("invalid temporal interval: start %v > end %v", iv.Start, iv.End)
 	}
-	return added, err
+	h := a.Hash()
+	ivs := s.intervals[h]
+	if s.limit > 0 && len(ivs) >= s.limit {
+		return false, fmt.Errorf("%w: maximum %d intervals per atom", factstore.ErrIntervalLimitExceeded, s.limit)
+	}
+	for _, old := range ivs {
+		if old == iv {
+			return false, nil
+		}
+	}
+	s.intervals[h] = append(ivs, iv)
+	s.atoms.Add(a)
+	s.sizes[a.Predicate]++
+	s.total++
+	if s.eng != nil {
+		if _, err := s.eng.Add(a, iv); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// engine returns the engine's TemporalStore holding every fact, building
+// it on first use.
+func (s *temporalStore) engine() *factstore.TemporalStore {
+	if s.eng != nil {
+		return s.eng
+	}
+	s.eng = factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(s.limit))
+	for _, sym := range s.atoms.ListPredicates() {
+		for _, a := range s.atoms.rels[sym].facts {
+			for _, iv := range s.intervals[a.Hash()] {
+				_, _ = s.eng.Add(a, iv) // load accepted each already
+			}
+		}
+	}
+	return s.eng
+}
+
+// eachMatch calls fn for every stored fact whose atom matches q and, with
+// during set, whose interval overlaps [start, end] (inclusive, as the
+// store's GetFactsDuring). It charges the work of a lookup: one unit per
+// candidate atom, matchCost per fact passed to fn.
+func (s *temporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn func(ast.Atom, ast.Interval) error) error {
+	cand := s.atoms.lookup(q)
+	s.stop.spend(1 + cand.size())
+	return cand.each(q, func(a ast.Atom) error {
+		for _, iv := range s.intervals[a.Hash()] {
+			if during && !(factstore.GetStartTime(iv) <= end && start <= factstore.GetEndTime(iv)) {
+				continue
+			}
+			s.stop.spend(matchCost)
+			if err := fn(a, iv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // scan charges a lookup of q's predicate.
@@ -216,33 +287,71 @@ func (s *temporalStore) streamed(fn func(factstore.TemporalFact) error) func(fac
 	return func(f factstore.TemporalFact) error { s.stop.spend(matchCost); return fn(f) }
 }
 
+// GetFactsAt implements factstore.ReadOnlyTemporalFactStore.
 func (s *temporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.TemporalStore.GetFactsAt(q, t, s.streamed(fn))
+	return s.engine().GetFactsAt(q, t, s.streamed(fn))
 }
 
+// GetFactsDuring implements factstore.ReadOnlyTemporalFactStore.
 func (s *temporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.TemporalStore.GetFactsDuring(q, iv, s.streamed(fn))
+	return s.engine().GetFactsDuring(q, iv, s.streamed(fn))
 }
 
+// GetAllFacts implements factstore.ReadOnlyTemporalFactStore.
 func (s *temporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.TemporalStore.GetAllFacts(q, s.streamed(fn))
+	return s.engine().GetAllFacts(q, s.streamed(fn))
 }
 
+// ContainsAt implements factstore.ReadOnlyTemporalFactStore.
 func (s *temporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
 	s.stop.spend(1)
-	return s.TemporalStore.ContainsAt(a, t)
+	return s.engine().ContainsAt(a, t)
 }
 
+// ListPredicates implements factstore.ReadOnlyTemporalFactStore.
+func (s *temporalStore) ListPredicates() []ast.PredicateSym {
+	s.stop.check()
+	return s.atoms.ListPredicates()
+}
+
+// EstimateFactCount implements factstore.ReadOnlyTemporalFactStore: the
+// number of stored intervals, as TemporalStore counts.
+func (s *temporalStore) EstimateFactCount() int { return int(s.total) }
+
+// Add implements factstore.TemporalFactStore.
 func (s *temporalStore) Add(a ast.Atom, iv ast.Interval) (bool, error) {
 	s.stop.spend(1)
 	return s.load(a, iv)
 }
 
+// AddEternal implements factstore.TemporalFactStore.
 func (s *temporalStore) AddEternal(a ast.Atom) (bool, error) {
 	return s.Add(a, ast.EternalInterval())
+}
+
+// Coalesce implements factstore.TemporalFactStore. The engine does not
+// call it during evaluation; merging intervals would change the index's
+// copy, so it is refused.
+func (s *temporalStore) Coalesce(ast.PredicateSym) error {
+	return fmt.Errorf("the kernel's temporal store does not coalesce")
+}
+
+// Merge implements factstore.TemporalFactStore: every fact of other is
+// added.
+func (s *temporalStore) Merge(other factstore.ReadOnlyTemporalFactStore) error {
+	for _, sym := range other.ListPredicates() {
+		err := other.GetAllFacts(ast.NewQuery(sym), func(tf factstore.TemporalFact) error {
+			_, err := s.Add(tf.Atom, tf.Interval)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkAggregations rejects what Mangle v0.5.0 evaluates silently wrong:

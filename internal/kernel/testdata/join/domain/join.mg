@@ -21,8 +21,9 @@ decl_temporal("event").
 # Every left key scans every right fact: N*M. (right is looked up with its
 # key unbound, so the store's index cannot narrow the scan.)
 paired(K) :- left(K), right(R), R = K.
-# The same through the temporal store.
-seen(K) :- left(K), event(K)@[From, To].
+# The same through the temporal store (event is looked up with its key
+# unbound too).
+seen(K) :- left(K), event(E)@[From, To], E = K.
 
 tool("pair").
 tool_action("pair", "pair").

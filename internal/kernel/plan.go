@@ -1,0 +1,539 @@
+package kernel
+
+import (
+	"sort"
+
+	"codeberg.org/TauCeti/mangle-go/analysis"
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/rewrite"
+)
+
+// A request's evaluation plan.
+//
+// The engine's EvalStratifiedProgramWithStats re-prepares every stratum on
+// every call (rewriting its rules, building maps and delta stores) and joins
+// by building the full list of partial solutions of each premise, each a
+// copied map (unionfind.UnionFind). On a 20-fact request that is most of
+// the CPU. The kernel therefore compiles, once at load, every dynamic
+// stratum it can evaluate itself into rules with numbered variable slots,
+// and evaluates them depth first over the indexed store (exec.go). It hands
+// the engine, in runs of consecutive strata, only what it does not
+// evaluate itself: recursive strata, rules with a temporal head, deferred
+// or merge (lattice) predicates, and rules whose variable bindings it
+// cannot follow statically. Both evaluate the same stratified model; the
+// differential tests (exec_test.go) hold the two to the same facts.
+
+// step is one part of a request's evaluation, in stratum order: a stratum
+// the kernel evaluates itself (rules set), or a run of strata for the
+// engine (strata set).
+type step struct {
+	// rules are the stratum's rules (after the engine's rewrite of
+	// transforms), in a fixed order; doRules are its do-transform rules,
+	// applied at the end as the engine does.
+	rules, doRules []*crule
+	// deltaRules are a recursive stratum's semi-naive rules: each rule that
+	// reads a predicate of the stratum, reading it from the last round's
+	// new facts only. Nil for a stratum that is not recursive.
+	deltaRules []*crule
+
+	// strata and predToStratum are the engine's run; info holds their rules.
+	strata        []analysis.Nodeset
+	predToStratum map[ast.PredicateSym]int
+	info          *analysis.ProgramInfo
+}
+
+// crule is a compiled rule.
+type crule struct {
+	clause ast.Clause // as rewritten; what errors and transforms use
+	// rule is the index in Program.info.Rules of the rule this one comes
+	// from: a complete solution of its body means that rule fired.
+	rule int
+	// countsFiring is false for the transform half of a split rule.
+	countsFiring bool
+	vars         []ast.Variable
+	slots        map[ast.Variable]int
+	head         []cterm
+	body         []cprem
+}
+
+type termKind uint8
+
+const (
+	termConst termKind = iota // a constant
+	termVar                   // a variable, by slot
+	termWild                  // _ : matches anything, binds nothing
+	termExpr                  // a function application, evaluated
+)
+
+// cterm is a compiled argument.
+type cterm struct {
+	kind termKind
+	slot int
+	val  ast.BaseTerm // the constant, or the expression
+}
+
+type premKind uint8
+
+const (
+	premAtom premKind = iota
+	premNeg
+	premBuiltin
+	premNegBuiltin
+	premEq
+	premIneq
+	premTemporal
+)
+
+// cprem is a compiled premise.
+type cprem struct {
+	kind premKind
+	// delta: the premise reads the last round's new facts (deltaRules).
+	delta bool
+	pred  ast.PredicateSym
+	args  []cterm
+	atom  ast.Atom // the atom as written (builtins are evaluated from it)
+	// left and right are an equality's or inequality's sides.
+	left, right cterm
+	// tl is a temporal literal; vars are the variables of a temporal or
+	// builtin premise (their slots in the rule), which the engine's
+	// evaluators bind through a unionfind.
+	tl   ast.TemporalLiteral
+	vars []ast.Variable
+	// native is set for the temporal literals the kernel evaluates itself
+	// (args compiled, from and to the slots of the interval's variables, -1
+	// for none or _): p(...)@[From, To] with both unbound, and <-[d1, d2]
+	// p(...) with or without such an interval; the others go to the
+	// engine's TemporalEvaluator.
+	native   bool
+	from, to int
+}
+
+// compilePlan turns the dynamic strata into steps. It runs once at load.
+// With compile false every stratum goes to the engine (the differential
+// tests' reference).
+func (p *Program) compilePlan(compile bool) {
+	byHead := map[ast.PredicateSym][]int{}
+	for i, r := range p.info.Rules {
+		byHead[r.Head.Predicate] = append(byHead[r.Head.Predicate], i)
+	}
+	p.compiledRule = make([]bool, len(p.info.Rules))
+	var steps []step
+	var pending []analysis.Nodeset // strata waiting for one engine run
+	flush := func() {
+		if len(pending) == 0 {
+			return
+		}
+		st := step{strata: pending, predToStratum: map[ast.PredicateSym]int{}}
+		var rules []ast.Clause
+		for i, ns := range pending {
+			for _, sym := range sortedSyms(ns) {
+				st.predToStratum[sym] = i
+				for _, k := range byHead[sym] {
+					rules = append(rules, p.info.Rules[k])
+				}
+			}
+		}
+		st.info = &analysis.ProgramInfo{
+			EdbPredicates: p.info.EdbPredicates,
+			IdbPredicates: p.info.IdbPredicates,
+			Rules:         rules,
+			Decls:         p.info.Decls,
+		}
+		steps = append(steps, st)
+		pending = nil
+	}
+	for _, ns := range p.dynStrata {
+		st, ok := p.compileStratum(ns, byHead)
+		if !ok || !compile {
+			pending = append(pending, ns)
+			continue
+		}
+		flush()
+		steps = append(steps, st)
+		for _, c := range append(st.rules, st.doRules...) {
+			p.compiledRule[c.rule] = true
+		}
+	}
+	flush()
+	p.plan = steps
+}
+
+// compileStratum compiles one stratum, or reports that the engine must
+// evaluate it.
+func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, bool) {
+	var rules []ast.Clause
+	var index []int
+	for _, sym := range sortedSyms(ns) {
+		if d := p.info.Decls[sym]; d != nil && (d.DeferredPredicate() || len(d.FunDeps()) > 0) {
+			return step{}, false
+		}
+		for _, k := range byHead[sym] {
+			r := p.info.Rules[k]
+			if r.HeadTime != nil {
+				return step{}, false
+			}
+			// Linear recursion only (one premise of the stratum per
+			// rule, a plain atom): the engine's semi-naive rounds and the
+			// kernel's then derive the same facts.
+			recursive := 0
+			for _, prem := range r.Premises {
+				if sym, ok := premisePredicate(prem); ok {
+					if _, in := ns[sym]; in {
+						if _, plain := prem.(ast.Atom); !plain || r.Transform != nil {
+							return step{}, false
+						}
+						recursive++
+					}
+				}
+			}
+			if recursive > 1 {
+				return step{}, false
+			}
+			rules = append(rules, r)
+			index = append(index, k)
+		}
+	}
+	rewritten := rewrite.Rewrite(analysis.Program{EdbPredicates: p.info.EdbPredicates, IdbPredicates: p.info.IdbPredicates, Rules: rules}).Rules
+	// Rewrite keeps the order and splits a do-transform rule with a body of
+	// more than one atom in two: a rule collecting the body's solutions into
+	// an internal predicate, then the transform over that predicate.
+	var st step
+	next := 0
+	for j, r := range rules {
+		split := r.Transform != nil && !r.Transform.IsLetTransform() && !(len(r.Premises) == 1 && isAtom(r.Premises[0]))
+		parts := rewritten[next : next+1]
+		if split {
+			parts = rewritten[next : next+2]
+		}
+		next += len(parts)
+		for n, part := range parts {
+			c, ok := compileRule(part)
+			if !ok {
+				return step{}, false
+			}
+			c.rule = index[j]
+			if part.Transform != nil && !part.Transform.IsLetTransform() {
+				if len(part.Premises) != 1 || !isAtom(part.Premises[0]) {
+					return step{}, false
+				}
+				// A split rule fired when its first part found a solution.
+				c.countsFiring = !split || n == 0
+				st.doRules = append(st.doRules, c)
+				continue
+			}
+			c.countsFiring = true
+			st.rules = append(st.rules, c)
+			for k, prem := range part.Premises {
+				if sym, ok := premisePredicate(prem); ok {
+					if _, in := ns[sym]; in {
+						d := *c
+						d.body = append([]cprem(nil), c.body...)
+						d.body[k].delta = true
+						st.deltaRules = append(st.deltaRules, &d)
+					}
+				}
+			}
+		}
+	}
+	if next != len(rewritten) {
+		return step{}, false
+	}
+	return st, true
+}
+
+func isAtom(t ast.Term) bool {
+	_, ok := t.(ast.Atom)
+	return ok
+}
+
+// premisePredicate is the predicate a premise reads from the store.
+func premisePredicate(prem ast.Term) (ast.PredicateSym, bool) {
+	switch x := prem.(type) {
+	case ast.Atom:
+		return x.Predicate, !x.Predicate.IsBuiltin()
+	case ast.NegAtom:
+		return x.Atom.Predicate, !x.Atom.Predicate.IsBuiltin()
+	case ast.TemporalLiteral:
+		if a, ok := x.Literal.(ast.Atom); ok {
+			return a.Predicate, true
+		}
+	case ast.TemporalAtom:
+		return x.Atom.Predicate, true
+	}
+	return ast.PredicateSym{}, false
+}
+
+func sortedSyms(ns analysis.Nodeset) []ast.PredicateSym {
+	out := make([]ast.PredicateSym, 0, len(ns))
+	for sym := range ns {
+		out = append(out, sym)
+	}
+	sortSyms(out)
+	return out
+}
+
+// sortSyms sorts predicates by name, then arity.
+func sortSyms(syms []ast.PredicateSym) {
+	sort.Slice(syms, func(i, j int) bool {
+		if syms[i].Symbol != syms[j].Symbol {
+			return syms[i].Symbol < syms[j].Symbol
+		}
+		return syms[i].Arity < syms[j].Arity
+	})
+}
+
+// compileRule numbers r's variables and compiles its premises, following
+// which variables are bound after each premise (left to right, as the
+// engine evaluates). It refuses a rule whose bindings it cannot follow:
+// an equality of two unbound variables, an expression or negation over a
+// variable not yet bound, a premise kind it does not know.
+func compileRule(r ast.Clause) (*crule, bool) {
+	c := &crule{clause: r, slots: map[ast.Variable]int{}}
+	slot := func(v ast.Variable) int {
+		if i, ok := c.slots[v]; ok {
+			return i
+		}
+		c.slots[v] = len(c.vars)
+		c.vars = append(c.vars, v)
+		return len(c.vars) - 1
+	}
+	bound := map[ast.Variable]bool{}
+	term := func(t ast.BaseTerm) (cterm, bool) {
+		switch x := t.(type) {
+		case ast.Constant:
+			return cterm{kind: termConst, val: x}, true
+		case ast.Variable:
+			if x.Symbol == "_" {
+				return cterm{kind: termWild}, true
+			}
+			return cterm{kind: termVar, slot: slot(x)}, true
+		case ast.ApplyFn:
+			vars := map[ast.Variable]bool{}
+			ast.AddVars(x, vars)
+			for v := range vars {
+				if !bound[v] {
+					return cterm{}, false
+				}
+			}
+			return cterm{kind: termExpr, val: x}, true
+		}
+		return cterm{}, false
+	}
+	// engineVars numbers the variables of a premise the engine's code
+	// evaluates, which binds them all, and returns them sorted.
+	engineVars := func(vars map[ast.Variable]bool) []ast.Variable {
+		var out []ast.Variable
+		for v := range vars {
+			if v.Symbol != "_" {
+				slot(v)
+				bound[v] = true
+				out = append(out, v)
+			}
+		}
+		sortVars(out)
+		return out
+	}
+	for _, prem := range r.Premises {
+		var cp cprem
+		switch x := prem.(type) {
+		case ast.Atom:
+			cp.atom, cp.pred = x, x.Predicate
+			if x.Predicate.IsBuiltin() {
+				cp.kind = premBuiltin
+				vars := map[ast.Variable]bool{}
+				ast.AddVars(x, vars)
+				cp.vars = engineVars(vars)
+				break
+			}
+			cp.kind = premAtom
+			for _, a := range x.Args {
+				t, ok := term(a)
+				if !ok {
+					return nil, false
+				}
+				cp.args = append(cp.args, t)
+			}
+			for _, a := range x.Args {
+				if v, ok := a.(ast.Variable); ok && v.Symbol != "_" {
+					bound[v] = true
+				}
+			}
+		case ast.NegAtom:
+			cp.atom, cp.pred = x.Atom, x.Atom.Predicate
+			cp.kind = premNeg
+			if x.Atom.Predicate.IsBuiltin() {
+				cp.kind = premNegBuiltin
+				vars := map[ast.Variable]bool{}
+				ast.AddVars(x.Atom, vars)
+				for v := range vars {
+					if v.Symbol != "_" && !bound[v] {
+						return nil, false
+					}
+				}
+				break
+			}
+			seen := map[ast.Variable]bool{}
+			for _, a := range x.Atom.Args {
+				if v, ok := a.(ast.Variable); ok && v.Symbol != "_" && !bound[v] {
+					// An unbound variable in a negation matches anything;
+					// the engine also requires a repeated one to agree,
+					// which the kernel does not follow.
+					if seen[v] {
+						return nil, false
+					}
+					seen[v] = true
+					cp.args = append(cp.args, cterm{kind: termWild})
+					continue
+				}
+				t, ok := term(a)
+				if !ok {
+					return nil, false
+				}
+				cp.args = append(cp.args, t)
+			}
+		case ast.Eq, ast.Ineq:
+			var l, rt ast.BaseTerm
+			cp.kind = premEq
+			if eq, ok := x.(ast.Eq); ok {
+				l, rt = eq.Left, eq.Right
+			} else {
+				ineq := x.(ast.Ineq)
+				l, rt = ineq.Left, ineq.Right
+				cp.kind = premIneq
+			}
+			lv, lvar := l.(ast.Variable)
+			rv, rvar := rt.(ast.Variable)
+			if (lvar && lv.Symbol == "_") || (rvar && rv.Symbol == "_") {
+				return nil, false
+			}
+			lfree, rfree := lvar && !bound[lv], rvar && !bound[rv]
+			if lfree && rfree {
+				return nil, false
+			}
+			if cp.kind == premIneq && (lfree || rfree) {
+				return nil, false
+			}
+			var ok bool
+			if cp.left, ok = term(l); !ok {
+				return nil, false
+			}
+			if cp.right, ok = term(rt); !ok {
+				return nil, false
+			}
+			if lfree {
+				bound[lv] = true
+			}
+			if rfree {
+				bound[rv] = true
+			}
+		case ast.TemporalLiteral, ast.TemporalAtom:
+			tl, ok := x.(ast.TemporalLiteral)
+			if !ok {
+				ta := x.(ast.TemporalAtom)
+				tl = ast.TemporalLiteral{Literal: ta.Atom, Interval: ta.Interval}
+			}
+			atom, ok := tl.Literal.(ast.Atom)
+			if !ok {
+				return nil, false
+			}
+			cp.kind, cp.tl, cp.pred = premTemporal, tl, atom.Predicate
+			cp.native, cp.from, cp.to = nativeTemporal(tl, bound), -1, -1
+			if cp.native {
+				for _, a := range atom.Args {
+					t, ok := term(a)
+					if !ok {
+						cp.native = false
+						break
+					}
+					cp.args = append(cp.args, t)
+				}
+			}
+			if cp.native && tl.Interval != nil {
+				if v := tl.Interval.Start.Variable; v.Symbol != "_" {
+					cp.from = slot(v)
+				}
+				if v := tl.Interval.End.Variable; v.Symbol != "_" {
+					cp.to = slot(v)
+				}
+			}
+			vars := map[ast.Variable]bool{}
+			ast.AddVars(atom, vars)
+			for _, iv := range []*ast.Interval{tl.Interval, operatorInterval(tl.Operator)} {
+				if iv == nil {
+					continue
+				}
+				for _, b := range []ast.TemporalBound{iv.Start, iv.End} {
+					if b.Type == ast.VariableBound {
+						vars[b.Variable] = true
+					}
+				}
+			}
+			cp.vars = engineVars(vars)
+		default:
+			return nil, false
+		}
+		c.body = append(c.body, cp)
+	}
+	for _, a := range r.Head.Args {
+		if v, ok := a.(ast.Variable); ok && v.Symbol != "_" && !bound[v] {
+			// Bound by a let transform, evaluated by the engine's code.
+			if r.Transform == nil {
+				return nil, false
+			}
+		}
+		if v, ok := a.(ast.Variable); ok && !bound[v] {
+			c.head = append(c.head, cterm{kind: termWild, val: v})
+			continue
+		}
+		t, ok := term(a)
+		if !ok {
+			return nil, false
+		}
+		c.head = append(c.head, t)
+	}
+	return c, true
+}
+
+// nativeTemporal reports whether the kernel evaluates tl itself (see
+// cprem.native), given the variables bound before it.
+func nativeTemporal(tl ast.TemporalLiteral, bound map[ast.Variable]bool) bool {
+	if tl.Interval != nil {
+		s, e := tl.Interval.Start, tl.Interval.End
+		if s.Type != ast.VariableBound || e.Type != ast.VariableBound {
+			return false
+		}
+		for _, v := range []ast.Variable{s.Variable, e.Variable} {
+			if v.Symbol != "_" && bound[v] {
+				return false
+			}
+		}
+		if s.Variable.Symbol != "_" && s.Variable == e.Variable {
+			return false
+		}
+	}
+	if tl.Operator == nil {
+		return tl.Interval != nil
+	}
+	if tl.Operator.Type != ast.DiamondMinus {
+		return false
+	}
+	for _, b := range []ast.TemporalBound{tl.Operator.Interval.Start, tl.Operator.Interval.End} {
+		switch b.Type {
+		case ast.TimestampBound, ast.DurationTemporalBound, ast.NowBound, ast.NegativeInfinityBound, ast.PositiveInfinityBound:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func operatorInterval(op *ast.TemporalOperator) *ast.Interval {
+	if op == nil {
+		return nil
+	}
+	return &op.Interval
+}
+
+func sortVars(vs []ast.Variable) {
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Symbol < vs[j].Symbol })
+}
