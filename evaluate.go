@@ -219,7 +219,9 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		return nil, perr
 	}
 	valid := checked.Facts
-	set := newFactSet(len(valid), int(ev.factsBytes))
+	// Deduplicated in place: the validated facts are this request's own.
+	// A key is about a fact's wire size less its field names.
+	set := newFactSet(valid, max(0, int(ev.factsBytes)-16*len(valid)))
 	setAside := 0
 	for _, f := range valid {
 		// Presentation facts, not composition: they never change macro_ids.

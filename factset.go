@@ -22,9 +22,13 @@ type factSet struct {
 	seed  maphash.Seed
 }
 
-func newFactSet(n, keyBytes int) *factSet {
+// newFactSet returns a set that keeps its facts in facts[:0]: facts may be
+// the slice the set's facts come from, in order (each kept fact is written
+// at or before the index it is read from).
+func newFactSet(facts []protocol.Fact, keyBytes int) *factSet {
+	n := len(facts)
 	return &factSet{
-		facts: make([]protocol.Fact, 0, n),
+		facts: facts[:0],
 		keys:  make([]byte, 0, keyBytes),
 		ends:  make([]int32, 0, n),
 	}

@@ -24,7 +24,7 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 				facts = append(facts, protocol.NewFact("q", map[string]any{"b": true, "a": []any{"x"}}))
 			}
 		}
-		set := newFactSet(len(facts), 0)
+		set := newFactSet(make([]protocol.Fact, len(facts)), 0)
 		var want []protocol.Fact
 		seen := map[string]bool{}
 		for _, f := range facts {

@@ -275,14 +275,20 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 // ids, so no identity can claim (overwrite, invoke, confirm) another's
 // macro-tool however the definitions are stored.
 func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
 	parts := []any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest}
 	if owner != "" {
 		parts = append(parts, owner)
 	}
-	_ = enc.Encode(parts)
-	return t.Name + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+	// The JSON of the parts as json.Encoder writes it, with its newline; as
+	// the encoder writes nothing when a value does not encode, nothing.
+	text, ok := appendJSON(make([]byte, 0, 1024), parts)
+	if ok {
+		text = append(text, '\n')
+	} else {
+		text = nil
+	}
+	sum := sha256.Sum256(text)
+	return t.Name + "-" + hex.EncodeToString(sum[:8])
 }
 
 // ownerOf is the owner part of a macro_id: a digest of the identity's

@@ -550,7 +550,9 @@ func arrayItems(raw []byte, i int) ([]json.RawMessage, int, bool) {
 	if i < len(raw) && raw[i] == ']' {
 		return []json.RawMessage{}, i + 1, true
 	}
-	items := make([]json.RawMessage, 0, 16)
+	// Room for items of 64 bytes: one allocation for a typical list of
+	// facts, at most 3/8 of the list's own size.
+	items := make([]json.RawMessage, 0, 16+(len(raw)-i)/64)
 	for {
 		n, ok := skipValue(raw, i)
 		if !ok {
