@@ -150,3 +150,19 @@ func FuzzValidPredicateName(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckValueShortcuts: the shortcuts for strings and integers answer
+// as the general path does, for every declared type.
+func TestCheckValueShortcuts(t *testing.T) {
+	values := []any{"", "x", json.Number("0"), json.Number("-12"), json.Number("9223372036854775807"), json.Number("9223372036854775808"),
+		json.Number("1.5"), json.Number("4e2"), json.Number("-0"), json.Number("007")}
+	for _, v := range values {
+		for _, want := range []string{"", ArgAny, ArgString, ArgNumber, ArgBoolean, "custom"} {
+			n1, g1, m1 := checkValue(v, want)
+			n2, g2, m2 := checkValueSlow(v, want)
+			if fmt.Sprintf("%#v %q %q", n1, g1, m1) != fmt.Sprintf("%#v %q %q", n2, g2, m2) {
+				t.Errorf("checkValue(%#v, %q) = %#v %q %q, general path %#v %q %q", v, want, n1, g1, m1, n2, g2, m2)
+			}
+		}
+	}
+}

@@ -259,6 +259,26 @@ func resolveNamedArgs(f Fact, schema *PredicateSchema) ([]any, []Violation) {
 // normalized value (int64 wrappers become json.Number), the actual type
 // name and an error phrase ("" when it matches).
 func checkValue(v any, want string) (any, string, string) {
+	// The commonest arguments first: a string, or an integer that fits
+	// int64, where the declared type takes it. Anything else, and every
+	// mismatch, takes the general path, which words the error.
+	switch x := v.(type) {
+	case string:
+		if want != ArgNumber && want != ArgBoolean {
+			return v, "string", ""
+		}
+	case json.Number:
+		if want != ArgString && want != ArgBoolean && !strings.ContainsAny(string(x), ".eE") {
+			if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+				return v, "integer", ""
+			}
+		}
+	}
+	return checkValueSlow(v, want)
+}
+
+// checkValueSlow is checkValue's general path.
+func checkValueSlow(v any, want string) (any, string, string) {
 	got := jsonTypeName(v)
 	norm := v
 	if m, ok := v.(map[string]any); ok {
