@@ -342,7 +342,7 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	// Refused requests leave their body unread: the connection closes
 	// rather than reading what may be megabytes.
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && mt != "application/manglecp+json") {
+	if ct != "application/json" && !jsonMediaType(ct) {
 		w.Header().Set("Connection", "close")
 		writeError(w, "", protocol.Errorf(protocol.CodeUnsupportedMediaType, "Content-Type must be application/json, got %s", protocol.Quote(ct)))
 		return
@@ -396,6 +396,12 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 		w.Header().Set("Connection", "close")
 	}
 	writeEnvelope(w, statusFor(b.h, env), env)
+}
+
+// jsonMediaType reports whether the Content-Type ct names JSON messages.
+func jsonMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || mt == "application/manglecp+json")
 }
 
 // readAll is io.ReadAll with the buffer sized for the declared length (at

@@ -1,0 +1,27 @@
+package transport
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestReadAllMatchesIOReadAll: reading a body into a buffer of its
+// declared length gives what io.ReadAll gives, whatever the declared
+// length says, and passes the reader's error on.
+func TestReadAllMatchesIOReadAll(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 513, 4096, 100_000} {
+		body := strings.Repeat("x", n)
+		for _, declared := range []int64{-1, 0, int64(n), int64(n) + 10, int64(n) / 2} {
+			got, err := readAll(iotest.HalfReader(strings.NewReader(body)), declared, 1<<20)
+			if err != nil || !bytes.Equal(got, []byte(body)) {
+				t.Errorf("n=%d declared=%d: %d bytes, %v", n, declared, len(got), err)
+			}
+		}
+	}
+	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), 10, 100); err != io.ErrUnexpectedEOF {
+		t.Errorf("error %v, want the reader's", err)
+	}
+}
