@@ -22,7 +22,67 @@ import (
 // for category), "args" an array of strings, numbers, booleans and nulls
 // (or null), and "t" an object of "at", "start" and "end" holding such
 // scalars (or null). It reports false, leaving f unchanged, otherwise.
-func decodeFactFast(raw []byte, f *Fact) bool {
+func decodeFactFast(raw []byte, f *Fact) bool { return decodeFactArena(raw, f, nil) }
+
+// factArena hands out the argument lists and argument text of many facts
+// from shared chunks, so a list of facts costs a few allocations for them
+// rather than two per fact. Each fact's arguments are a full slice of their
+// own (appending to one copies it); text is never written twice (a
+// strings.Builder only appends, and a full one is replaced).
+type factArena struct {
+	args  []any
+	text  strings.Builder
+	chunk int // items per new args chunk
+	left  int // bytes of the facts not decoded yet (the caller counts them down): a bound on their text
+}
+
+// The arena's chunks: text chunks of textChunk bytes (text longer than a
+// quarter of it gets its own string) and argument chunks of at most
+// argsChunk items. Lists of fewer than arenaFacts facts get no arena:
+// there is little to share, and a chunk would outweigh them.
+const (
+	textChunk  = 8192
+	argsChunk  = 4096
+	arenaFacts = 64
+)
+
+// newFactArena returns an arena for decoding raws, or nil (allocate per
+// fact) for a short list.
+func newFactArena(raws []json.RawMessage) *factArena {
+	if len(raws) < arenaFacts {
+		return nil
+	}
+	a := &factArena{chunk: min(len(raws)*6, argsChunk)}
+	for _, r := range raws {
+		a.left += len(r)
+	}
+	return a
+}
+
+// argList returns an empty list with room for n arguments.
+func (a *factArena) argList(n int) []any {
+	if a == nil {
+		return make([]any, 0, n)
+	}
+	if cap(a.args)-len(a.args) < n {
+		a.args = make([]any, 0, max(n, a.chunk))
+	}
+	start := len(a.args)
+	a.args = a.args[:start+n]
+	return a.args[start : start : start+n]
+}
+
+// builder returns the arena's text builder with room for total more
+// bytes (at most textChunk/4), and where in it they start.
+func (a *factArena) builder(total int) (*strings.Builder, int) {
+	if a.text.Cap()-a.text.Len() < total {
+		a.text = strings.Builder{}
+		a.text.Grow(max(total, min(textChunk, a.left)))
+	}
+	return &a.text, a.text.Len()
+}
+
+func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	var out Fact
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
@@ -60,7 +120,7 @@ func decodeFactFast(raw []byte, f *Fact) bool {
 					out.Args, out.hasArgs, i = nil, false, n
 					break
 				}
-				args, n, ok := scanScalarArray(raw, i)
+				args, n, ok := scanScalarArray(raw, i, arena)
 				if !ok {
 					return false
 				}
@@ -144,10 +204,11 @@ func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
 
 // scanScalarArray reads an array of scalars at raw[i] as a decoder with
 // UseNumber gives it into a []any (never nil). The text of its plain
-// strings and numbers is copied into one string, which they share, so an
-// array costs three allocations and one per string or number it holds
-// (the decoder's: four and two).
-func scanScalarArray(raw []byte, i int) ([]any, int, bool) {
+// strings and numbers is copied into one string, which they share, and
+// with an arena the list and the text come from its chunks: an array costs
+// one allocation per string or number it holds (the decoder's: two, and
+// four more).
+func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, 0, false
 	}
@@ -210,16 +271,20 @@ func scanScalarArray(raw []byte, i int) ([]any, int, bool) {
 		}
 		i = skipWS(raw, i+1)
 	}
-	var sb strings.Builder
-	sb.Grow(text)
+	var own strings.Builder
+	sb, at := &own, 0
+	if arena != nil && text <= textChunk/4 {
+		sb, at = arena.builder(text)
+	} else {
+		own.Grow(text)
+	}
 	for _, it := range items {
 		if it.kind != 0 {
 			sb.Write(raw[it.start:it.end])
 		}
 	}
 	all := sb.String()
-	out := make([]any, len(items))
-	at := 0
+	out := arena.argList(len(items))[:len(items)]
 	for k, it := range items {
 		switch it.kind {
 		case 0:

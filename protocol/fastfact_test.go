@@ -166,3 +166,29 @@ func TestCheckValueShortcuts(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeFactsArenaChunks: facts decoded through the arena's shared
+// chunks (many facts, long and short text, across chunk boundaries) are
+// those encoding/json decodes, and appending to one fact's arguments
+// leaves the others alone.
+func TestDecodeFactsArenaChunks(t *testing.T) {
+	var raws []json.RawMessage
+	for i := range 3000 {
+		long := strings.Repeat(fmt.Sprint(i%10), i%3000)
+		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"pred":"p%d","args":["s%d",%d,"%s",true,null,-1.5e%d]}`, i%7, i, i*1000, long, i%5)))
+	}
+	facts, vs := DecodeFacts(raws)
+	if len(vs) > 0 {
+		t.Fatalf("violations: %v", vs)
+	}
+	for i, raw := range raws {
+		var want Fact
+		if err := want.decodeSlow(raw); err != nil || !reflect.DeepEqual(facts[i], want) {
+			t.Fatalf("fact %d: %#v, want %#v (%v)", i, facts[i], want, err)
+		}
+	}
+	_ = append(facts[0].Args, "x")
+	if facts[1].Args[0] != "s1" {
+		t.Errorf("appending to fact 0's arguments changed fact 1's: %v", facts[1].Args)
+	}
+}

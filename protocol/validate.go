@@ -57,8 +57,13 @@ const (
 func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 	facts := make([]Fact, len(raws))
 	var vs []Violation
+	arena := newFactArena(raws)
 	for i, raw := range raws {
-		if decodeFactFast(raw, &facts[i]) {
+		ok := decodeFactArena(raw, &facts[i], arena)
+		if arena != nil {
+			arena.left -= len(raw)
+		}
+		if ok {
 			continue
 		}
 		if err := json.Unmarshal(raw, &facts[i]); err != nil {
