@@ -96,7 +96,13 @@ func markValue(stack []*frame) {
 // exact text (json.Number). Errors are malformed_message with the offending
 // field's dotted path when known.
 func DecodePayload(payload json.RawMessage, v any) *Error {
-	if err := checkKeys(payload, reflect.TypeOf(v), ""); err != nil {
+	return decodePayload(payload, v, false)
+}
+
+// decodePayload is DecodePayload; checked says payload is known to be
+// valid JSON without duplicate keys, so its keys are read by a byte scan.
+func decodePayload(payload json.RawMessage, v any, checked bool) *Error {
+	if err := checkKeysIn(payload, reflect.TypeOf(v), "", checked); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
@@ -119,39 +125,65 @@ func DecodePayload(payload json.RawMessage, v any) *Error {
 // only the rest of the payload goes through encoding/json, so a payload of
 // many items is not decoded twice.
 func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessage) *Error {
-	if env.checked {
-		start, end := -1, -1
-		var items []json.RawMessage
-		isList := func(key []byte) bool { return string(key) == name }
-		splitList := func(raw []byte, i int) (int, bool) {
-			if raw[i] != '[' {
-				return skipValue(raw, i)
-			}
-			var n int
-			var ok bool
-			items, n, ok = arrayItems(raw, i)
-			return n, ok
-		}
-		complete := objectMembersSplit(env.Payload, isList, splitList, func(key, value []byte, at int) bool {
-			if string(key) == name {
-				start, end = at, at+len(value)
-			}
-			return true
-		})
-		if complete && start >= 0 && env.Payload[start] == '[' {
-			// The payload without the items: what is left decodes, and
-			// fails, exactly as the whole would, since every array is a
-			// valid []json.RawMessage.
-			head := make([]byte, 0, len(env.Payload)-(end-start)+2)
-			head = append(append(append(head, env.Payload[:start]...), "[]"...), env.Payload[end:]...)
-			if err := DecodePayload(head, v); err != nil {
-				return err
-			}
-			*list = items
-			return nil
-		}
+	if !env.checked {
+		return DecodePayload(env.Payload, v)
 	}
-	return DecodePayload(env.Payload, v)
+	if start, end, items, ok := splitList(env.Payload, name); ok {
+		// The payload without the items: what is left decodes, and fails,
+		// exactly as the whole would, since every array is a valid
+		// []json.RawMessage.
+		head := make([]byte, 0, len(env.Payload)-(end-start)+2)
+		head = append(append(append(head, env.Payload[:start]...), "[]"...), env.Payload[end:]...)
+		if err := decodePayload(head, v, true); err != nil {
+			return err
+		}
+		*list = items
+		return nil
+	}
+	return decodePayload(env.Payload, v, true)
+}
+
+// splitList finds the array under the top-level key name of payload (valid
+// JSON) and returns where it starts and ends and its items. It reports
+// false when there is none, or when a key has escapes.
+func splitList(payload []byte, name string) (start, end int, items []json.RawMessage, ok bool) {
+	i := skipWS(payload, 0)
+	if i >= len(payload) || payload[i] != '{' {
+		return 0, 0, nil, false
+	}
+	start = -1
+	i = skipWS(payload, i+1)
+	if i < len(payload) && payload[i] == '}' {
+		return 0, 0, nil, false
+	}
+	for {
+		key, next, ok := memberKey(payload, i)
+		if !ok {
+			return 0, 0, nil, false
+		}
+		i = next
+		var n int
+		if key == name && payload[i] == '[' {
+			items, n, ok = arrayItems(payload, i)
+			start, end = i, n
+		} else {
+			n, ok = skipValue(payload, i)
+		}
+		if !ok {
+			return 0, 0, nil, false
+		}
+		i = skipWS(payload, n)
+		if i >= len(payload) {
+			return 0, 0, nil, false
+		}
+		if payload[i] == '}' {
+			return start, end, items, start >= 0
+		}
+		if payload[i] != ',' {
+			return 0, 0, nil, false
+		}
+		i = skipWS(payload, i+1)
+	}
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
@@ -160,6 +192,13 @@ var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 // exact JSON name, recursing into nested structs and slices of structs.
 // Types with their own UnmarshalJSON check themselves.
 func checkKeys(raw json.RawMessage, t reflect.Type, path string) *Error {
+	return checkKeysIn(raw, t, path, false)
+}
+
+// checkKeysIn is checkKeys; with checked (raw is valid JSON without
+// duplicate keys) objects and arrays are split by a byte scan instead of
+// encoding/json, with the same members.
+func checkKeysIn(raw json.RawMessage, t reflect.Type, path string, checked bool) *Error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -168,8 +207,8 @@ func checkKeys(raw json.RawMessage, t reflect.Type, path string) *Error {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
+		obj, ok := rawObject(raw, checked)
+		if !ok {
 			return nil // not an object: the decoder reports the type error
 		}
 		fields := jsonFields(t)
@@ -184,22 +223,50 @@ func checkKeys(raw json.RawMessage, t reflect.Type, path string) *Error {
 			if !ok {
 				return Errorf(CodeMalformedMessage, "unknown field %s", Quote(name)).WithDetails(&ErrorDetails{Field: Clip(name)})
 			}
-			if err := checkKeys(obj[k], ft, name); err != nil {
+			if err := checkKeysIn(obj[k], ft, name, checked); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice:
 		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
+		if j := skipWS(raw, 0); checked && j < len(raw) && raw[j] == '[' {
+			var n int
+			var ok bool
+			if items, n, ok = arrayItems(raw, j); !ok || skipWS(raw, n) != len(raw) {
+				items = nil
+				if json.Unmarshal(raw, &items) != nil {
+					return nil
+				}
+			}
+		} else if json.Unmarshal(raw, &items) != nil {
 			return nil
 		}
 		for i, item := range items {
-			if err := checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkKeysIn(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), checked); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// rawObject is json.Unmarshal of raw into a map of raw members, by a byte
+// scan when raw is checked and its keys have no escapes.
+func rawObject(raw json.RawMessage, checked bool) (map[string]json.RawMessage, bool) {
+	if checked {
+		obj := make(map[string]json.RawMessage, 8)
+		if objectMembers(raw, func(key, value []byte, _ int) bool {
+			obj[string(key)] = value
+			return true
+		}) {
+			return obj, true
+		}
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil, false
+	}
+	return obj, true
 }
 
 var unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()

@@ -461,6 +461,32 @@ func plainKey(raw []byte, i int) (string, int, bool) {
 	return knownKey(key), j + 1, true
 }
 
+// memberKey reads an object key without escapes and in valid UTF-8 at
+// raw[i] and the colon after it, returning the key (a copy only when it is
+// not a known name) and the index of the value after them.
+func memberKey(raw []byte, i int) (string, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return "", 0, false
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return "", 0, false
+	}
+	key := raw[i+1 : i+1+end]
+	if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+		return "", 0, false
+	}
+	j := skipWS(raw, i+2+end)
+	if j >= len(raw) || raw[j] != ':' {
+		return "", 0, false
+	}
+	k := knownKey(key)
+	if k == "\x00" {
+		k = string(key)
+	}
+	return k, skipWS(raw, j+1), true
+}
+
 // knownKey returns key as one of the constant strings the fast paths
 // compare against, without allocating, or "\x00" for any other key.
 func knownKey(key []byte) string {
@@ -479,6 +505,8 @@ func knownKey(key []byte) string {
 		return "start"
 	case "end":
 		return "end"
+	case "facts":
+		return "facts"
 	}
 	return "\x00"
 }

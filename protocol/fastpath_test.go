@@ -38,6 +38,14 @@ var payloadCases = []string{
 	`{"facts":[1],"intent":{"name":"x","params":{"a":[1,{"b":null}]}},"options":{"disclosure_preference":"full","x-include_rule_coverage":true}}`,
 	`{"intent":null,"facts":[{"pred":"a"}],"options":null}`,
 	`{"intent":{"name":"x"},"facts":[1],"intent2":{}}`,
+	`{"intent":{"name":"x","bogus":1},"facts":[1]}`,
+	`{"intent":{"n\u0061me":"x"},"facts":[1]}`,
+	`{"intent":{"name":"x"},"facts":[1],"constraints":{"max_compute_ms":5,"zz":1,"aa":2}}`,
+	`{"intent":{"name":"x"},"facts":[1],"options":{"include_proof_hints":"yes"}}`,
+	`{"intent":{"name":"x"},"facts":[1],"options":[]}`,
+	`{"intent":"x","facts":[1]}`,
+	`{"facts":[],"facts2":[]}`,
+	` {"intent" : {"name" : "x" , "params" : {"k" : [ {"a" : 1} ] } } , "facts" : [ {"pred" : "a"} ] } `,
 }
 
 // decodeList decodes payload as a message read by DecodeEnvelope, by
