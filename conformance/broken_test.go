@@ -32,8 +32,42 @@ type breakage struct {
 	wrap  func(srv *manglecp.Server) *broken
 	mw    func(http.Handler) http.Handler
 	token string
+	// slow replaces the fixture's slow request (with opts that let it run).
+	slow *conformance.FixtureSlow
 	// fails are the checks that must FAIL.
 	fails []string
+}
+
+// slowerFixture is the browser fixture with slow replaced, when set.
+func slowerFixture(t *testing.T, slow *conformance.FixtureSlow) *conformance.Fixture {
+	f := browserFixture(t)
+	if slow != nil {
+		c := *f
+		c.Slow = slow
+		f = &c
+	}
+	return f
+}
+
+// quadraticSlow is a request that runs for about a second on a server
+// whose limits let it: n failed responses and n later console errors in
+// one session, so failure_followed_by_error joins n*n pairs. (A server
+// ignoring cancel is caught only when its evaluation runs well past the
+// cancel; within the default work budget no request runs that long.)
+func quadraticSlow(n int) *conformance.FixtureSlow {
+	return &conformance.FixtureSlow{
+		Intent: conformance.FixtureIntent{Name: "diagnose_error"},
+		Facts:  []json.RawMessage{json.RawMessage(`{"pred": "current_url", "args": ["https://app.example.com/"]}`)},
+		Repeat: json.RawMessage(`[{"pred": "net_response", "args": ["s1", "r{i}", 500, "{i:number}"]},
+			{"pred": "console_event", "args": ["s1", "error", "e{i}", "{i:number}"]}]`),
+		Count: n,
+	}
+}
+
+// roomyLimits lets quadraticSlow run.
+func roomyLimits(o *manglecp.Options) {
+	o.Limits.MaxEvaluationWork = 1 << 40
+	o.Limits.MaxDerivedFacts = 100_000_000
 }
 
 const testToken = "conformance-test-token-0123456789"
@@ -428,7 +462,7 @@ func breakages() []breakage {
 				rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			}
 		}), fails: []string{"transport.http.json"}},
-		{name: "cancel ignored", over: "websocket", wrap: func(srv *manglecp.Server) *broken {
+		{name: "cancel ignored", over: "websocket", opts: roomyLimits, slow: quadraticSlow(2000), wrap: func(srv *manglecp.Server) *broken {
 			return &broken{srv: srv, ctx: context.WithoutCancel}
 		}, fails: []string{"transport.session.cancel"}},
 		{name: "state shared between concurrent requests", over: "websocket", wrap: sharedEvalTime,
@@ -490,7 +524,7 @@ func TestBreakages(t *testing.T) {
 			case b.over == "websocket":
 				target = wsURL(base)
 			}
-			rep := run(t, target, &conformance.Options{Fixture: browserFixture(t), Token: b.token, RequestTimeout: 10 * time.Second,
+			rep := run(t, target, &conformance.Options{Fixture: slowerFixture(t, b.slow), Token: b.token, RequestTimeout: 10 * time.Second,
 				Checks: scope(b.fails)})
 			var failed []string
 			for _, c := range rep.Checks {
@@ -548,10 +582,14 @@ func TestBreakageScopesPassUnbroken(t *testing.T) {
 	base := serveHTTP(t, srv, nil, nil)
 	authSrv := newServer(t, withAuth)
 	authBase := serveHTTP(t, authSrv, nil, nil)
+	roomy := serveHTTP(t, newServer(t, roomyLimits), nil, nil)
 	done := map[string]bool{}
 	for _, b := range breakages() {
 		target, token := base, ""
-		if b.opts != nil {
+		switch {
+		case b.slow != nil:
+			target = roomy
+		case b.opts != nil:
 			target, token = authBase, testToken
 		}
 		switch {
@@ -566,7 +604,7 @@ func TestBreakageScopesPassUnbroken(t *testing.T) {
 			continue
 		}
 		done[key] = true
-		rep := run(t, target, &conformance.Options{Fixture: browserFixture(t), Token: token, Checks: checks})
+		rep := run(t, target, &conformance.Options{Fixture: slowerFixture(t, b.slow), Token: token, Checks: checks})
 		for _, c := range rep.Failed() {
 			t.Errorf("%s (scope of %q): %s FAILs on the unbroken server: %s", target, b.name, c.ID, c.Detail)
 		}

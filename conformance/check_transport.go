@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -141,8 +142,14 @@ func (r *runner) slowReq() (intentReq, string, bool) {
 	if r.fixture != nil && r.fixture.Slow != nil {
 		s := r.fixture.Slow
 		q := intentReq{Name: s.Intent.Name, Params: s.Intent.Params, Facts: append([]json.RawMessage(nil), s.Facts...)}
+		templates := []json.RawMessage{s.Repeat}
+		if t := bytes.TrimSpace(s.Repeat); len(t) > 0 && t[0] == '[' {
+			_ = json.Unmarshal(t, &templates) // checked when the fixture was read
+		}
 		for i := range s.Count {
-			q.Facts = append(q.Facts, expandTemplate(s.Repeat, i))
+			for _, tmpl := range templates {
+				q.Facts = append(q.Facts, expandTemplate(tmpl, i))
+			}
 		}
 		return q, fmt.Sprintf("the fixture's slow request (%d facts)", len(q.Facts)), true
 	}

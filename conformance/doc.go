@@ -84,6 +84,10 @@
 //	           "count": 8000}
 //	}
 //
+// "repeat" may also be a list of templates, each copied count times, so
+// that the copies join each other (a quadratic join is the slowest request
+// a server's work budget lets through).
+//
 // Without "evaluate", the suite probes the manifest's intents with a sample
 // fact of each required predicate and uses the first that selects a
 // macro-tool. The fixture for the default browser-diagnostics domain is

@@ -40,8 +40,9 @@ type Fixture struct {
 	// Temporal names a tool with a validity window and eval times inside
 	// and outside it.
 	Temporal *FixtureTemporal `json:"temporal,omitempty"`
-	// Slow is a request whose evaluation takes long enough (a second or
-	// more) to be cancelled on session transports.
+	// Slow is a request whose evaluation takes long enough to be cancelled
+	// on session transports (tens of milliseconds suffice; a cancel is sent
+	// 10 ms after the request).
 	Slow *FixtureSlow `json:"slow,omitempty"`
 }
 
@@ -95,8 +96,10 @@ type FixtureTemporal struct {
 }
 
 // FixtureSlow is a request built from base facts plus Count copies of a
-// fact template. In the template's string arguments "{i}" becomes the copy
-// number; an argument that is exactly "{i:number}" becomes the number.
+// fact template, or of each template of a list. In a template's string
+// arguments "{i}" becomes the copy number; an argument that is exactly
+// "{i:number}" becomes the number. A list lets the copies join each other:
+// "repeat": [{"pred": "a", ...}, {"pred": "b", ...}] sends a0, b0, a1, b1 ...
 type FixtureSlow struct {
 	Intent FixtureIntent     `json:"intent"`
 	Facts  []json.RawMessage `json:"facts"`
@@ -199,6 +202,11 @@ func (f *Fixture) validate() error {
 	if s := f.Slow; s != nil {
 		if s.Intent.Name == "" || len(s.Repeat) == 0 || s.Count <= 0 {
 			errs = append(errs, errors.New("slow needs intent.name, repeat and a positive count"))
+		}
+		var one map[string]any
+		var list []map[string]any
+		if len(s.Repeat) > 0 && json.Unmarshal(s.Repeat, &one) != nil && (json.Unmarshal(s.Repeat, &list) != nil || len(list) == 0) {
+			errs = append(errs, errors.New("slow.repeat must be a fact template or a non-empty list of them"))
 		}
 	}
 	return errors.Join(errs...)
