@@ -276,10 +276,7 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 // failed requests of the facts: one Stat per failed request, never a scan
 // of the directory.
 func (a *actions) reportExists(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
-	var ids []string
-	for _, r := range readPage(in.Facts).failed() {
-		ids = append(ids, r.id)
-	}
+	ids := failedIDs(in.Facts)
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -3,8 +3,10 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,5 +125,29 @@ func TestWriteReportFailsCleanly(t *testing.T) {
 	_, err := a.writeReport(context.Background(), &manglecp.Call{Progress: func(string, string, float64) {}, Facts: pageFacts(), MacroID: "write_diagnosis_report-0123456789abcdef", Args: map[string]any{"request_id": "r1", "title": "t"}})
 	if err == nil {
 		t.Fatal("writing into a file path succeeded")
+	}
+}
+
+// TestFailedIDsMatchesPage: failedIDs names exactly the failed requests
+// readPage finds, including a request answered twice (the last answer
+// counts) and facts of other predicates.
+func TestFailedIDsMatchesPage(t *testing.T) {
+	n := func(i int) json.Number { return json.Number(fmt.Sprint(i)) }
+	facts := []protocol.Fact{
+		protocol.NewFact("current_url", "https://app.example.com/"),
+		protocol.NewFact("net_response", "s1", "r2", n(500), n(10)),
+		protocol.NewFact("net_response", "s1", "r1", n(404), n(11)),
+		protocol.NewFact("console_event", "s1", "error", "boom", n(12)),
+		protocol.NewFact("net_response", "s1", "r3", n(200), n(13)),
+		protocol.NewFact("net_response", "s1", "r2", n(200), n(14)), // answered again: now fine
+		protocol.NewFact("net_response", "s2", "r4", n(200), n(15)),
+		protocol.NewFact("net_response", "s2", "r4", n(503), n(16)),
+	}
+	var want []string
+	for _, r := range readPage(facts).failed() {
+		want = append(want, r.id)
+	}
+	if got := failedIDs(facts); !slices.Equal(got, want) || len(got) != 2 {
+		t.Fatalf("failedIDs = %v, readPage = %v", got, want)
 	}
 }

@@ -88,6 +88,30 @@ func (p *page) failed() []response {
 	return out
 }
 
+// failedIDs returns the ids of the requests whose response (the last one
+// given for the id, as readPage keeps) has status >= 400, sorted: what
+// readPage(facts).failed() names, without reading the rest of the page.
+func failedIDs(facts []protocol.Fact) []string {
+	last := map[string]bool{}
+	var out []string
+	for i := len(facts) - 1; i >= 0; i-- {
+		f := facts[i]
+		if f.Pred != "net_response" || len(f.Args) < 3 {
+			continue
+		}
+		id := text(f.Args[1])
+		if last[id] {
+			continue
+		}
+		last[id] = true
+		if integer(f.Args[2]) >= 400 {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func text(v any) string {
 	s, _ := v.(string)
 	return s
