@@ -31,32 +31,9 @@ func appendJSON(buf []byte, v any) ([]byte, bool) {
 			return append(buf, x...), true
 		}
 	case []any:
-		if x == nil {
-			return append(buf, "null"...), true
-		}
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var ok bool
-			if buf, ok = appendJSON(buf, e); !ok {
-				return buf, false
-			}
-		}
-		return append(buf, ']'), true
+		return appendJSONList(buf, x, appendJSON)
 	case []string:
-		if x == nil {
-			return append(buf, "null"...), true
-		}
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendJSONString(buf, e)
-		}
-		return append(buf, ']'), true
+		return appendJSONList(buf, x, func(buf []byte, s string) ([]byte, bool) { return appendJSONString(buf, s), true })
 	case map[string]any:
 		if x == nil {
 			return append(buf, "null"...), true
@@ -148,4 +125,23 @@ func validNumber(s string) bool {
 		}
 	}
 	return i == len(s)
+}
+
+// appendJSONList appends a list as json.Marshal writes it (null when nil),
+// each item by appendItem.
+func appendJSONList[T any](buf []byte, xs []T, appendItem func([]byte, T) ([]byte, bool)) ([]byte, bool) {
+	if xs == nil {
+		return append(buf, "null"...), true
+	}
+	buf = append(buf, '[')
+	for i, e := range xs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		if buf, ok = appendItem(buf, e); !ok {
+			return buf, false
+		}
+	}
+	return append(buf, ']'), true
 }

@@ -306,14 +306,7 @@ func ownerOf(c *caller) string {
 // by their JSON meaning, map keys sorted), so equal facts give equal ids
 // however the request formatted them.
 func digestFacts(facts []protocol.Fact) string {
-	h := sha256.New()
-	var buf []byte
-	for _, f := range facts {
-		buf = appendFactKey(buf[:0], f)
-		buf = append(buf, '\n')
-		h.Write(buf)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return digestKeyedFacts(nil, facts)
 }
 
 // digestKeyedFacts is digestFacts of facts whose keys, each followed by a

@@ -170,6 +170,22 @@ type Temporal struct {
 	hasAt, hasStart, hasEnd bool
 }
 
+// set sets the bound named key ("at", "start" or "end") and records that
+// it was present; it reports false for any other key.
+func (t *Temporal) set(key string, v any) bool {
+	switch key {
+	case "at":
+		t.At, t.hasAt = v, true
+	case "start":
+		t.Start, t.hasStart = v, true
+	case "end":
+		t.End, t.hasEnd = v, true
+	default:
+		return false
+	}
+	return true
+}
+
 // UnmarshalJSON decodes a temporal annotation, rejecting unknown keys.
 func (t *Temporal) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
@@ -182,14 +198,7 @@ func (t *Temporal) UnmarshalJSON(data []byte) error {
 		if err := decodeNumbers(v, &val); err != nil {
 			return err
 		}
-		switch k {
-		case "at":
-			t.At, t.hasAt = val, true
-		case "start":
-			t.Start, t.hasStart = val, true
-		case "end":
-			t.End, t.hasEnd = val, true
-		default:
+		if !t.set(k, val) {
 			return &unknownKeyError{key: "t." + k}
 		}
 	}

@@ -138,18 +138,13 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 			default:
 				return false
 			}
-			i = skipWS(raw, i)
-			if i >= len(raw) {
+			var done bool
+			if i, done, ok = afterItem(raw, i, '}'); !ok {
 				return false
 			}
-			if raw[i] == '}' {
-				i++
+			if done {
 				break
 			}
-			if raw[i] != ',' {
-				return false
-			}
-			i = skipWS(raw, i+1)
 		}
 	}
 	if skipWS(raw, i) != len(raw) {
@@ -178,27 +173,17 @@ func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		switch key {
-		case "at":
-			t.At, t.hasAt = v, true
-		case "start":
-			t.Start, t.hasStart = v, true
-		case "end":
-			t.End, t.hasEnd = v, true
-		default:
+		if !t.set(key, v) {
 			return nil, 0, false
 		}
-		i = skipWS(raw, n)
-		if i >= len(raw) {
+		next, done, ok := afterItem(raw, n, '}')
+		if !ok {
 			return nil, 0, false
 		}
-		if raw[i] == '}' {
-			return t, i + 1, true
+		if done {
+			return t, next, true
 		}
-		if raw[i] != ',' {
-			return nil, 0, false
-		}
-		i = skipWS(raw, i+1)
+		i = next
 	}
 }
 
@@ -258,18 +243,13 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 			it.v, i = v, n
 		}
 		items = append(items, it)
-		i = skipWS(raw, i)
-		if i >= len(raw) {
+		var done, ok bool
+		if i, done, ok = afterItem(raw, i, ']'); !ok {
 			return nil, 0, false
 		}
-		if raw[i] == ']' {
-			i++
+		if done {
 			break
 		}
-		if raw[i] != ',' {
-			return nil, 0, false
-		}
-		i = skipWS(raw, i+1)
 	}
 	var own strings.Builder
 	sb, at := &own, 0
@@ -438,15 +418,8 @@ func scanString(raw []byte, i int) (string, int, bool) {
 // plainKey reads an object key without escapes at raw[i] and the colon
 // after it, returning the key and the index after the colon.
 func plainKey(raw []byte, i int) (string, int, bool) {
-	if i >= len(raw) || raw[i] != '"' {
-		return "", 0, false
-	}
-	end := bytes.IndexByte(raw[i+1:], '"')
-	if end < 0 {
-		return "", 0, false
-	}
-	key := raw[i+1 : i+1+end]
-	if bytes.IndexByte(key, '\\') >= 0 {
+	key, colon, ok := rawKey(raw, i)
+	if !ok {
 		return "", 0, false
 	}
 	for _, c := range key {
@@ -454,37 +427,43 @@ func plainKey(raw []byte, i int) (string, int, bool) {
 			return "", 0, false
 		}
 	}
-	j := skipWS(raw, i+2+end)
-	if j >= len(raw) || raw[j] != ':' {
-		return "", 0, false
-	}
-	return knownKey(key), j + 1, true
+	return knownKey(key), colon + 1, true
 }
 
 // memberKey reads an object key without escapes and in valid UTF-8 at
 // raw[i] and the colon after it, returning the key (a copy only when it is
 // not a known name) and the index of the value after them.
 func memberKey(raw []byte, i int) (string, int, bool) {
-	if i >= len(raw) || raw[i] != '"' {
-		return "", 0, false
-	}
-	end := bytes.IndexByte(raw[i+1:], '"')
-	if end < 0 {
-		return "", 0, false
-	}
-	key := raw[i+1 : i+1+end]
-	if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
-		return "", 0, false
-	}
-	j := skipWS(raw, i+2+end)
-	if j >= len(raw) || raw[j] != ':' {
+	key, colon, ok := rawKey(raw, i)
+	if !ok || !utf8.Valid(key) {
 		return "", 0, false
 	}
 	k := knownKey(key)
 	if k == "\x00" {
 		k = string(key)
 	}
-	return k, skipWS(raw, j+1), true
+	return k, skipWS(raw, colon+1), true
+}
+
+// rawKey finds the object key at raw[i], which must have no escapes, and
+// the colon after it: the key's bytes and the colon's index.
+func rawKey(raw []byte, i int) ([]byte, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return nil, 0, false
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return nil, 0, false
+	}
+	key := raw[i+1 : i+1+end]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return nil, 0, false
+	}
+	j := skipWS(raw, i+2+end)
+	if j >= len(raw) || raw[j] != ':' {
+		return nil, 0, false
+	}
+	return key, j, true
 }
 
 // knownKey returns key as one of the constant strings the fast paths
@@ -618,17 +597,11 @@ func objectMembersSplit(raw []byte, want func(key []byte) bool, split func(raw [
 		if !ok || !fn(key, raw[i:n], i) {
 			return false
 		}
-		i = skipWS(raw, n)
-		if i >= len(raw) {
-			return false
+		next, done, ok := afterItem(raw, n, '}')
+		if !ok || done {
+			return ok
 		}
-		if raw[i] == '}' {
-			return true
-		}
-		if raw[i] != ',' {
-			return false
-		}
-		i = skipWS(raw, i+1)
+		i = next
 	}
 }
 
@@ -652,16 +625,29 @@ func arrayItems(raw []byte, i int) ([]json.RawMessage, int, bool) {
 			return nil, 0, false
 		}
 		items = append(items, raw[i:n:n])
-		i = skipWS(raw, n)
-		if i >= len(raw) {
+		next, done, ok := afterItem(raw, n, ']')
+		if !ok {
 			return nil, 0, false
 		}
-		if raw[i] == ']' {
-			return items, i + 1, true
+		if done {
+			return items, next, true
 		}
-		if raw[i] != ',' {
-			return nil, 0, false
-		}
-		i = skipWS(raw, i+1)
+		i = next
 	}
+}
+
+// afterItem reads what follows an object member or an array item ending
+// at raw[i]: the closing byte (done; next is after it) or a comma (next is
+// where the following item starts).
+func afterItem(raw []byte, i int, closing byte) (next int, done, ok bool) {
+	i = skipWS(raw, i)
+	switch {
+	case i >= len(raw):
+		return 0, false, false
+	case raw[i] == closing:
+		return i + 1, true, true
+	case raw[i] != ',':
+		return 0, false, false
+	}
+	return skipWS(raw, i+1), false, true
 }
