@@ -43,6 +43,8 @@ type runner struct {
 	// body's premises are final when it is evaluated, so this is exactly
 	// rules_fired's "has a solution in the final store".
 	fired []bool
+	// env is the bindings of the rule being evaluated.
+	env env
 	// delta is what the last round of a recursive stratum added, read by
 	// its delta rules; next collects what this round adds (nil outside a
 	// recursive stratum).
@@ -181,6 +183,18 @@ type env struct {
 	// width counts the partial solutions after each premise, the engine's
 	// join-width limit.
 	width []int
+	// terms and slots are the lookups' scratch (crule.scratch): a premise's
+	// query arguments, and the slots a candidate bound. Each premise uses
+	// its own part, so a deeper premise never overwrites a shallower one's.
+	terms []ast.BaseTerm
+	slots []int
+}
+
+// scratch returns p's query arguments and an empty slot list with room
+// for them.
+func (e *env) scratch(p *cprem) ([]ast.BaseTerm, []int) {
+	end := p.scratch + len(p.args)
+	return e.terms[p.scratch:end:end], e.slots[p.scratch:p.scratch : p.scratch+len(p.args)+2]
 }
 
 // Get implements ast.Subst.
@@ -215,9 +229,26 @@ func (e *env) sides(p *cprem) (ast.BaseTerm, ast.BaseTerm, error) {
 	return l, rt, err
 }
 
+// reuse returns buf with length n and zero values, reallocated only when
+// it is too short.
+func reuse[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
 // rule evaluates one rule and adds what it derives.
 func (r *runner) rule(c *crule) error {
-	e := &env{c: c, vals: make([]ast.BaseTerm, len(c.vars)), width: make([]int, len(c.body))}
+	// Rules are evaluated one at a time, so one env serves them all.
+	e := &r.env
+	e.c = c
+	e.vals = reuse(e.vals, len(c.vars))
+	e.width = reuse(e.width, len(c.body))
+	e.terms = reuse(e.terms, c.scratch)
+	e.slots = reuse(e.slots, c.scratch)
 	return r.join(e, 0)
 }
 
@@ -387,7 +418,7 @@ func (e *env) query(p *cprem, q []ast.BaseTerm) error {
 // atom joins a positive atom: every fact that matches the bound arguments
 // extends the solution.
 func (r *runner) atom(e *env, i int, p *cprem) error {
-	q := make([]ast.BaseTerm, len(p.args))
+	q, set := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return err
 	}
@@ -399,7 +430,6 @@ func (r *runner) atom(e *env, i int, p *cprem) error {
 		base, own = r.store.base.lookup(qa), r.store.own.lookup(qa)
 	}
 	r.store.spend(1 + base.size() + own.size())
-	set := make([]int, 0, len(p.args))
 	for _, cand := range [2]candidates{base, own} {
 		n := len(cand.bucket)
 		if cand.all {
@@ -457,7 +487,7 @@ func (e *env) match(p *cprem, q, args []ast.BaseTerm, set []int) ([]int, bool) {
 // overlapping the operator's interval), with the interval's variables
 // bound to the fact's start and end, as the engine's TemporalEvaluator.
 func (r *runner) temporal(e *env, i int, p *cprem) error {
-	q := make([]ast.BaseTerm, len(p.args))
+	q, set := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return err
 	}
@@ -467,7 +497,6 @@ func (r *runner) temporal(e *env, i int, p *cprem) error {
 		iv := r.pastInterval(p.tl.Operator.Interval)
 		start, end = factstore.GetStartTime(iv), factstore.GetEndTime(iv)
 	}
-	set := make([]int, 0, len(p.args)+2)
 	return r.ts.eachMatch(ast.Atom{Predicate: p.pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
 		var ok bool
 		if set, ok = e.match(p, q, a.Args, set[:0]); ok {
@@ -509,7 +538,7 @@ func (r *runner) pastInterval(iv ast.Interval) ast.Interval {
 
 // exists reports whether a fact matches a negated atom's bound arguments.
 func (r *runner) exists(e *env, p *cprem) (bool, error) {
-	q := make([]ast.BaseTerm, len(p.args))
+	q, _ := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return false, err
 	}

@@ -54,6 +54,10 @@ type crule struct {
 	slots        map[ast.Variable]int
 	head         []cterm
 	body         []cprem
+	// scratch is the room the body's lookups need (each premise's
+	// arguments, and the slots it binds), allocated once per evaluation of
+	// the rule; each premise has its own part (cprem.scratch).
+	scratch int
 }
 
 type termKind uint8
@@ -106,6 +110,8 @@ type cprem struct {
 	// engine's TemporalEvaluator.
 	native   bool
 	from, to int
+	// scratch is where this premise's part of the rule's scratch starts.
+	scratch int
 }
 
 // compilePlan turns the dynamic strata into steps. It runs once at load.
@@ -359,32 +365,22 @@ func compileRule(r ast.Clause) (*crule, bool) {
 				}
 			}
 		case ast.NegAtom:
+			// Mangle's analysis requires a negation's variables to be bound
+			// before it; a rule that does not is left to the engine.
 			cp.atom, cp.pred = x.Atom, x.Atom.Predicate
+			vars := map[ast.Variable]bool{}
+			ast.AddVars(x.Atom, vars)
+			for v := range vars {
+				if v.Symbol != "_" && !bound[v] {
+					return nil, false
+				}
+			}
 			cp.kind = premNeg
 			if x.Atom.Predicate.IsBuiltin() {
 				cp.kind = premNegBuiltin
-				vars := map[ast.Variable]bool{}
-				ast.AddVars(x.Atom, vars)
-				for v := range vars {
-					if v.Symbol != "_" && !bound[v] {
-						return nil, false
-					}
-				}
 				break
 			}
-			seen := map[ast.Variable]bool{}
 			for _, a := range x.Atom.Args {
-				if v, ok := a.(ast.Variable); ok && v.Symbol != "_" && !bound[v] {
-					// An unbound variable in a negation matches anything;
-					// the engine also requires a repeated one to agree,
-					// which the kernel does not follow.
-					if seen[v] {
-						return nil, false
-					}
-					seen[v] = true
-					cp.args = append(cp.args, cterm{kind: termWild})
-					continue
-				}
 				t, ok := term(a)
 				if !ok {
 					return nil, false
@@ -490,6 +486,10 @@ func compileRule(r ast.Clause) (*crule, bool) {
 			return nil, false
 		}
 		c.head = append(c.head, t)
+	}
+	for i := range c.body {
+		c.body[i].scratch = c.scratch
+		c.scratch += len(c.body[i].args) + 2
 	}
 	return c, true
 }

@@ -36,9 +36,8 @@ type Program struct {
 	// what the static strata derive (static.go). baseTotal counts base.
 	server    *indexedStore
 	baseTotal int
-	// dynStrata and dynPredToStratum are the strata each request runs.
-	dynStrata        []analysis.Nodeset
-	dynPredToStratum map[ast.PredicateSym]int
+	// dynStrata are the strata each request runs (through plan).
+	dynStrata []analysis.Nodeset
 	// plan is how a request evaluates the dynamic strata (plan.go);
 	// compiledRule marks the rules it evaluates itself, whose firing the
 	// evaluation records.

@@ -36,22 +36,22 @@ func (p *Program) precomputeStatic() error {
 	p.server.freeze()
 	static := p.staticPredicates()
 	var staticStrata, dynStrata []analysis.Nodeset
-	staticIndex, dynIndex := map[ast.PredicateSym]int{}, map[ast.PredicateSym]int{}
+	staticIndex := map[ast.PredicateSym]int{}
 	for _, ns := range p.strata {
 		all := len(ns) > 0
 		for sym := range ns {
 			all = all && static[sym]
 		}
-		strata, index := &dynStrata, dynIndex
-		if all {
-			strata, index = &staticStrata, staticIndex
+		if !all {
+			dynStrata = append(dynStrata, ns)
+			continue
 		}
 		for sym := range ns {
-			index[sym] = len(*strata)
+			staticIndex[sym] = len(staticStrata)
 		}
-		*strata = append(*strata, ns)
+		staticStrata = append(staticStrata, ns)
 	}
-	p.dynStrata, p.dynPredToStratum = dynStrata, dynIndex
+	p.dynStrata = dynStrata
 	before := p.base.EstimateFactCount()
 	if len(staticStrata) > 0 {
 		_, err := engine.EvalStratifiedProgramWithStats(p.info, staticStrata, staticIndex, p.base,
