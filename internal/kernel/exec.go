@@ -194,7 +194,7 @@ type env struct {
 // for them.
 func (e *env) scratch(p *cprem) ([]ast.BaseTerm, []int) {
 	end := p.scratch + len(p.args)
-	return e.terms[p.scratch:end:end], e.slots[p.scratch:p.scratch : p.scratch+len(p.args)+2]
+	return e.terms[p.scratch:end:end], e.slots[p.scratch : p.scratch : p.scratch+len(p.args)+2]
 }
 
 // Get implements ast.Subst.
