@@ -152,11 +152,17 @@ func TestFixtures(t *testing.T) {
 		{"temporal without outside", `{"evaluate":{"intent":{"name":"i"},"facts":[]},"temporal":{"tool":"t","inside":"x"}}`, "temporal needs"},
 		{"slow without count", `{"slow":{"intent":{"name":"i"},"repeat":{"pred":"p","args":[]}}}`, "positive count"},
 		{"evaluate without intent", `{"evaluate":{"facts":[]}}`, "evaluate.intent.name"},
+		{"slow repeat not a template", `{"slow":{"intent":{"name":"i"},"repeat":5,"count":2}}`, "slow.repeat must be"},
+		{"slow repeat an empty list", `{"slow":{"intent":{"name":"i"},"repeat":[],"count":2}}`, "slow.repeat must be"},
 	}
 	for _, b := range bad {
 		if _, err := conformance.ParseFixture([]byte(b.json)); err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: %v, want an error with %q", b.name, err, b.want)
 		}
+	}
+	if _, err := conformance.ParseFixture([]byte(`{"slow":{"intent":{"name":"i"},"count":2,
+		"repeat":[{"pred":"a","args":["{i}"]},{"pred":"b","args":["{i:number}"]}]}}`)); err != nil {
+		t.Errorf("a list of templates: %v", err)
 	}
 	p := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(p, []byte(`{"evaluate":{}}`), 0o600); err != nil {
