@@ -80,7 +80,8 @@ type External struct {
 }
 
 // ExternalInput is what an external predicate sees: the request's intent,
-// validated facts and evaluation time.
+// validated facts and evaluation time. The facts are the server's, shared
+// with the rest of the evaluation: read them, never modify them.
 type ExternalInput struct {
 	Intent   string
 	Facts    []protocol.Fact

@@ -24,30 +24,29 @@ type intentRequestWire struct {
 
 // evaluation is a validated intent request with its effective limits.
 type evaluation struct {
-	intent        protocol.Intent
-	facts         []protocol.Fact
-	evalTime      time.Time
-	chosenTime    bool
-	fixedTime     bool // the request named its eval_time (not "now"): the result cache may keep the answer
-	maxFacts      int64
-	maxInterval   int64
-	maxCompute    time.Duration
-	maxTools      int64
-	maxTokens     int64           // -1: no budget
-	upgrades      map[string]bool // macro_ids of disclosure_upgrade facts
-	disclosure    string
-	proofHints    bool
-	coverage      bool
-	warnings      []protocol.Warning
-	knownIntent   bool
-	factsBytes    int64  // size of the facts on the wire
-	factKeys      []byte // the facts' keys (factKey), each followed by '\n': digestFacts's text of facts
-	factsHeap     int64  // factsHeapBytes of facts, once factsHeapDone
-	factsHeapDone bool
-	external      []protocol.Fact
-	caller        *caller
-	program       *kernel.Program // the rule version this request uses throughout
-	defined       []*macroDef     // macro-tools render synthesized, for the store
+	intent      protocol.Intent
+	facts       []protocol.Fact
+	evalTime    time.Time
+	chosenTime  bool
+	fixedTime   bool // the request named its eval_time (not "now"): the result cache may keep the answer
+	maxFacts    int64
+	maxInterval int64
+	maxCompute  time.Duration
+	maxTools    int64
+	maxTokens   int64           // -1: no budget
+	upgrades    map[string]bool // macro_ids of disclosure_upgrade facts
+	disclosure  string
+	proofHints  bool
+	coverage    bool
+	warnings    []protocol.Warning
+	knownIntent bool
+	factsBytes  int64         // size of the facts on the wire
+	factKeys    [][]byte      // the facts' keys (factKey), each followed by '\n', in chunks: digestFacts's text of facts
+	summary     *factsSummary // the facts' key hash and memory: see summarized
+	external    []protocol.Fact
+	caller      *caller
+	program     *kernel.Program // the rule version this request uses throughout
+	defined     []*macroDef     // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,
@@ -122,6 +121,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, err
 	}
 	ev.external = external
+	ev.summarizeAhead()
 	who := callerFrom(ctx)
 	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
 	res, err := prog.Evaluate(kctx, s.kernelRequest(ev, who))
@@ -156,6 +156,7 @@ type programView struct {
 	prog    *kernel.Program
 	profile protocol.FactsProfile
 	intents []protocol.IntentDecl
+	outputs map[string]bool // the output-only predicates, as profile.Predicate finds them
 }
 
 // viewOf returns the view of prog, made once per rule version.
@@ -163,7 +164,13 @@ func (s *Server) viewOf(prog *kernel.Program) *programView {
 	if v := s.view.Load(); v != nil && v.prog == prog {
 		return v
 	}
-	v := &programView{prog: prog, profile: prog.FactsProfile(), intents: prog.Intents()}
+	v := &programView{prog: prog, profile: prog.FactsProfile(), intents: prog.Intents(), outputs: map[string]bool{}}
+	for i := range v.profile.Predicates {
+		p := &v.profile.Predicates[i]
+		if v.profile.Predicate(p.Predicate) == p && p.Direction == protocol.DirectionOutput {
+			v.outputs[p.Predicate] = true
+		}
+	}
 	s.view.Store(v)
 	return v
 }
@@ -221,7 +228,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	valid := checked.Facts
 	// Deduplicated in place: the validated facts are this request's own.
 	// A key is about a fact's wire size less its field names.
-	set := newFactSet(valid, max(0, int(ev.factsBytes)-16*len(valid)))
+	premises := valid[:0]
 	setAside := 0
 	for _, f := range valid {
 		// Presentation facts, not composition: they never change macro_ids.
@@ -235,16 +242,17 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		}
 		// A state delta fed back (Spec 07 section 4.1): accepted, never a
 		// premise, since the server asserts or derives those itself.
-		if p := profile.Predicate(f.Pred); p != nil && p.Direction == protocol.DirectionOutput {
+		if view.outputs[f.Pred] {
 			setAside++
 			continue
 		}
-		// A fact is a set member: a duplicate (provenance is not identity)
-		// neither changes macro_ids nor doubles anything.
-		set.add(f)
+		premises = append(premises, f)
 	}
+	// A fact is a set member: a duplicate (provenance is not identity)
+	// neither changes macro_ids nor doubles anything.
+	set := newFactSet(premises, max(0, int(ev.factsBytes)-16*len(valid)))
 	if len(set.facts) > 0 {
-		ev.facts, ev.factKeys = set.facts, set.keys
+		ev.facts, ev.factKeys = set.facts, set.chunks
 	}
 	if setAside > 0 {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnOutputFactsIgnored,

@@ -3,100 +3,174 @@ package manglecp
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
+	"runtime"
 
+	"github.com/manglecp/manglecp/internal/parallel"
 	"github.com/manglecp/manglecp/protocol"
 )
 
 // factSet keeps the first of equal facts (equal by factKey) in order and
-// their keys, each followed by a newline, in one buffer: the text
-// digestFacts hashes, so the keys are built once per request. A few facts
-// are compared one by one; beyond smallSet, finding a duplicate hashes the
-// key into a map of integers. Either way a fact costs no allocation of its
-// own.
+// their keys, each followed by a newline: the text digestFacts hashes, so
+// the keys are built once per request. The key text is in chunks, one per
+// part of the facts: a long list has its keys built and hashed in parts,
+// one per processor, and only the check for duplicates runs in order. A
+// few facts are compared one by one; beyond smallSet, finding a duplicate
+// looks the key's hash up in an open-addressing table of fact indexes.
+// Either way a fact costs no allocation of its own.
 type factSet struct {
-	facts []protocol.Fact
-	keys  []byte           // the kept facts' keys, each followed by '\n'
-	ends  []int32          // ends[i]: where fact i's key ends in keys (before its '\n')
-	first map[uint64]int32 // hash -> the last kept fact with it; nil while the set is small
-	next  []int32          // next[i]: the previous kept fact whose key has fact i's hash, or -1
-	seed  maphash.Seed
+	facts  []protocol.Fact
+	chunks [][]byte  // the kept facts' keys, each followed by '\n', in order
+	spans  []keySpan // spans[i]: where kept fact i's key is (without its '\n')
+	hashes []uint64  // hashes[i]: the hash of kept fact i's key; nil for a small set
+	table  []int32   // kept fact index + 1 by hash, linear probing (0: free); len a power of two above twice the facts
 }
 
-// newFactSet returns a set that keeps its facts in facts[:0]: facts may be
-// the slice the set's facts come from, in order (each kept fact is written
-// at or before the index it is read from).
-func newFactSet(facts []protocol.Fact, keyBytes int) *factSet {
-	n := len(facts)
-	return &factSet{
-		facts: facts[:0],
-		keys:  make([]byte, 0, keyBytes),
-		ends:  make([]int32, 0, n),
-	}
-}
+// keySpan is where a key is: chunks[chunk][start:end].
+type keySpan struct{ chunk, start, end int32 }
 
 // smallSet is the most facts a factSet compares one by one, without
 // hashing.
 const smallSet = 16
 
-// add keeps f unless an equal fact is kept already, and reports whether
-// it kept f.
-func (s *factSet) add(f protocol.Fact) bool {
-	start := len(s.keys)
-	s.keys = appendFactKey(s.keys, f)
-	key := s.keys[start:]
-	if s.first == nil {
-		if len(s.facts) < smallSet {
-			for j := range int32(len(s.facts)) {
-				if bytes.Equal(s.key(j), key) {
-					s.keys = s.keys[:start]
-					return false
-				}
+// A long list has its keys built on several goroutines
+// (internal/parallel): one per keysPerWorker facts at most, in
+// keyPartsPerWorker parts per goroutine, which they take in turn.
+const (
+	keysPerWorker     = 2048
+	keyPartsPerWorker = 4
+)
+
+// keyPart is the keys of one run of facts, built on its own: each key
+// followed by '\n' in keys, ending at ends[j], with its hash in hashes[j]
+// (only for a set beyond smallSet).
+type keyPart struct {
+	lo, hi int
+	keys   []byte
+	ends   []int32
+	hashes []uint64
+}
+
+// newFactSet returns the set of facts, keeping them in facts[:0] (each
+// kept fact is written at or before the index it is read from). keyBytes
+// estimates the length of all their keys.
+func newFactSet(facts []protocol.Fact, keyBytes int) *factSet {
+	return newFactSetParts(facts, keyBytes, runtime.GOMAXPROCS(0))
+}
+
+// newFactSetParts is newFactSet building the keys on at most procs
+// goroutines.
+func newFactSetParts(facts []protocol.Fact, keyBytes, procs int) *factSet {
+	n := len(facts)
+	s := &factSet{facts: facts[:0], spans: make([]keySpan, 0, n)}
+	hashed := n > smallSet
+	var seed maphash.Seed
+	if hashed {
+		seed = maphash.MakeSeed()
+		s.hashes = make([]uint64, 0, n)
+		s.table = make([]int32, 1<<bits.Len(uint(2*n)))
+	}
+	workers := max(1, min(procs, n/keysPerWorker))
+	k := 1
+	if workers > 1 {
+		k = workers * keyPartsPerWorker
+	}
+	parts := make([]keyPart, k)
+	for i := range parts {
+		parts[i].lo, parts[i].hi = n*i/k, n*(i+1)/k
+	}
+	build := func(p *keyPart) {
+		m := p.hi - p.lo
+		p.keys = make([]byte, 0, keyBytes/k+m)
+		p.ends = make([]int32, 0, m)
+		if hashed {
+			p.hashes = make([]uint64, 0, m)
+		}
+		for _, f := range facts[p.lo:p.hi] {
+			start := len(p.keys)
+			p.keys = appendFactKey(p.keys, f)
+			if hashed {
+				p.hashes = append(p.hashes, maphash.Bytes(seed, p.keys[start:]))
 			}
-			s.facts = append(s.facts, f)
-			s.ends = append(s.ends, int32(len(s.keys)))
-			s.keys = append(s.keys, '\n')
+			p.keys = append(p.keys, '\n')
+			p.ends = append(p.ends, int32(len(p.keys)))
+		}
+	}
+	parallel.Run(len(parts), workers, func(i int) { build(&parts[i]) })
+	for c := range parts {
+		s.keep(facts, &parts[c], int32(c))
+	}
+	return s
+}
+
+// keep adds part c's facts in order, leaving out those equal to a kept
+// one. Its keys move down over the left-out ones (never over a kept key).
+func (s *factSet) keep(facts []protocol.Fact, p *keyPart, c int32) {
+	s.chunks = append(s.chunks, nil)
+	w, start := int32(0), int32(0)
+	for j, end := range p.ends {
+		from := start
+		key := p.keys[from : end-1]
+		start = end
+		var h uint64
+		slot := -1
+		if s.table != nil {
+			h = p.hashes[j]
+			var dup bool
+			if slot, dup = s.find(key, h); dup {
+				continue
+			}
+		} else if s.has(key) {
+			continue
+		}
+		i := int32(len(s.facts))
+		if at := p.lo + j; at == len(s.facts) {
+			s.facts = s.facts[:at+1] // kept where it is
+		} else {
+			s.facts = append(s.facts, facts[at])
+		}
+		n := end - from // the key and its '\n'
+		if w != from {
+			copy(p.keys[w:], p.keys[from:end])
+		}
+		s.spans = append(s.spans, keySpan{c, w, w + n - 1})
+		if s.table != nil {
+			s.hashes = append(s.hashes, h)
+			s.table[slot] = i + 1
+		}
+		w += n
+		s.chunks[c] = p.keys[:w]
+	}
+}
+
+// has reports whether key is a kept fact's, comparing it with each (a
+// small set).
+func (s *factSet) has(key []byte) bool {
+	for j := range int32(len(s.facts)) {
+		if bytes.Equal(s.key(j), key) {
 			return true
 		}
-		// Many facts: index the kept ones by hash from now on.
-		s.seed = maphash.MakeSeed()
-		s.first = make(map[uint64]int32, cap(s.facts))
-		s.next = make([]int32, 0, cap(s.facts))
-		for j := range int32(len(s.facts)) {
-			h := maphash.Bytes(s.seed, s.key(j))
-			head, ok := s.first[h]
-			if !ok {
-				head = -1
-			}
-			s.next = append(s.next, head)
-			s.first[h] = j
+	}
+	return false
+}
+
+// find looks key, whose hash is h, up in the table: whether a kept fact
+// has it, and otherwise the free slot where it goes.
+func (s *factSet) find(key []byte, h uint64) (slot int, found bool) {
+	mask := uint64(len(s.table) - 1)
+	for at := h & mask; ; at = (at + 1) & mask {
+		i := s.table[at] - 1
+		if i < 0 {
+			return int(at), false
+		}
+		if s.hashes[i] == h && bytes.Equal(s.key(i), key) {
+			return 0, true
 		}
 	}
-	h := maphash.Bytes(s.seed, key)
-	head, ok := s.first[h]
-	for j := head; ok && j >= 0; j = s.next[j] {
-		if bytes.Equal(s.key(j), key) {
-			s.keys = s.keys[:start]
-			return false
-		}
-	}
-	i := int32(len(s.facts))
-	s.facts = append(s.facts, f)
-	s.ends = append(s.ends, int32(len(s.keys)))
-	s.keys = append(s.keys, '\n')
-	if ok {
-		s.next = append(s.next, head)
-	} else {
-		s.next = append(s.next, -1)
-	}
-	s.first[h] = i
-	return true
 }
 
 // key is the key of kept fact i.
 func (s *factSet) key(i int32) []byte {
-	start := int32(0)
-	if i > 0 {
-		start = s.ends[i-1] + 1
-	}
-	return s.keys[start:s.ends[i]]
+	sp := s.spans[i]
+	return s.chunks[sp.chunk][sp.start:sp.end]
 }

@@ -105,18 +105,16 @@ func macroSize(ev *evaluation, t kernel.Tool, schema map[string]any) int64 {
 	if ev.intent.Params != nil {
 		n += jsonValueBytes(ev.intent.Params)
 	}
-	return n + ev.factsHeapBytes()
+	return n + ev.summarized().heap
 }
 
-// factsHeapBytes is the memory of the request's facts, computed once per
-// evaluation: every definition of it holds the same facts.
-func (ev *evaluation) factsHeapBytes() int64 {
-	if !ev.factsHeapDone {
-		n := roundAlloc(int64(cap(ev.facts)) * int64(unsafe.Sizeof(protocol.Fact{})))
-		for _, f := range ev.facts {
-			n += factBytes(f)
-		}
-		ev.factsHeap, ev.factsHeapDone = n, true
+// factsHeapBytes is the memory of a request's facts. It is computed once
+// per evaluation (see factsSummary): every definition of it holds the same
+// facts.
+func factsHeapBytes(facts []protocol.Fact) int64 {
+	n := roundAlloc(int64(cap(facts)) * int64(unsafe.Sizeof(protocol.Fact{})))
+	for _, f := range facts {
+		n += factBytes(f)
 	}
-	return ev.factsHeap
+	return n
 }

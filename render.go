@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
 
@@ -26,7 +27,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 	}
 	// External tuples are part of the composition: a non-deterministic
 	// predicate that answers differently gives different macro_ids.
-	factsDigest := digestKeyedFacts(ev.factKeys, ev.external)
+	factsDigest := digestMore(ev.summarized().keys, ev.external)
 	var shown []*shownTool
 	for _, t := range res.Tools {
 		def := s.define(ev, t, factsDigest)
@@ -311,9 +312,13 @@ func digestFacts(facts []protocol.Fact) string {
 
 // digestKeyedFacts is digestFacts of facts whose keys, each followed by a
 // newline, are keys, then more.
-func digestKeyedFacts(keys []byte, more []protocol.Fact) string {
-	h := sha256.New()
-	h.Write(keys)
+func digestKeyedFacts(keys [][]byte, more []protocol.Fact) string {
+	return digestMore(hashKeys(keys), more)
+}
+
+// digestMore is the digest of the keys h has hashed, then more. It writes
+// to h.
+func digestMore(h hash.Hash, more []protocol.Fact) string {
 	var buf []byte
 	for _, f := range more {
 		buf = appendFactKey(buf[:0], f)

@@ -32,8 +32,47 @@ func decodeFactFast(raw []byte, f *Fact) bool { return decodeFactArena(raw, f, n
 type factArena struct {
 	args  []any
 	text  strings.Builder
-	chunk int // items per new args chunk
-	left  int // bytes of the facts not decoded yet (the caller counts them down): a bound on their text
+	chunk int    // items per new args chunk
+	left  int    // bytes of the facts not decoded yet (the caller counts them down): a bound on their text
+	pred  string // the last predicate read, when it is a valid name: the next fact's is likely the same
+	// recent are the last arguments of a few predicates, by position: a
+	// list of facts repeats many (a session id, a level, a method), and
+	// an argument with the same text and kind as the last one of its
+	// predicate at its position shares its value instead of allocating.
+	recent     [recentPreds]recentArgs
+	nextRecent int // the entry of recent to replace next
+}
+
+// recentArgs is the last scalar arguments of a predicate, by position.
+type recentArgs struct {
+	pred string
+	text [recentArity]string // the argument's text in the JSON (a plain string's without its quotes)
+	kind [recentArity]uint8  // 0 none, 1 plain string, 2 number
+	val  [recentArity]any
+}
+
+// How many predicates and argument positions recent remembers.
+const (
+	recentPreds = 4
+	recentArity = 8
+)
+
+// recentOf returns the recent arguments of pred, taking over the oldest
+// entry for a predicate not among them; nil without an arena or a
+// predicate.
+func (a *factArena) recentOf(pred string) *recentArgs {
+	if a == nil || pred == "" {
+		return nil
+	}
+	for i := range a.recent {
+		if a.recent[i].pred == pred {
+			return &a.recent[i]
+		}
+	}
+	r := &a.recent[a.nextRecent]
+	a.nextRecent = (a.nextRecent + 1) % recentPreds
+	*r = recentArgs{pred: pred}
+	return r
 }
 
 // The arena's chunks: text chunks of textChunk bytes (text longer than a
@@ -82,6 +121,24 @@ func (a *factArena) builder(total int) (*strings.Builder, int) {
 	return &a.text, a.text.Len()
 }
 
+// predicate reads the fact's predicate, the JSON string at raw[i]. A list
+// of facts repeats a few predicates: one that is the same valid name as
+// the last one read (so its text is its bytes) shares that one's string
+// instead of allocating its own.
+func (a *factArena) predicate(raw []byte, i int) (string, int, bool) {
+	if a == nil {
+		return scanString(raw, i)
+	}
+	if end := i + 1 + len(a.pred); a.pred != "" && end < len(raw) && raw[i] == '"' && raw[end] == '"' && string(raw[i+1:end]) == a.pred {
+		return a.pred, end + 1, true
+	}
+	s, n, ok := scanString(raw, i)
+	if ok && validPredicateName(s) {
+		a.pred = s
+	}
+	return s, n, ok
+}
+
 func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	var out Fact
 	i := skipWS(raw, 0)
@@ -100,7 +157,7 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 			i = skipWS(raw, next)
 			switch key {
 			case "pred":
-				s, n, ok := scanString(raw, i)
+				s, n, ok := arena.predicate(raw, i)
 				if !ok {
 					return false
 				}
@@ -120,7 +177,7 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 					out.Args, out.hasArgs, i = nil, false, n
 					break
 				}
-				args, n, ok := scanScalarArray(raw, i, arena)
+				args, n, ok := scanScalarArray(raw, i, arena, arena.recentOf(out.Pred))
 				if !ok {
 					return false
 				}
@@ -192,8 +249,9 @@ func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
 // strings and numbers is copied into one string, which they share, and
 // with an arena the list and the text come from its chunks: an array costs
 // one allocation per string or number it holds (the decoder's: two, and
-// four more).
-func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
+// four more), except one equal to the last argument at its position in
+// recent (when not nil), whose value it shares.
+func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([]any, int, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, 0, false
 	}
@@ -206,7 +264,7 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 	type item struct {
 		v          any
 		start, end int
-		kind       uint8 // 0 v, 1 plain string, 2 number
+		kind       uint8 // 0 v, 1 plain string, 2 number, 3 v shared from recent
 	}
 	var buf [8]item
 	items := buf[:0]
@@ -220,7 +278,6 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 		case c == '"':
 			if n, plain := plainString(raw, i); plain {
 				it, i = item{start: i + 1, end: n - 1, kind: 1}, n
-				text += it.end - it.start
 				break
 			}
 			s, n, ok := scanString(raw, i)
@@ -234,13 +291,19 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 				return nil, 0, false
 			}
 			it, i = item{start: i, end: n, kind: 2}, n
-			text += n - it.start
 		default:
 			v, n, ok := scanScalar(raw, i)
 			if !ok {
 				return nil, 0, false
 			}
 			it.v, i = v, n
+		}
+		if k := len(items); it.kind != 0 {
+			if recent != nil && k < recentArity && recent.kind[k] == it.kind && recent.text[k] == string(raw[it.start:it.end]) {
+				it.v, it.kind = recent.val[k], 3
+			} else {
+				text += it.end - it.start
+			}
 		}
 		items = append(items, it)
 		var done, ok bool
@@ -259,7 +322,7 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 		own.Grow(text)
 	}
 	for _, it := range items {
-		if it.kind != 0 {
+		if it.kind == 1 || it.kind == 2 {
 			sb.Write(raw[it.start:it.end])
 		}
 	}
@@ -267,12 +330,16 @@ func scanScalarArray(raw []byte, i int, arena *factArena) ([]any, int, bool) {
 	out := arena.argList(len(items))[:len(items)]
 	for k, it := range items {
 		switch it.kind {
-		case 0:
+		case 0, 3:
 			out[k] = it.v
+			continue
 		case 1:
 			out[k] = all[at : at+it.end-it.start]
 		case 2:
 			out[k] = json.Number(all[at : at+it.end-it.start])
+		}
+		if recent != nil && k < recentArity {
+			recent.text[k], recent.kind[k], recent.val[k] = all[at:at+it.end-it.start], it.kind, out[k]
 		}
 		at += it.end - it.start
 	}

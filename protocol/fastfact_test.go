@@ -192,3 +192,68 @@ func TestDecodeFactsArenaChunks(t *testing.T) {
 		t.Errorf("appending to fact 0's arguments changed fact 1's: %v", facts[1].Args)
 	}
 }
+
+// TestDecodeFactsRecentArgs: arguments shared with the last fact of the
+// same predicate (recentArgs) decode as encoding/json decodes them: the
+// same text as a string and as a number, the same text at another
+// position or under another predicate, more predicates than recent holds,
+// positions beyond recentArity and escaped strings next to plain ones.
+func TestDecodeFactsRecentArgs(t *testing.T) {
+	preds := []string{"a", "b", "a", "c", "d", "e", "f", "a", "a", "b"}
+	var raws []json.RawMessage
+	for i := range 2000 {
+		p := preds[i%len(preds)]
+		var args []string
+		switch i % 4 {
+		case 0:
+			args = []string{`"12"`, `12`, `"s1"`, `"x"`}
+		case 1:
+			args = []string{`12`, `"12"`, `"s1"`, `"x\u0079"`}
+		case 2:
+			args = []string{`"s1"`, `"12"`, `12.0`, `"x"`, `1`, `2`, `3`, `4`, `"nine"`, `"ten"`}
+		default:
+			args = []string{`"s1"`, fmt.Sprint(i % 3), `"é"`, `null`, `true`, `"x"`, `"x"`, `"x"`, `"nine"`, fmt.Sprintf(`"%d"`, i%2)}
+		}
+		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"pred":%q,"args":[%s]}`, p, strings.Join(args, ","))))
+	}
+	facts, vs := DecodeFacts(raws)
+	if len(vs) > 0 {
+		t.Fatalf("violations: %v", vs)
+	}
+	for i, raw := range raws {
+		var want Fact
+		if err := want.decodeSlow(raw); err != nil || !reflect.DeepEqual(facts[i], want) {
+			t.Fatalf("fact %d: %#v, want %#v (%v)", i, facts[i], want, err)
+		}
+	}
+}
+
+// FuzzDecodeFactsList: a list of facts long enough for the arena (its
+// shared chunks, repeated predicates and recent arguments) decodes each
+// fact as encoding/json does. The input's lines are the facts, repeated
+// to arenaFacts and more.
+func FuzzDecodeFactsList(f *testing.F) {
+	f.Add(strings.Join(factCases, "\n"))
+	f.Add("{\"pred\":\"a\",\"args\":[\"12\",12]}\n{\"pred\":\"a\",\"args\":[12,\"12\"]}\n{\"pred\":\"b\",\"args\":[\"12\"]}")
+	f.Fuzz(func(t *testing.T, in string) {
+		var raws []json.RawMessage
+		for _, line := range strings.Split(in, "\n") {
+			if json.Valid([]byte(line)) {
+				raws = append(raws, json.RawMessage(line))
+			}
+		}
+		if len(raws) == 0 {
+			return
+		}
+		for len(raws) < 2*arenaFacts {
+			raws = append(raws, raws...)
+		}
+		facts, _ := DecodeFacts(raws)
+		for i, raw := range raws {
+			var want Fact
+			if want.decodeSlow(raw) == nil && !reflect.DeepEqual(facts[i], want) {
+				t.Fatalf("fact %d %s: %#v, want %#v", i, raw, facts[i], want)
+			}
+		}
+	})
+}

@@ -3,7 +3,10 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
+
+	"github.com/manglecp/manglecp/internal/parallel"
 )
 
 // TooManyFacts is the too_many_facts error for a request of n facts
@@ -43,34 +46,103 @@ func (r *IntentFacts) Err() *Error {
 // intent's required_facts must be present (a fact that failed validation
 // still counts as present: its own violation says what is wrong).
 func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) *IntentFacts {
-	facts, violations := DecodeFacts(raws)
+	return checkIntentFacts(raws, intent, profile, intents, runtime.GOMAXPROCS(0))
+}
+
+// checkIntentFacts is CheckIntentFacts in at most procs parts.
+func checkIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl, procs int) *IntentFacts {
 	out := &IntentFacts{}
-	// Required facts are looked for among every decoded fact, valid or
-	// not, before validation normalizes the facts in place.
+	var required []MissingFact // every required fact, as reported when missing
 	for _, d := range intents {
 		if d.Name != intent {
 			continue
 		}
 		out.Known = true
 		for _, req := range d.RequiredFacts {
-			if !hasPredicate(facts, req) {
-				out.Missing = append(out.Missing, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
-					Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
-			}
+			required = append(required, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
+				Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
 		}
+	}
+	facts := make([]Fact, len(raws))
+	parts, workers := splitFacts(len(raws), procs)
+	for k := range parts {
+		parts[k].found = make([]bool, len(required))
+	}
+	parallel.Run(len(parts), workers, func(k int) { parts[k].check(raws, facts, profile, required) })
+	// The parts' valid facts, each part's at its start, move together.
+	kept := 0
+	found := make([]bool, len(required))
+	for _, p := range parts {
+		if kept != p.lo {
+			copy(facts[kept:], facts[p.lo:p.lo+p.kept])
+		}
+		kept += p.kept
+		out.Violations = append(out.Violations, p.violations...)
+		for r, ok := range p.found {
+			found[r] = found[r] || ok
+		}
+	}
+	for r, m := range required {
+		if !found[r] {
+			out.Missing = append(out.Missing, m)
+		}
+	}
+	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].FactIndex < out.Violations[j].FactIndex })
+	out.Facts = facts[:kept]
+	return out
+}
+
+// A long list is decoded and validated in parts on several goroutines
+// (internal/parallel), so a large request's latency is not all on one
+// core: one goroutine per factsPerWorker facts at most, each list in
+// partsPerWorker parts per goroutine, which the goroutines take in turn
+// (one that starts late takes fewer).
+const (
+	factsPerWorker = 2048
+	partsPerWorker = 4
+)
+
+// factsPart is one run of a request's facts, checked on its own.
+type factsPart struct {
+	lo, hi     int // the part is facts[lo:hi]
+	kept       int // its valid facts, now at facts[lo:lo+kept]
+	violations []Violation
+	found      []bool // found[r]: a decoded fact has required[r]'s predicate
+}
+
+// splitFacts divides n facts into the parts checked on at most procs
+// goroutines (always at least one part), and says on how many.
+func splitFacts(n, procs int) ([]factsPart, int) {
+	w := max(1, min(procs, n/factsPerWorker))
+	k := 1
+	if w > 1 {
+		k = w * partsPerWorker
+	}
+	parts := make([]factsPart, k)
+	for i := range parts {
+		parts[i].lo, parts[i].hi = n*i/k, n*(i+1)/k
+	}
+	return parts, w
+}
+
+// check decodes and validates the part's facts. Required facts are looked
+// for among every decoded fact, valid or not, before validation normalizes
+// the facts in place.
+func (p *factsPart) check(raws []json.RawMessage, facts []Fact, profile *FactsProfile, required []MissingFact) {
+	mine := facts[p.lo:p.hi]
+	vs := decodeFactsInto(raws[p.lo:p.hi], mine, p.lo)
+	for r, m := range required {
+		p.found[r] = hasPredicate(mine, m.Predicate)
 	}
 	var skip map[int]bool
-	if len(violations) > 0 {
-		skip = make(map[int]bool, len(violations))
-		for _, v := range violations {
-			skip[v.FactIndex] = true
+	if len(vs) > 0 {
+		skip = make(map[int]bool, len(vs))
+		for _, v := range vs {
+			skip[v.FactIndex-p.lo] = true
 		}
 	}
-	valid, more := validateFacts(facts, profile, Assert, skip, true)
-	violations = append(violations, more...)
-	sort.SliceStable(violations, func(i, j int) bool { return violations[i].FactIndex < violations[j].FactIndex })
-	out.Facts, out.Violations = valid, violations
-	return out
+	valid, more := validateFactsAt(mine, p.lo, profile, Assert, skip, true)
+	p.kept, p.violations = len(valid), append(vs, more...)
 }
 
 // IntentFactsError builds the error for an intent request's fact problems

@@ -56,6 +56,12 @@ const (
 // becomes a violation with its index instead of failing the whole message.
 func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 	facts := make([]Fact, len(raws))
+	return facts, decodeFactsInto(raws, facts, 0)
+}
+
+// decodeFactsInto is DecodeFacts into facts (as long as raws), with base
+// added to the violations' fact indexes.
+func decodeFactsInto(raws []json.RawMessage, facts []Fact, base int) []Violation {
 	var vs []Violation
 	arena := newFactArena(raws)
 	for i, raw := range raws {
@@ -76,11 +82,11 @@ func DecodeFacts(raws []json.RawMessage) ([]Fact, []Violation) {
 					pred = s
 				}
 			}
-			vs = append(vs, Violation{FactIndex: i, Predicate: pred, Issue: IssueMalformedFact,
-				Message: fmt.Sprintf("fact %d is not a valid fact object: %s", i, strings.TrimPrefix(err.Error(), "json: "))})
+			vs = append(vs, Violation{FactIndex: base + i, Predicate: pred, Issue: IssueMalformedFact,
+				Message: fmt.Sprintf("fact %d is not a valid fact object: %s", base+i, strings.TrimPrefix(err.Error(), "json: "))})
 		}
 	}
-	return facts, vs
+	return vs
 }
 
 // ValidateFacts checks facts against a facts profile (Spec 03, Spec 09
@@ -98,6 +104,13 @@ func ValidateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[
 // alone (freshly decoded) and are normalized where they are: the result
 // shares facts' backing array and facts' contents are no longer valid.
 func validateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[int]bool, owned bool) ([]Fact, []Violation) {
+	return validateFactsAt(facts, 0, profile, mode, skip, owned)
+}
+
+// validateFactsAt is validateFacts for facts that begin at index base of
+// a longer list: the violations' fact indexes count from there (skip's
+// do not).
+func validateFactsAt(facts []Fact, base int, profile *FactsProfile, mode FactMode, skip map[int]bool, owned bool) ([]Fact, []Violation) {
 	var out []Fact
 	if owned {
 		out = facts[:0]
@@ -105,17 +118,50 @@ func validateFacts(facts []Fact, profile *FactsProfile, mode FactMode, skip map[
 		out = make([]Fact, 0, len(facts))
 	}
 	var vs []Violation
+	schemas := indexProfile(profile, len(facts))
 	for i := range facts {
 		if skip[i] {
 			continue
 		}
-		f, v := validateFact(i, facts[i], profile, mode, owned)
+		f, v := validateFact(base+i, facts[i], schemas, mode, owned)
 		vs = append(vs, v...)
 		if len(v) == 0 {
 			out = append(out, f)
 		}
 	}
 	return out, vs
+}
+
+// schemaIndex finds predicate schemas in a profile: by a scan of its
+// list for a few facts, through a map for many.
+type schemaIndex struct {
+	profile *FactsProfile
+	byName  map[string]*PredicateSchema
+}
+
+// indexedFacts is the fewest facts worth a map of the profile's schemas.
+const indexedFacts = 64
+
+// indexProfile returns the schema index of profile for validating n facts.
+func indexProfile(profile *FactsProfile, n int) *schemaIndex {
+	x := &schemaIndex{profile: profile}
+	if n >= indexedFacts {
+		x.byName = make(map[string]*PredicateSchema, len(profile.Predicates))
+		for i := range profile.Predicates {
+			if name := profile.Predicates[i].Predicate; x.byName[name] == nil {
+				x.byName[name] = &profile.Predicates[i] // the first of a name, as Predicate finds it
+			}
+		}
+	}
+	return x
+}
+
+// get is profile.Predicate(name).
+func (x *schemaIndex) get(name string) *PredicateSchema {
+	if x.byName != nil {
+		return x.byName[name]
+	}
+	return x.profile.Predicate(name)
 }
 
 // validPredicateName reports whether name matches [a-z][a-z0-9_]*.
@@ -133,7 +179,7 @@ func validPredicateName(name string) bool {
 
 // validateFact checks fact i. With owned it may normalize f.Args in place
 // (the caller's facts are its own to change).
-func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode, owned bool) (Fact, []Violation) {
+func validateFact(i int, f Fact, schemas *schemaIndex, mode FactMode, owned bool) (Fact, []Violation) {
 	var vs []Violation
 	add := func(v Violation) {
 		v.FactIndex = i
@@ -157,10 +203,10 @@ func validateFact(i int, f Fact, profile *FactsProfile, mode FactMode, owned boo
 		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate %q must match [a-z][a-z0-9_]*", f.Pred)})
 		return f, vs
 	}
-	schema := profile.Predicate(f.Pred)
+	schema := schemas.get(f.Pred)
 	if schema == nil {
 		v := Violation{Issue: CodeUnknownPredicate, Message: fmt.Sprintf("Predicate '%s' is not declared in the server's facts profile", f.Pred)}
-		if s := nearestPredicate(f.Pred, profile); s != "" {
+		if s := nearestPredicate(f.Pred, schemas.profile); s != "" {
 			v.Suggestion = fmt.Sprintf("Did you mean '%s'?", s)
 		}
 		add(v)
@@ -273,13 +319,36 @@ func checkValue(v any, want string) (any, string, string) {
 			return v, "string", ""
 		}
 	case json.Number:
-		if want != ArgString && want != ArgBoolean && !strings.ContainsAny(string(x), ".eE") {
-			if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+		if want != ArgString && want != ArgBoolean {
+			if shortInteger(string(x)) {
 				return v, "integer", ""
+			}
+			if !strings.ContainsAny(string(x), ".eE") {
+				if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+					return v, "integer", ""
+				}
 			}
 		}
 	}
 	return checkValueSlow(v, want)
+}
+
+// shortInteger reports whether s is an optional minus sign and 1 to 18
+// decimal digits: an integer that fits int64 (ParseInt's answer, without
+// its work).
+func shortInteger(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || len(s) > 18 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkValueSlow is checkValue's general path.

@@ -92,7 +92,13 @@ func (p *page) failed() []response {
 // given for the id, as readPage keeps) has status >= 400, sorted: what
 // readPage(facts).failed() names, without reading the rest of the page.
 func failedIDs(facts []protocol.Fact) []string {
-	last := map[string]bool{}
+	responses := 0
+	for _, f := range facts {
+		if f.Pred == "net_response" {
+			responses++
+		}
+	}
+	last := make(map[string]bool, responses)
 	var out []string
 	for i := len(facts) - 1; i >= 0; i-- {
 		f := facts[i]

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // a write outside it; the directory itself must be a real directory (not
 // a symlink) owned by the server's user. Reports for one request live in
 // their own subdirectory, diagnosis-<request id>/, so whether a report
-// exists is one Stat, however many reports there are.
+// exists is one Stat, however many reports there are (see exist).
 type reports struct {
 	dir string
 }
@@ -109,7 +110,10 @@ func (r *reports) write(requestID, name string, data []byte) (string, error) {
 	return rel, nil
 }
 
-// exist returns which of the request ids have a report: one Stat each.
+// exist returns which of the request ids have a report. A few ids cost
+// one Stat each; for many, a directory of at most a few times as many
+// entries is listed once instead (a larger one is still asked id by id,
+// so the cost stays bounded by the ids asked about).
 func (r *reports) exist(requestIDs []string) ([]string, error) {
 	root, err := r.open(false)
 	if errors.Is(err, errNoReports) {
@@ -119,6 +123,17 @@ func (r *reports) exist(requestIDs []string) ([]string, error) {
 		return nil, err
 	}
 	defer root.Close()
+	if len(requestIDs) > statsPerListing {
+		if dirs, ok := listDirs(root, listPerID*len(requestIDs)); ok {
+			var out []string
+			for _, id := range requestIDs {
+				if dirs[requestDir(id)] {
+					out = append(out, id)
+				}
+			}
+			return out, nil
+		}
+	}
 	var out []string
 	for _, id := range requestIDs {
 		if fi, err := root.Lstat(requestDir(id)); err == nil && fi.IsDir() {
@@ -126,6 +141,34 @@ func (r *reports) exist(requestIDs []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Above statsPerListing ids, exist lists the directory when it has at
+// most listPerID entries per id.
+const (
+	statsPerListing = 8
+	listPerID       = 4
+)
+
+// listDirs returns the names of the subdirectories (not symlinks) of
+// root, when it has at most limit entries; otherwise false.
+func listDirs(root *os.Root, limit int) (map[string]bool, bool) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(limit + 1)
+	if (err != nil && !errors.Is(err, io.EOF)) || len(entries) > limit {
+		return nil, false
+	}
+	dirs := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs[e.Name()] = true
+		}
+	}
+	return dirs, true
 }
 
 func randomSuffix() string {

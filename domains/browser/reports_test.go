@@ -185,3 +185,61 @@ func BenchmarkReportExists10k(b *testing.B) {
 		}
 	}
 }
+
+// TestReportsExistListingMatchesStats: for many ids exist lists the
+// directory instead of asking id by id, and answers the same: a report
+// directory counts, a symlink or plain file of that name does not, and a
+// directory with more entries than the listing reads is asked id by id.
+func TestReportsExistListingMatchesStats(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reports int // report directories r0..r{n-1}; every third id asked has one
+		extra   int // unrelated entries
+	}{
+		{"few entries", 9, 0},
+		// 32 ids are asked (two have no entry): the listing reads at most
+		// listPerID*32 entries.
+		{"entries at the listing's limit", 30, listPerID*32 - 30},
+		{"more entries than the listing reads", 30, listPerID*32 - 30 + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := &reports{dir: dir}
+			var ids []string
+			for i := range tc.reports {
+				ids = append(ids, fmt.Sprintf("r%d", i))
+				var err error
+				switch i % 3 {
+				case 0:
+					_, err = r.write(ids[i], "a.md", []byte("x"))
+				case 1:
+					err = os.Symlink(t.TempDir(), filepath.Join(dir, requestDir(ids[i])))
+				case 2:
+					err = os.WriteFile(filepath.Join(dir, requestDir(ids[i])), nil, 0o600)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range tc.extra {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("other-", i)), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			asked := append(ids, "missing", "r 1/../x")
+			var want []string
+			for _, id := range asked {
+				if fi, err := os.Lstat(filepath.Join(dir, requestDir(id))); err == nil && fi.IsDir() {
+					want = append(want, id)
+				}
+			}
+			got, err := r.exist(asked)
+			if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("exist = %v, %v; id by id %v", got, err, want)
+			}
+			if len(want) != (tc.reports+2)/3 {
+				t.Errorf("%d reports, want %d", len(want), (tc.reports+2)/3)
+			}
+		})
+	}
+}

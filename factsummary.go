@@ -1,0 +1,63 @@
+package manglecp
+
+import (
+	"crypto/sha256"
+	"hash"
+)
+
+// factsSummary is what rendering needs of a request's facts that does not
+// depend on the kernel's answer: the hash of their keys (macro_ids build
+// on it) and their memory (the macro-tool cache counts it). For a large
+// request it is computed on a goroutine of its own while the kernel
+// evaluates; otherwise when rendering first asks for it.
+type factsSummary struct {
+	done     chan struct{} // closed once keys and heap are set
+	keys     hash.Hash     // SHA-256 after the keys' text; rendering adds the external facts, once
+	heap     int64         // factsHeapBytes of the facts
+	panicked any
+}
+
+// summaryAheadFacts is the fewest facts whose summary is computed while
+// the kernel evaluates: below it a goroutine costs more than it saves.
+const summaryAheadFacts = 1024
+
+// summarizeAhead starts computing ev's facts summary on a goroutine of its
+// own when the request is large. The goroutine only reads the facts and
+// their keys, which nothing writes after decoding, and ends by itself.
+func (ev *evaluation) summarizeAhead() {
+	if len(ev.facts) < summaryAheadFacts || ev.summary != nil {
+		return
+	}
+	sum := &factsSummary{done: make(chan struct{})}
+	ev.summary = sum
+	facts, keys := ev.facts, ev.factKeys
+	go func() {
+		defer close(sum.done)
+		defer func() { sum.panicked = recover() }()
+		sum.keys, sum.heap = hashKeys(keys), factsHeapBytes(facts)
+	}()
+}
+
+// summarized returns ev's facts summary, waiting for it or computing it.
+func (ev *evaluation) summarized() *factsSummary {
+	if ev.summary == nil {
+		ev.summary = &factsSummary{keys: hashKeys(ev.factKeys), heap: factsHeapBytes(ev.facts)}
+		return ev.summary
+	}
+	if ev.summary.done != nil {
+		<-ev.summary.done
+		if v := ev.summary.panicked; v != nil {
+			panic(v) // as if computed here
+		}
+	}
+	return ev.summary
+}
+
+// hashKeys is a SHA-256 state after the key chunks.
+func hashKeys(keys [][]byte) hash.Hash {
+	h := sha256.New()
+	for _, chunk := range keys {
+		h.Write(chunk)
+	}
+	return h
+}
