@@ -207,3 +207,52 @@ func BenchmarkRequestParts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHTTPOverKernel measures issue 16's target 3 side by side: each
+// iteration sends one evaluate request of n facts over a loopback HTTP
+// listener, then runs only the kernel's evaluation of the same request
+// (as BenchmarkRequestParts's "kernel" does), so both see the same
+// machine. It reports each one's wall and CPU time per iteration and
+// their ratios (http/kernel); ns/op is the pair's.
+func BenchmarkHTTPOverKernel(b *testing.B) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	defer hs.Close()
+	client := hs.Client()
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+			body := benchRequest(b, n)
+			run, err := srv.KernelForBench(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var httpWall, kernelWall, httpCPU, kernelCPU time.Duration
+			for b.Loop() {
+				start, cpu := time.Now(), processCPU()
+				resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+				httpWall, httpCPU = httpWall+time.Since(start), httpCPU+processCPU()-cpu
+				start, cpu = time.Now(), processCPU()
+				if err := run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				kernelWall, kernelCPU = kernelWall+time.Since(start), kernelCPU+processCPU()-cpu
+			}
+			per := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+			b.ReportMetric(per(httpWall), "http-ms")
+			b.ReportMetric(per(kernelWall), "kernel-ms")
+			b.ReportMetric(float64(httpWall)/float64(kernelWall), "wall-ratio")
+			b.ReportMetric(float64(httpCPU)/float64(kernelCPU), "cpu-ratio")
+		})
+	}
+}

@@ -139,14 +139,15 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 	if !utf8.Valid(data) {
 		return nil, Errorf(CodeMalformedMessage, "message is not valid UTF-8")
 	}
-	if err := checkJSON(data); err != nil {
+	last, err := checkJSONLast(data)
+	if err != nil {
 		return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, Errorf(CodeMalformedMessage, "message must be a JSON object")
 	}
-	raw, ok := envelopeMembers(data)
+	raw, ok := envelopeMembers(data, last)
 	if !ok {
 		raw = nil
 		if err := json.Unmarshal(data, &raw); err != nil {
@@ -216,10 +217,21 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 
 // envelopeMembers is json.Unmarshal of a checked message (valid JSON, no
 // duplicate keys) into a map of raw members, without copying the values:
-// they are slices of data. It reports false when a key has escapes.
-func envelopeMembers(data []byte) (map[string]json.RawMessage, bool) {
+// they are slices of data. It reports false when a key has escapes. When
+// last is where the object's last member's value starts (checkJSONLast),
+// that value, often a large payload, is not scanned: it ends where the
+// object does.
+func envelopeMembers(data []byte, last int) (map[string]json.RawMessage, bool) {
 	raw := make(map[string]json.RawMessage, 4)
-	ok := objectMembers(data, func(key, value []byte, _ int) bool {
+	all := func([]byte) bool { return true }
+	value := func(data []byte, i int) (int, bool) {
+		if i == last {
+			end := len(bytes.TrimRight(data, " \t\r\n")) - 1 // the object's '}'
+			return len(bytes.TrimRight(data[:end], " \t\r\n")), true
+		}
+		return skipValue(data, i)
+	}
+	ok := objectMembersSplit(data, all, value, func(key, value []byte, _ int) bool {
 		raw[string(key)] = value
 		return true
 	})

@@ -32,23 +32,24 @@ func decodeFactFast(raw []byte, f *Fact) bool { return decodeFactArena(raw, f, n
 type factArena struct {
 	args  []any
 	text  strings.Builder
-	chunk int    // items per new args chunk
-	left  int    // bytes of the facts not decoded yet (the caller counts them down): a bound on their text
-	pred  string // the last predicate read, when it is a valid name: the next fact's is likely the same
+	chunk int // items per new args chunk
+	left  int // bytes of the facts not decoded yet (the caller counts them down): a bound on their text
 	// recent are the last arguments of a few predicates, by position: a
 	// list of facts repeats many (a session id, a level, a method), and
 	// an argument with the same text and kind as the last one of its
 	// predicate at its position shares its value instead of allocating.
 	recent     [recentPreds]recentArgs
-	nextRecent int // the entry of recent to replace next
+	nextRecent int        // the entry of recent to replace next
+	items      []scanItem // scanScalarArray's scratch
 }
 
 // recentArgs is the last scalar arguments of a predicate, by position.
 type recentArgs struct {
-	pred string
-	text [recentArity]string // the argument's text in the JSON (a plain string's without its quotes)
-	kind [recentArity]uint8  // 0 none, 1 plain string, 2 number
-	val  [recentArity]any
+	pred  string
+	named bool                // pred is a valid predicate name: its JSON text is its bytes
+	text  [recentArity]string // the argument's text in the JSON (a plain string's without its quotes)
+	kind  [recentArity]uint8  // 0 none, 1 plain string, 2 number
+	val   [recentArity]any
 }
 
 // How many predicates and argument positions recent remembers.
@@ -71,7 +72,7 @@ func (a *factArena) recentOf(pred string) *recentArgs {
 	}
 	r := &a.recent[a.nextRecent]
 	a.nextRecent = (a.nextRecent + 1) % recentPreds
-	*r = recentArgs{pred: pred}
+	*r = recentArgs{pred: pred, named: validPredicateName(pred)}
 	return r
 }
 
@@ -122,21 +123,18 @@ func (a *factArena) builder(total int) (*strings.Builder, int) {
 }
 
 // predicate reads the fact's predicate, the JSON string at raw[i]. A list
-// of facts repeats a few predicates: one that is the same valid name as
-// the last one read (so its text is its bytes) shares that one's string
-// instead of allocating its own.
+// of facts repeats a few predicates: one that is the same valid name as a
+// recent one shares that one's string instead of allocating its own.
 func (a *factArena) predicate(raw []byte, i int) (string, int, bool) {
-	if a == nil {
-		return scanString(raw, i)
+	if a != nil && i < len(raw) && raw[i] == '"' {
+		for k := range a.recent {
+			r := &a.recent[k]
+			if end := i + 1 + len(r.pred); r.named && end < len(raw) && raw[end] == '"' && string(raw[i+1:end]) == r.pred {
+				return r.pred, end + 1, true
+			}
+		}
 	}
-	if end := i + 1 + len(a.pred); a.pred != "" && end < len(raw) && raw[i] == '"' && raw[end] == '"' && string(raw[i+1:end]) == a.pred {
-		return a.pred, end + 1, true
-	}
-	s, n, ok := scanString(raw, i)
-	if ok && validPredicateName(s) {
-		a.pred = s
-	}
-	return s, n, ok
+	return scanString(raw, i)
 }
 
 func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
@@ -259,25 +257,24 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 	if i < len(raw) && raw[i] == ']' {
 		return []any{}, i + 1, true
 	}
-	// First the items: a value, or the span of a plain string's or a
-	// number's text in raw.
-	type item struct {
-		v          any
-		start, end int
-		kind       uint8 // 0 v, 1 plain string, 2 number, 3 v shared from recent
+	// First the items.
+	var items []scanItem
+	if arena != nil {
+		items = arena.items[:0] // the arena's scratch: no zeroing per array
+		defer func() { arena.items = items[:0] }()
+	} else {
+		items = make([]scanItem, 0, 8)
 	}
-	var buf [8]item
-	items := buf[:0]
 	text := 0
 	for {
 		if i >= len(raw) {
 			return nil, 0, false
 		}
-		var it item
+		var it scanItem
 		switch c := raw[i]; {
 		case c == '"':
 			if n, plain := plainString(raw, i); plain {
-				it, i = item{start: i + 1, end: n - 1, kind: 1}, n
+				it, i = scanItem{start: i + 1, end: n - 1, kind: 1}, n
 				break
 			}
 			s, n, ok := scanString(raw, i)
@@ -290,7 +287,7 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 			if !ok {
 				return nil, 0, false
 			}
-			it, i = item{start: i, end: n, kind: 2}, n
+			it, i = scanItem{start: i, end: n, kind: 2}, n
 		default:
 			v, n, ok := scanScalar(raw, i)
 			if !ok {
@@ -346,11 +343,20 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 	return out, i, true
 }
 
+// scanItem is an item of a scalar array as scanScalarArray first reads
+// it: a value, or the span of a plain string's or a number's text.
+type scanItem struct {
+	v          any
+	start, end int
+	kind       uint8 // 0 v, 1 plain string, 2 number, 3 v shared from recent
+}
+
 // plainString reports whether the JSON string at raw[i] has no escapes,
 // no control characters and is valid UTF-8 (its text is then its bytes),
 // and returns the index after it.
 func plainString(raw []byte, i int) (int, bool) {
 	j := i + 1
+	ascii := true
 	for j < len(raw) {
 		c := raw[j]
 		if c == '"' {
@@ -359,9 +365,10 @@ func plainString(raw []byte, i int) (int, bool) {
 		if c < 0x20 || c == '\\' {
 			return 0, false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 		j++
 	}
-	if j >= len(raw) || !utf8.Valid(raw[i+1:j]) {
+	if j >= len(raw) || !ascii && !utf8.Valid(raw[i+1:j]) {
 		return 0, false
 	}
 	return j + 1, true

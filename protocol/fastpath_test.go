@@ -120,22 +120,33 @@ func FuzzDecodePayloadList(f *testing.F) {
 }
 
 // TestEnvelopeMembersMatchUnmarshal: the envelope's members split by the
-// byte scan are those json.Unmarshal gives.
+// byte scan are those json.Unmarshal gives, whether the scan is told
+// where the last member's value starts (checkJSONLast) or finds it.
 func TestEnvelopeMembersMatchUnmarshal(t *testing.T) {
 	for _, in := range []string{
 		`{}`, ` {"type":"x" , "id":null,"manglecp":"v","payload":{"a":[1,"}"]} } `,
 		`{"type":"x","payload":{"facts":[{"pred":"a\"b"}]},"extra":[1,2]}`,
 		`{"ty\u0070e":"x"}`, `[]`,
+		"{\"payload\":{\"a\":{\"b\":[]}}\n\t}\r\n", `{"a":1,"b":"}"}`, `{"a":[{"b":1}],"c":null}`, `{"a":{"z":1},"b":-2.5e3 }`,
+		`[{"a":1},{"b":2}]`, `{"a":[{"b":{"c":1}}]}`,
 	} {
 		checkMembers(t, in)
 	}
 }
 
 func checkMembers(t *testing.T, in string) {
-	if checkJSON([]byte(in)) != nil {
+	last, err := checkJSONLast([]byte(in))
+	if err != nil {
 		return
 	}
-	got, ok := envelopeMembers([]byte(in))
+	if last >= 0 {
+		checkMembersLast(t, in, -1) // found by a scan, too
+	}
+	checkMembersLast(t, in, last)
+}
+
+func checkMembersLast(t *testing.T, in string, last int) {
+	got, ok := envelopeMembers([]byte(in), last)
 	if !ok {
 		return
 	}

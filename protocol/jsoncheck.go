@@ -18,10 +18,19 @@ import (
 // through checkJSONTokens, which words the syntax error. Both report the
 // first problem in document order, so the answer is the same either way.
 func checkJSON(data []byte) error {
-	if validJSONOnePass(data) {
-		return nil
+	_, err := checkJSONLast(data)
+	return err
+}
+
+// checkJSONLast is checkJSON that also returns, when data is an object the
+// one-pass scan validated, where its last member's value starts (-1
+// otherwise): a decoder of its members need not scan that value to find
+// its end, which is the end of the object.
+func checkJSONLast(data []byte) (int, error) {
+	if last, ok := validJSONLast(data); ok {
+		return last, nil
 	}
-	return checkJSONSlow(data)
+	return -1, checkJSONSlow(data)
 }
 
 // checkJSONSlow is checkJSON without the one-pass scan.
@@ -37,6 +46,14 @@ func checkJSONSlow(data []byte) error {
 // MaxNestingDepth. It reports false for anything else, and for keys with
 // escapes or bytes beyond ASCII, which it leaves to the decoder.
 func validJSONOnePass(data []byte) bool {
+	_, ok := validJSONLast(data)
+	return ok
+}
+
+// validJSONLast is validJSONOnePass that also returns where the last
+// member's value of a top-level object starts (-1 for anything else).
+func validJSONLast(data []byte) (int, bool) {
+	last := -1
 	var ks keyScan
 	var stackBuf [16]scanFrame
 	var keysBuf [32][]byte
@@ -45,12 +62,12 @@ func validJSONOnePass(data []byte) bool {
 	for {
 		// A value starts at data[i].
 		if i >= len(data) {
-			return false
+			return -1, false
 		}
 		switch c := data[i]; {
 		case c == '{' || c == '[':
 			if len(ks.stack) >= MaxNestingDepth {
-				return false
+				return -1, false
 			}
 			ks.stack = append(ks.stack, scanFrame{object: c == '{', keys: len(ks.keys)})
 			i = skipWS(data, i+1)
@@ -63,21 +80,24 @@ func validJSONOnePass(data []byte) bool {
 			if c == '{' {
 				n, ok := ks.key(data, i)
 				if !ok {
-					return false
+					return -1, false
 				}
 				i = n
+				if len(ks.stack) == 1 {
+					last = i
+				}
 			}
 			continue
 		case c == '"':
 			n, ok := validString(data, i)
 			if !ok {
-				return false
+				return -1, false
 			}
 			i = n
 		case c == '-' || (c >= '0' && c <= '9'):
 			n, ok := scanNumber(data, i)
 			if !ok {
-				return false
+				return -1, false
 			}
 			i = n
 		case c == 't' && bytes.HasPrefix(data[i:], []byte("true")):
@@ -87,17 +107,17 @@ func validJSONOnePass(data []byte) bool {
 		case c == 'n' && bytes.HasPrefix(data[i:], []byte("null")):
 			i += 4
 		default:
-			return false
+			return -1, false
 		}
 		// A value ended before data[i]: close what it ends, then find the
 		// next value.
 		for {
 			i = skipWS(data, i)
 			if len(ks.stack) == 0 {
-				return i == len(data)
+				return last, i == len(data)
 			}
 			if i >= len(data) {
-				return false
+				return -1, false
 			}
 			top := &ks.stack[len(ks.stack)-1]
 			switch data[i] {
@@ -106,20 +126,23 @@ func validJSONOnePass(data []byte) bool {
 				if top.object {
 					n, ok := ks.key(data, i)
 					if !ok {
-						return false
+						return -1, false
 					}
 					i = n
+					if len(ks.stack) == 1 {
+						last = i
+					}
 				}
 			case '}', ']':
 				if top.object != (data[i] == '}') {
-					return false
+					return -1, false
 				}
 				ks.keys = ks.keys[:top.keys]
 				ks.stack = ks.stack[:len(ks.stack)-1]
 				i++
 				continue
 			default:
-				return false
+				return -1, false
 			}
 			break
 		}
