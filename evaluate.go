@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/manglecp/manglecp/internal/kernel"
@@ -75,6 +76,45 @@ func (s *Server) computeExternal(ctx context.Context, ev *evaluation) ([]protoco
 	return out, nil
 }
 
+// externalAheadFacts is the fewest facts for which the external
+// predicates are computed while the kernel loads the request: below it a
+// goroutine costs more than it saves.
+const externalAheadFacts = 1024
+
+// externalAhead starts computing ev's external predicates on a goroutine
+// of its own when the request is large and the domain has any, and
+// returns the function the kernel calls for them once it has loaded the
+// client facts (kernel.Request.ExternalLater); nil otherwise. The
+// goroutine only reads the request's facts and ends with the predicates'
+// Compute, which honours ctx. A panic in it is raised again where the
+// answer is asked for, as if computed there.
+func (s *Server) externalAhead(ctx context.Context, ev *evaluation) func() ([]protocol.Fact, error) {
+	if len(ev.facts) < externalAheadFacts || len(s.domain.External) == 0 {
+		return nil
+	}
+	type answer struct {
+		facts    []protocol.Fact
+		err      error
+		panicked any
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var a answer
+		defer func() {
+			a.panicked = recover()
+			done <- a
+		}()
+		a.facts, a.err = s.computeExternal(ctx, ev)
+	}()
+	return sync.OnceValues(func() ([]protocol.Fact, error) {
+		a := <-done
+		if a.panicked != nil {
+			panic(a.panicked)
+		}
+		return a.facts, a.err
+	})
+}
+
 // acquireSlot waits at most QueueTimeout for an evaluation slot, shared
 // fairly between callers (see fairSlots). It returns the function that
 // gives the slot back.
@@ -116,16 +156,24 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 	}
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
-	external, err := s.computeExternal(ctx, ev)
-	if err != nil {
-		return nil, err
-	}
-	ev.external = external
-	ev.summarizeAhead()
 	who := callerFrom(ctx)
+	req := s.kernelRequest(ev, who)
+	external := s.externalAhead(ctx, ev)
+	if external == nil {
+		if ev.external, err = s.computeExternal(ctx, ev); err != nil {
+			return nil, err
+		}
+		req.External = ev.external
+	} else {
+		req.ExternalLater = external
+	}
+	ev.summarizeAhead()
 	kctx, endKernel := s.span(ctx, "manglecp.evaluate")
-	res, err := prog.Evaluate(kctx, s.kernelRequest(ev, who))
+	res, err := prog.Evaluate(kctx, req)
 	endKernel()
+	if external != nil && err == nil {
+		ev.external, _ = external() // called by the kernel: its answer, at once
+	}
 	if ev.maxFacts == 0 {
 		if err := zeroBudget(res, err); err != nil {
 			return nil, err

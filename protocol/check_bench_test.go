@@ -30,3 +30,26 @@ func BenchmarkCheckIntentFactsParts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeFacts decodes 10,000 facts of the benchmarks' shapes on
+// one goroutine, without validation.
+func BenchmarkDecodeFacts(b *testing.B) {
+	raws := make([]json.RawMessage, 10000)
+	for i := range raws {
+		switch i % 5 {
+		case 0, 1:
+			raws[i] = json.RawMessage(fmt.Sprintf(`{"pred":"net_request","args":["s1","r%d-%d","GET","https://api/x",%d]}`, i/5, i%5, 1771510200000+i*10))
+		case 2, 3:
+			raws[i] = json.RawMessage(fmt.Sprintf(`{"pred":"net_response","args":["s1","r%d-%d",200,%d]}`, i/5, i%5-2, 1771510200000+i*10))
+		default:
+			raws[i] = json.RawMessage(fmt.Sprintf(`{"pred":"console_event","args":["s1","info","message %d",%d]}`, i, 1771510200000+i*10))
+		}
+	}
+	facts := make([]Fact, len(raws))
+	b.ReportAllocs()
+	for b.Loop() {
+		if vs := decodeFactsInto(raws, facts, 0); len(vs) > 0 {
+			b.Fatal(vs)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type Request struct {
 	// External holds the materialized facts of external predicates; they
 	// enter the store with server trust.
 	External []protocol.Fact
+	// ExternalLater, when not nil, is called once the client facts are in
+	// the store, for more external facts: the host computes them while the
+	// kernel loads the request. An error it returns ends the evaluation and
+	// is returned as it is.
+	ExternalLater func() ([]protocol.Fact, error)
 	// Caller and Permissions identify who asked (caller/1,
 	// caller_permission/1).
 	Caller      string
@@ -246,7 +251,15 @@ func (p *Program) prepare(req Request) (*runner, loaded, error) {
 		}
 		in.temporal++
 	}
-	for _, f := range req.External {
+	external := req.External
+	if req.ExternalLater != nil {
+		more, err := req.ExternalLater()
+		if err != nil {
+			return nil, loaded{}, err
+		}
+		external = append(external[:len(external):len(external)], more...)
+	}
+	for _, f := range external {
 		arity, ok := p.external[f.Pred]
 		if !ok || arity != len(f.Args) {
 			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
