@@ -84,6 +84,7 @@ const (
 	textChunk  = 8192
 	argsChunk  = 4096
 	arenaFacts = 64
+	argBytes   = 8
 )
 
 // newFactArena returns an arena for decoding raws, or nil (allocate per
@@ -105,7 +106,9 @@ func (a *factArena) argList(n int) []any {
 		return make([]any, 0, n)
 	}
 	if cap(a.args)-len(a.args) < n {
-		a.args = make([]any, 0, max(n, a.chunk))
+		// Room for the rest of the facts (about one argument per argBytes
+		// of their JSON), at most a chunk.
+		a.args = make([]any, 0, max(n, min(a.chunk, a.left/argBytes)))
 	}
 	start := len(a.args)
 	a.args = a.args[:start+n]
@@ -137,8 +140,13 @@ func (a *factArena) predicate(raw []byte, i int) (string, int, bool) {
 	return scanString(raw, i)
 }
 
+// decodeFactArena is decodeFactFast with the arena's chunks and recent
+// values (nil: none). With an arena, arguments that come before the
+// predicate (encoders that sort keys write "args" first) are read once the
+// predicate is known, so they can share its recent values.
 func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	var out Fact
+	deferred := -1 // where "args" starts, when read after the loop
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -171,8 +179,17 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 				}
 				out.Category, i = s, n
 			case "args":
+				deferred = -1 // the last "args" counts
 				if n, ok := scanNull(raw, i); ok {
 					out.Args, out.hasArgs, i = nil, false, n
+					break
+				}
+				if arena != nil && out.Pred == "" {
+					n, ok := skipValue(raw, i)
+					if !ok {
+						return false
+					}
+					deferred, i = i, n
 					break
 				}
 				args, n, ok := scanScalarArray(raw, i, arena, arena.recentOf(out.Pred))
@@ -204,6 +221,13 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	}
 	if skipWS(raw, i) != len(raw) {
 		return false
+	}
+	if deferred >= 0 {
+		args, _, ok := scanScalarArray(raw, deferred, arena, arena.recentOf(out.Pred))
+		if !ok {
+			return false
+		}
+		out.Args, out.hasArgs = args, true
 	}
 	*f = out
 	return true

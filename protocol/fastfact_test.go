@@ -197,7 +197,8 @@ func TestDecodeFactsArenaChunks(t *testing.T) {
 // same predicate (recentArgs) decode as encoding/json decodes them: the
 // same text as a string and as a number, the same text at another
 // position or under another predicate, more predicates than recent holds,
-// positions beyond recentArity and escaped strings next to plain ones.
+// positions beyond recentArity, escaped strings next to plain ones, and
+// "args" before "pred" or twice.
 func TestDecodeFactsRecentArgs(t *testing.T) {
 	preds := []string{"a", "b", "a", "c", "d", "e", "f", "a", "a", "b"}
 	var raws []json.RawMessage
@@ -214,7 +215,15 @@ func TestDecodeFactsRecentArgs(t *testing.T) {
 		default:
 			args = []string{`"s1"`, fmt.Sprint(i % 3), `"é"`, `null`, `true`, `"x"`, `"x"`, `"x"`, `"nine"`, fmt.Sprintf(`"%d"`, i%2)}
 		}
-		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"pred":%q,"args":[%s]}`, p, strings.Join(args, ","))))
+		list := strings.Join(args, ",")
+		switch i % 3 {
+		case 0:
+			raws = append(raws, json.RawMessage(fmt.Sprintf(`{"pred":%q,"args":[%s]}`, p, list)))
+		case 1: // the arguments first, as encoders that sort keys write them
+			raws = append(raws, json.RawMessage(fmt.Sprintf(`{"args":[%s],"category":"session","pred":%q}`, list, p)))
+		default: // two "args": the last counts
+			raws = append(raws, json.RawMessage(fmt.Sprintf(`{"args":["first"],"pred":%q,"args":[%s]}`, p, list)))
+		}
 	}
 	facts, vs := DecodeFacts(raws)
 	if len(vs) > 0 {
