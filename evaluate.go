@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type evaluation struct {
 	factsBytes  int64         // size of the facts on the wire
 	factKeys    [][]byte      // the facts' keys (factKey), each followed by '\n', in chunks: digestFacts's text of facts
 	summary     *factsSummary // the facts' key hash and memory: see summarized
+	releaseKeys func()        // when not nil, gives factKeys' buffers back once they are hashed
 	external    []protocol.Fact
 	caller      *caller
 	program     *kernel.Program // the rule version this request uses throughout
@@ -298,7 +300,20 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	// A fact is a set member: a duplicate (provenance is not identity)
 	// neither changes macro_ids nor doubles anything.
-	set := newFactSet(premises, max(0, int(ev.factsBytes)-16*len(valid)))
+	keyBytes := max(0, int(ev.factsBytes)-16*len(valid))
+	var set *factSet
+	if len(premises) >= summaryAheadFacts {
+		// A large request's set reuses an earlier one's buffers, and
+		// gives them back once its keys are hashed (summarized).
+		buf, _ := s.factBuffers.Get().(*factSetBuffers)
+		if buf == nil {
+			buf = &factSetBuffers{}
+		}
+		set = newFactSetParts(premises, keyBytes, runtime.GOMAXPROCS(0), buf)
+		ev.releaseKeys = func() { s.factBuffers.Put(buf) }
+	} else {
+		set = newFactSet(premises, keyBytes)
+	}
 	if len(set.facts) > 0 {
 		ev.facts, ev.factKeys = set.facts, set.chunks
 	}

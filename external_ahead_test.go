@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/manglecp/manglecp"
@@ -119,4 +120,41 @@ func TestExternalAnswersChangeMacroIDs(t *testing.T) {
 	if before.MacroID == after.MacroID {
 		t.Error("another external answer, the same macro_id")
 	}
+}
+
+// TestLargeRequestsAnswerAlike: large requests, sent at once and one after
+// another (their fact sets reuse each other's buffers), answer as the
+// first did: equal requests get equal macro_ids, another one others.
+func TestLargeRequestsAnswerAlike(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	request := func(k int) map[string]any {
+		req := diagnoseRequest()
+		facts := diagnoseFacts()
+		for i := range 2500 {
+			facts = append(facts, map[string]any{"pred": "console_event", "args": []any{"s1", "info", fmt.Sprint("m", k, "-", i), 1771511300000 + i}})
+		}
+		req["facts"] = facts
+		return req
+	}
+	want := [2]string{}
+	for k := range want {
+		want[k] = tool(t, h.evaluate(fmt.Sprint("first", k), request(k)).intentResponse(t), "diagnose_causal_chain").MacroID
+	}
+	if want[0] == want[1] {
+		t.Fatal("different facts, equal macro_ids")
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			r := h.evaluate(fmt.Sprint("again", i), request(i%2))
+			if r.status != http.StatusOK {
+				t.Errorf("status %d", r.status)
+				return
+			}
+			if got := tool(t, r.intentResponse(t), "diagnose_causal_chain").MacroID; got != want[i%2] {
+				t.Errorf("request %d: macro_id %s, want %s", i, got, want[i%2])
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -55,36 +55,59 @@ type keyPart struct {
 // kept fact is written at or before the index it is read from). keyBytes
 // estimates the length of all their keys.
 func newFactSet(facts []protocol.Fact, keyBytes int) *factSet {
-	return newFactSetParts(facts, keyBytes, runtime.GOMAXPROCS(0))
+	return newFactSetParts(facts, keyBytes, runtime.GOMAXPROCS(0), nil)
+}
+
+// factSetBuffers are the buffers a factSet is built in, for another set
+// to reuse once this one's keys are no longer read (see
+// evaluation.summarized): a large request then allocates none of them.
+type factSetBuffers struct {
+	table  []int32
+	hashes []uint64
+	spans  []keySpan
+	parts  []keyPart
 }
 
 // newFactSetParts is newFactSet building the keys on at most procs
-// goroutines.
-func newFactSetParts(facts []protocol.Fact, keyBytes, procs int) *factSet {
+// goroutines, in buf's buffers when buf is not nil.
+func newFactSetParts(facts []protocol.Fact, keyBytes, procs int, buf *factSetBuffers) *factSet {
+	if buf == nil {
+		buf = &factSetBuffers{}
+	}
 	n := len(facts)
-	s := &factSet{facts: facts[:0], spans: make([]keySpan, 0, n)}
+	s := &factSet{facts: facts[:0], spans: grow(buf.spans, n)}
 	hashed := n > smallSet
 	var seed maphash.Seed
 	if hashed {
 		seed = maphash.MakeSeed()
-		s.hashes = make([]uint64, 0, n)
-		s.table = make([]int32, 1<<bits.Len(uint(2*n)))
+		s.hashes = grow(buf.hashes, n)
+		size := 1 << bits.Len(uint(2*n))
+		if cap(buf.table) >= size {
+			s.table = buf.table[:size]
+			clear(s.table)
+		} else {
+			s.table = make([]int32, size)
+		}
 	}
 	workers := max(1, min(procs, n/keysPerWorker))
 	k := 1
 	if workers > 1 {
 		k = workers * keyPartsPerWorker
 	}
+	old := buf.parts[:cap(buf.parts)] // their buffers are reused
 	parts := make([]keyPart, k)
 	for i := range parts {
+		if i < len(old) {
+			parts[i] = old[i]
+		}
 		parts[i].lo, parts[i].hi = n*i/k, n*(i+1)/k
 	}
 	build := func(p *keyPart) {
 		m := p.hi - p.lo
-		p.keys = make([]byte, 0, keyBytes/k+m)
-		p.ends = make([]int32, 0, m)
+		p.keys = grow(p.keys, keyBytes/k+m)
+		p.ends = grow(p.ends, m)
 		if hashed {
-			p.hashes = make([]uint64, 0, m)
+			p.hashes = grow(p.hashes, m)
 		}
 		for _, f := range facts[p.lo:p.hi] {
 			start := len(p.keys)
@@ -100,7 +123,17 @@ func newFactSetParts(facts []protocol.Fact, keyBytes, procs int) *factSet {
 	for c := range parts {
 		s.keep(facts, &parts[c], int32(c))
 	}
+	*buf = factSetBuffers{table: s.table, hashes: s.hashes, spans: s.spans, parts: parts}
 	return s
+}
+
+// grow returns b emptied, with room for n items: b's own array when it
+// has the room.
+func grow[T any](b []T, n int) []T {
+	if cap(b) >= n {
+		return b[:0]
+	}
+	return make([]T, 0, n)
 }
 
 // keep adds part c's facts in order, leaving out those equal to a kept

@@ -14,7 +14,10 @@ import (
 // and in several (duplicates within a part and across parts), and with
 // equal facts formatted differently; its key text is digestFacts's.
 func TestFactSetMatchesKeyMap(t *testing.T) {
-	for _, n := range []int{0, 1, 5, smallSet - 1, smallSet, smallSet + 1, 100, 2 * keysPerWorker, 5*keysPerWorker + 3} {
+	// One set of buffers serves every set in turn, as the server's pool
+	// does: a set must not see what the one before it left there.
+	reused := &factSetBuffers{}
+	for _, n := range []int{0, 1, 5, smallSet - 1, smallSet, smallSet + 1, 100, 2 * keysPerWorker, 5*keysPerWorker + 3, 100, 2 * keysPerWorker, smallSet + 1, 5} {
 		var facts []protocol.Fact
 		for i := range n {
 			facts = append(facts, protocol.NewFact("p", fmt.Sprint("a", i%7), json.Number(fmt.Sprint(i%3))))
@@ -39,7 +42,7 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 			}
 		}
 		for _, procs := range []int{1, 4} {
-			set := newFactSetParts(append([]protocol.Fact(nil), facts...), 0, procs)
+			set := newFactSetParts(append([]protocol.Fact(nil), facts...), 0, procs, reused)
 			if !reflect.DeepEqual(set.facts, want) && len(want) > 0 {
 				t.Errorf("n=%d procs=%d: kept %d facts, want %d", n, procs, len(set.facts), len(want))
 			}

@@ -39,16 +39,21 @@ func (ev *evaluation) summarizeAhead() {
 }
 
 // summarized returns ev's facts summary, waiting for it or computing it.
+// The facts' keys are read no more after it: their buffers go back for
+// another request (releaseKeys).
 func (ev *evaluation) summarized() *factsSummary {
 	if ev.summary == nil {
 		ev.summary = &factsSummary{keys: hashKeys(ev.factKeys), heap: factsHeapBytes(ev.facts)}
-		return ev.summary
-	}
-	if ev.summary.done != nil {
+	} else if ev.summary.done != nil {
 		<-ev.summary.done
 		if v := ev.summary.panicked; v != nil {
 			panic(v) // as if computed here
 		}
+	}
+	if ev.releaseKeys != nil {
+		ev.factKeys = nil
+		ev.releaseKeys()
+		ev.releaseKeys = nil
 	}
 	return ev.summary
 }

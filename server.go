@@ -38,10 +38,13 @@ type Server struct {
 	// prog is the current rule program; Reload swaps it atomically and each
 	// request uses the one it loaded first, so a response is evaluated
 	// entirely by one rule version.
-	prog    atomic.Pointer[kernel.Program]
-	view    atomic.Pointer[programView] // of the program requests used last
-	actions map[string]ActionSpec
-	samples []sample // the domain's sample requests, run on reload
+	prog atomic.Pointer[kernel.Program]
+	view atomic.Pointer[programView] // of the program requests used last
+	// factBuffers holds *factSetBuffers a large request's fact set was
+	// built in, for the next one to reuse (see evaluation.summarized).
+	factBuffers sync.Pool
+	actions     map[string]ActionSpec
+	samples     []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store

@@ -84,7 +84,7 @@ const (
 	textChunk  = 8192
 	argsChunk  = 4096
 	arenaFacts = 64
-	argBytes   = 8
+	argBytes   = 16
 )
 
 // newFactArena returns an arena for decoding raws, or nil (allocate per
