@@ -43,8 +43,11 @@ type Server struct {
 	// factBuffers holds *factSetBuffers a large request's fact set was
 	// built in, for the next one to reuse (see evaluation.summarized).
 	factBuffers sync.Pool
-	actions     map[string]ActionSpec
-	samples     []sample // the domain's sample requests, run on reload
+	// rawFacts holds *[]json.RawMessage lists a request's raw facts were
+	// split into, emptied, for the next request's.
+	rawFacts sync.Pool
+	actions  map[string]ActionSpec
+	samples  []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store

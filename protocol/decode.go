@@ -119,7 +119,8 @@ func decodePayload(payload json.RawMessage, v any, checked bool) *Error {
 
 // DecodePayloadList decodes env's payload into v exactly as DecodePayload
 // does when v's field for the top-level key name is list, a
-// []json.RawMessage: list gets the array's items undecoded. The items may be
+// []json.RawMessage: list gets the array's items undecoded, in list's own
+// array when it has room (as encoding/json reuses it). The items may be
 // slices of the payload rather than copies: do not modify them. For a
 // message read by DecodeEnvelope the array is split by a byte scan and
 // only the rest of the payload goes through encoding/json, so a payload of
@@ -128,7 +129,7 @@ func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessag
 	if !env.checked {
 		return DecodePayload(env.Payload, v)
 	}
-	if start, end, items, ok := splitList(env.Payload, name); ok {
+	if start, end, items, ok := splitList(env.Payload, name, *list); ok {
 		// The payload without the items: what is left decodes, and fails,
 		// exactly as the whole would, since every array is a valid
 		// []json.RawMessage.
@@ -146,7 +147,7 @@ func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessag
 // splitList finds the array under the top-level key name of payload (valid
 // JSON) and returns where it starts and ends and its items. It reports
 // false when there is none, or when a key has escapes.
-func splitList(payload []byte, name string) (start, end int, items []json.RawMessage, ok bool) {
+func splitList(payload []byte, name string, into []json.RawMessage) (start, end int, items []json.RawMessage, ok bool) {
 	i := skipWS(payload, 0)
 	if i >= len(payload) || payload[i] != '{' {
 		return 0, 0, nil, false
@@ -164,7 +165,7 @@ func splitList(payload []byte, name string) (start, end int, items []json.RawMes
 		i = next
 		var n int
 		if key == name && payload[i] == '[' {
-			items, n, ok = arrayItems(payload, i)
+			items, n, ok = arrayItems(into, payload, i)
 			start, end = i, n
 		} else {
 			n, ok = skipValue(payload, i)
@@ -232,7 +233,7 @@ func checkKeysIn(raw json.RawMessage, t reflect.Type, path string, checked bool)
 		if j := skipWS(raw, 0); checked && j < len(raw) && raw[j] == '[' {
 			var n int
 			var ok bool
-			if items, n, ok = arrayItems(raw, j); !ok || skipWS(raw, n) != len(raw) {
+			if items, n, ok = arrayItems(nil, raw, j); !ok || skipWS(raw, n) != len(raw) {
 				items = nil
 				if json.Unmarshal(raw, &items) != nil {
 					return nil

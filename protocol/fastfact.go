@@ -705,18 +705,26 @@ func objectMembersSplit(raw []byte, want func(key []byte) bool, split func(raw [
 
 // arrayItems reads the JSON array at raw[i] (valid JSON) and returns its
 // items as slices of raw without the whitespace around them, as a decoder
-// gives them into []json.RawMessage, and the index after the array.
-func arrayItems(raw []byte, i int) ([]json.RawMessage, int, bool) {
+// gives them into []json.RawMessage, and the index after the array. The
+// items go into into's array when it has room for them (as a decoder
+// reuses a slice's array).
+func arrayItems(into []json.RawMessage, raw []byte, i int) ([]json.RawMessage, int, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, 0, false
 	}
 	i = skipWS(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
-		return []json.RawMessage{}, i + 1, true
+		if into == nil {
+			return []json.RawMessage{}, i + 1, true
+		}
+		return into[:0], i + 1, true
 	}
 	// Room for items of 64 bytes: one allocation for a typical list of
 	// facts, at most 3/8 of the list's own size.
-	items := make([]json.RawMessage, 0, 16+(len(raw)-i)/64)
+	items := into[:0]
+	if room := 16 + (len(raw)-i)/64; cap(items) < room {
+		items = make([]json.RawMessage, 0, room)
+	}
 	for {
 		n, ok := skipValue(raw, i)
 		if !ok {
