@@ -255,9 +255,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	var w intentRequestWire
 	// The raw facts are read only here: their list goes back for the next
 	// request, emptied (its items share the request's bytes).
-	if list, _ := s.rawFacts.Get().(*[]json.RawMessage); list != nil {
-		w.Facts = *list
-	}
+	w.Facts, _ = s.rawFacts.get()
 	decoded := false
 	defer func() {
 		if decoded {
@@ -265,8 +263,9 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		} else {
 			clear(w.Facts[:cap(w.Facts)]) // a failed split may have written any
 		}
-		list := w.Facts[:0]
-		s.rawFacts.Put(&list)
+		if cap(w.Facts) > 0 {
+			s.rawFacts.put(w.Facts[:0])
+		}
 	}()
 	if err := protocol.DecodePayloadList(env, &w, "facts", &w.Facts); err != nil {
 		return nil, err
@@ -321,12 +320,12 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	if len(premises) >= summaryAheadFacts {
 		// A large request's set reuses an earlier one's buffers, and
 		// gives them back once its keys are hashed (summarized).
-		buf, _ := s.factBuffers.Get().(*factSetBuffers)
-		if buf == nil {
+		buf, ok := s.factBuffers.get()
+		if !ok {
 			buf = &factSetBuffers{}
 		}
 		set = newFactSetParts(premises, keyBytes, runtime.GOMAXPROCS(0), buf)
-		ev.releaseKeys = func() { s.factBuffers.Put(buf) }
+		ev.releaseKeys = func() { s.factBuffers.put(buf) }
 	} else {
 		set = newFactSet(premises, keyBytes)
 	}

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"runtime"
+	"unsafe"
 
 	"github.com/manglecp/manglecp/internal/parallel"
 	"github.com/manglecp/manglecp/protocol"
@@ -66,6 +67,15 @@ type factSetBuffers struct {
 	hashes []uint64
 	spans  []keySpan
 	parts  []keyPart
+}
+
+// bytes is the memory of b's buffers.
+func (b *factSetBuffers) bytes() int {
+	n := cap(b.table)*4 + cap(b.hashes)*8 + cap(b.spans)*int(unsafe.Sizeof(keySpan{}))
+	for _, p := range b.parts[:cap(b.parts)] {
+		n += cap(p.keys) + cap(p.ends)*4 + cap(p.hashes)*8
+	}
+	return n
 }
 
 // newFactSetParts is newFactSet building the keys on at most procs

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
@@ -40,14 +42,13 @@ type Server struct {
 	// entirely by one rule version.
 	prog atomic.Pointer[kernel.Program]
 	view atomic.Pointer[programView] // of the program requests used last
-	// factBuffers holds *factSetBuffers a large request's fact set was
-	// built in, for the next one to reuse (see evaluation.summarized).
-	factBuffers sync.Pool
-	// rawFacts holds *[]json.RawMessage lists a request's raw facts were
-	// split into, emptied, for the next request's.
-	rawFacts sync.Pool
-	actions  map[string]ActionSpec
-	samples  []sample // the domain's sample requests, run on reload
+	// factBuffers keeps the buffers a large request's fact set was built
+	// in, for a later one to reuse (see evaluation.summarized); rawFacts
+	// the lists a request's raw facts were split into, emptied.
+	factBuffers *freeList[*factSetBuffers]
+	rawFacts    *freeList[[]json.RawMessage]
+	actions     map[string]ActionSpec
+	samples     []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store
@@ -136,6 +137,11 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
+		// Buffers of large requests kept for later ones: at most one per
+		// processor, each at most 8 MiB (a fact set of about 100,000
+		// facts; larger ones are left to the collector).
+		factBuffers: newFreeList(runtime.GOMAXPROCS(0), 8<<20, (*factSetBuffers).bytes),
+		rawFacts:    newFreeList(runtime.GOMAXPROCS(0), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
 	}
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a
