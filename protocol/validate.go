@@ -135,8 +135,10 @@ func validateFactsAt(facts []Fact, base int, profile *FactsProfile, mode FactMod
 // schemaIndex finds predicate schemas in a profile: by a scan of its
 // list for a few facts, through a map for many.
 type schemaIndex struct {
-	profile *FactsProfile
-	byName  map[string]*PredicateSchema
+	profile    *FactsProfile
+	byName     map[string]*PredicateSchema
+	lastName   string // the name of lastSchema
+	lastSchema *PredicateSchema
 }
 
 // indexedFacts is the fewest facts worth a map of the profile's schemas.
@@ -156,12 +158,28 @@ func indexProfile(profile *FactsProfile, n int) *schemaIndex {
 	return x
 }
 
-// get is profile.Predicate(name).
+// get is profile.Predicate(name). It remembers a schema it found, for
+// last.
 func (x *schemaIndex) get(name string) *PredicateSchema {
+	var schema *PredicateSchema
 	if x.byName != nil {
-		return x.byName[name]
+		schema = x.byName[name]
+	} else {
+		schema = x.profile.Predicate(name)
 	}
-	return x.profile.Predicate(name)
+	if schema != nil {
+		x.lastName, x.lastSchema = name, schema
+	}
+	return schema
+}
+
+// last is the schema get found last, when name is the name it was asked
+// for (a list of facts repeats a few predicates); otherwise nil.
+func (x *schemaIndex) last(name string) *PredicateSchema {
+	if x.lastSchema != nil && name == x.lastName {
+		return x.lastSchema
+	}
+	return nil
 }
 
 // validPredicateName reports whether name matches [a-z][a-z0-9_]*.
@@ -189,28 +207,31 @@ func validateFact(i int, f Fact, schemas *schemaIndex, mode FactMode, owned bool
 		}
 		vs = append(vs, v)
 	}
-	switch {
-	case strings.HasPrefix(f.Pred, ReservedPrefix):
-		add(Violation{Issue: CodeReservedPredicate, Message: "Predicates starting with '_manglecp_' are reserved for protocol use"})
-		return f, vs
-	case f.Pred == "":
-		add(Violation{Issue: IssueInvalidPredicateName, Message: "Fact has no predicate: \"pred\" is required"})
-		return f, vs
-	case len(f.Pred) > MaxPredicateLength:
-		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate name is %d characters long; the maximum is %d", len(f.Pred), MaxPredicateLength)})
-		return f, vs
-	case !validPredicateName(f.Pred):
-		add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate %q must match [a-z][a-z0-9_]*", f.Pred)})
-		return f, vs
-	}
-	schema := schemas.get(f.Pred)
+	// A predicate the last fact had passed the checks of its name.
+	schema := schemas.last(f.Pred)
 	if schema == nil {
-		v := Violation{Issue: CodeUnknownPredicate, Message: fmt.Sprintf("Predicate '%s' is not declared in the server's facts profile", f.Pred)}
-		if s := nearestPredicate(f.Pred, schemas.profile); s != "" {
-			v.Suggestion = fmt.Sprintf("Did you mean '%s'?", s)
+		switch {
+		case strings.HasPrefix(f.Pred, ReservedPrefix):
+			add(Violation{Issue: CodeReservedPredicate, Message: "Predicates starting with '_manglecp_' are reserved for protocol use"})
+			return f, vs
+		case f.Pred == "":
+			add(Violation{Issue: IssueInvalidPredicateName, Message: "Fact has no predicate: \"pred\" is required"})
+			return f, vs
+		case len(f.Pred) > MaxPredicateLength:
+			add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate name is %d characters long; the maximum is %d", len(f.Pred), MaxPredicateLength)})
+			return f, vs
+		case !validPredicateName(f.Pred):
+			add(Violation{Issue: IssueInvalidPredicateName, Message: fmt.Sprintf("Predicate %q must match [a-z][a-z0-9_]*", f.Pred)})
+			return f, vs
 		}
-		add(v)
-		return f, vs
+		if schema = schemas.get(f.Pred); schema == nil {
+			v := Violation{Issue: CodeUnknownPredicate, Message: fmt.Sprintf("Predicate '%s' is not declared in the server's facts profile", f.Pred)}
+			if s := nearestPredicate(f.Pred, schemas.profile); s != "" {
+				v.Suggestion = fmt.Sprintf("Did you mean '%s'?", s)
+			}
+			add(v)
+			return f, vs
+		}
 	}
 	switch {
 	case f.HasArgs() && f.HasNamedArgs():
