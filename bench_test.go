@@ -71,13 +71,7 @@ func BenchmarkServerHandle(b *testing.B) {
 // BenchmarkHTTPEvaluate measures evaluate end to end over a loopback HTTP
 // listener.
 func BenchmarkHTTPEvaluate(b *testing.B) {
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
-	defer hs.Close()
-	client := hs.Client()
+	_, post := newHTTPBench(b)
 	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			body := benchRequest(b, n)
@@ -85,17 +79,34 @@ func BenchmarkHTTPEvaluate(b *testing.B) {
 			start := processCPU()
 			defer func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
-				resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
+				post(b, body)
 			}
 		})
+	}
+}
+
+// newHTTPBench starts the default domain's server behind a loopback HTTP
+// listener (closed when b ends) and returns it and a function that sends
+// an evaluate request's body and reads the answer, failing b unless it is
+// 200.
+func newHTTPBench(b *testing.B) (*manglecp.Server, func(*testing.B, []byte)) {
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	b.Cleanup(hs.Close)
+	client := hs.Client()
+	return srv, func(b *testing.B, body []byte) {
+		resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
 	}
 }
 
@@ -215,13 +226,7 @@ func BenchmarkRequestParts(b *testing.B) {
 // machine. It reports each one's wall and CPU time per iteration and
 // their ratios (http/kernel); ns/op is the pair's.
 func BenchmarkHTTPOverKernel(b *testing.B) {
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: b.TempDir()}), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
-	defer hs.Close()
-	client := hs.Client()
+	srv, post := newHTTPBench(b)
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			body := benchRequest(b, n)
@@ -232,15 +237,7 @@ func BenchmarkHTTPOverKernel(b *testing.B) {
 			var httpWall, kernelWall, httpCPU, kernelCPU time.Duration
 			for b.Loop() {
 				start, cpu := time.Now(), processCPU()
-				resp, err := client.Post(hs.URL+"/manglecp/evaluate", "application/json", bytes.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
+				post(b, body)
 				httpWall, httpCPU = httpWall+time.Since(start), httpCPU+processCPU()-cpu
 				start, cpu = time.Now(), processCPU()
 				if err := run(context.Background()); err != nil {

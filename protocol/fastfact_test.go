@@ -177,16 +177,7 @@ func TestDecodeFactsArenaChunks(t *testing.T) {
 		long := strings.Repeat(fmt.Sprint(i%10), i%3000)
 		raws = append(raws, json.RawMessage(fmt.Sprintf(`{"pred":"p%d","args":["s%d",%d,"%s",true,null,-1.5e%d]}`, i%7, i, i*1000, long, i%5)))
 	}
-	facts, vs := DecodeFacts(raws)
-	if len(vs) > 0 {
-		t.Fatalf("violations: %v", vs)
-	}
-	for i, raw := range raws {
-		var want Fact
-		if err := want.decodeSlow(raw); err != nil || !reflect.DeepEqual(facts[i], want) {
-			t.Fatalf("fact %d: %#v, want %#v (%v)", i, facts[i], want, err)
-		}
-	}
+	facts := decodeLikeSlow(t, raws)
 	_ = append(facts[0].Args, "x")
 	if facts[1].Args[0] != "s1" {
 		t.Errorf("appending to fact 0's arguments changed fact 1's: %v", facts[1].Args)
@@ -225,6 +216,13 @@ func TestDecodeFactsRecentArgs(t *testing.T) {
 			raws = append(raws, json.RawMessage(fmt.Sprintf(`{"args":["first"],"pred":%q,"args":[%s]}`, p, list)))
 		}
 	}
+	decodeLikeSlow(t, raws)
+}
+
+// decodeLikeSlow decodes raws with DecodeFacts, failing t unless every
+// fact is valid and what encoding/json decodes, and returns the facts.
+func decodeLikeSlow(t *testing.T, raws []json.RawMessage) []Fact {
+	t.Helper()
 	facts, vs := DecodeFacts(raws)
 	if len(vs) > 0 {
 		t.Fatalf("violations: %v", vs)
@@ -235,6 +233,7 @@ func TestDecodeFactsRecentArgs(t *testing.T) {
 			t.Fatalf("fact %d: %#v, want %#v (%v)", i, facts[i], want, err)
 		}
 	}
+	return facts
 }
 
 // FuzzDecodeFactsList: a list of facts long enough for the arena (its
