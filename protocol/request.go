@@ -52,15 +52,11 @@ func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfi
 // checkIntentFacts is CheckIntentFacts in at most procs parts.
 func checkIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl, procs int) *IntentFacts {
 	out := &IntentFacts{}
-	var required []MissingFact // every required fact, as reported when missing
+	var required []string // every required fact's predicate, in the declarations' order
 	for _, d := range intents {
-		if d.Name != intent {
-			continue
-		}
-		out.Known = true
-		for _, req := range d.RequiredFacts {
-			required = append(required, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
-				Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", d.Name, req)})
+		if d.Name == intent {
+			out.Known = true
+			required = append(required, d.RequiredFacts...)
 		}
 	}
 	facts := make([]Fact, len(raws))
@@ -82,9 +78,10 @@ func checkIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfi
 			found[r] = found[r] || ok
 		}
 	}
-	for r, m := range required {
+	for r, req := range required {
 		if !found[r] {
-			out.Missing = append(out.Missing, m)
+			out.Missing = append(out.Missing, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
+				Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", intent, req)})
 		}
 	}
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].FactIndex < out.Violations[j].FactIndex })
@@ -128,11 +125,11 @@ func splitFacts(n, procs int) ([]factsPart, int) {
 // check decodes and validates the part's facts. Required facts are looked
 // for among every decoded fact, valid or not, before validation normalizes
 // the facts in place.
-func (p *factsPart) check(raws []json.RawMessage, facts []Fact, profile *FactsProfile, required []MissingFact) {
+func (p *factsPart) check(raws []json.RawMessage, facts []Fact, profile *FactsProfile, required []string) {
 	mine := facts[p.lo:p.hi]
 	vs := decodeFactsInto(raws[p.lo:p.hi], mine, p.lo)
-	for r, m := range required {
-		p.found[r] = hasPredicate(mine, m.Predicate)
+	for r, pred := range required {
+		p.found[r] = hasPredicate(mine, pred)
 	}
 	var skip map[int]bool
 	if len(vs) > 0 {
