@@ -99,11 +99,7 @@ func newFactSetParts(facts []protocol.Fact, keyBytes, procs int, buf *factSetBuf
 			s.table = make([]int32, size)
 		}
 	}
-	workers := max(1, min(procs, n/keysPerWorker))
-	k := 1
-	if workers > 1 {
-		k = workers * keyPartsPerWorker
-	}
+	k, workers := parallel.Plan(n, procs, keysPerWorker, keyPartsPerWorker)
 	old := buf.parts[:cap(buf.parts)] // their buffers are reused
 	parts := make([]keyPart, k)
 	for i := range parts {

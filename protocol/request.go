@@ -110,11 +110,7 @@ type factsPart struct {
 // splitFacts divides n facts into the parts checked on at most procs
 // goroutines (always at least one part), and says on how many.
 func splitFacts(n, procs int) ([]factsPart, int) {
-	w := max(1, min(procs, n/factsPerWorker))
-	k := 1
-	if w > 1 {
-		k = w * partsPerWorker
-	}
+	k, w := parallel.Plan(n, procs, factsPerWorker, partsPerWorker)
 	parts := make([]factsPart, k)
 	for i := range parts {
 		parts[i].lo, parts[i].hi = n*i/k, n*(i+1)/k

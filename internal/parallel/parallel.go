@@ -4,15 +4,21 @@
 package parallel
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// Workers is how many goroutines work on n items when each should have at
-// least perWorker of them: one per processor at most, never fewer than 1.
-func Workers(n, perWorker int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), n/perWorker))
+// Plan divides n items for at most procs goroutines that should each have
+// at least perWorker of them: it returns how many goroutines (never fewer
+// than 1) and how many parts, partsPerWorker per goroutine when there is
+// more than one, so that one that starts late takes fewer (a single
+// goroutine gets a single part).
+func Plan(n, procs, perWorker, partsPerWorker int) (parts, workers int) {
+	workers = max(1, min(procs, n/perWorker))
+	if workers == 1 {
+		return 1, 1
+	}
+	return workers * partsPerWorker, workers
 }
 
 // Run calls fn(i) for every i in [0, parts) on at most workers goroutines,

@@ -43,18 +43,32 @@ func TestRunPanics(t *testing.T) {
 	t.Error("Run returned")
 }
 
-func TestWorkers(t *testing.T) {
-	if w := Workers(10, 100); w != 1 {
-		t.Errorf("Workers(10, 100) = %d", w)
-	}
-	if w := Workers(1<<20, 1); w < 1 {
-		t.Errorf("Workers = %d", w)
+// TestPlan: one goroutine gets one part; more get partsPerWorker parts
+// each; never more goroutines than processors or than perWorker allows.
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct{ n, procs, per, partsPer, parts, workers int }{
+		{0, 4, 100, 4, 1, 1},
+		{99, 4, 100, 4, 1, 1},
+		{200, 4, 100, 4, 8, 2},
+		{10000, 2, 2048, 4, 8, 2},
+		{10000, 1, 2048, 4, 1, 1},
+		{1 << 20, 3, 1, 2, 6, 3},
+	} {
+		parts, workers := Plan(tc.n, tc.procs, tc.per, tc.partsPer)
+		if parts != tc.parts || workers != tc.workers {
+			t.Errorf("Plan(%d, %d, %d, %d) = %d, %d; want %d, %d", tc.n, tc.procs, tc.per, tc.partsPer, parts, workers, tc.parts, tc.workers)
+		}
 	}
 }
 
 func ExampleRun() {
-	squares := make([]int, 5)
-	Run(len(squares), Workers(len(squares), 1), func(i int) { squares[i] = i * i })
-	fmt.Println(squares)
-	// Output: [0 1 4 9 16]
+	squares := make([]int, 10)
+	parts, workers := Plan(len(squares), 2, 5, 2) // 2 goroutines, 4 parts
+	Run(parts, workers, func(p int) {
+		for i := len(squares) * p / parts; i < len(squares)*(p+1)/parts; i++ {
+			squares[i] = i * i
+		}
+	})
+	fmt.Println(parts, workers, squares)
+	// Output: 4 2 [0 1 4 9 16 25 36 49 64 81]
 }
