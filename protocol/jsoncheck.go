@@ -53,8 +53,7 @@ func validJSONOnePass(data []byte) bool {
 // validJSONLast is validJSONOnePass that also returns where the last
 // member's value of a top-level object starts (-1 for anything else).
 func validJSONLast(data []byte) (int, bool) {
-	last := -1
-	var ks keyScan
+	ks := keyScan{last: -1}
 	var stackBuf [16]scanFrame
 	var keysBuf [32][]byte
 	ks.stack, ks.keys = stackBuf[:0], keysBuf[:0]
@@ -83,9 +82,6 @@ func validJSONLast(data []byte) (int, bool) {
 					return -1, false
 				}
 				i = n
-				if len(ks.stack) == 1 {
-					last = i
-				}
 			}
 			continue
 		case c == '"':
@@ -114,7 +110,7 @@ func validJSONLast(data []byte) (int, bool) {
 		for {
 			i = skipWS(data, i)
 			if len(ks.stack) == 0 {
-				return last, i == len(data)
+				return ks.last, i == len(data)
 			}
 			if i >= len(data) {
 				return -1, false
@@ -129,9 +125,6 @@ func validJSONLast(data []byte) (int, bool) {
 						return -1, false
 					}
 					i = n
-					if len(ks.stack) == 1 {
-						last = i
-					}
 				}
 			case '}', ']':
 				if top.object != (data[i] == '}') {
@@ -150,7 +143,8 @@ func validJSONLast(data []byte) (int, bool) {
 }
 
 // key reads an object key, new in the innermost object, and the colon
-// after it at data[i], returning the index of the value after them.
+// after it at data[i], returning the index of the value after them (in
+// last, too, for a member of the top-level object).
 func (ks *keyScan) key(data []byte, i int) (int, bool) {
 	if i >= len(data) || data[i] != '"' {
 		return 0, false
@@ -169,7 +163,11 @@ func (ks *keyScan) key(data []byte, i int) (int, bool) {
 	if j >= len(data) || data[j] != ':' {
 		return 0, false
 	}
-	return skipWS(data, j+1), true
+	v := skipWS(data, j+1)
+	if len(ks.stack) == 1 {
+		ks.last = v
+	}
+	return v, true
 }
 
 // validString returns the index after the valid JSON string at data[i].
@@ -225,6 +223,7 @@ const manyKeys = 16
 type keyScan struct {
 	stack []scanFrame
 	keys  [][]byte // the keys of the open objects so far, unescaped
+	last  int      // where key last found a value of the top-level object
 }
 
 // scanValidJSON checks duplicate keys and nesting in data, which must be
