@@ -142,7 +142,9 @@ func (s *Server) kernelContextError(ctx context.Context) error {
 	return protocol.Errorf(protocol.CodeCancelled, "the request was cancelled")
 }
 
-func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protocol.IntentResponse, error) {
+// evaluate answers an intent request by evaluating it, and stores a
+// deterministic answer in the result cache under key (nil: not stored).
+func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope, key *resultKey) (*protocol.IntentResponse, error) {
 	start := time.Now()
 	// The slot comes first: decoding and validating up to max_facts_per_request
 	// facts is work too, and a caller over its share must not get it done.
@@ -195,7 +197,7 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope) (*protoco
 		return nil, err
 	}
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
-	s.rememberResult(ctx, env, ev, resp)
+	s.rememberResult(key, ev, resp)
 	return resp, nil
 }
 

@@ -141,16 +141,19 @@ func (c *resultCache) stats() (entries int, bytes, hits, misses int64) {
 }
 
 // cachedResult answers an intent request from the result cache, or returns
-// nil when it is not there (the caller then evaluates it).
-func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) json.RawMessage {
+// nil when it is not there (the caller then evaluates it). It also returns
+// the request's key, for rememberResult to store the answer under without
+// hashing the payload again; nil when the cache is off.
+func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) (json.RawMessage, *resultKey) {
 	if s.results == nil {
-		return nil
+		return nil, nil
 	}
 	start := time.Now()
 	who := callerFrom(ctx)
-	e := s.results.get(keyFor(env.Payload, who), s.prog.Load())
+	key := keyFor(env.Payload, who)
+	e := s.results.get(key, s.prog.Load())
 	if e == nil {
-		return nil
+		return nil, &key
 	}
 	// The answer's macro-tools must stay invokable for a full retention
 	// period, as after a new evaluation. If the store has lost one (evicted,
@@ -161,7 +164,7 @@ func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) json.
 	for i, id := range e.ids {
 		m, err := s.loadMacro(ctx, id, now)
 		if err != nil || m == nil {
-			return nil
+			return nil, &key
 		}
 		def := &macroDef{id: m.id, tool: m.tool, intent: m.intent, facts: m.facts, schema: m.schema, output: m.output,
 			created: now, expires: now.Add(s.opts.MacroTTL), size: m.size, caller: who}
@@ -171,17 +174,18 @@ func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) json.
 		fresh[i] = def
 	}
 	if err := s.saveMacros(ctx, fresh); err != nil {
-		return nil
+		return nil, &key
 	}
 	ms := strconv.AppendInt(nil, time.Since(start).Milliseconds(), 10)
 	out := make([]byte, 0, len(e.data)+len(ms))
 	out = append(append(append(out, e.data[:e.split]...), ms...), e.data[e.split:]...)
-	return out
+	return out, &key
 }
 
-// rememberResult caches the answer of a deterministic request.
-func (s *Server) rememberResult(ctx context.Context, env *protocol.Envelope, ev *evaluation, resp *protocol.IntentResponse) {
-	if s.results == nil || !ev.fixedTime {
+// rememberResult caches the answer of a deterministic request under key,
+// the one cachedResult looked it up by (nil: the cache is off).
+func (s *Server) rememberResult(key *resultKey, ev *evaluation, resp *protocol.IntentResponse) {
+	if key == nil || !ev.fixedTime {
 		return
 	}
 	ids := make([]string, len(resp.MacroTools))
@@ -206,7 +210,7 @@ func (s *Server) rememberResult(ctx context.Context, env *protocol.Envelope, ev 
 	// accounting below counts what the allocator really handed out.
 	data := append([]byte(nil), enc[:split]...)
 	data = append(data[:split:split], enc[split+1:]...)
-	e := &resultEntry{key: keyFor(env.Payload, callerFrom(ctx)), data: data, split: split, ids: ids}
+	e := &resultEntry{key: *key, data: data, split: split, ids: ids}
 	e.size = int64(cap(data)) + idBytes + resultEntryOverhead
 	s.results.put(e, ev.program)
 }

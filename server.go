@@ -631,10 +631,10 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 	switch env.Type {
 	case protocol.TypeIntentRequest:
 		typ = protocol.TypeIntentResponse
-		if hit := s.cachedResult(ctx, env); hit != nil {
+		if hit, key := s.cachedResult(ctx, env); hit != nil {
 			resp = hit
 		} else {
-			resp, err = s.evaluate(ctx, env)
+			resp, err = s.evaluate(ctx, env, key)
 		}
 	case protocol.TypeInvokeRequest:
 		typ = protocol.TypeInvokeResponse
