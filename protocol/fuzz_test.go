@@ -442,6 +442,20 @@ func TestInt64WrapperNotCanonical(t *testing.T) {
 // server's eval_time_used cannot be parsed back, and the kernel converts
 // such times with UnixNano, which overflows outside 1678-2262.
 func TestTimeOutsideRFC3339Range(t *testing.T) {
+	// Found by FuzzDecodeEnvelope: an offset carries the time out of the
+	// years RFC 3339 writes once in UTC. Both are refused.
+	for _, in := range []string{`"0000-01-01T00:00:00+01:00"`, `"9999-12-31T23:30:00-01:00"`} {
+		var tm protocol.Time
+		if err := json.Unmarshal([]byte(in), &tm); err == nil {
+			t.Errorf("%s accepted as %v", in, tm.Time)
+		}
+	}
+	for _, in := range []string{`"0000-01-01T00:00:00-01:00"`, `"9999-12-31T23:30:00+01:00"`, `"9999-12-31T23:59:59Z"`} {
+		var tm protocol.Time
+		if err := json.Unmarshal([]byte(in), &tm); err != nil {
+			t.Errorf("%s refused: %v", in, err)
+		}
+	}
 	var tm protocol.Time
 	if err := json.Unmarshal([]byte(`9223372036854775807`), &tm); err != nil {
 		return // rejected: fine

@@ -362,6 +362,11 @@ func ParseTime(v any) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, fmt.Errorf("time %s is not RFC 3339 (e.g. 2026-02-19T14:30:00Z)", Quote(x))
 		}
+		// An offset can carry year 0000 or 9999 out of them in UTC, where
+		// the time is kept and written back.
+		if tt.Year() < 0 || tt.Year() > 9999 {
+			return time.Time{}, fmt.Errorf("time %s is beyond the years RFC 3339 can write (0000-9999) once in UTC", Quote(x))
+		}
 		return tt, nil
 	case json.Number:
 		ms, err := strconv.ParseInt(string(x), 10, 64)
