@@ -255,24 +255,10 @@ func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
 // with a warning.
 func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*evaluation, *protocol.Error) {
 	var w intentRequestWire
-	// The raw facts are read only here: their list goes back for the next
-	// request, emptied (its items share the request's bytes).
-	w.Facts, _ = s.rawFacts.get()
-	decoded := false
-	defer func() {
-		if decoded {
-			clear(w.Facts) // the items past them are empty already
-		} else {
-			clear(w.Facts[:cap(w.Facts)]) // a failed split may have written any
-		}
-		if cap(w.Facts) > 0 {
-			s.rawFacts.put(w.Facts[:0])
-		}
-	}()
+	// The raw facts are split as DecodeEnvelope checked the message.
 	if err := protocol.DecodePayloadList(env, &w, "facts", &w.Facts); err != nil {
 		return nil, err
 	}
-	decoded = true
 	if w.Intent == nil || w.Intent.Name == "" {
 		return nil, protocol.Errorf(protocol.CodeMalformedMessage, "intent_request needs intent.name").
 			WithDetails(&protocol.ErrorDetails{Field: "intent.name"})

@@ -11,7 +11,8 @@ import (
 // Handle does before evaluating it (envelope, payload, facts), for
 // benchmarks of the request path outside the kernel.
 func (s *Server) DecodeIntentForBench(data []byte) error {
-	env, perr := protocol.DecodeEnvelope(data)
+	env, release, perr := s.decodeEnvelope(data)
+	defer release()
 	if perr != nil {
 		return perr
 	}

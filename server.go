@@ -579,6 +579,24 @@ type requestInfo struct {
 	resp     any // the response payload, when there is one
 }
 
+// decodeEnvelope decodes a message with protocol.DecodeEnvelopeInto: an
+// intent request's raw facts, split as the message is checked, go to a
+// list kept for a later request. release gives the list back, emptied
+// (the items are slices of data), once nothing reads env any more.
+func (s *Server) decodeEnvelope(data []byte) (env *protocol.Envelope, release func(), perr *protocol.Error) {
+	facts, _ := s.rawFacts.get()
+	env, used, perr := protocol.DecodeEnvelopeInto(data, facts)
+	return env, func() {
+		clear(used)
+		if cap(used) > cap(facts) {
+			facts = used
+		}
+		if cap(facts) > 0 {
+			s.rawFacts.put(facts[:0])
+		}
+	}, perr
+}
+
 func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestInfo) (out *protocol.Envelope) {
 	logID := rec.logID
 	id := ""
@@ -592,7 +610,8 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 		return protocol.ErrorEnvelope("", protocol.MessageTooLarge(s.opts.Limits.MaxMessageBytes, int64(len(in.Data))))
 	}
 	_, endDecode := s.span(ctx, "manglecp.decode")
-	env, perr := protocol.DecodeEnvelope(in.Data)
+	env, release, perr := s.decodeEnvelope(in.Data)
+	defer release()
 	endDecode()
 	if env != nil {
 		id = env.IDString()

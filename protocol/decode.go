@@ -124,12 +124,22 @@ func decodePayload(payload json.RawMessage, v any, checked bool) *Error {
 // slices of the payload rather than copies: do not modify them. For a
 // message read by DecodeEnvelope the array is split by a byte scan and
 // only the rest of the payload goes through encoding/json, so a payload of
-// many items is not decoded twice.
+// many items is not decoded twice; with name "facts" the items are the
+// ones DecodeEnvelope split while checking the message, so the array is
+// not scanned again either (list's array is then not used).
 func DecodePayloadList(env *Envelope, v any, name string, list *[]json.RawMessage) *Error {
 	if !env.checked {
 		return DecodePayload(env.Payload, v)
 	}
-	if start, end, items, ok := splitList(env.Payload, name, *list); ok {
+	var start, end int
+	var items []json.RawMessage
+	var ok bool
+	if l := env.list.of(env.Payload, name); l != nil {
+		start, end, items, ok = l.start, l.end, l.items, true
+	} else {
+		start, end, items, ok = splitList(env.Payload, name, *list)
+	}
+	if ok {
 		// The payload without the items: what is left decodes, and fails,
 		// exactly as the whole would, since every array is a valid
 		// []json.RawMessage.

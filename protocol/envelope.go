@@ -64,6 +64,27 @@ type Envelope struct {
 	// set as Payload: compact and escaped, so while Payload is still it,
 	// Encode writes it as it is.
 	marshaled json.RawMessage
+	// list, when not nil, is payload.facts as DecodeEnvelope split it
+	// while checking the message.
+	list *payloadList
+}
+
+// payloadList is an array of the payload split into its items: the
+// array is payload[start:end], where payload is Payload as decoded (a
+// caller may have set another since).
+type payloadList struct {
+	name       string
+	payload    []byte
+	start, end int
+	items      []json.RawMessage
+}
+
+// of returns l when payload is still the payload l was split from.
+func (l *payloadList) of(payload []byte, name string) *payloadList {
+	if l == nil || l.name != name || len(payload) != len(l.payload) || len(payload) == 0 || &payload[0] != &l.payload[0] {
+		return nil
+	}
+	return l
 }
 
 // IDString returns the id, or "" when it is null.
@@ -133,13 +154,49 @@ type envelopeFields struct {
 // details of Spec 09 section 4.4) for another version; invalid_type for an
 // unknown type. The id is filled in whenever it could be read.
 func DecodeEnvelope(data []byte) (*Envelope, *Error) {
+	// While it checks the message, the one-pass scan also splits the
+	// array payload.facts (an intent request's facts) into its items, for
+	// DecodePayloadList.
+	return decodeEnvelope(data, &listScan{name: "facts"})
+}
+
+// DecodeEnvelopeInto is DecodeEnvelope for a server that reads many
+// intent requests and keeps a buffer for their facts: the items of
+// payload.facts go to facts' array when it has room for them (else to a
+// new one). It returns them as used, the slice DecodePayloadList then
+// hands over for "facts" (nil when the message was refused or has no such
+// array). facts' array holds no item unless used is in it. Once the
+// caller no longer reads env or the items, it may clear used and reuse
+// its array, or facts' array, for the next message.
+func DecodeEnvelopeInto(data []byte, facts []json.RawMessage) (env *Envelope, used []json.RawMessage, perr *Error) {
+	list := &listScan{name: "facts", items: facts[:0]}
+	env, perr = decodeEnvelope(data, list)
+	if env != nil && env.list != nil {
+		used = env.list.items
+	} else {
+		clear(list.items) // the items of a message refused, or of a list not used
+	}
+	if list.inGiven && !sameArray(used, facts) {
+		clear(facts[:cap(facts)]) // the items outgrew it: all of it was written
+	}
+	return env, used, perr
+}
+
+// sameArray reports whether a and b are slices of one array, from its
+// start.
+func sameArray(a, b []json.RawMessage) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+// decodeEnvelope is DecodeEnvelope, recording list when not nil.
+func decodeEnvelope(data []byte, list *listScan) (*Envelope, *Error) {
 	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
 		return nil, Errorf(CodeMalformedMessage, "message starts with a UTF-8 byte order mark; send UTF-8 without BOM")
 	}
 	if !utf8.Valid(data) {
 		return nil, Errorf(CodeMalformedMessage, "message is not valid UTF-8")
 	}
-	last, err := checkJSONLast(data)
+	last, err := checkJSONLast(data, list)
 	if err != nil {
 		return nil, Errorf(CodeMalformedMessage, "message is not valid JSON: %s", err)
 	}
@@ -208,6 +265,13 @@ func DecodeEnvelope(data []byte) (*Envelope, *Error) {
 			WithDetails(&ErrorDetails{Field: "payload"})
 	}
 	env.Payload, env.checked = payload, true
+	if list.found() && len(payload) > 0 && list.payloadEnd-list.payloadStart == len(payload) && &payload[0] == &data[list.payloadStart] {
+		items := list.items
+		if items == nil {
+			items = []json.RawMessage{}
+		}
+		env.list = &payloadList{name: list.name, payload: payload, start: list.start - list.payloadStart, end: list.end - list.payloadStart, items: items}
+	}
 	if env.Type.IsRequest() && (env.ID == nil || *env.ID == "") {
 		return env, Errorf(CodeMalformedMessage, "%s requires a non-empty string id", env.Type).
 			WithDetails(&ErrorDetails{Field: "id"})

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/manglecp/manglecp/protocol"
@@ -40,6 +41,45 @@ func ExampleDecodeEnvelope() {
 	// intent_request req-1
 	// observe 14:30
 	// current_url [https://example.com]
+}
+
+// A server that reads many intent requests keeps one list for their raw
+// facts: DecodeEnvelopeInto splits payload.facts into it while checking
+// the message, and DecodePayloadList hands the items over without
+// scanning the list again.
+func ExampleDecodeEnvelopeInto() {
+	var buffer []json.RawMessage // kept from one message to the next
+	for _, msg := range []string{
+		`{"type":"intent_request","id":"1","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"a","args":[1]},{"pred":"b","args":["x"]}]}}`,
+		`{"type":"intent_request","id":"2","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"c","args":[]}]}}`,
+	} {
+		env, used, err := protocol.DecodeEnvelopeInto([]byte(msg), buffer)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		var req struct {
+			Intent protocol.Intent   `json:"intent"`
+			Facts  []json.RawMessage `json:"facts"`
+		}
+		if err := protocol.DecodePayloadList(env, &req, "facts", &req.Facts); err != nil {
+			fmt.Println(err)
+			continue
+		}
+		for _, raw := range req.Facts {
+			fmt.Println(env.IDString(), string(raw))
+		}
+		// Done with the message: empty the items (they are slices of it)
+		// and keep the larger array for the next one.
+		clear(used)
+		if cap(used) > cap(buffer) {
+			buffer = used[:0]
+		}
+	}
+	// Output:
+	// 1 {"pred":"a","args":[1]}
+	// 1 {"pred":"b","args":["x"]}
+	// 2 {"pred":"c","args":[]}
 }
 
 // An unsupported version is reported with the versions the server speaks,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -46,12 +47,23 @@ var payloadCases = []string{
 	`{"intent":"x","facts":[1]}`,
 	`{"facts":[],"facts2":[]}`,
 	` {"intent" : {"name" : "x" , "params" : {"k" : [ {"a" : 1} ] } } , "facts" : [ {"pred" : "a"} ] } `,
+	`{"intent":{"name":"x","facts":[9]},"facts":[{"facts":[8]},[[7]]],"options":{"facts":[6]}}`,
+	`{"facts":[ ],"intent":{"name":"x"}}`,
+	"{\"facts\":[\n\t{\"pred\":\"a\"}\r\n,\t\"}\\\"\" ,-1.5e3,true,false],\"intent\":{\"name\":\"x\"}}",
+	`{"intent":{"name":"x"},"facts":[{"pred":"\u00e9"}, "\ud83d\ude00", {"pred":"é"}]}`,
 }
 
 // decodeList decodes payload as a message read by DecodeEnvelope, by
-// DecodePayloadList and by DecodePayload of the whole.
-func decodeList(t testing.TB, payload string) (fast, slow listWire, fastErr, slowErr *Error, ok bool) {
+// DecodePayloadList and by DecodePayload of the whole. The payload is the
+// message's last member, or its first (first), which the one-pass scan
+// handles differently. DecodePayloadList is checked twice: with the items
+// DecodeEnvelope split (when it did), and splitting them itself; both
+// must answer alike, and fast is the first answer.
+func decodeList(t testing.TB, payload string, first bool) (fast, slow listWire, fastErr, slowErr *Error, ok bool) {
 	msg := `{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":` + payload + `}`
+	if first {
+		msg = "{ \"payload\" :" + payload + " ,\n" + `"type":"intent_request","id":"1","manglecp":"` + Version + `"}`
+	}
 	env, perr := DecodeEnvelope([]byte(msg))
 	if perr != nil {
 		return fast, slow, nil, nil, false
@@ -60,6 +72,15 @@ func decodeList(t testing.TB, payload string) (fast, slow listWire, fastErr, slo
 		t.Fatalf("DecodeEnvelope did not mark %s checked", payload)
 	}
 	fastErr = DecodePayloadList(env, &fast, "facts", &fast.Facts)
+	if env.list != nil {
+		var split listWire
+		unsplit := *env
+		unsplit.list = nil
+		splitErr := DecodePayloadList(&unsplit, &split, "facts", &split.Facts)
+		if d := sameList(fast, split, fastErr, splitErr); d != "" {
+			t.Errorf("%s: the items DecodeEnvelope split: %s; split again", payload, d)
+		}
+	}
 	slowErr = DecodePayload(env.Payload, &slow)
 	return fast, slow, fastErr, slowErr, true
 }
@@ -93,13 +114,49 @@ func sameList(fast, slow listWire, fastErr, slowErr *Error) string {
 // same error, or the same values and the same raw facts.
 func TestDecodePayloadListMatchesDecodePayload(t *testing.T) {
 	for _, in := range payloadCases {
-		fast, slow, fe, se, ok := decodeList(t, in)
-		if !ok {
-			t.Errorf("%s: the envelope does not decode", in)
+		for _, first := range []bool{false, true} {
+			fast, slow, fe, se, ok := decodeList(t, in, first)
+			if !ok {
+				t.Errorf("%s: the envelope does not decode", in)
+				continue
+			}
+			if d := sameList(fast, slow, fe, se); d != "" {
+				t.Errorf("%s (payload first: %v): %s", in, first, d)
+			}
+		}
+	}
+}
+
+// TestDecodeEnvelopeSplitsFacts: the one-pass check splits payload.facts,
+// and only that array, wherever the payload is among the members.
+func TestDecodeEnvelopeSplitsFacts(t *testing.T) {
+	for _, tc := range []struct {
+		msg   string
+		items []string // nil: not split by DecodeEnvelope
+	}{
+		{`{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":{"facts":[1, {"a":[2]} ,"3"]}}`, []string{`1`, `{"a":[2]}`, `"3"`}},
+		{`{"payload":{"intent":{"facts":[0]},"facts":[ ]},"type":"intent_request","id":"1","manglecp":"` + Version + `"}`, []string{}},
+		{`{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":{"intent":{"facts":[0]}}}`, nil},
+		{`{"type":"intent_request","id":"1","manglecp":"` + Version + `","facts":[1],"payload":{}}`, nil},
+		{`{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":{"facts":{"a":[1]}}}`, nil},
+		{`{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":{"fact\u0073":[1]}}`, nil},
+	} {
+		env, perr := DecodeEnvelope([]byte(tc.msg))
+		if perr != nil {
+			if tc.items != nil {
+				t.Errorf("%s: %v", tc.msg, perr)
+			}
 			continue
 		}
-		if d := sameList(fast, slow, fe, se); d != "" {
-			t.Errorf("%s: %s", in, d)
+		var got []string
+		if env.list != nil {
+			got = []string{}
+			for _, it := range env.list.items {
+				got = append(got, string(it))
+			}
+		}
+		if !reflect.DeepEqual(got, tc.items) {
+			t.Errorf("%s: split into %q, want %q", tc.msg, got, tc.items)
 		}
 	}
 }
@@ -109,12 +166,14 @@ func FuzzDecodePayloadList(f *testing.F) {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		fast, slow, fe, se, ok := decodeList(t, in)
-		if !ok {
-			return
-		}
-		if d := sameList(fast, slow, fe, se); d != "" {
-			t.Errorf("%q: %s", in, d)
+		for _, first := range []bool{false, true} {
+			fast, slow, fe, se, ok := decodeList(t, in, first)
+			if !ok {
+				return
+			}
+			if d := sameList(fast, slow, fe, se); d != "" {
+				t.Errorf("%q (payload first: %v): %s", in, first, d)
+			}
 		}
 	})
 }
@@ -135,7 +194,7 @@ func TestEnvelopeMembersMatchUnmarshal(t *testing.T) {
 }
 
 func checkMembers(t *testing.T, in string) {
-	last, err := checkJSONLast([]byte(in))
+	last, err := checkJSONLast([]byte(in), nil)
 	if err != nil {
 		return
 	}
@@ -211,4 +270,52 @@ func FuzzEncode(f *testing.F) {
 		}
 		checkEncode(t, env)
 	})
+}
+
+// TestDecodeEnvelopeIntoBuffer: the items go to the caller's array when it
+// has room, and the array holds no item unless the items returned are in
+// it (a message refused, a list that outgrew it, one that did not fit).
+func TestDecodeEnvelopeIntoBuffer(t *testing.T) {
+	msg := func(payload string, extra string) []byte {
+		return []byte(`{"type":"intent_request","id":"1","manglecp":"` + Version + `","payload":` + payload + extra + `}`)
+	}
+	many := "[" + strings.Repeat("1,", 400) + "1]" // 401 items of 2 bytes: more than the room kept for them
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		room     int
+		want     int  // items returned
+		inBuffer bool // in the caller's array
+	}{
+		{"fits", msg(`{"facts":[{"pred":"a"},2,"3"]}`, ""), 64, 3, true},
+		{"too small", msg(`{"facts":[{"pred":"a"},2,"3"]}`, ""), 2, 3, false},
+		{"refused", msg(`{"facts":[{"pred":"a"},2,"3"]}`, `,"extra":1`), 64, 0, false},
+		{"no facts", msg(`{"intent":{"name":"x"}}`, ""), 64, 0, false},
+		{"outgrown", msg(`{"facts":`+many+`}`, ""), 40, 401, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			facts := make([]json.RawMessage, 0, tc.room)
+			env, used, perr := DecodeEnvelopeInto(tc.data, facts)
+			if len(used) != tc.want {
+				t.Fatalf("%d items returned, want %d (error %v)", len(used), tc.want, perr)
+			}
+			if got := sameArray(used, facts); got != tc.inBuffer {
+				t.Fatalf("items in the caller's array: %v, want %v", got, tc.inBuffer)
+			}
+			for i, it := range facts[:cap(facts)] {
+				if it != nil && !(tc.inBuffer && i < len(used)) {
+					t.Fatalf("the caller's array keeps item %d %q", i, it)
+				}
+			}
+			if tc.want > 0 {
+				var w listWire
+				if perr := DecodePayloadList(env, &w, "facts", &w.Facts); perr != nil {
+					t.Fatal(perr)
+				}
+				if !sameArray(w.Facts, used) || len(w.Facts) != len(used) {
+					t.Fatal("DecodePayloadList did not hand over the items DecodeEnvelopeInto returned")
+				}
+			}
+		})
+	}
 }

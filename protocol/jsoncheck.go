@@ -18,17 +18,22 @@ import (
 // through checkJSONTokens, which words the syntax error. Both report the
 // first problem in document order, so the answer is the same either way.
 func checkJSON(data []byte) error {
-	_, err := checkJSONLast(data)
+	_, err := checkJSONLast(data, nil)
 	return err
 }
 
 // checkJSONLast is checkJSON that also returns, when data is an object the
 // one-pass scan validated, where its last member's value starts (-1
 // otherwise): a decoder of its members need not scan that value to find
-// its end, which is the end of the object.
-func checkJSONLast(data []byte) (int, error) {
-	if last, ok := validJSONLast(data); ok {
+// its end, which is the end of the object. When list is not nil, the scan
+// also records the array list names (see listScan); list.found() reports
+// whether it did.
+func checkJSONLast(data []byte, list *listScan) (int, error) {
+	if last, ok := validJSONScan(data, list); ok {
 		return last, nil
+	}
+	if list != nil {
+		list.end = 0 // what the failed scan recorded is not to be used
 	}
 	return -1, checkJSONSlow(data)
 }
@@ -53,7 +58,61 @@ func validJSONOnePass(data []byte) bool {
 // validJSONLast is validJSONOnePass that also returns where the last
 // member's value of a top-level object starts (-1 for anything else).
 func validJSONLast(data []byte) (int, bool) {
-	ks := keyScan{last: -1}
+	return validJSONScan(data, nil)
+}
+
+// listScan is what validJSONScan records, besides checking, of the array
+// at payload.<name> of a top-level object (an intent request's facts):
+// where the payload's value and the array are, and the array's items, so
+// that the array need not be scanned again to split it. Only a scan that
+// reports the data valid leaves a record to use.
+type listScan struct {
+	name         string
+	items        []json.RawMessage // starts as the caller's array, emptied
+	inGiven      bool              // the items went to the caller's array (at first: more may have outgrown it)
+	payloadStart int               // where payload's value starts
+	payloadEnd   int               // and ends (0: not yet)
+	start, end   int               // where the array starts and ends (end 0: none found)
+	item         int               // where the current item starts
+}
+
+// found reports whether the scan recorded the array.
+func (l *listScan) found() bool { return l != nil && l.end > 0 }
+
+// opens notes a container that starts at data[i] within the open
+// containers stack, and reports whether it is the array to record.
+func (l *listScan) opens(stack []scanFrame, c byte, i int, data []byte) bool {
+	switch {
+	case len(stack) == 1 && c == '{' && stack[0].object && string(stack[0].key) == "payload":
+		l.payloadStart = i
+	case len(stack) == 2 && c == '[' && stack[1].object && string(stack[1].key) == l.name && l.payloadStart > 0 && l.payloadEnd == 0:
+		l.start = i
+		// Room for items of 64 bytes, as arrayItems gives, in the
+		// caller's array when it has that room.
+		if room := 16 + (len(data)-i)/64; cap(l.items) < room {
+			l.items = make([]json.RawMessage, 0, room)
+		} else {
+			l.inGiven = true
+		}
+		return true
+	}
+	return false
+}
+
+// closes notes that the container f, which was open within stack, ends
+// before data[end].
+func (l *listScan) closes(stack []scanFrame, f scanFrame, end int) {
+	switch {
+	case f.list:
+		l.end = end
+	case len(stack) == 1 && f.object && l.payloadStart > 0 && l.payloadEnd == 0 && string(stack[0].key) == "payload":
+		l.payloadEnd = end
+	}
+}
+
+// validJSONScan is validJSONLast that also fills list, when not nil.
+func validJSONScan(data []byte, list *listScan) (int, bool) {
+	ks := keyScan{last: -1, list: list}
 	var stackBuf [16]scanFrame
 	var keysBuf [32][]byte
 	ks.stack, ks.keys = stackBuf[:0], keysBuf[:0]
@@ -63,17 +122,23 @@ func validJSONLast(data []byte) (int, bool) {
 		if i >= len(data) {
 			return -1, false
 		}
+		if n := len(ks.stack); n > 0 && ks.stack[n-1].list {
+			list.item = i
+		}
 		switch c := data[i]; {
 		case c == '{' || c == '[':
 			if len(ks.stack) >= MaxNestingDepth {
 				return -1, false
 			}
-			ks.stack = append(ks.stack, scanFrame{object: c == '{', keys: len(ks.keys)})
+			f := scanFrame{object: c == '{', keys: len(ks.keys)}
+			if list != nil && len(ks.stack) <= 2 {
+				f.list = list.opens(ks.stack, c, i, data)
+			}
+			ks.stack = append(ks.stack, f)
 			i = skipWS(data, i+1)
 			if i < len(data) && (data[i] == '}' && c == '{' || data[i] == ']' && c == '[') {
-				ks.keys = ks.keys[:ks.stack[len(ks.stack)-1].keys]
-				ks.stack = ks.stack[:len(ks.stack)-1]
 				i++
+				ks.pop(i)
 				break
 			}
 			if c == '{' {
@@ -108,6 +173,9 @@ func validJSONLast(data []byte) (int, bool) {
 		// A value ended before data[i]: close what it ends, then find the
 		// next value.
 		for {
+			if n := len(ks.stack); n > 0 && ks.stack[n-1].list {
+				list.items = append(list.items, data[list.item:i:i])
+			}
 			i = skipWS(data, i)
 			if len(ks.stack) == 0 {
 				return ks.last, i == len(data)
@@ -130,9 +198,8 @@ func validJSONLast(data []byte) (int, bool) {
 				if top.object != (data[i] == '}') {
 					return -1, false
 				}
-				ks.keys = ks.keys[:top.keys]
-				ks.stack = ks.stack[:len(ks.stack)-1]
 				i++
+				ks.pop(i)
 				continue
 			default:
 				return -1, false
@@ -156,7 +223,8 @@ func (ks *keyScan) key(data []byte, i int) (int, bool) {
 		}
 		j++
 	}
-	if j >= len(data) || ks.add(data[i+1:j]) {
+	key := data[i+1 : j]
+	if j >= len(data) || ks.add(key) {
 		return 0, false
 	}
 	j = skipWS(data, j+1)
@@ -164,10 +232,25 @@ func (ks *keyScan) key(data []byte, i int) (int, bool) {
 		return 0, false
 	}
 	v := skipWS(data, j+1)
-	if len(ks.stack) == 1 {
+	switch len(ks.stack) {
+	case 1:
 		ks.last = v
+		ks.stack[0].key = key
+	case 2:
+		ks.stack[1].key = key
 	}
 	return v, true
+}
+
+// pop closes the innermost container, which ends before data[end].
+func (ks *keyScan) pop(end int) {
+	n := len(ks.stack)
+	f := ks.stack[n-1]
+	ks.keys = ks.keys[:f.keys]
+	ks.stack = ks.stack[:n-1]
+	if ks.list != nil && n <= 3 {
+		ks.list.closes(ks.stack, f, end)
+	}
 }
 
 // validString returns the index after the valid JSON string at data[i].
@@ -211,7 +294,9 @@ func isHex(c byte) bool {
 type scanFrame struct {
 	object    bool
 	expectKey bool
-	keys      int // where the object's keys start in the scan's key list
+	list      bool   // validJSONScan: the array whose items it records
+	keys      int    // where the object's keys start in the scan's key list
+	key       []byte // validJSONScan: the object's current key (the top two levels only)
 	set       map[string]struct{}
 }
 
@@ -222,8 +307,9 @@ const manyKeys = 16
 // checking an object's keys allocates nothing unless it has many.
 type keyScan struct {
 	stack []scanFrame
-	keys  [][]byte // the keys of the open objects so far, unescaped
-	last  int      // where key last found a value of the top-level object
+	keys  [][]byte  // the keys of the open objects so far, unescaped
+	last  int       // where key last found a value of the top-level object
+	list  *listScan // validJSONScan's record of one array, or nil
 }
 
 // scanValidJSON checks duplicate keys and nesting in data, which must be
