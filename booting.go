@@ -35,6 +35,10 @@ func (b *Booting) Handle(_ context.Context, in *protocol.Inbound) *protocol.Enve
 	return protocol.ErrorEnvelope(env.IDString(), protocol.Errorf(protocol.CodeServerNotReady, "the server is booting").WithRetryAfter(500))
 }
 
+// BorrowsData reports true: the stand-in keeps nothing of a message
+// (transport.DataBorrower).
+func (b *Booting) BorrowsData() bool { return true }
+
 // ManifestJSON returns the booting manifest.
 func (b *Booting) ManifestJSON() ([]byte, string) { return b.manifest, `"booting"` }
 

@@ -42,9 +42,11 @@ func TestLayering(t *testing.T) {
 		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
 		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
-		// The parallel helper is a leaf of the standard library, which any
-		// layer may use (it is exempt from the rules on internal/ above).
+		// The parallel helper and the free list are leaves of the standard
+		// library, which any layer may use (they are exempt from the rules
+		// on internal/ above).
 		{mod + "/internal/parallel", []string{mangle, mod}},
+		{mod + "/internal/freelist", []string{mangle, mod}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
@@ -52,7 +54,7 @@ func TestLayering(t *testing.T) {
 			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if dep == r.pkg || dep == mod+"/internal/parallel" {
+			if dep == r.pkg || dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" {
 				continue
 			}
 			if r.pkg == mod+"/mcpbridge" && dep == mod {

@@ -308,12 +308,12 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	if len(premises) >= summaryAheadFacts {
 		// A large request's set reuses an earlier one's buffers, and
 		// gives them back once its keys are hashed (summarized).
-		buf, ok := s.factBuffers.get()
+		buf, ok := s.factBuffers.Get()
 		if !ok {
 			buf = &factSetBuffers{}
 		}
 		set = newFactSetParts(premises, keyBytes, runtime.GOMAXPROCS(0), buf)
-		ev.releaseKeys = func() { s.factBuffers.put(buf) }
+		ev.releaseKeys = func() { s.factBuffers.Put(buf) }
 	} else {
 		set = newFactSet(premises, keyBytes)
 	}

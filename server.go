@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
+	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -45,8 +46,8 @@ type Server struct {
 	// factBuffers keeps the buffers a large request's fact set was built
 	// in, for a later one to reuse (see evaluation.summarized); rawFacts
 	// the lists a request's raw facts were split into, emptied.
-	factBuffers *freeList[*factSetBuffers]
-	rawFacts    *freeList[[]json.RawMessage]
+	factBuffers *freelist.List[*factSetBuffers]
+	rawFacts    *freelist.List[[]json.RawMessage]
 	actions     map[string]ActionSpec
 	samples     []sample // the domain's sample requests, run on reload
 	// registry holds the standard codes and the domain's (Domain.Codes).
@@ -140,8 +141,8 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		// Buffers of large requests kept for later ones: at most one per
 		// processor, each at most 8 MiB (a fact set of about 100,000
 		// facts; larger ones are left to the collector).
-		factBuffers: newFreeList(runtime.GOMAXPROCS(0), 8<<20, (*factSetBuffers).bytes),
-		rawFacts:    newFreeList(runtime.GOMAXPROCS(0), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
+		factBuffers: freelist.New(runtime.GOMAXPROCS(0), 8<<20, (*factSetBuffers).bytes),
+		rawFacts:    freelist.New(runtime.GOMAXPROCS(0), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
 	}
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a
@@ -554,6 +555,12 @@ func (s *Server) externalDecls() []protocol.ExternalPredicate {
 // requestIDKey carries the request id in a context for logs.
 type requestIDKey struct{}
 
+// BorrowsData reports true: the server keeps no part of Inbound.Data once
+// Handle has returned (every value it keeps is decoded, so a copy), and
+// the HTTP binding may read a later body into the same buffer
+// (transport.DataBorrower).
+func (s *Server) BorrowsData() bool { return true }
+
 // Handle answers one inbound message. It returns the response envelope:
 // an intent_response, an invoke_response or an error, correlated by id.
 // Every error comes from the registry; internal failures are logged with
@@ -584,7 +591,7 @@ type requestInfo struct {
 // list kept for a later request. release gives the list back, emptied
 // (the items are slices of data), once nothing reads env any more.
 func (s *Server) decodeEnvelope(data []byte) (env *protocol.Envelope, release func(), perr *protocol.Error) {
-	facts, _ := s.rawFacts.get()
+	facts, _ := s.rawFacts.Get()
 	env, used, perr := protocol.DecodeEnvelopeInto(data, facts)
 	return env, func() {
 		clear(used)
@@ -592,7 +599,7 @@ func (s *Server) decodeEnvelope(data []byte) (env *protocol.Envelope, release fu
 			facts = used
 		}
 		if cap(facts) > 0 {
-			s.rawFacts.put(facts[:0])
+			s.rawFacts.Put(facts[:0])
 		}
 	}, perr
 }

@@ -12,8 +12,8 @@ import (
 
 // TestDependencies: the client links neither the Mangle engine nor this
 // module's internal packages nor the server (STYLE.md section 2, rule 3).
-// internal/parallel is exempt: a leaf of the standard library, which the
-// protocol layer uses to check long fact lists.
+// internal/parallel and internal/freelist are exempt: leaves of the
+// standard library, which the protocol and transport layers use.
 func TestDependencies(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not available")
@@ -25,7 +25,7 @@ func TestDependencies(t *testing.T) {
 	}
 	forbidden := []string{"codeberg.org/TauCeti/mangle-go", "github.com/google/mangle", mod + "/internal/", mod + "/domains/"}
 	for _, dep := range strings.Fields(string(out)) {
-		if dep == mod+"/internal/parallel" {
+		if dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" {
 			continue
 		}
 		if dep == mod {

@@ -10,8 +10,8 @@ import (
 // module's internal packages, nor the server (the root package), so that it
 // judges foreign servers honestly and stays small. From this module it may
 // import protocol, client and transport only (STYLE.md section 2, rule 3),
-// and internal/parallel through them: a leaf of the standard library,
-// which the protocol layer uses to check long fact lists.
+// and internal/parallel and internal/freelist through them: leaves of the
+// standard library, which the protocol and transport layers use.
 func TestDependencies(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not available")
@@ -28,7 +28,7 @@ func TestDependencies(t *testing.T) {
 		t.Fatal("go list printed no dependencies")
 	}
 	for _, dep := range deps {
-		if dep == mod+"/internal/parallel" {
+		if dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" {
 			continue
 		}
 		if dep == mod {

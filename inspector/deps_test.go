@@ -31,9 +31,10 @@ func TestImports(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, deps)
 	}
 	for _, d := range strings.Fields(string(deps)) {
-		// internal/parallel, a leaf of the standard library, comes with
-		// the protocol layer.
-		if d == mod || d != mod+"/internal/parallel" && (strings.HasPrefix(d, "codeberg.org/TauCeti/mangle-go") || strings.HasPrefix(d, mod+"/internal/")) {
+		// internal/parallel and internal/freelist, leaves of the standard
+		// library, come with the protocol and transport layers.
+		leaf := d == mod+"/internal/parallel" || d == mod+"/internal/freelist"
+		if d == mod || !leaf && (strings.HasPrefix(d, "codeberg.org/TauCeti/mangle-go") || strings.HasPrefix(d, mod+"/internal/")) {
 			t.Errorf("inspector links %s", d)
 		}
 	}

@@ -73,6 +73,14 @@ func (s *switchHandler) Registry() *protocol.Registry {
 	return nil
 }
 
+// BorrowsData reports whether the current handler only borrows a
+// message's bytes. Both the booting stand-in and the server do, so a
+// switch between them while a request is read changes nothing.
+func (s *switchHandler) BorrowsData() bool {
+	d, ok := s.get().(transport.DataBorrower)
+	return ok && d.BorrowsData()
+}
+
 // SessionOpened counts a session in the loaded server's metrics.
 func (s *switchHandler) SessionOpened() func() {
 	if c, ok := s.get().(interface{ SessionOpened() func() }); ok {

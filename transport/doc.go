@@ -21,7 +21,8 @@ import (
 
 // Handler answers MangleCP messages. *manglecp.Server implements it.
 type Handler interface {
-	// Handle answers one inbound message with an envelope.
+	// Handle answers one inbound message with an envelope. It may keep
+	// in.Data, unless it is a DataBorrower that says it does not.
 	Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope
 	// ManifestJSON returns the current manifest payload and its ETag.
 	ManifestJSON() (payload []byte, etag string)

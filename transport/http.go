@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -100,7 +102,7 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	if ws.Session.WriteTimeout <= 0 {
 		ws.Session.WriteTimeout = o.WriteTimeout
 	}
-	b := &binding{h: h, o: o}
+	b := &binding{h: h, o: o, bodies: freelist.New(runtime.GOMAXPROCS(0), maxKeptBody, func(b []byte) int { return cap(b) })}
 	mux := http.NewServeMux()
 	mux.HandleFunc(ManifestPath, b.serveManifest)
 	mux.HandleFunc(base+"/evaluate", func(w http.ResponseWriter, r *http.Request) {
@@ -129,8 +131,29 @@ type authRequirer interface{ AuthRequired() bool }
 
 // binding holds what the HTTP endpoints share.
 type binding struct {
-	h Handler
-	o HTTPOptions
+	h      Handler
+	o      HTTPOptions
+	bodies *freelist.List[[]byte] // request bodies given back by a DataBorrower
+}
+
+// Bodies of at most maxKeptBody bytes are kept for later requests, one
+// per processor: what is kept is bounded by GOMAXPROCS × maxKeptBody.
+const maxKeptBody = 4 << 20
+
+// DataBorrower is implemented by a Handler that only borrows
+// Inbound.Data: it keeps no reference to the bytes, or to any slice of
+// them, once Handle has returned (*manglecp.Server does). The HTTP binding
+// then reads a later request's body into the same buffer, which spares a
+// large request the allocation (and the page faults) of a new one. A
+// handler that wraps another must answer for both.
+type DataBorrower interface {
+	BorrowsData() bool
+}
+
+// borrows reports whether b's handler only borrows Inbound.Data.
+func (b *binding) borrows() bool {
+	d, ok := b.h.(DataBorrower)
+	return ok && d.BorrowsData()
 }
 
 // guard checks the Host allow-list, refuses paths the mux would redirect
@@ -376,7 +399,22 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	// answer nobody reads is dropped after WriteTimeout.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+	// Whether the handler borrows the body is asked once, before it has it:
+	// the answer decides whether the buffer is kept afterwards.
+	var buf []byte
+	borrows := b.borrows()
+	if borrows {
+		buf, _ = b.bodies.Get()
+		defer func() {
+			if cap(buf) > 0 {
+				b.bodies.Put(buf[:0])
+			}
+		}()
+	}
+	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit, buf)
+	if borrows {
+		buf = body // the buffer read into: the one kept
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -406,13 +444,16 @@ func jsonMediaType(ct string) bool {
 
 // readAll is io.ReadAll with the buffer sized for the declared length (at
 // most limit), so a large body is not copied through a dozen growing
-// buffers.
-func readAll(r io.Reader, length, limit int64) ([]byte, error) {
+// buffers. It reads into buf when buf has that room.
+func readAll(r io.Reader, length, limit int64, buf []byte) ([]byte, error) {
 	size := int64(512)
 	if length > 0 {
 		size = min(length, limit) + 1 // + 1: the read that finds EOF needs no growth
 	}
-	b := make([]byte, 0, size)
+	b := buf[:0]
+	if int64(cap(b)) < size {
+		b = make([]byte, 0, size)
+	}
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
