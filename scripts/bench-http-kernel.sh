@@ -41,15 +41,16 @@ for _ in $(seq "$rounds"); do
 			# cpu-ratio http-ms kernel-ms median-ratio wall-ratio, by name
 			GOGC=$gogc "$dir/$b.test" -test.run '^$' -test.bench "HTTPOverKernel/facts=$facts\$" -test.benchtime "${iters}x" |
 				awk -v b="$b" -v g="$gogc" '/^Benchmark/ { for (i = 3; i < NF; i += 2) m[$(i+1)] = $i
-					print b, g, m["wall-ratio"], m["median-ratio"], m["cpu-ratio"], m["http-ms"], m["kernel-ms"] }' >>"$results"
+					print b, g, v(m["wall-ratio"]), v(m["median-ratio"]), v(m["cpu-ratio"]), v(m["http-ms"]), v(m["kernel-ms"]) }
+					function v(x) { return x == "" ? "-" : x }' >>"$results"
 		done
 	done
 done
 
 # median and range of the numbers on stdin ("n/a" for none: a baseline
 # from before the benchmark reported median-ratio).
-median() { grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
-range() { grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) printf "n/a"; else printf "%s-%s", lo, hi }'; }
+median() { grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
+range() { grep -E '^[0-9.]+$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) printf "n/a"; else printf "%s-%s", lo, hi }'; }
 printf '%s facts, %s rounds of %s requests; medians over the rounds [range]\n\n' "$facts" "$rounds" "$iters"
 printf '| binary | GOGC | HTTP / kernel (wall) | median per-request ratio | CPU ratio | HTTP ms | kernel ms |\n'
 printf '|---|---|---|---|---|---|---|\n'
