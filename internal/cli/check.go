@@ -98,7 +98,7 @@ func (e externalList) Set(v string) error {
 // unbounded recursion, cyclic tool_requires), evaluates the domain's sample
 // requests on the rules as a reload would (a failing one is an error), then
 // prints the lint warnings for Mangle v0.5.0 pitfalls (exit 0 when there are
-// only warnings).
+// only warnings) and, as information, the strata the engine evaluates.
 //
 // Which Go program the rules belong to decides what their actions are
 // checked against: --actions names it; without it, rules whose actions a
@@ -107,7 +107,7 @@ func (e externalList) Set(v string) error {
 // domain's, whose needed actions are listed as information.
 func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--actions A,B,...] [--external NAME/ARITY]... [--json [--show-rules]]",
-		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings).\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings) and, as information,\nthe rules the kernel hands to the Mangle engine, 5-10 times slower, and why.\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
 		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
 	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
@@ -148,6 +148,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		rep.Errors = problems(err)
+	}
+	if err == nil {
+		rep.Info = append(rep.Info, engineStrata(d, layers)...)
 	}
 	if warnings, lerr := kernel.Lint(layers...); lerr == nil {
 		for _, w := range warnings {
@@ -332,4 +335,38 @@ func problems(err error) []checkProblem {
 		return []checkProblem{{File: le.File, Line: le.Line, Message: le.Message}}
 	}
 	return []checkProblem{{Message: strings.TrimPrefix(err.Error(), "manglecp: ")}}
+}
+
+// engineStrata notes, at the rule that is the reason, the strata of DIR's rules
+// that the kernel hands to the Mangle engine instead of evaluating them
+// itself, and why (docs/write-a-domain.md section 6).
+func engineStrata(d manglecp.Domain, layers []kernel.Layer) []checkProblem {
+	var externals []kernel.External
+	for name, e := range d.External {
+		externals = append(externals, kernel.External{Name: name, Arity: e.Arity})
+	}
+	prog, err := kernel.LoadWithExternals(externals, layers...)
+	if err != nil {
+		return nil // reported as errors already
+	}
+	clauses, _ := kernel.SourceClauses(layers...)
+	var out []checkProblem
+	for _, st := range prog.EngineStrata() {
+		p := checkProblem{Message: fmt.Sprintf("the Mangle engine evaluates %s, 5-10 times slower per fact than the kernel: for %s, %s",
+			strings.Join(st.Predicates, ", "), st.Predicate, st.Reason)}
+		// At the rule that is the reason, else the predicate's first rule.
+		for _, c := range clauses {
+			if fmt.Sprintf("%s/%d", c.Clause.Head.Predicate.Symbol, c.Clause.Head.Predicate.Arity) != st.Predicate || len(c.Clause.Premises) == 0 {
+				continue
+			}
+			if p.File == "" || c.Clause.String() == st.Rule {
+				p.File, p.Line = c.File, c.Line
+			}
+			if c.Clause.String() == st.Rule {
+				break
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"sort"
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
@@ -148,9 +149,14 @@ func (p *Program) compilePlan(compile bool) {
 		steps = append(steps, st)
 		pending = nil
 	}
+	p.engineStrata = nil
 	for _, ns := range p.dynStrata {
-		st, ok := p.compileStratum(ns, byHead)
-		if !ok || !compile {
+		st, why := p.compileStratum(ns, byHead)
+		if why != nil || !compile {
+			if why != nil {
+				why.Predicates = predicateNames(ns)
+				p.engineStrata = append(p.engineStrata, *why)
+			}
 			pending = append(pending, ns)
 			continue
 		}
@@ -164,19 +170,54 @@ func (p *Program) compilePlan(compile bool) {
 	p.plan = steps
 }
 
-// compileStratum compiles one stratum, or reports that the engine must
+// EngineStratum is a stratum of the rules that the kernel hands to the
+// Mangle engine instead of evaluating it itself (5-10 times slower per
+// fact), and why.
+type EngineStratum struct {
+	// Predicates are the stratum's predicates, as name/arity, sorted.
+	Predicates []string
+	// Predicate is the one whose rule or declaration is the reason, and
+	// Reason says what it is. Rule is that rule, as Mangle writes it
+	// (empty for a declaration).
+	Predicate, Reason, Rule string
+}
+
+// EngineStrata returns the strata the engine evaluates, in evaluation
+// order; none when the kernel compiles every rule.
+func (p *Program) EngineStrata() []EngineStratum { return p.engineStrata }
+
+// predicateNames returns the predicates of ns as name/arity, sorted.
+func predicateNames(ns analysis.Nodeset) []string {
+	var out []string
+	for _, sym := range sortedSyms(ns) {
+		out = append(out, symName(sym))
+	}
+	return out
+}
+
+// symName is sym as name/arity.
+func symName(sym ast.PredicateSym) string { return fmt.Sprintf("%s/%d", sym.Symbol, sym.Arity) }
+
+// compileStratum compiles one stratum, or says why the engine must
 // evaluate it.
-func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, bool) {
+func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, *EngineStratum) {
+	engine := func(sym ast.PredicateSym, reason string, rule ...ast.Clause) (step, *EngineStratum) {
+		why := &EngineStratum{Predicate: symName(sym), Reason: reason}
+		if len(rule) > 0 {
+			why.Rule = rule[0].String()
+		}
+		return step{}, why
+	}
 	var rules []ast.Clause
 	var index []int
 	for _, sym := range sortedSyms(ns) {
 		if d := p.info.Decls[sym]; d != nil && (d.DeferredPredicate() || len(d.FunDeps()) > 0) {
-			return step{}, false
+			return engine(sym, "it is declared with a merge (lattice) or deferred mode")
 		}
 		for _, k := range byHead[sym] {
 			r := p.info.Rules[k]
 			if r.HeadTime != nil {
-				return step{}, false
+				return engine(sym, "a rule derives it with a temporal head (p(...)@[T] :- ...)", r)
 			}
 			// Linear recursion only (one premise of the stratum per
 			// rule, a plain atom): the engine's semi-naive rounds and the
@@ -186,14 +227,14 @@ func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSy
 				if sym, ok := premisePredicate(prem); ok {
 					if _, in := ns[sym]; in {
 						if _, plain := prem.(ast.Atom); !plain || r.Transform != nil {
-							return step{}, false
+							return engine(sym, "a rule reads its own stratum other than through a plain premise (negated, temporal, or with a transform)", r)
 						}
 						recursive++
 					}
 				}
 			}
 			if recursive > 1 {
-				return step{}, false
+				return engine(sym, fmt.Sprintf("a rule has %d premises of its own stratum (non-linear recursion; linear recursion such as path(A, C) :- path(A, B), edge(B, C) is compiled)", recursive), r)
 			}
 			rules = append(rules, r)
 			index = append(index, k)
@@ -215,12 +256,12 @@ func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSy
 		for n, part := range parts {
 			c, ok := compileRule(part)
 			if !ok {
-				return step{}, false
+				return engine(r.Head.Predicate, "a rule uses a form the kernel does not compile", r)
 			}
 			c.rule = index[j]
 			if part.Transform != nil && !part.Transform.IsLetTransform() {
 				if len(part.Premises) != 1 || !isAtom(part.Premises[0]) {
-					return step{}, false
+					return engine(r.Head.Predicate, "a rule uses a form the kernel does not compile", r)
 				}
 				// A split rule fired when its first part found a solution.
 				c.countsFiring = !split || n == 0
@@ -242,9 +283,9 @@ func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSy
 		}
 	}
 	if next != len(rewritten) {
-		return step{}, false
+		return engine(rules[0].Head.Predicate, "its rules use a form the kernel does not compile")
 	}
-	return st, true
+	return st, nil
 }
 
 func isAtom(t ast.Term) bool {

@@ -43,6 +43,8 @@ type Program struct {
 	// evaluation records.
 	plan         []step
 	compiledRule []bool
+	// engineStrata are the strata the engine evaluates, and why.
+	engineStrata []EngineStratum
 	// staticRule marks the rules of static predicates; staticFired counts
 	// those that fired, staticDerived and staticCreated the facts the static
 	// strata derived (without and with the engine's internal predicates).
