@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -138,11 +137,11 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
-		// Buffers of large requests kept for later ones: at most one per
-		// processor, each at most 8 MiB (a fact set of about 100,000
-		// facts; larger ones are left to the collector).
-		factBuffers: freelist.New(runtime.GOMAXPROCS(0), 8<<20, (*factSetBuffers).bytes),
-		rawFacts:    freelist.New(runtime.GOMAXPROCS(0), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
+		// Buffers of large requests kept for later ones: one per processor,
+		// at most 4 (freelist.PerProcessor), each at most 8 MiB (a fact set
+		// of about 100,000 facts; larger ones are left to the collector).
+		factBuffers: freelist.New(freelist.PerProcessor(), 8<<20, (*factSetBuffers).bytes),
+		rawFacts:    freelist.New(freelist.PerProcessor(), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
 	}
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"path"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	if ws.Session.WriteTimeout <= 0 {
 		ws.Session.WriteTimeout = o.WriteTimeout
 	}
-	b := &binding{h: h, o: o, bodies: freelist.New(runtime.GOMAXPROCS(0), maxKeptBody, func(b []byte) int { return cap(b) })}
+	b := &binding{h: h, o: o, bodies: freelist.New(freelist.PerProcessor(), maxKeptBody, func(b []byte) int { return cap(b) })}
 	mux := http.NewServeMux()
 	mux.HandleFunc(ManifestPath, b.serveManifest)
 	mux.HandleFunc(base+"/evaluate", func(w http.ResponseWriter, r *http.Request) {
@@ -137,7 +136,7 @@ type binding struct {
 }
 
 // Bodies of at most maxKeptBody bytes are kept for later requests, one
-// per processor: what is kept is bounded by GOMAXPROCS × maxKeptBody.
+// per processor and at most freelist.MaxKept: 16 MiB in all.
 const maxKeptBody = 4 << 20
 
 // DataBorrower is implemented by a Handler that only borrows

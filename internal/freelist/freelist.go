@@ -8,6 +8,8 @@
 // the standard library, so any layer may use it.
 package freelist
 
+import "runtime"
+
 // List is a bounded list of free buffers of type T, safe for concurrent
 // use.
 type List[T any] struct {
@@ -15,6 +17,14 @@ type List[T any] struct {
 	limit int
 	size  func(T) int
 }
+
+// MaxKept is the most buffers PerProcessor keeps: on a machine of
+// many processors, one each would hold too much memory idle.
+const MaxKept = 4
+
+// PerProcessor is how many buffers a list keeps: one per processor
+// (GOMAXPROCS), at most MaxKept.
+func PerProcessor() int { return min(runtime.GOMAXPROCS(0), MaxKept) }
 
 // New returns a list of at most n buffers of at most limit bytes each, as
 // size measures them.

@@ -2,6 +2,7 @@ package freelist_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/manglecp/manglecp/internal/freelist"
@@ -57,4 +58,12 @@ func ExampleList() {
 	// Output:
 	// false a request
 	// true a request
+}
+
+// TestPerProcessor: one buffer per processor, never more than
+// MaxKept.
+func TestPerProcessor(t *testing.T) {
+	if n := freelist.PerProcessor(); n < 1 || n > freelist.MaxKept || n > runtime.GOMAXPROCS(0) {
+		t.Errorf("PerProcessor() = %d with GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
+	}
 }
