@@ -81,6 +81,24 @@ func decodeList(t testing.TB, payload string, first bool) (fast, slow listWire, 
 			t.Errorf("%s: the items DecodeEnvelope split: %s; split again", payload, d)
 		}
 	}
+	// Into a kept list too small for the items, and into one with room.
+	for _, room := range []int{1, 4096} {
+		facts := make([]json.RawMessage, 0, room)
+		envInto, used, perr := DecodeEnvelopeInto([]byte(msg), facts)
+		if perr != nil {
+			t.Fatalf("%s: DecodeEnvelopeInto refused what DecodeEnvelope accepted: %v", payload, perr)
+		}
+		var into listWire
+		intoErr := DecodePayloadList(envInto, &into, "facts", &into.Facts)
+		if d := sameList(fast, into, fastErr, intoErr); d != "" {
+			t.Errorf("%s: DecodeEnvelopeInto (room %d): %s", payload, room, d)
+		}
+		for i, it := range facts[:cap(facts)] {
+			if it != nil && !(sameArray(used, facts) && i < len(used)) {
+				t.Errorf("%s: the kept list (room %d) holds item %d outside the items returned", payload, room, i)
+			}
+		}
+	}
 	slowErr = DecodePayload(env.Payload, &slow)
 	return fast, slow, fastErr, slowErr, true
 }
