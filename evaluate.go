@@ -255,7 +255,8 @@ func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
 // with a warning.
 func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*evaluation, *protocol.Error) {
 	var w intentRequestWire
-	// The raw facts are split as DecodeEnvelope checked the message.
+	// The raw facts were split as the message was checked
+	// (Server.decodeEnvelope, protocol.DecodeEnvelopeInto).
 	if err := protocol.DecodePayloadList(env, &w, "facts", &w.Facts); err != nil {
 		return nil, err
 	}

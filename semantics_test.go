@@ -427,3 +427,26 @@ func TestStateDeltaOnTheWire(t *testing.T) {
 		t.Errorf("retract patterns %s, want one without category", mustJSON(out.StateDelta.Retract))
 	}
 }
+
+// TestEvalTimeBeyondRFC3339Years: an eval_time whose offset carries it out
+// of years 0000-9999 once in UTC is malformed_message naming the time, on
+// an intent and on an invocation, and the server goes on answering.
+func TestEvalTimeBeyondRFC3339Years(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	for _, bad := range []string{"0000-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00"} {
+		req := diagnoseRequest()
+		req["eval_time"] = bad
+		for name, r := range map[string]*reply{
+			"intent": h.evaluate("bad", req),
+			"invoke": h.invoke("bad", map[string]any{"macro_id": "m-0000", "args": map[string]any{}, "eval_time": bad}),
+		} {
+			e := r.errorPayload(t)
+			if e.Code != protocol.CodeMalformedMessage || !strings.Contains(e.Message, bad) || !strings.Contains(e.Message, "0000-9999") {
+				t.Errorf("%s with eval_time %s: %s %q", name, bad, e.Code, e.Message)
+			}
+		}
+	}
+	if r := h.evaluate("after", diagnoseRequest()); r.status != http.StatusOK {
+		t.Errorf("after: %s", r.raw)
+	}
+}

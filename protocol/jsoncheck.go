@@ -51,14 +51,8 @@ func checkJSONSlow(data []byte) error {
 // MaxNestingDepth. It reports false for anything else, and for keys with
 // escapes or bytes beyond ASCII, which it leaves to the decoder.
 func validJSONOnePass(data []byte) bool {
-	_, ok := validJSONLast(data)
+	_, ok := validJSONScan(data, nil)
 	return ok
-}
-
-// validJSONLast is validJSONOnePass that also returns where the last
-// member's value of a top-level object starts (-1 for anything else).
-func validJSONLast(data []byte) (int, bool) {
-	return validJSONScan(data, nil)
 }
 
 // listScan is what validJSONScan records, besides checking, of the array
@@ -110,7 +104,9 @@ func (l *listScan) closes(stack []scanFrame, f scanFrame, end int) {
 	}
 }
 
-// validJSONScan is validJSONLast that also fills list, when not nil.
+// validJSONScan is validJSONOnePass that also returns where the last
+// member's value of a top-level object starts (-1 for anything else), and
+// fills list when not nil.
 func validJSONScan(data []byte, list *listScan) (int, bool) {
 	ks := keyScan{last: -1, list: list}
 	var stackBuf [16]scanFrame

@@ -365,7 +365,7 @@ func ParseTime(v any) (time.Time, error) {
 		// An offset can carry year 0000 or 9999 out of them in UTC, where
 		// the time is kept and written back.
 		if tt.Year() < 0 || tt.Year() > 9999 {
-			return time.Time{}, fmt.Errorf("time %s is beyond the years RFC 3339 can write (0000-9999) once in UTC", Quote(x))
+			return time.Time{}, fmt.Errorf("time %s is outside years 0000-9999 in UTC", Quote(x))
 		}
 		return tt, nil
 	case json.Number:
