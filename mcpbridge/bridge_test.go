@@ -483,7 +483,7 @@ func TestCancellationReachesTheServer(t *testing.T) {
 			})
 			h := newHarness(t, fake, nil, hostOptions{protocolVersion: v})
 			h.call(t, "diagnose", diagnoseArgs)
-			h.waitChanged(t)
+			h.waitListed(t, "slow")
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {
@@ -529,7 +529,7 @@ func TestProgressPassesThrough(t *testing.T) {
 	params.SetProgressToken("tok-1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h.waitChanged(t)
+	h.waitListed(t, "long")
 	if _, err := h.cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}

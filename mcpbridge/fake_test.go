@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -269,6 +270,27 @@ func (h *harness) waitChanged(t *testing.T) {
 	case <-h.changed:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed")
+	}
+}
+
+// waitListed waits until the host lists every one of names, reading one
+// tools/list_changed notification at a time between looks: the first
+// notification may be about another change (the meta-tool leaving once
+// the host shows it follows the list), which can come first.
+func (h *harness) waitListed(t *testing.T, names ...string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		tools := h.toolNames(t)
+		missing := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return tools[n] != nil })
+		if len(missing) == 0 {
+			return
+		}
+		select {
+		case <-h.changed:
+		case <-deadline:
+			t.Fatalf("%v never listed", missing)
+		}
 	}
 }
 
