@@ -76,7 +76,10 @@ type pendingConfirm struct {
 // Options.IntentTools), and invoke_macro_tool (by mode); each
 // evaluation adds the macro-tools it selected. Serve each MCP session with
 // its own Server: the working state and tool list belong to it.
-func (b *Bridge) Server() *mcp.Server {
+func (b *Bridge) Server() *mcp.Server { return b.newSession().srv }
+
+// newSession returns the state of one MCP session, with its Server.
+func (b *Bridge) newSession() *mcpSession {
 	m := b.Manifest()
 	if m == nil {
 		m = &protocol.Manifest{}
@@ -114,7 +117,7 @@ func (b *Bridge) Server() *mcp.Server {
 	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", Description: "The MangleCP server's manifest: intents, facts profile, limits.", MIMEType: "application/json"}, ss.readManifest)
 	srv.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Description: "The working state: the facts this session sends with every evaluation.", MIMEType: "application/json"}, ss.readState)
 	srv.AddReceivingMiddleware(ss.middleware)
-	return srv
+	return ss
 }
 
 // singleIntentTool reports whether a session lists the one intent tool
@@ -179,12 +182,36 @@ func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // setSubscribed records that the host follows tool list changes; in auto
 // mode the meta-tool is then not needed.
+//
+// Macro-tools an evaluation selected before the subscription arrived
+// (the host may call a tool before its subscriptions/listen is handled)
+// were reachable through the meta-tool only: they become MCP tools now,
+// before the meta-tool goes, so none is left unreachable.
 func (ss *mcpSession) setSubscribed() {
+	ss.install.Lock() // against installTools changing the selection meanwhile
+	defer ss.install.Unlock()
+	now := time.Now()
 	ss.mu.Lock()
 	ss.subscribed = true
 	drop := ss.b.opts.Mode == ModeAuto && ss.metaOn
 	ss.metaOn = ss.metaOn && !drop
+	var add []*macroEntry
+	if ss.b.opts.Mode == ModeAuto {
+		for name, e := range ss.tools {
+			if !slices.Contains(ss.registered, name) && (e.expires.IsZero() || now.Before(e.expires)) {
+				add = append(add, e)
+			}
+		}
+		slices.SortFunc(add, func(a, b *macroEntry) int { return strings.Compare(a.name, b.name) })
+		for _, e := range add {
+			ss.registered = append(ss.registered, e.name)
+		}
+		ss.listDue = ss.listDue || len(add) > 0
+	}
 	ss.mu.Unlock()
+	for _, e := range add {
+		ss.srv.AddTool(macroToolDef(e.name, &e.tool), ss.macroHandler(e.name))
+	}
 	if drop {
 		ss.srv.RemoveTools(MetaToolName)
 	}
