@@ -275,6 +275,33 @@ func TestLenientRFC3339(t *testing.T) {
 	}
 }
 
+// TestStrictRFC3339: what Go's time.Parse takes beyond RFC 3339 (a
+// one-digit hour, a comma before the fraction, an offset beyond 23:59) is
+// malformed in eval_time and an invalid fact in "t".
+func TestStrictRFC3339(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	for _, bad := range []string{"2026-02-19T4:30:05Z", "2026-02-19T14:30:05,5Z", "2026-02-19T14:30:05+24:00"} {
+		t.Run(bad, func(t *testing.T) {
+			req := diagnoseRequest()
+			req["eval_time"] = bad
+			r := h.evaluate("e", req)
+			if e := r.errorPayload(t); e.Code != protocol.CodeMalformedMessage {
+				t.Errorf("eval_time %s: %s", bad, r.raw)
+			}
+			req = map[string]any{"intent": map[string]any{"name": "diagnose_error"},
+				"facts": []any{
+					map[string]any{"pred": "current_url", "args": []any{"https://x"}},
+					map[string]any{"pred": "console_event", "args": []any{"s1", "error", "x", 1}, "t": map[string]any{"at": bad}},
+				}}
+			r = h.evaluate("t", req)
+			e := r.errorPayload(t)
+			if e.Code != protocol.CodeInvalidFacts || e.Details == nil || len(e.Details.Violations) != 1 || e.Details.Violations[0].FactIndex != 1 {
+				t.Errorf("t.at %s: %s", bad, r.raw)
+			}
+		})
+	}
+}
+
 // TestAmbiguousPoints (issue 9 item 15): the decisions documented in
 // docs/design.md "Decisions on ambiguous points".
 func TestAmbiguousPoints(t *testing.T) {

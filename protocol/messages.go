@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -384,9 +385,55 @@ func ParseTime(v any) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("time must be an RFC 3339 string or epoch milliseconds, got %s", jsonTypeName(v))
 }
 
+// errNotRFC3339 is ParseRFC3339's error for a string without the shape of
+// a date-time.
+var errNotRFC3339 = errors.New("not an RFC 3339 date-time: YYYY-MM-DDTHH:MM:SS, an optional .fraction, then Z or ±HH:MM")
+
+// isRFC3339 reports whether b has the shape of RFC 3339 section 5.6's
+// date-time, with "T" and "Z" in upper case: time.Parse alone also takes a
+// one-digit hour and a comma before the fraction, which RFC 3339 does not.
+// The values (a month of 13, an hour of 24) are time.Parse's to check,
+// but for the offset's.
+func isRFC3339(b []byte) bool {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(b) <= len(shape) {
+		return false
+	}
+	for i := range len(shape) {
+		if c := shape[i]; c == 'd' && !isDigit(b[i]) || c != 'd' && b[i] != c {
+			return false
+		}
+	}
+	rest := b[len(shape):]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && isDigit(rest[n]) {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	switch {
+	case len(rest) == 1:
+		return rest[0] == 'Z'
+	case len(rest) == 6:
+		// time-numoffset: an hour of 00-23 and a minute of 00-59, which
+		// time.Parse does not bound.
+		return (rest[0] == '+' || rest[0] == '-') && isDigit(rest[1]) && isDigit(rest[2]) && rest[3] == ':' && isDigit(rest[4]) && isDigit(rest[5]) &&
+			(rest[1] < '2' || rest[1] == '2' && rest[2] <= '3') && rest[4] <= '5'
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 // ParseRFC3339 parses an RFC 3339 date-time (Spec 03 section 4.2) as RFC
 // 3339 section 5.6 writes it, which is wider than Go's time.RFC3339: the
-// "T" and "Z" may be lowercase, and the seconds may be 60 (a leap second).
+// "T" and "Z" may be lowercase, and the seconds may be 60 (a leap second);
+// and narrower: the hour has two digits, a fraction follows a "." and an
+// offset is at most 23:59, as RFC 3339 has them.
 // Go times have no leap seconds, so 23:59:60 is read as the instant after
 // 23:59:59, which is 00:00:00 of the next day, as POSIX time counts it
 // (fractions are kept: 23:59:60.5 is 00:00:00.5). The result is in UTC.
@@ -397,6 +444,9 @@ func ParseRFC3339(s string) (time.Time, error) {
 	}
 	if n := len(b); n > 0 && b[n-1] == 'z' {
 		b[n-1] = 'Z'
+	}
+	if !isRFC3339(b) {
+		return time.Time{}, errNotRFC3339
 	}
 	leap := false
 	// "YYYY-MM-DDTHH:MM:SS": the seconds are at 17 and 18.

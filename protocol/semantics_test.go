@@ -12,7 +12,9 @@ import (
 )
 
 // TestParseRFC3339 (issue 9 item 14): RFC 3339 section 5.6 allows a
-// lowercase "t" and "z" and a leap second; Go's layout does not.
+// lowercase "t" and "z" and a leap second; Go's layout does not. Go's
+// parser also takes a one-digit hour and a comma before the fraction,
+// which RFC 3339 does not.
 func TestParseRFC3339(t *testing.T) {
 	tests := []struct {
 		in, want string // want "" = an error
@@ -29,6 +31,22 @@ func TestParseRFC3339(t *testing.T) {
 		{"2026-02-19x14:30:00Z", ""},
 		{"", ""},
 		{"now", ""},
+		// What time.Parse takes and RFC 3339 does not.
+		{"2026-02-19T4:30:00Z", ""},
+		{"2026-02-19T14:30:00,5Z", ""},
+		// The rest of the grammar, and values the shape admits.
+		{"2026-02-19T14:30:00.Z", ""},
+		{"2026-02-19T14:30:00+0200", ""},
+		{"2026-02-19T14:30:00+2:00", ""},
+		{"2026-02-19T14:30:00Z ", ""},
+		{"+2026-02-19T14:30:00Z", ""},
+		{"2026-13-19T14:30:00Z", ""},
+		{"2026-02-19T24:00:00Z", ""},
+		{"2026-02-19T14:60:00Z", ""},
+		{"2026-02-19T14:30:00.123456789123Z", "2026-02-19T14:30:00.123456789Z"},
+		{"2026-02-19T14:30:00-00:00", "2026-02-19T14:30:00Z"},
+		{"2026-02-19T14:30:00+24:00", ""},
+		{"2026-02-19T14:30:00+23:60", ""},
 	}
 	for _, tt := range tests {
 		got, err := ParseRFC3339(tt.in)
