@@ -6,6 +6,7 @@ package protocol
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,30 @@ func TestClosest(t *testing.T) {
 			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// rfc3339Grammar is RFC 3339 section 5.6's date-time, in upper case.
+var rfc3339Grammar = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+
+// FuzzParseRFC3339: what ParseRFC3339 accepts is RFC 3339 section 5.6's
+// date-time (whatever Go's time.Parse would also take), and it reads back
+// as the same instant once written.
+func FuzzParseRFC3339(f *testing.F) {
+	for _, s := range []string{"2026-02-19T14:30:00Z", "2026-02-19t14:30:00.25+02:00", "2016-12-31T23:59:60Z",
+		"2026-02-19T4:30:00Z", "2026-02-19T14:30:00,5Z", "2026-02-19T14:30:00+24:00", "0000-01-01T00:00:00-23:59"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseRFC3339(s)
+		if err != nil {
+			return
+		}
+		if !rfc3339Grammar.MatchString(strings.ToUpper(s)) {
+			t.Fatalf("ParseRFC3339(%q) accepted what RFC 3339 does not", s)
+		}
+		back, err := ParseRFC3339(got.Format(time.RFC3339Nano))
+		if got.Year() >= 0 && got.Year() <= 9999 && (err != nil || !back.Equal(got)) {
+			t.Fatalf("ParseRFC3339(%q) = %v, which reads back as %v, %v", s, got, back, err)
+		}
+	})
 }
