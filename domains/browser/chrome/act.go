@@ -88,6 +88,7 @@ func listElements(tab context.Context, target string) ([]Element, error) {
 // is safe to show to clients.
 type ElementNotFound struct{ ID string }
 
+// Error names the element, clipped.
 func (e *ElementNotFound) Error() string {
 	return fmt.Sprintf("element %q is not on the page", clip(e.ID, maxLabel))
 }

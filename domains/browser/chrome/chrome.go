@@ -69,6 +69,7 @@ var ErrClosed = errors.New("chrome: the browser was closed")
 // show to clients (it holds no server paths).
 type URLError struct{ Reason string }
 
+// Error is the reason the URL is refused.
 func (e *URLError) Error() string { return e.Reason }
 
 // Browser is one lazily started Chromium process shared by all runs. It is
