@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,5 +150,58 @@ func TestFailedIDsMatchesPage(t *testing.T) {
 	}
 	if got := failedIDs(facts); !slices.Equal(got, want) || len(got) != 2 {
 		t.Fatalf("failedIDs = %v, readPage = %v", got, want)
+	}
+}
+
+// TestFailedIDsRandomPages: on random pages of valid facts (few ids
+// answered many times, in any order) failedIDs agrees with readPage.
+func TestFailedIDsRandomPages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 9))
+	statuses := []int64{200, 204, 301, 399, 400, 404, 500, 503}
+	for page := range 500 {
+		var facts []protocol.Fact
+		for i := range rng.IntN(40) {
+			id := fmt.Sprint("r", rng.IntN(6))
+			switch rng.IntN(4) {
+			case 0:
+				facts = append(facts, protocol.NewFact("net_request", "s1", id, "GET", "https://x", num(int64(i))))
+			case 1:
+				facts = append(facts, protocol.NewFact("console_event", "s1", "error", id, num(int64(i))))
+			default:
+				facts = append(facts, protocol.NewFact("net_response", "s1", id, num(statuses[rng.IntN(len(statuses))]), num(int64(i))))
+			}
+		}
+		var want []string
+		for _, r := range readPage(facts).failed() {
+			want = append(want, r.id)
+		}
+		if got := failedIDs(facts); !slices.Equal(got, want) {
+			t.Fatalf("page %d: failedIDs = %v, readPage = %v\n%v", page, got, want, facts)
+		}
+	}
+}
+
+// BenchmarkFailedIDs: the external predicate's scan of a 10,000-fact
+// page in which one response in a hundred fails.
+func BenchmarkFailedIDs(b *testing.B) {
+	var facts []protocol.Fact
+	for i := range 10000 {
+		id := fmt.Sprint("r", i/5)
+		switch i % 5 {
+		case 0, 1:
+			facts = append(facts, protocol.NewFact("net_request", "s1", id, "GET", "https://api/x", num(int64(i))))
+		case 2, 3:
+			status := int64(200)
+			if i%100 == 2 {
+				status = 404
+			}
+			facts = append(facts, protocol.NewFact("net_response", "s1", id, num(status), num(int64(i))))
+		default:
+			facts = append(facts, protocol.NewFact("console_event", "s1", "info", "m", num(int64(i))))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		failedIDs(facts)
 	}
 }

@@ -92,24 +92,25 @@ func (p *page) failed() []response {
 // given for the id, as readPage keeps) has status >= 400, sorted: what
 // readPage(facts).failed() names, without reading the rest of the page.
 func failedIDs(facts []protocol.Fact) []string {
-	responses := 0
+	// Most requests succeed: only the ids with a failed response are
+	// followed, so a long page needs no map of every request.
+	var failing map[string]bool
 	for _, f := range facts {
-		if f.Pred == "net_response" {
-			responses++
+		if f.Pred == "net_response" && len(f.Args) >= 3 && integer(f.Args[2]) >= 400 {
+			if failing == nil {
+				failing = map[string]bool{}
+			}
+			failing[text(f.Args[1])] = true
 		}
 	}
-	last := make(map[string]bool, responses)
 	var out []string
-	for i := len(facts) - 1; i >= 0; i-- {
+	for i := len(facts) - 1; i >= 0 && len(failing) > 0; i-- {
 		f := facts[i]
-		if f.Pred != "net_response" || len(f.Args) < 3 {
+		if f.Pred != "net_response" || len(f.Args) < 3 || !failing[text(f.Args[1])] {
 			continue
 		}
 		id := text(f.Args[1])
-		if last[id] {
-			continue
-		}
-		last[id] = true
+		delete(failing, id) // this is its last response
 		if integer(f.Args[2]) >= 400 {
 			out = append(out, id)
 		}
