@@ -449,8 +449,8 @@ func ParseRFC3339(s string) (time.Time, error) {
 		return time.Time{}, errNotRFC3339
 	}
 	leap := false
-	// "YYYY-MM-DDTHH:MM:SS": the seconds are at 17 and 18.
-	if len(b) > 19 && b[10] == 'T' && b[16] == ':' && b[17] == '6' && b[18] == '0' {
+	// "YYYY-MM-DDTHH:MM:SS" (isRFC3339): the seconds are at 17 and 18.
+	if b[17] == '6' && b[18] == '0' {
 		b[17], b[18] = '5', '9'
 		leap = true
 	}

@@ -106,10 +106,13 @@ func failedIDs(facts []protocol.Fact) []string {
 	var out []string
 	for i := len(facts) - 1; i >= 0 && len(failing) > 0; i-- {
 		f := facts[i]
-		if f.Pred != "net_response" || len(f.Args) < 3 || !failing[text(f.Args[1])] {
+		if f.Pred != "net_response" || len(f.Args) < 3 {
 			continue
 		}
 		id := text(f.Args[1])
+		if !failing[id] {
+			continue
+		}
 		delete(failing, id) // this is its last response
 		if integer(f.Args[2]) >= 400 {
 			out = append(out, id)
