@@ -40,7 +40,7 @@ type factArena struct {
 	// predicate at its position shares its value instead of allocating.
 	recent     [recentPreds]recentArgs
 	nextRecent int        // the entry of recent to replace next
-	items      []scanItem // scanScalarArray's scratch
+	items      []scanItem // scanArrayItems's scratch
 }
 
 // recentArgs is the last scalar arguments of a predicate, by position.
@@ -142,11 +142,13 @@ func (a *factArena) predicate(raw []byte, i int) (string, int, bool) {
 
 // decodeFactArena is decodeFactFast with the arena's chunks and recent
 // values (nil: none). With an arena, arguments that come before the
-// predicate (encoders that sort keys write "args" first) are read once the
-// predicate is known, so they can share its recent values.
+// predicate (encoders that sort keys write "args" first) are scanned where
+// they are and given their values once the predicate is known, so they can
+// share its recent values.
 func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	var out Fact
-	deferred := -1 // where "args" starts, when read after the loop
+	var deferred []scanItem // the items of "args", when given values after the loop
+	isDeferred := false
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -179,17 +181,17 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 				}
 				out.Category, i = s, n
 			case "args":
-				deferred = -1 // the last "args" counts
+				isDeferred = false // the last "args" counts
 				if n, ok := scanNull(raw, i); ok {
 					out.Args, out.hasArgs, i = nil, false, n
 					break
 				}
 				if arena != nil && out.Pred == "" {
-					n, ok := skipValue(raw, i)
+					items, n, ok := scanArrayItems(raw, i, arena)
 					if !ok {
 						return false
 					}
-					deferred, i = i, n
+					deferred, isDeferred, i = items, true, n
 					break
 				}
 				args, n, ok := scanScalarArray(raw, i, arena, arena.recentOf(out.Pred))
@@ -222,12 +224,8 @@ func decodeFactArena(raw []byte, f *Fact, arena *factArena) bool {
 	if skipWS(raw, i) != len(raw) {
 		return false
 	}
-	if deferred >= 0 {
-		args, _, ok := scanScalarArray(raw, deferred, arena, arena.recentOf(out.Pred))
-		if !ok {
-			return false
-		}
-		out.Args, out.hasArgs = args, true
+	if isDeferred {
+		out.Args, out.hasArgs = arrayValues(raw, deferred, arena, arena.recentOf(out.Pred)), true
 	}
 	*f = out
 	return true
@@ -267,21 +265,24 @@ func scanTemporal(raw []byte, i int) (*Temporal, int, bool) {
 }
 
 // scanScalarArray reads an array of scalars at raw[i] as a decoder with
-// UseNumber gives it into a []any (never nil). The text of its plain
-// strings and numbers is copied into one string, which they share, and
-// with an arena the list and the text come from its chunks: an array costs
-// one allocation per string or number it holds (the decoder's: two, and
-// four more), except one equal to the last argument at its position in
-// recent (when not nil), whose value it shares.
+// UseNumber gives it into a []any (never nil): scanArrayItems, then
+// arrayValues.
 func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([]any, int, bool) {
+	items, n, ok := scanArrayItems(raw, i, arena)
+	if !ok {
+		return nil, 0, false
+	}
+	return arrayValues(raw, items, arena, recent), n, true
+}
+
+// scanArrayItems reads the items of an array of scalars at raw[i]: plain
+// strings and numbers as spans of raw, anything else as its value. With an
+// arena the list is the arena's scratch, good until its next call. It
+// returns the index after the array.
+func scanArrayItems(raw []byte, i int, arena *factArena) ([]scanItem, int, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, 0, false
 	}
-	i = skipWS(raw, i+1)
-	if i < len(raw) && raw[i] == ']' {
-		return []any{}, i + 1, true
-	}
-	// First the items.
 	var items []scanItem
 	if arena != nil {
 		items = arena.items[:0] // the arena's scratch: no zeroing per array
@@ -289,7 +290,10 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 	} else {
 		items = make([]scanItem, 0, 8)
 	}
-	text := 0
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return items, i + 1, true
+	}
 	for {
 		if i >= len(raw) {
 			return nil, 0, false
@@ -319,20 +323,38 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 			}
 			it.v, i = v, n
 		}
-		if k := len(items); it.kind != 0 {
-			if recent != nil && k < recentArity && recent.kind[k] == it.kind && recent.text[k] == string(raw[it.start:it.end]) {
-				it.v, it.kind = recent.val[k], 3
-			} else {
-				text += it.end - it.start
-			}
-		}
 		items = append(items, it)
 		var done, ok bool
 		if i, done, ok = afterItem(raw, i, ']'); !ok {
 			return nil, 0, false
 		}
 		if done {
-			break
+			return items, i, true
+		}
+	}
+}
+
+// arrayValues gives the items scanArrayItems read of raw as their values.
+// The text of the plain strings and numbers is copied into one string,
+// which they share, and with an arena the list and the text come from its
+// chunks: an array costs one allocation per string or number it holds
+// (the decoder's: two, and four more), except one equal to the last
+// argument at its position in recent (when not nil), whose value it
+// shares. It records the array's values in recent.
+func arrayValues(raw []byte, items []scanItem, arena *factArena, recent *recentArgs) []any {
+	if len(items) == 0 {
+		return []any{}
+	}
+	text := 0
+	for k := range items {
+		it := &items[k]
+		if it.kind != 1 && it.kind != 2 {
+			continue
+		}
+		if recent != nil && k < recentArity && recent.kind[k] == it.kind && recent.text[k] == string(raw[it.start:it.end]) {
+			it.v, it.kind = recent.val[k], 3
+		} else {
+			text += it.end - it.start
 		}
 	}
 	var own strings.Builder
@@ -364,7 +386,7 @@ func scanScalarArray(raw []byte, i int, arena *factArena, recent *recentArgs) ([
 		}
 		at += it.end - it.start
 	}
-	return out, i, true
+	return out
 }
 
 // scanItem is an item of a scalar array as scanScalarArray first reads
