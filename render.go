@@ -340,11 +340,84 @@ func appendFactKey(buf []byte, f protocol.Fact) []byte {
 		buf = appendCanonical(buf, a)
 	}
 	if f.T != nil {
-		t, _ := json.Marshal(f.T)
 		buf = append(buf, " @"...)
-		buf = append(buf, t...)
+		buf = appendTemporal(buf, f.T)
 	}
 	return buf
+}
+
+// appendTemporal appends json.Marshal(t)'s text: the bounds that are set,
+// in the order at, start, end. It writes the commonest bounds itself
+// (strings json.Marshal writes as they are, and integers), and leaves any
+// other to json.Marshal, whose text (nothing, on an error) it then is.
+func appendTemporal(buf []byte, t *protocol.Temporal) []byte {
+	start := len(buf)
+	buf = append(buf, '{')
+	for _, b := range [...]struct {
+		name string
+		v    any
+	}{{`"at":`, t.At}, {`"start":`, t.Start}, {`"end":`, t.End}} {
+		if b.v == nil {
+			continue
+		}
+		if buf[len(buf)-1] != '{' {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, b.name...)
+		switch x := b.v.(type) {
+		case string:
+			if !marshalsAsIs(x) {
+				return appendMarshaled(buf[:start], t)
+			}
+			buf = append(buf, '"')
+			buf = append(buf, x...)
+			buf = append(buf, '"')
+		case json.Number:
+			if !plainInteger(string(x)) {
+				return appendMarshaled(buf[:start], t)
+			}
+			buf = append(buf, x...)
+		default:
+			return appendMarshaled(buf[:start], t)
+		}
+	}
+	return append(buf, '}')
+}
+
+// appendMarshaled appends json.Marshal(v)'s text, nothing on an error.
+func appendMarshaled(buf []byte, v any) []byte {
+	text, _ := json.Marshal(v)
+	return append(buf, text...)
+}
+
+// marshalsAsIs reports whether json.Marshal writes s between quotes as it
+// is: printable ASCII without quotes, backslashes or the characters it
+// escapes for HTML.
+func marshalsAsIs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// plainInteger reports whether s is an integer as JSON writes one: an
+// optional minus sign, then 0 or digits not starting with 0.
+func plainInteger(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendQuote is strconv.AppendQuote, without its per-rune work for the
