@@ -656,11 +656,13 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 	switch env.Type {
 	case protocol.TypeIntentRequest:
 		typ = protocol.TypeIntentResponse
-		if hit, key := s.cachedResult(ctx, env); hit != nil {
-			resp = hit
-		} else {
-			resp, err = s.evaluate(ctx, env, key)
+		hit, key := s.cachedResult(ctx, env)
+		if hit != nil {
+			// The cache holds answers as json.Marshal wrote them.
+			rec.resp = hit
+			return protocol.NewEnvelopeMarshaled(typ, id, hit)
 		}
+		resp, err = s.evaluate(ctx, env, key)
 	case protocol.TypeInvokeRequest:
 		typ = protocol.TypeInvokeResponse
 		resp, err = s.invoke(ctx, env)

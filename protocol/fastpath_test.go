@@ -242,8 +242,9 @@ func FuzzEnvelopeMembers(f *testing.F) {
 	f.Fuzz(checkMembers)
 }
 
-// TestEncodeMatchesMarshal: an envelope made by NewEnvelope or
-// ErrorEnvelope encodes to exactly json.Marshal's bytes, whatever its id and
+// TestEncodeMatchesMarshal: an envelope made by NewEnvelope,
+// NewEnvelopeMarshaled (of json.Marshal's output) or ErrorEnvelope encodes
+// to exactly json.Marshal's bytes, whatever its id and
 // payload hold; and one whose payload was replaced after is marshaled.
 func TestEncodeMatchesMarshal(t *testing.T) {
 	payloads := []any{
@@ -260,6 +261,15 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkEncode(t, env)
+		}
+	}
+	for _, p := range payloads {
+		marshaled, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			checkEncode(t, NewEnvelopeMarshaled(TypeIntentResponse, id, marshaled))
 		}
 	}
 	for _, id := range ids {
