@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -195,6 +196,51 @@ func BenchmarkResultCache(b *testing.B) {
 			}
 			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// BenchmarkResultCacheRatio measures issue 16's target 4 side by side:
+// each iteration answers the same request once by evaluating it (a server
+// without a result cache) and once from the result cache, so both see the
+// same machine, and reports how many times faster the cached answer was:
+// by the iterations' median (median-speedup, which the few iterations a
+// shared machine slows do not move), by the totals of wall time
+// (wall-speedup) and of CPU time (cpu-speedup). The target is 10.
+func BenchmarkResultCacheRatio(b *testing.B) {
+	evaluating, err := manglecp.NewServer(deterministicBrowser(b), &manglecp.Options{ResultCacheBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	caching, err := manglecp.NewServer(deterministicBrowser(b), &manglecp.Options{ResultCacheBytes: 16 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := cacheRequest(b, "https://a.example", `,"eval_time":"2026-02-19T14:30:05Z"`)
+	ctx := context.Background()
+	answer := func(srv *manglecp.Server) (wall, cpu time.Duration) {
+		start, c := time.Now(), processCPU()
+		if env := srv.Handle(ctx, in); env.Type != protocol.TypeIntentResponse {
+			b.Fatalf("%s", env.Payload)
+		}
+		return time.Since(start), processCPU() - c
+	}
+	answer(caching) // the first answer fills the cache
+	var evalWall, evalCPU, hitWall, hitCPU time.Duration
+	var ratios []float64
+	for b.Loop() {
+		ew, ec := answer(evaluating)
+		hw, hc := answer(caching)
+		evalWall, evalCPU, hitWall, hitCPU = evalWall+ew, evalCPU+ec, hitWall+hw, hitCPU+hc
+		ratios = append(ratios, float64(ew)/float64(hw))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "median-speedup")
+	b.ReportMetric(float64(evalWall)/float64(hitWall), "wall-speedup")
+	if hitCPU > 0 {
+		b.ReportMetric(float64(evalCPU)/float64(hitCPU), "cpu-speedup")
+	}
+	if st := caching.ResultCacheStats(); st.Misses != 1 {
+		b.Fatalf("the cached server missed %d times, want once", st.Misses)
 	}
 }
 
