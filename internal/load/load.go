@@ -67,12 +67,24 @@ type Report struct {
 	// CrossReplica counts invocations (mix evaluate-invoke) answered by
 	// another replica than the one that evaluated the macro-tool, as told
 	// by the X-Served-By response header a load balancer adds.
-	CrossReplica         int64
-	GoroutinesBefore     int
-	GoroutinesAfter      int
-	PeakRSSBytes         int64
+	CrossReplica     int64
+	GoroutinesBefore int
+	GoroutinesAfter  int
+	PeakRSSBytes     int64
+	// HeapAfterWarmupBytes and HeapAtEndBytes are the live heap (after a
+	// collection): a sixth into the run, with every client's request in
+	// flight, and once the clients have stopped, with the server and its
+	// caches still up (what the run left behind).
 	HeapAfterWarmupBytes uint64
 	HeapAtEndBytes       uint64
+}
+
+// liveHeap is the heap that survives a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 var kinds = []Kind{
@@ -231,9 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					peakRSS.Store(rss)
 				}
 				if heapWarm.Load() == 0 && time.Since(start) > cfg.Duration/6 {
-					var ms runtime.MemStats
-					runtime.ReadMemStats(&ms)
-					heapWarm.Store(ms.HeapInuse)
+					heapWarm.Store(liveHeap())
 				}
 			}
 		}
@@ -312,9 +322,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	elapsed := cfg.Duration
 	close(stopSampling)
 	<-samplerDone
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	rep.HeapAtEndBytes = ms.HeapInuse
+	rep.HeapAtEndBytes = liveHeap()
 	rep.HeapAfterWarmupBytes = heapWarm.Load()
 	for _, c := range clients {
 		c.close()
