@@ -7,7 +7,6 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/builtin"
 	"codeberg.org/TauCeti/mangle-go/factstore"
-	"codeberg.org/TauCeti/mangle-go/unionfind"
 )
 
 // Coverage is the rule coverage of one evaluation (Spec 09 section 6).
@@ -45,17 +44,18 @@ func (p *Program) ruleNames() []string {
 }
 
 // coverage classifies every rule against the final store: fired (its body
-// has a solution), inapplicable (it requires another intent), partially
-// alive (some body predicates have facts) or dead (none has).
-func (p *Program) coverage(s *evalStore, m ruleMatcher, intent string) *Coverage {
+// has a solution: fired, by firedRules), inapplicable (it requires another
+// intent), partially alive (some body predicates have facts) or dead (none
+// has).
+func (p *Program) coverage(s *evalStore, m ruleMatcher, intent string, fired []bool) *Coverage {
 	names := p.ruleNames()
 	cov := &Coverage{TotalRules: len(p.info.Rules)}
 	for i, r := range p.info.Rules {
-		r = r.ReplaceWildcards()
-		if m.bodyHasSolution(r.Premises, unionfind.New()) {
+		if fired[i] {
 			cov.Fired++
 			continue
 		}
+		r = r.ReplaceWildcards()
 		if other := requiredIntent(r); other != "" && other != intent {
 			cov.Inapplicable++
 			cov.Details = append(cov.Details, RuleStatus{Rule: names[i], Status: "inapplicable"})

@@ -285,15 +285,14 @@ func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req 
 	}
 	res.Tools, res.Dropped = p.readResult(store)
 	m := p.matcher(store, ts, req.EvalTime)
+	clientPreds := map[string]bool{}
+	for _, f := range req.Facts {
+		clientPreds[f.Pred] = true
+	}
+	firing := p.firedRules(store, m, clientPreds, fired)
+	res.RulesFired = rulesFired(firing)
 	if req.Coverage {
-		res.Coverage = p.coverage(store, m, req.Intent)
-		res.RulesFired = int64(res.Coverage.Fired)
-	} else {
-		clientPreds := map[string]bool{}
-		for _, f := range req.Facts {
-			clientPreds[f.Pred] = true
-		}
-		res.RulesFired = p.rulesFired(store, m, clientPreds, fired)
+		res.Coverage = p.coverage(store, m, req.Intent, firing)
 	}
 	if req.Explain {
 		preds := make([]string, len(req.Facts))

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"codeberg.org/TauCeti/mangle-go/unionfind"
 	"context"
 	"encoding/json"
 	"errors"
@@ -370,4 +371,65 @@ func (g *factGen) external(rng *rand.Rand) []protocol.Fact {
 		}
 	}
 	return out
+}
+
+// TestFiredRulesMatchSearch: what firedRules reports of every rule (from
+// the load, the evaluation's record of compiled rules and the head
+// predicates' facts) is what searching the rule's body in the final store
+// finds, rule by rule, on random requests to every domain. Rule coverage
+// and rules_fired both read firedRules.
+func TestFiredRulesMatchSearch(t *testing.T) {
+	cases := []struct {
+		dir     string
+		intents []string
+	}{
+		{browserRules, []string{"observe", "diagnose_error", "automate"}},
+		{workspaceRules, []string{"explore", "find", "read", "edit", "reorganize"}},
+		{ticketsRules, nil},
+		{execRules, []string{"probe"}},
+		{closureRules, []string{"explore"}},
+		{joinRules, []string{"match"}},
+	}
+	rounds := 40
+	if testing.Short() {
+		rounds = 8
+	}
+	for _, tc := range cases {
+		p := mustLoad(t, tc.dir)
+		intents := tc.intents
+		if intents == nil {
+			for _, d := range p.intents {
+				intents = append(intents, d.Name)
+			}
+		}
+		gen := newFactGen(p)
+		checked := 0
+		for seed := range rounds {
+			rng := rand.New(rand.NewPCG(uint64(seed), 17))
+			req := gen.request(t, rng, intents, rng.IntN(40))
+			r, _, err := p.prepare(req)
+			if err != nil {
+				continue
+			}
+			if err := guard(func() error { return p.run(r, req) }); err != nil {
+				continue
+			}
+			clientPreds := map[string]bool{}
+			for _, f := range req.Facts {
+				clientPreds[f.Pred] = true
+			}
+			m := p.matcher(r.store, r.ts, req.EvalTime)
+			got := p.firedRules(r.store, m, clientPreds, r.fired)
+			names := p.ruleNames()
+			for i := range p.info.Rules {
+				if want := m.bodyHasSolution(p.ruleBodies[i], unionfind.New()); got[i] != want {
+					t.Fatalf("%s seed %d: rule %s fired %v, its body has a solution: %v", tc.dir, seed, names[i], got[i], want)
+				}
+			}
+			checked++
+		}
+		if checked < rounds/2 {
+			t.Errorf("%s: only %d of %d requests evaluated", tc.dir, checked, rounds)
+		}
+	}
 }

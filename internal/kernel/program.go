@@ -45,12 +45,12 @@ type Program struct {
 	compiledRule []bool
 	// engineStrata are the strata the engine evaluates, and why.
 	engineStrata []EngineStratum
-	// staticRule marks the rules of static predicates; staticFired counts
-	// those that fired, staticDerived and staticCreated the facts the static
-	// strata derived (without and with the engine's internal predicates).
-	staticRule                   []bool
+	// staticRule marks the rules of static predicates and staticFired
+	// those of them that fired; staticDerived and staticCreated count the
+	// facts the static strata derived (without and with the engine's
+	// internal predicates).
+	staticRule, staticFired      []bool
 	ruleBodies                   [][]ast.Term // premises with wildcards replaced, per rule
-	staticFired                  int64
 	staticDerived, staticCreated int64
 	timedBase                    []timedAtom     // server facts with a validity interval
 	temporal                     map[string]bool // profile predicates whose facts go to the temporal store

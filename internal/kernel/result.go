@@ -237,38 +237,45 @@ func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime
 	return ruleMatcher{qc: engine.QueryContext{PredToDecl: p.info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), ts: ts}
 }
 
-// rulesFired counts the rules whose body has at least one solution in the
-// final store. Against the fixpoint this equals "the rule derived a head
-// instance" (lower strata are final when a stratum runs), MANGLE_NOTES 9.
-// For a predicate with no facts in the program and none from the client,
-// the evaluation derived every fact it has: if it has none, none of its
-// rules fired; if it has one rule, that rule fired exactly when it has
-// facts. Neither needs a search. The static rules' count is fixed at load
-// (static.go), and the evaluation recorded which compiled rules fired
-// (exec.go).
-func (p *Program) rulesFired(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) int64 {
-	n := p.staticFired
+// firedRules reports for every rule whether its body has at least one
+// solution in the final store. Against the fixpoint this equals "the rule
+// derived a head instance" (lower strata are final when a stratum runs),
+// MANGLE_NOTES 9. For a predicate with no facts in the program and none
+// from the client, the evaluation derived every fact it has: if it has
+// none, none of its rules fired; if it has one rule, that rule fired
+// exactly when it has facts. Neither needs a search. The static rules'
+// firing is fixed at load (static.go), and the evaluation recorded which
+// compiled rules fired (exec.go). Only the other rules' bodies are
+// searched.
+func (p *Program) firedRules(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) []bool {
+	out := make([]bool, len(p.info.Rules))
 	for i, r := range p.info.Rules {
-		if p.staticRule[i] {
+		switch {
+		case p.staticRule[i]:
+			out[i] = p.staticFired[i]
 			continue
-		}
-		if p.compiledRule[i] {
-			if fired[i] {
-				n++
-			}
+		case p.compiledRule[i]:
+			out[i] = fired[i]
 			continue
 		}
 		sym := r.Head.Predicate
 		if r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
 			has := s.own.has(sym)
 			if p.soleRule[i] || !has {
-				if has {
-					n++
-				}
+				out[i] = has
 				continue
 			}
 		}
-		if m.bodyHasSolution(p.ruleBodies[i], unionfind.New()) {
+		out[i] = m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
+	}
+	return out
+}
+
+// rulesFired counts the rules firedRules reports fired.
+func rulesFired(fired []bool) int64 {
+	var n int64
+	for _, f := range fired {
+		if f {
 			n++
 		}
 	}

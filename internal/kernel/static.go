@@ -72,6 +72,7 @@ func (p *Program) precomputeStatic() error {
 
 	// rules_fired of the static rules is fixed too.
 	p.staticRule = make([]bool, len(p.info.Rules))
+	p.staticFired = make([]bool, len(p.info.Rules))
 	p.ruleBodies = make([][]ast.Term, len(p.info.Rules))
 	for i, r := range p.info.Rules {
 		p.ruleBodies[i] = r.ReplaceWildcards().Premises
@@ -83,9 +84,7 @@ func (p *Program) precomputeStatic() error {
 			continue
 		}
 		p.staticRule[i] = true
-		if m.bodyHasSolution(p.ruleBodies[i], unionfind.New()) {
-			p.staticFired++
-		}
+		p.staticFired[i] = m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
 	}
 	return nil
 }
