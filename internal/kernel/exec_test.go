@@ -57,35 +57,52 @@ func TestPlanCompilesDomains(t *testing.T) {
 	}
 }
 
+// domainCases are the rules of every domain and of the test domains, with
+// the intents their random requests name (nil: every intent declared).
+var domainCases = []domainCase{
+	{browserRules, []string{"observe", "diagnose_error", "automate"}},
+	{workspaceRules, []string{"explore", "find", "read", "edit", "reorganize"}},
+	{ticketsRules, nil},
+	{execRules, []string{"probe"}},
+	{closureRules, []string{"explore"}},
+	{joinRules, []string{"match"}},
+}
+
+type domainCase struct {
+	dir     string
+	intents []string
+}
+
+// roundsFor is full, or short under -short.
+func roundsFor(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
+// intentsOf is the case's intents, or every intent p declares.
+func (c domainCase) intentsOf(p *Program) []string {
+	if c.intents != nil {
+		return c.intents
+	}
+	var all []string
+	for _, d := range p.intents {
+		all = append(all, d.Name)
+	}
+	return all
+}
+
 // TestEvaluatorMatchesEngine: on random requests to every domain, the
 // kernel's evaluation derives exactly the facts the engine derives, and
 // the results (tools, statistics, proofs, coverage) are the same. Only the
 // work count may differ: the two look up facts differently.
 func TestEvaluatorMatchesEngine(t *testing.T) {
-	cases := []struct {
-		dir     string
-		intents []string
-	}{
-		{browserRules, []string{"observe", "diagnose_error", "automate"}},
-		{workspaceRules, []string{"explore", "find", "read", "edit", "reorganize"}},
-		{ticketsRules, nil},
-		{execRules, []string{"probe"}},
-		{closureRules, []string{"explore"}},
-		{joinRules, []string{"match"}},
-	}
-	rounds := 60
-	if testing.Short() {
-		rounds = 10
-	}
-	for _, tc := range cases {
+	rounds := roundsFor(60, 10)
+	for _, tc := range domainCases {
 		fast := mustLoad(t, tc.dir)
 		slow := enginePlan(fast)
-		intents := tc.intents
-		if intents == nil {
-			for _, d := range fast.intents {
-				intents = append(intents, d.Name)
-			}
-		}
+		intents := tc.intentsOf(fast)
 		gen := newFactGen(fast)
 		derived, failed := 0, 0
 		for seed := range rounds {
@@ -379,29 +396,10 @@ func (g *factGen) external(rng *rand.Rand) []protocol.Fact {
 // finds, rule by rule, on random requests to every domain. Rule coverage
 // and rules_fired both read firedRules.
 func TestFiredRulesMatchSearch(t *testing.T) {
-	cases := []struct {
-		dir     string
-		intents []string
-	}{
-		{browserRules, []string{"observe", "diagnose_error", "automate"}},
-		{workspaceRules, []string{"explore", "find", "read", "edit", "reorganize"}},
-		{ticketsRules, nil},
-		{execRules, []string{"probe"}},
-		{closureRules, []string{"explore"}},
-		{joinRules, []string{"match"}},
-	}
-	rounds := 40
-	if testing.Short() {
-		rounds = 8
-	}
-	for _, tc := range cases {
+	rounds := roundsFor(40, 8)
+	for _, tc := range domainCases {
 		p := mustLoad(t, tc.dir)
-		intents := tc.intents
-		if intents == nil {
-			for _, d := range p.intents {
-				intents = append(intents, d.Name)
-			}
-		}
+		intents := tc.intentsOf(p)
 		gen := newFactGen(p)
 		checked := 0
 		for seed := range rounds {
