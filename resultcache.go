@@ -200,6 +200,8 @@ func (s *Server) rememberResult(key *resultKey, ev *evaluation, resp *protocol.I
 	if err != nil {
 		return
 	}
+	// The first match is the field itself: only scalars are encoded
+	// before it (TestEvalDurationPrecedesObjects).
 	marker := []byte(`"eval_duration_ms":0`)
 	i := bytes.Index(enc, marker)
 	if i < 0 {

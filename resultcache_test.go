@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"syscall"
@@ -253,4 +254,30 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestEvalDurationPrecedesObjects guards what the result cache relies on
+// to find where a cached answer's eval_duration_ms goes: it searches the
+// encoded answer for the first `"eval_duration_ms":0`, which is the field
+// itself only while every field encoded before it is a JSON scalar (a
+// string cannot hold that text unescaped; an object could hold it as a
+// key).
+func TestEvalDurationPrecedesObjects(t *testing.T) {
+	typ := reflect.TypeFor[protocol.IntentResponse]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "EvalDurationMS" {
+			return
+		}
+		switch f.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+			continue
+		}
+		// A type of its own must encode as a string.
+		enc, err := json.Marshal(reflect.New(f.Type).Interface())
+		if err != nil || len(enc) == 0 || enc[0] != '"' {
+			t.Errorf("IntentResponse.%s, encoded before eval_duration_ms, encodes as %s (error %v): move it after, or the result cache cannot find the field", f.Name, enc, err)
+		}
+	}
+	t.Fatal("IntentResponse has no EvalDurationMS field")
 }
