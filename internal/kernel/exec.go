@@ -137,8 +137,8 @@ func (r *runner) add(a ast.Atom) {
 	}
 }
 
-// doTransform applies a do-transform rule exactly as the engine does at a
-// stratum's fixpoint.
+// doTransform applies a do-transform rule as the engine does at a
+// stratum's fixpoint, with groups kept apart by value (groupBy).
 func (r *runner) doTransform(c *crule) error {
 	clause := c.clause
 	premise := clause.Premises[0].(ast.Atom)
@@ -159,7 +159,7 @@ func (r *runner) doTransform(c *crule) error {
 		r.fired[c.rule] = true
 	}
 	var emitErr error
-	err := engine.EvalTransform(clause.Head, *clause.Transform, substs, func(a ast.Atom) bool {
+	err := groupBy(clause.Head, *clause.Transform, substs, func(a ast.Atom) bool {
 		a, err := functional.EvalAtom(a, ast.ConstSubstList{})
 		if err != nil {
 			if emitErr == nil {

@@ -1,0 +1,90 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"testing"
+
+	"codeberg.org/TauCeti/mangle-go/ast"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// engineGroupHash is the 32-bit hash Mangle v0.5.0's evalDo files a
+// one-constant group key under.
+func engineGroupHash(c ast.Constant) uint32 {
+	b := binary.LittleEndian.AppendUint64(nil, c.Hash())
+	h := fnv.New32()
+	h.Write(b)
+	return h.Sum32()
+}
+
+// collidingKinds returns two strings whose group keys the engine's 32-bit
+// hash cannot tell apart.
+func collidingKinds(t *testing.T) (string, string) {
+	seen := map[uint32]string{}
+	for i := range 1 << 22 {
+		s := fmt.Sprintf("kind%d", i)
+		h := engineGroupHash(ast.String(s))
+		if other, ok := seen[h]; ok {
+			return other, s
+		}
+		seen[h] = s
+	}
+	t.Fatal("no two colliding group keys among 4M strings")
+	return "", ""
+}
+
+// TestGroupByKeepsCollidingGroupsApart: two groups whose keys collide in
+// the engine's 32-bit hash are still two groups, each with its own count.
+func TestGroupByKeepsCollidingGroupsApart(t *testing.T) {
+	a, b := collidingKinds(t)
+	p := mustLoad(t, execRules)
+	item := func(name, kind string, size int) protocol.Fact {
+		return protocol.Fact{Pred: "item", Args: []any{name, kind, jn(size)}}
+	}
+	req := Request{Intent: "probe", EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000,
+		Facts: []protocol.Fact{item("n1", a, 1), item("n2", a, 2), item("n3", b, 3)}}
+	r, _, err := p.prepare(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guard(func() error { return p.run(r, req) }); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_ = r.store.GetFacts(ast.NewQuery(ast.PredicateSym{Symbol: "count_kind", Arity: 2}), func(f ast.Atom) error {
+		got = append(got, f.String())
+		return nil
+	})
+	slices.Sort(got)
+	want := []string{fmt.Sprintf("count_kind(%q,2)", a), fmt.Sprintf("count_kind(%q,1)", b)}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("count_kind = %v, want %v (%s and %s collide in 32 bits)", got, want, a, b)
+	}
+}
+
+// TestGroupByOrder: groups come out in the order of their first rows.
+func TestGroupByOrder(t *testing.T) {
+	k, n := ast.Variable{Symbol: "K"}, ast.Variable{Symbol: "N"}
+	head := ast.NewAtom("count", k, n)
+	transform := ast.Transform{Statements: []ast.TransformStmt{
+		{Fn: ast.ApplyFn{Function: ast.FunctionSym{Symbol: "fn:group_by", Arity: -1}, Args: []ast.BaseTerm{k}}},
+		{Var: &n, Fn: ast.ApplyFn{Function: ast.FunctionSym{Symbol: "fn:count", Arity: 0}}},
+	}}
+	var rows []ast.ConstSubstList
+	for _, s := range []string{"z", "a", "z", "m", "a", "z"} {
+		rows = append(rows, ast.ConstSubstList{}.Extend(k, ast.String(s)))
+	}
+	var got []string
+	if err := groupBy(head, transform, rows, func(a ast.Atom) bool { got = append(got, a.String()); return true }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`count("z",3)`, `count("a",2)`, `count("m",1)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("groupBy emitted %v, want %v", got, want)
+	}
+}
