@@ -175,17 +175,19 @@ func sortedSet(m map[string]bool) []string {
 }
 
 // temporalStore is the request's temporal store. It keeps the facts in an
-// argument index of their atoms with each atom's intervals, which the
-// kernel's evaluator reads (eachMatch). The engine's TemporalStore, which
-// the engine's temporal evaluator, proofs and coverage read, is built from
-// them the first time one of them needs it: a request whose rules the
-// kernel evaluates itself never pays for it.
+// argument index of their atoms with each atom's intervals. The kernel's
+// evaluator reads it through eachMatch; the engine's temporal evaluator
+// (strata the engine evaluates), proofs and coverage read it through
+// factstore.ReadOnlyTemporalFactStore, which it answers from the same
+// index exactly as the engine's TemporalStore would, in a fixed order
+// instead of a map's (TestTemporalStoreReadsMatchEngine).
 //
 // Like evalStore for the regular store, every call checks the stop flag
-// and charges the work to the same budget. TemporalStore scans every atom
-// of the queried predicate on each lookup, so a lookup through it costs
-// one unit plus the predicate's stored intervals (an upper bound of its
-// atoms), and each fact streamed out costs one more.
+// and charges the work to the same budget. The charge of a lookup through
+// the interface is what it cost when it went to a TemporalStore, which
+// scans every atom of the queried predicate: one unit plus the
+// predicate's stored intervals (an upper bound of its atoms), and one more
+// for each fact streamed out.
 type temporalStore struct {
 	stop  *evalStore
 	limit int                        // intervals per atom (TemporalStore's maxIntervalsPerAtom)
@@ -196,7 +198,6 @@ type temporalStore struct {
 	// keys them.
 	atoms     *indexedStore
 	intervals map[uint64][]ast.Interval
-	eng       *factstore.TemporalStore // nil until engine() builds it
 }
 
 var _ factstore.TemporalFactStore = (*temporalStore)(nil)
@@ -228,29 +229,7 @@ func (s *temporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
 	s.atoms.Add(a)
 	s.sizes[a.Predicate]++
 	s.total++
-	if s.eng != nil {
-		if _, err := s.eng.Add(a, iv); err != nil {
-			return false, err
-		}
-	}
 	return true, nil
-}
-
-// engine returns the engine's TemporalStore holding every fact, building
-// it on first use.
-func (s *temporalStore) engine() *factstore.TemporalStore {
-	if s.eng != nil {
-		return s.eng
-	}
-	s.eng = factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(s.limit))
-	for _, sym := range s.atoms.ListPredicates() {
-		for _, a := range s.atoms.rels[sym].facts {
-			for _, iv := range s.intervals[a.Hash()] {
-				_, _ = s.eng.Add(a, iv) // load accepted each already
-			}
-		}
-	}
-	return s.eng
 }
 
 // eachMatch calls fn for every stored fact whose atom matches q and, with
@@ -283,32 +262,83 @@ func (s *temporalStore) scan(q ast.Atom) {
 	s.stop.spend(1 + s.sizes[q.Predicate])
 }
 
-func (s *temporalStore) streamed(fn func(factstore.TemporalFact) error) func(factstore.TemporalFact) error {
-	return func(f factstore.TemporalFact) error { s.stop.spend(matchCost); return fn(f) }
+// each calls fn for every stored fact whose atom matches q (as
+// factstore.Matches: q's constants are equal, its variables match
+// anything), each with each of its intervals: atoms in the order they were
+// stored, an atom's intervals in the order they came. A q without a
+// predicate matches every fact when all is set, and none otherwise, as in
+// TemporalStore. It charges nothing.
+func (s *temporalStore) each(q ast.Atom, all bool, fn func(factstore.TemporalFact) error) error {
+	visit := func(a ast.Atom) error {
+		for _, iv := range s.intervals[a.Hash()] {
+			if err := fn(factstore.TemporalFact{Atom: a, Interval: iv}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if q.Predicate.Symbol != "" || !all {
+		return s.atoms.lookup(q).each(q, visit)
+	}
+	for _, sym := range s.atoms.ListPredicates() {
+		for _, a := range s.atoms.rels[sym].facts {
+			if err := visit(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// GetFactsAt implements factstore.ReadOnlyTemporalFactStore.
+// GetFactsAt implements factstore.ReadOnlyTemporalFactStore: the facts
+// matching q whose interval holds t, its bounds included.
 func (s *temporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.engine().GetFactsAt(q, t, s.streamed(fn))
+	at := t.UnixNano()
+	return s.each(q, false, func(f factstore.TemporalFact) error {
+		if factstore.GetStartTime(f.Interval) <= at && at <= factstore.GetEndTime(f.Interval) {
+			s.stop.spend(matchCost)
+			return fn(f)
+		}
+		return nil
+	})
 }
 
-// GetFactsDuring implements factstore.ReadOnlyTemporalFactStore.
+// GetFactsDuring implements factstore.ReadOnlyTemporalFactStore: the facts
+// matching q whose interval overlaps iv, bounds included.
 func (s *temporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.engine().GetFactsDuring(q, iv, s.streamed(fn))
+	start, end := factstore.GetStartTime(iv), factstore.GetEndTime(iv)
+	return s.each(q, false, func(f factstore.TemporalFact) error {
+		if factstore.GetStartTime(f.Interval) <= end && start <= factstore.GetEndTime(f.Interval) {
+			s.stop.spend(matchCost)
+			return fn(f)
+		}
+		return nil
+	})
 }
 
-// GetAllFacts implements factstore.ReadOnlyTemporalFactStore.
+// GetAllFacts implements factstore.ReadOnlyTemporalFactStore: the facts
+// matching q, every fact when q has no predicate.
 func (s *temporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
-	return s.engine().GetAllFacts(q, s.streamed(fn))
+	return s.each(q, true, func(f factstore.TemporalFact) error {
+		s.stop.spend(matchCost)
+		return fn(f)
+	})
 }
 
-// ContainsAt implements factstore.ReadOnlyTemporalFactStore.
+// ContainsAt implements factstore.ReadOnlyTemporalFactStore: whether a is
+// stored with an interval that holds t.
 func (s *temporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
 	s.stop.spend(1)
-	return s.engine().ContainsAt(a, t)
+	at := t.UnixNano()
+	for _, iv := range s.intervals[a.Hash()] {
+		if factstore.GetStartTime(iv) <= at && at <= factstore.GetEndTime(iv) {
+			return true
+		}
+	}
+	return false
 }
 
 // ListPredicates implements factstore.ReadOnlyTemporalFactStore.
