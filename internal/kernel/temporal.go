@@ -241,7 +241,7 @@ func (s *temporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn 
 	s.stop.spend(1 + cand.size())
 	return cand.each(q, func(a ast.Atom) error {
 		for _, iv := range s.intervals[a.Hash()] {
-			if during && !(factstore.GetStartTime(iv) <= end && start <= factstore.GetEndTime(iv)) {
+			if during && !overlaps(iv, start, end) {
 				continue
 			}
 			s.stop.spend(matchCost)
@@ -251,6 +251,13 @@ func (s *temporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn 
 		}
 		return nil
 	})
+}
+
+// overlaps reports whether iv overlaps [start, end] (Unix nanoseconds),
+// bounds included, as TemporalStore's interval tree decides: a point in
+// time is [t, t].
+func overlaps(iv ast.Interval, start, end int64) bool {
+	return factstore.GetStartTime(iv) <= end && start <= factstore.GetEndTime(iv)
 }
 
 // scan charges a lookup of q's predicate.
@@ -296,7 +303,7 @@ func (s *temporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.Te
 	s.scan(q)
 	at := t.UnixNano()
 	return s.each(q, false, func(f factstore.TemporalFact) error {
-		if factstore.GetStartTime(f.Interval) <= at && at <= factstore.GetEndTime(f.Interval) {
+		if overlaps(f.Interval, at, at) {
 			s.stop.spend(matchCost)
 			return fn(f)
 		}
@@ -310,7 +317,7 @@ func (s *temporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(fact
 	s.scan(q)
 	start, end := factstore.GetStartTime(iv), factstore.GetEndTime(iv)
 	return s.each(q, false, func(f factstore.TemporalFact) error {
-		if factstore.GetStartTime(f.Interval) <= end && start <= factstore.GetEndTime(f.Interval) {
+		if overlaps(f.Interval, start, end) {
 			s.stop.spend(matchCost)
 			return fn(f)
 		}
@@ -334,7 +341,7 @@ func (s *temporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
 	s.stop.spend(1)
 	at := t.UnixNano()
 	for _, iv := range s.intervals[a.Hash()] {
-		if factstore.GetStartTime(iv) <= at && at <= factstore.GetEndTime(iv) {
+		if overlaps(iv, at, at) {
 			return true
 		}
 	}
