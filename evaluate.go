@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -227,6 +226,15 @@ func (s *Server) viewOf(prog *kernel.Program) *programView {
 	return v
 }
 
+// premise reports whether f is a premise of evaluation. Two kinds of valid
+// fact are not: presentation facts (disclosure_upgrade), which never
+// change macro_ids, and facts of output-only predicates, a state delta fed
+// back (Spec 07 section 4.1), accepted and set aside, since the server
+// asserts or derives those itself.
+func (v *programView) premise(f *protocol.Fact) bool {
+	return f.Pred != "disclosure_upgrade" && !v.outputs[f.Pred]
+}
+
 // kernelRequest is what the kernel evaluates for ev on behalf of who.
 func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
 	budget := ev.maxFacts
@@ -273,50 +281,53 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		ev.factsBytes += int64(len(raw))
 	}
 	view := s.viewOf(prog)
-	profile := &view.profile
-	checked := protocol.CheckIntentFacts(w.Facts, ev.intent.Name, profile, view.intents)
+	// Each fact's key (factKey) is built as soon as its part of the list is
+	// checked, on the goroutine that checked it. A large request's keys go
+	// in buffers an earlier one gave back, and back once they are hashed
+	// (summarized).
+	check := protocol.NewFactsCheck(w.Facts, ev.intent.Name, &view.profile, view.intents)
+	buf, pooled := &factSetBuffers{}, false
+	if len(w.Facts) >= summaryAheadFacts {
+		if b, ok := s.factBuffers.Get(); ok {
+			buf = b
+		}
+		pooled = true
+	}
+	// A key is about a fact's wire size less its field names.
+	keys := newKeyBuild(len(w.Facts), check.Parts(), max(0, int(ev.factsBytes)-16*len(w.Facts)), buf)
+	checked := check.Run(func(k int, valid []protocol.Fact) { keys.add(k, valid, view.premise) })
 	ev.knownIntent = checked.Known
 	if perr := checked.Err(); perr != nil {
+		if pooled {
+			s.factBuffers.Put(buf)
+		}
 		return nil, perr
 	}
-	valid := checked.Facts
 	// Deduplicated in place: the validated facts are this request's own.
-	// A key is about a fact's wire size less its field names.
-	premises := valid[:0]
+	premises := checked.Facts
 	setAside := 0
-	for _, f := range valid {
-		// Presentation facts, not composition: they never change macro_ids.
-		if f.Pred == "disclosure_upgrade" {
-			id, _ := f.Args[0].(string)
-			if ev.upgrades == nil {
-				ev.upgrades = map[string]bool{}
+	if !keys.keyedAll() {
+		premises = premises[:0]
+		for _, f := range checked.Facts {
+			switch {
+			case view.premise(&f):
+				premises = append(premises, f)
+			case f.Pred == "disclosure_upgrade":
+				id, _ := f.Args[0].(string)
+				if ev.upgrades == nil {
+					ev.upgrades = map[string]bool{}
+				}
+				ev.upgrades[id] = true
+			default:
+				setAside++
 			}
-			ev.upgrades[id] = true
-			continue
 		}
-		// A state delta fed back (Spec 07 section 4.1): accepted, never a
-		// premise, since the server asserts or derives those itself.
-		if view.outputs[f.Pred] {
-			setAside++
-			continue
-		}
-		premises = append(premises, f)
 	}
 	// A fact is a set member: a duplicate (provenance is not identity)
 	// neither changes macro_ids nor doubles anything.
-	keyBytes := max(0, int(ev.factsBytes)-16*len(valid))
-	var set *factSet
-	if len(premises) >= summaryAheadFacts {
-		// A large request's set reuses an earlier one's buffers, and
-		// gives them back once its keys are hashed (summarized).
-		buf, ok := s.factBuffers.Get()
-		if !ok {
-			buf = &factSetBuffers{}
-		}
-		set = newFactSetParts(premises, keyBytes, runtime.GOMAXPROCS(0), buf)
+	set := keys.set(premises)
+	if pooled {
 		ev.releaseKeys = func() { s.factBuffers.Put(buf) }
-	} else {
-		set = newFactSet(premises, keyBytes)
 	}
 	if len(set.facts) > 0 {
 		ev.facts, ev.factKeys = set.facts, set.chunks

@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/bits"
-	"runtime"
 	"unsafe"
 
-	"github.com/manglecp/manglecp/internal/parallel"
 	"github.com/manglecp/manglecp/protocol"
 )
 
 // factSet keeps the first of equal facts (equal by factKey) in order and
 // their keys, each followed by a newline: the text digestFacts hashes, so
-// the keys are built once per request. The key text is in chunks, one per
-// part of the facts: a long list has its keys built and hashed in parts,
-// one per processor, and only the check for duplicates runs in order. A
-// few facts are compared one by one; beyond smallSet, finding a duplicate
-// looks the key's hash up in an open-addressing table of fact indexes.
-// Either way a fact costs no allocation of its own.
+// the keys are built once per request. The keys are built in parts by a
+// keyBuild, on the goroutines that check the facts (protocol.FactsCheck),
+// and only the check for duplicates runs in order. A few facts are
+// compared one by one; beyond smallSet, finding a duplicate looks the
+// key's hash up in an open-addressing table of fact indexes. Either way a
+// fact costs no allocation of its own.
 type factSet struct {
 	facts  []protocol.Fact
 	chunks [][]byte  // the kept facts' keys, each followed by '\n', in order
@@ -34,29 +32,15 @@ type keySpan struct{ chunk, start, end int32 }
 // hashing.
 const smallSet = 16
 
-// A long list has its keys built on several goroutines
-// (internal/parallel): one per keysPerWorker facts at most, in
-// keyPartsPerWorker parts per goroutine, which they take in turn.
-const (
-	keysPerWorker     = 2048
-	keyPartsPerWorker = 4
-)
-
 // keyPart is the keys of one run of facts, built on its own: each key
 // followed by '\n' in keys, ending at ends[j], with its hash in hashes[j]
-// (only for a set beyond smallSet).
+// (only for a set beyond smallSet). The run is the set's facts[lo:hi].
 type keyPart struct {
 	lo, hi int
 	keys   []byte
 	ends   []int32
 	hashes []uint64
-}
-
-// newFactSet returns the set of facts, keeping them in facts[:0] (each
-// kept fact is written at or before the index it is read from). keyBytes
-// estimates the length of all their keys.
-func newFactSet(facts []protocol.Fact, keyBytes int) *factSet {
-	return newFactSetParts(facts, keyBytes, runtime.GOMAXPROCS(0), nil)
+	all    bool // every fact of the run was keyed (none set aside)
 }
 
 // factSetBuffers are the buffers a factSet is built in, for another set
@@ -78,20 +62,81 @@ func (b *factSetBuffers) bytes() int {
 	return n
 }
 
-// newFactSetParts is newFactSet building the keys on at most procs
-// goroutines, in buf's buffers when buf is not nil.
-func newFactSetParts(facts []protocol.Fact, keyBytes, procs int, buf *factSetBuffers) *factSet {
-	if buf == nil {
-		buf = &factSetBuffers{}
+// keyBuild builds the keys of up to n facts in parts, each part on its
+// own (add may run for different parts at once), for set to keep the
+// first of equal facts among them in order.
+type keyBuild struct {
+	n, keyBytes int
+	hashed      bool
+	seed        maphash.Seed
+	parts       []keyPart
+	buf         *factSetBuffers
+}
+
+// newKeyBuild prepares the keys of up to n facts in the given number of
+// parts, in buf's buffers. keyBytes estimates the length of all the keys.
+func newKeyBuild(n, parts, keyBytes int, buf *factSetBuffers) *keyBuild {
+	b := &keyBuild{n: n, keyBytes: keyBytes, hashed: n > smallSet, buf: buf}
+	if b.hashed {
+		b.seed = maphash.MakeSeed()
 	}
-	n := len(facts)
+	old := buf.parts[:cap(buf.parts)] // their buffers are reused
+	b.parts = make([]keyPart, parts)
+	for i := range b.parts {
+		if i < len(old) {
+			b.parts[i] = old[i]
+		}
+	}
+	return b
+}
+
+// add builds part k's keys: those of facts for which keep is true (every
+// fact, for a nil keep), in order.
+func (b *keyBuild) add(k int, facts []protocol.Fact, keep func(*protocol.Fact) bool) {
+	p := &b.parts[k]
+	m := len(facts)
+	p.keys = grow(p.keys, b.keyBytes/len(b.parts)+m)
+	p.ends = grow(p.ends, m)
+	if b.hashed {
+		p.hashes = grow(p.hashes, m)
+	}
+	p.all = true
+	for i := range facts {
+		f := &facts[i]
+		if keep != nil && !keep(f) {
+			p.all = false
+			continue
+		}
+		start := len(p.keys)
+		p.keys = appendFactKey(p.keys, *f)
+		if b.hashed {
+			p.hashes = append(p.hashes, maphash.Bytes(b.seed, p.keys[start:]))
+		}
+		p.keys = append(p.keys, '\n')
+		p.ends = append(p.ends, int32(len(p.keys)))
+	}
+}
+
+// keyedAll reports whether add kept every fact of every part.
+func (b *keyBuild) keyedAll() bool {
+	for _, p := range b.parts {
+		if !p.all {
+			return false
+		}
+	}
+	return true
+}
+
+// set returns the set of facts, whose keys the parts hold in order (part
+// k's facts right after part k-1's), keeping them in facts[:0] (each kept
+// fact is written at or before the index it is read from). Every part
+// must have been added.
+func (b *keyBuild) set(facts []protocol.Fact) *factSet {
+	n, buf := len(facts), b.buf
 	s := &factSet{facts: facts[:0], spans: grow(buf.spans, n)}
-	hashed := n > smallSet
-	var seed maphash.Seed
-	if hashed {
-		seed = maphash.MakeSeed()
+	if b.hashed {
 		s.hashes = grow(buf.hashes, n)
-		size := 1 << bits.Len(uint(2*n))
+		size := 1 << bits.Len(uint(2*b.n))
 		if cap(buf.table) >= size {
 			s.table = buf.table[:size]
 			clear(s.table)
@@ -99,37 +144,14 @@ func newFactSetParts(facts []protocol.Fact, keyBytes, procs int, buf *factSetBuf
 			s.table = make([]int32, size)
 		}
 	}
-	k, workers := parallel.Plan(n, procs, keysPerWorker, keyPartsPerWorker)
-	old := buf.parts[:cap(buf.parts)] // their buffers are reused
-	parts := make([]keyPart, k)
-	for i := range parts {
-		if i < len(old) {
-			parts[i] = old[i]
-		}
-		parts[i].lo, parts[i].hi = n*i/k, n*(i+1)/k
+	lo := 0
+	for c := range b.parts {
+		p := &b.parts[c]
+		p.lo, p.hi = lo, lo+len(p.ends)
+		lo = p.hi
+		s.keep(facts, p, int32(c))
 	}
-	build := func(p *keyPart) {
-		m := p.hi - p.lo
-		p.keys = grow(p.keys, keyBytes/k+m)
-		p.ends = grow(p.ends, m)
-		if hashed {
-			p.hashes = grow(p.hashes, m)
-		}
-		for _, f := range facts[p.lo:p.hi] {
-			start := len(p.keys)
-			p.keys = appendFactKey(p.keys, f)
-			if hashed {
-				p.hashes = append(p.hashes, maphash.Bytes(seed, p.keys[start:]))
-			}
-			p.keys = append(p.keys, '\n')
-			p.ends = append(p.ends, int32(len(p.keys)))
-		}
-	}
-	parallel.Run(len(parts), workers, func(i int) { build(&parts[i]) })
-	for c := range parts {
-		s.keep(facts, &parts[c], int32(c))
-	}
-	*buf = factSetBuffers{table: s.table, hashes: s.hashes, spans: s.spans, parts: parts}
+	*buf = factSetBuffers{table: s.table, hashes: s.hashes, spans: s.spans, parts: b.parts}
 	return s
 }
 

@@ -4,20 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/manglecp/manglecp/protocol"
 )
 
 // TestFactSetMatchesKeyMap: the set keeps exactly the facts a map of
-// factKey strings keeps, in order, below and beyond smallSet, in one part
-// and in several (duplicates within a part and across parts), and with
-// equal facts formatted differently; its key text is digestFacts's.
+// factKey strings keeps, in order, below and beyond smallSet, its keys
+// built in one part and in several at once (duplicates within a part and
+// across parts), with equal facts formatted differently, and with facts
+// left out as decodeIntent sets them aside; its key text is digestFacts's.
 func TestFactSetMatchesKeyMap(t *testing.T) {
 	// One set of buffers serves every set in turn, as the server's pool
 	// does: a set must not see what the one before it left there.
 	reused := &factSetBuffers{}
-	for _, n := range []int{0, 1, 5, smallSet - 1, smallSet, smallSet + 1, 100, 2 * keysPerWorker, 5*keysPerWorker + 3, 100, 2 * keysPerWorker, smallSet + 1, 5} {
+	for _, n := range []int{0, 1, 5, smallSet - 1, smallSet, smallSet + 1, 100, 4096, 10243, 100, 4096, smallSet + 1, 5} {
 		var facts []protocol.Fact
 		for i := range n {
 			facts = append(facts, protocol.NewFact("p", fmt.Sprint("a", i%7), json.Number(fmt.Sprint(i%3))))
@@ -33,30 +35,51 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 				facts = append(facts, protocol.NewFact("r", json.Number(fmt.Sprint(i%(n/2)))))
 			}
 		}
-		var want []protocol.Fact
-		seen := map[string]bool{}
-		for _, f := range facts {
-			if k := factKey(f); !seen[k] {
-				seen[k] = true
-				want = append(want, f)
+		noQ := func(f *protocol.Fact) bool { return f.Pred != "q" }
+		for _, c := range []struct {
+			parts int
+			keep  func(*protocol.Fact) bool
+		}{{1, nil}, {8, nil}, {1, noQ}, {8, noQ}} {
+			var want []protocol.Fact
+			seen := map[string]bool{}
+			for _, f := range facts {
+				if k := factKey(f); !seen[k] && (c.keep == nil || c.keep(&f)) {
+					seen[k] = true
+					want = append(want, f)
+				}
 			}
-		}
-		for _, procs := range []int{1, 4} {
-			set := newFactSetParts(append([]protocol.Fact(nil), facts...), 0, procs, reused)
+			parts := c.parts
+			build := newKeyBuild(len(facts), parts, 0, reused)
+			in := append([]protocol.Fact(nil), facts...)
+			var wg sync.WaitGroup
+			for k := range parts {
+				wg.Go(func() { build.add(k, in[len(in)*k/parts:len(in)*(k+1)/parts], c.keep) })
+			}
+			wg.Wait()
+			premises := in[:0]
+			for _, f := range in {
+				if c.keep == nil || c.keep(&f) {
+					premises = append(premises, f)
+				}
+			}
+			if all := len(premises) == len(in); build.keyedAll() != all {
+				t.Errorf("n=%d parts=%d: keyedAll %v, every fact kept %v", n, parts, build.keyedAll(), all)
+			}
+			set := build.set(premises)
 			if !reflect.DeepEqual(set.facts, want) && len(want) > 0 {
-				t.Errorf("n=%d procs=%d: kept %d facts, want %d", n, procs, len(set.facts), len(want))
+				t.Errorf("n=%d parts=%d: kept %d facts, want %d", n, parts, len(set.facts), len(want))
 			}
 			for i, f := range want {
 				if got := string(set.key(int32(i))); got != factKey(f) {
-					t.Fatalf("n=%d procs=%d: key %d = %q, want %q", n, procs, i, got, factKey(f))
+					t.Fatalf("n=%d parts=%d: key %d = %q, want %q", n, parts, i, got, factKey(f))
 				}
 			}
 			if got, wantDigest := digestKeyedFacts(set.chunks, nil), digestFacts(want); got != wantDigest {
-				t.Errorf("n=%d procs=%d: digest of the set's keys %s, digestFacts %s", n, procs, got, wantDigest)
+				t.Errorf("n=%d parts=%d: digest of the set's keys %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 			ext := []protocol.Fact{protocol.NewFact("report_exists", "r1")}
 			if got, wantDigest := digestKeyedFacts(set.chunks, ext), digestFacts(append(append([]protocol.Fact(nil), want...), ext...)); got != wantDigest {
-				t.Errorf("n=%d procs=%d: digest with external facts %s, digestFacts %s", n, procs, got, wantDigest)
+				t.Errorf("n=%d parts=%d: digest with external facts %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 		}
 	}

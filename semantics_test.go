@@ -404,6 +404,48 @@ func TestAmbiguousPoints(t *testing.T) {
 			t.Errorf("no output_facts_ignored warning: %s", mustJSON(resp.Warnings))
 		}
 	})
+	t.Run("a large request sets fed-back facts aside in every part", func(t *testing.T) {
+		// Enough facts to be checked and keyed in several parts on
+		// several goroutines, with duplicates across parts.
+		large := func(extra []any) map[string]any {
+			facts := []any{}
+			for _, f := range diagnoseFacts() {
+				facts = append(facts, f)
+			}
+			for i := range 5000 {
+				facts = append(facts, map[string]any{"pred": "console_event", "args": []any{"s1", "info", fmt.Sprintf("message %d", i%4000), 1771511000000 + i%4000}})
+				if len(extra) > 0 && i%2000 == 0 {
+					facts = append(facts, extra...)
+				}
+			}
+			req := diagnoseRequest()
+			req["facts"] = facts
+			return req
+		}
+		base := h.evaluate("l1", large(nil)).intentResponse(t)
+		m := tool(t, base, "diagnose_causal_chain")
+		out := h.invoke("l1", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}}).invokeResponse(t)
+		var fed []any
+		for _, f := range out.StateDelta.Assert {
+			fed = append(fed, f)
+		}
+		if len(fed) == 0 {
+			t.Fatal("no state delta")
+		}
+		resp := h.evaluate("l2", large(fed)).intentResponse(t)
+		if got := tool(t, resp, "diagnose_causal_chain"); got.MacroID != m.MacroID {
+			t.Errorf("fed-back output facts changed the composition: %s vs %s", got.MacroID, m.MacroID)
+		}
+		count := ""
+		for _, w := range resp.Warnings {
+			if w.Code == protocol.WarnOutputFactsIgnored {
+				count = fmt.Sprint(w.Details["count"])
+			}
+		}
+		if want := fmt.Sprint(3 * len(fed)); count != want {
+			t.Errorf("output_facts_ignored counted %q facts, want %s: %s", count, want, mustJSON(resp.Warnings))
+		}
+	})
 	t.Run("retract patterns carry no category", func(t *testing.T) {
 		m := tool(t, h.evaluate("r", diagnoseRequest()).intentResponse(t), "diagnose_causal_chain")
 		out := h.invoke("r", map[string]any{"macro_id": m.MacroID, "args": map[string]any{"request_id": "r42"}})

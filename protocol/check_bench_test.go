@@ -23,7 +23,7 @@ func BenchmarkCheckIntentFactsParts(b *testing.B) {
 		b.Run(fmt.Sprint("procs=", procs), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if r := checkIntentFacts(raws, "x", testProfile(), nil, procs); len(r.Violations) > 0 {
+				if r := newFactsCheck(raws, "x", testProfile(), nil, procs).Run(nil); len(r.Violations) > 0 {
 					b.Fatal(r.Violations[0])
 				}
 			}

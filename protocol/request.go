@@ -46,25 +46,66 @@ func (r *IntentFacts) Err() *Error {
 // intent's required_facts must be present (a fact that failed validation
 // still counts as present: its own violation says what is wrong).
 func CheckIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) *IntentFacts {
-	return checkIntentFacts(raws, intent, profile, intents, runtime.GOMAXPROCS(0))
+	return NewFactsCheck(raws, intent, profile, intents).Run(nil)
 }
 
-// checkIntentFacts is CheckIntentFacts in at most procs parts.
-func checkIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl, procs int) *IntentFacts {
+// A FactsCheck is [CheckIntentFacts] with a say in its parts. A long list
+// is checked in parts on several goroutines; a caller with work of its
+// own to do on every valid fact (a server keying them, say) does it in
+// the same parts, right after each is checked, and so on the same
+// goroutines, with no round of its own.
+type FactsCheck struct {
+	raws    []json.RawMessage
+	intent  string
+	profile *FactsProfile
+	intents []IntentDecl
+	parts   []factsPart
+	workers int
+}
+
+// NewFactsCheck plans the check of an intent request's facts, as
+// CheckIntentFacts does it.
+func NewFactsCheck(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl) *FactsCheck {
+	return newFactsCheck(raws, intent, profile, intents, runtime.GOMAXPROCS(0))
+}
+
+// newFactsCheck is NewFactsCheck in at most procs parts.
+func newFactsCheck(raws []json.RawMessage, intent string, profile *FactsProfile, intents []IntentDecl, procs int) *FactsCheck {
+	parts, workers := splitFacts(len(raws), procs)
+	return &FactsCheck{raws: raws, intent: intent, profile: profile, intents: intents, parts: parts, workers: workers}
+}
+
+// Parts is how many parts Run checks the facts in (at least one).
+func (c *FactsCheck) Parts() int { return len(c.parts) }
+
+// Run checks the facts and returns what CheckIntentFacts does. When then
+// is not nil, it is called once for each part k in [0, Parts()) with the
+// part's valid facts, normalized, as soon as the part is checked. The
+// calls may run at once on different goroutines, in any order; each may
+// read its facts but not keep them (they move into place after), and must
+// not write to what another call reads. In the result, part k's valid
+// facts follow part k-1's. A panic in then is raised again by Run.
+func (c *FactsCheck) Run(then func(k int, valid []Fact)) *IntentFacts {
 	out := &IntentFacts{}
 	var required []string // every required fact's predicate, in the declarations' order
-	for _, d := range intents {
-		if d.Name == intent {
+	for _, d := range c.intents {
+		if d.Name == c.intent {
 			out.Known = true
 			required = append(required, d.RequiredFacts...)
 		}
 	}
+	raws, parts, profile := c.raws, c.parts, c.profile
 	facts := make([]Fact, len(raws))
-	parts, workers := splitFacts(len(raws), procs)
 	for k := range parts {
 		parts[k].found = make([]bool, len(required))
 	}
-	parallel.Run(len(parts), workers, func(k int) { parts[k].check(raws, facts, profile, required) })
+	parallel.Run(len(parts), c.workers, func(k int) {
+		p := &parts[k]
+		p.check(raws, facts, profile, required)
+		if then != nil {
+			then(k, facts[p.lo:p.lo+p.kept])
+		}
+	})
 	// The parts' valid facts, each part's at its start, move together.
 	kept := 0
 	found := make([]bool, len(required))
@@ -81,7 +122,7 @@ func checkIntentFacts(raws []json.RawMessage, intent string, profile *FactsProfi
 	for r, req := range required {
 		if !found[r] {
 			out.Missing = append(out.Missing, MissingFact{Predicate: req, Issue: IssueMissingRequiredFact,
-				Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", intent, req)})
+				Message: fmt.Sprintf("Intent '%s' requires at least one '%s' fact", c.intent, req)})
 		}
 	}
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].FactIndex < out.Violations[j].FactIndex })

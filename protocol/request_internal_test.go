@@ -13,7 +13,9 @@ import (
 // processor, gives exactly what checking it in one go gives: the same
 // valid facts in order, the same violations with their fact indexes
 // (malformed, unknown, mistyped and misplaced facts in every part, at the
-// parts' edges too) and the same missing and present required facts.
+// parts' edges too) and the same missing and present required facts; and
+// FactsCheck.Run hands each part's valid facts to its then once, which in
+// part order are the result's facts.
 func TestCheckIntentFactsInParts(t *testing.T) {
 	bad := []string{
 		`{"pred":"console_event","args":["s","error","m",1`, // malformed
@@ -38,12 +40,33 @@ func TestCheckIntentFactsInParts(t *testing.T) {
 				raws[i] = json.RawMessage(fmt.Sprintf(`{"pred":"console_event","args":["s1","info","m%d",%d],"t":{"at":%d}}`, i, i, 1771510200000+i))
 			}
 		}
-		want := checkIntentFacts(raws, "diagnose", testProfile(), intents, 1)
-		for _, procs := range []int{2, 3, 8} {
-			got := checkIntentFacts(raws, "diagnose", testProfile(), intents, procs)
+		want := newFactsCheck(raws, "diagnose", testProfile(), intents, 1).Run(nil)
+		for _, procs := range []int{1, 2, 3, 8} {
+			check := newFactsCheck(raws, "diagnose", testProfile(), intents, procs)
+			// What each part hands to then, copied: in part order, the
+			// result's facts.
+			seen := make([][]Fact, check.Parts())
+			calls := make([]int, check.Parts())
+			got := check.Run(func(k int, valid []Fact) {
+				calls[k]++
+				seen[k] = append([]Fact(nil), valid...)
+			})
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("n=%d procs=%d: %d facts, %d violations, missing %v; in one part %d, %d, %v",
 					n, procs, len(got.Facts), len(got.Violations), got.Missing, len(want.Facts), len(want.Violations), want.Missing)
+			}
+			var parts []Fact
+			for k, c := range calls {
+				if c != 1 {
+					t.Errorf("n=%d procs=%d: then called %d times for part %d", n, procs, c, k)
+				}
+				parts = append(parts, seen[k]...)
+			}
+			if len(parts) != len(got.Facts) || len(parts) > 0 && !reflect.DeepEqual(parts, got.Facts) {
+				t.Errorf("n=%d procs=%d: the parts handed %d facts, the result has %d", n, procs, len(parts), len(got.Facts))
+			}
+			if procs > 1 && n >= 2*factsPerWorker && check.Parts() < 2 {
+				t.Errorf("n=%d procs=%d: %d parts", n, procs, check.Parts())
 			}
 		}
 		if n > 2 && (len(want.Violations) == 0 || len(want.Facts) == 0) {
