@@ -129,3 +129,40 @@ func ExampleValidateFacts() {
 	//   suggestion: Did you mean 'console_event'?
 	// invalid_facts true 400
 }
+
+// A server with work of its own on every valid fact does it inside the
+// check, part by part, on the goroutines that checked each part: here it
+// counts error events. Each part writes only its own count.
+func ExampleFactsCheck() {
+	profile := &protocol.FactsProfile{
+		Predicates: []protocol.PredicateSchema{{
+			Predicate: "console_event",
+			Arity:     2,
+			ArgTypes:  []string{"string", "string"},
+			ArgNames:  []string{"level", "message"},
+		}},
+	}
+	raws := []json.RawMessage{
+		json.RawMessage(`{"pred":"console_event","args":["error","TypeError"]}`),
+		json.RawMessage(`{"pred":"console_event","args":["info","loaded"]}`),
+		json.RawMessage(`{"pred":"console_evnt","args":["error","lost"]}`),
+	}
+	check := protocol.NewFactsCheck(raws, "diagnose_error", profile, nil)
+	errors := make([]int, check.Parts())
+	checked := check.Run(func(k int, valid []protocol.Fact) {
+		for _, f := range valid {
+			if f.Args[0] == "error" {
+				errors[k]++
+			}
+		}
+	})
+	total := 0
+	for _, n := range errors {
+		total += n
+	}
+	fmt.Println("valid facts:", len(checked.Facts), "errors among them:", total)
+	fmt.Println("error:", checked.Err().Code)
+	// Output:
+	// valid facts: 2 errors among them: 1
+	// error: unknown_predicate
+}
