@@ -232,8 +232,12 @@ func (s *Server) viewOf(prog *kernel.Program) *programView {
 // back (Spec 07 section 4.1), accepted and set aside, since the server
 // asserts or derives those itself.
 func (v *programView) premise(f *protocol.Fact) bool {
-	return f.Pred != "disclosure_upgrade" && !v.outputs[f.Pred]
+	return f.Pred != upgradePredicate && !v.outputs[f.Pred]
 }
+
+// upgradePredicate is the presentation fact that asks for a macro-tool
+// at full disclosure (Spec 05).
+const upgradePredicate = "disclosure_upgrade"
 
 // kernelRequest is what the kernel evaluates for ev on behalf of who.
 func (s *Server) kernelRequest(ev *evaluation, who *caller) kernel.Request {
@@ -312,7 +316,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			switch {
 			case view.premise(&f):
 				premises = append(premises, f)
-			case f.Pred == "disclosure_upgrade":
+			case f.Pred == upgradePredicate:
 				id, _ := f.Args[0].(string)
 				if ev.upgrades == nil {
 					ev.upgrades = map[string]bool{}
