@@ -60,13 +60,11 @@ func TestListIntentTools(t *testing.T) {
 			if strings.Contains(string(raw), `\"seen\"`) {
 				t.Errorf("diagnose schema names a predicate the intent does not read: %s", raw)
 			}
-			if !tt.wantMeta {
+			if !tt.wantMeta && tt.mode == mcpbridge.ModeAuto {
 				// The host's subscription and its first tools/list race:
 				// the meta-tool goes away with a list_changed.
-				for i := 0; i < 200 && tools[mcpbridge.MetaToolName] != nil; i++ {
-					time.Sleep(10 * time.Millisecond)
-					tools = h.toolNames(t)
-				}
+				h.waitSubscribed(t)
+				tools = h.toolNames(t)
 			}
 			// observe reads every input predicate; these are short, so
 			// they are spelled out again rather than referred to
@@ -102,6 +100,7 @@ func TestSessionFlow(t *testing.T) {
 			if _, ok := h.toolNames(t)["trace_request"]; ok {
 				t.Fatal("a macro-tool is listed before any evaluation")
 			}
+			h.waitSubscribed(t)
 
 			res := h.call(t, "diagnose", diagnoseArgs)
 			if res.IsError {
@@ -123,7 +122,7 @@ func TestSessionFlow(t *testing.T) {
 				t.Errorf("status argument = %#v, want the exact number 503", req.Facts[1].Args[0])
 			}
 
-			h.waitChanged(t)
+			h.waitListed(t, "trace_request", "write_report")
 			tools := h.toolNames(t)
 			tr, wr := tools["trace_request"], tools["write_report"]
 			if tr == nil || wr == nil {
@@ -217,6 +216,44 @@ func TestMetaToolDroppedWhenHostRelists(t *testing.T) {
 	tools := h.toolNames(t)
 	if tools["trace_request"] == nil || tools[mcpbridge.MetaToolName] != nil {
 		t.Errorf("after the host listed again: %v", tools)
+	}
+}
+
+// TestSubscriptionAfterEvaluation: a host on MCP 2026-07-28 whose
+// subscription to tool list changes reaches the bridge only after an
+// evaluation selected macro-tools still hears of them. The SDK sends a
+// modern host list changes only on its subscription, so the change the
+// evaluation made went to nobody; the bridge announces it again.
+func TestSubscriptionAfterEvaluation(t *testing.T) {
+	for _, mode := range []mcpbridge.Mode{mcpbridge.ModeAuto, mcpbridge.ModeDynamic} {
+		t.Run(string(mode), func(t *testing.T) {
+			fake := newFake()
+			fake.setEvaluate(selects(tool("trace_request", false)))
+			release := make(chan struct{})
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			h := newHarness(t, fake, &mcpbridge.Options{Mode: mode}, hostOptions{protocolVersion: "2026-07-28", holdSubscription: release})
+			res := h.call(t, "diagnose", diagnoseArgs)
+			var ev mcpbridge.EvaluationContent
+			structured(t, res, &ev)
+			want := map[mcpbridge.Mode]string{mcpbridge.ModeAuto: mcpbridge.MetaToolName, mcpbridge.ModeDynamic: "tools"}[mode]
+			if ev.CallWith != want {
+				t.Errorf("before the subscription call_with = %q, want %q", ev.CallWith, want)
+			}
+			// Past the SDK's 10 ms batching of list changes: the
+			// evaluation's change has been sent, to no subscriber.
+			time.Sleep(100 * time.Millisecond)
+			close(release)
+			h.waitChanged(t)
+			if h.toolNames(t)["trace_request"] == nil {
+				t.Error("trace_request is not listed after the subscription")
+			}
+		})
 	}
 }
 
@@ -418,9 +455,11 @@ func TestEveryErrorMapped(t *testing.T) {
 		fake.setEvaluate(selects(tool("w", true)))
 		h := newHarness(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{elicit: decline})
 		h.call(t, "diagnose", diagnoseArgs)
+		h.waitListed(t, "w")
 		check(t, h.call(t, "w", map[string]any{"target": "x"}), protocol.CodeBridgeConfirmationDeclined)
 		h2 := newHarness(t, fake, nil, hostOptions{elicit: accept})
 		h2.call(t, "diagnose", diagnoseArgs)
+		h2.waitListed(t, "w")
 		check(t, h2.call(t, "w", map[string]any{"target": "x"}), protocol.CodeBridgeConfirmationUnavailable)
 	})
 	t.Run("bridge/server unreachable, then reconnected", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/client"
@@ -173,6 +174,7 @@ type harness struct {
 	dials   int
 	mu      sync.Mutex
 	conns   []transport.Conn // server halves, to break the connection
+	host    hostOptions
 }
 
 // hostOptions describe the MCP host of a test.
@@ -186,13 +188,50 @@ type hostOptions struct {
 	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// progress receives progress notifications.
 	progress func(*mcp.ProgressNotificationClientRequest)
+	// holdSubscription, if not nil, holds the host's subscriptions/listen
+	// back until it is closed: the bridge sees the host's calls first.
+	holdSubscription chan struct{}
+}
+
+// holdTransport is a host's transport that holds its subscriptions/listen
+// request back until release is closed.
+type holdTransport struct {
+	mcp.Transport
+	release <-chan struct{}
+}
+
+// Connect connects the inner transport.
+func (t holdTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return holdConn{Connection: c, release: t.release}, nil
+}
+
+type holdConn struct {
+	mcp.Connection
+	release <-chan struct{}
+}
+
+// Write writes msg, or for subscriptions/listen, writes it once release is
+// closed.
+func (c holdConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "subscriptions/listen" {
+		go func() {
+			<-c.release
+			_ = c.Connection.Write(context.Background(), msg)
+		}()
+		return nil
+	}
+	return c.Connection.Write(ctx, msg)
 }
 
 func newHarness(t *testing.T, fake *fakeServer, opts *mcpbridge.Options, host hostOptions) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &harness{fake: fake, changed: make(chan struct{}, 100)}
+	h := &harness{fake: fake, changed: make(chan struct{}, 100), host: host}
 	dial := func(dctx context.Context) (*client.Session, error) {
 		c, s := transport.NewMemoryPair()
 		h.mu.Lock()
@@ -226,7 +265,11 @@ func newHarness(t *testing.T, fake *fakeServer, opts *mcpbridge.Options, host ho
 		copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { host.progress(r) }
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, copts)
-	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: host.protocolVersion})
+	var hostSide mcp.Transport = ct
+	if host.holdSubscription != nil {
+		hostSide = holdTransport{Transport: ct, release: host.holdSubscription}
+	}
+	cs, err := cl.Connect(ctx, hostSide, &mcp.ClientSessionOptions{ProtocolVersion: host.protocolVersion})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -270,6 +313,28 @@ func (h *harness) waitChanged(t *testing.T) {
 	case <-h.changed:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed")
+	}
+}
+
+// waitSubscribed waits until the bridge has handled the subscription to
+// tool list changes of a host on MCP 2026-07-28 (the meta-tool leaves the
+// auto mode's list then; only call it in auto mode). The host's first requests race that
+// subscription: an evaluation before it offers its macro-tools through the
+// meta-tool, which is right but not what a test of the subscribed session
+// means to look at.
+func (h *harness) waitSubscribed(t *testing.T) {
+	t.Helper()
+	if h.cs.InitializeResult().ProtocolVersion < "2026-07-28" || h.host.noListChanged {
+		return
+	}
+	deadline := time.After(20 * time.Second)
+	for h.toolNames(t)[mcpbridge.MetaToolName] != nil {
+		select {
+		case <-h.changed:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("the bridge never saw the host's subscription")
+		}
 	}
 }
 

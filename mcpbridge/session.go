@@ -51,6 +51,9 @@ type mcpSession struct {
 	skills     []string               // skill resource URIs registered
 	subscribed bool                   // a 2026-07-28 host subscribed to tool list changes
 	listDue    bool                   // macro-tools were registered and the host has not listed since
+	changed    bool                   // the bridge changed the MCP tool list since the session began
+	anchor     *mcp.Tool              // an intent tool, added again to announce a change (see setSubscribed)
+	anchorH    mcp.ToolHandler        // anchor's handler
 	metaOn     bool                   // the meta-tool is registered
 	pending    map[string]pendingConfirm
 	state      *client.State // the working state, made with the first session's facts profile
@@ -101,13 +104,18 @@ func (b *Bridge) newSession() *mcpSession {
 		for i, in := range m.Intents {
 			names[i] = in.Name
 		}
-		srv.AddTool(t, ss.singleHandler(names))
+		ss.anchor, ss.anchorH = t, ss.singleHandler(names)
+		srv.AddTool(ss.anchor, ss.anchorH)
 	} else {
 		tools := intentTools(m.Intents, &m.FactsProfile)
 		for _, in := range m.Intents {
 			t := tools[in.Name]
 			ss.reserved[t.Name] = true
-			srv.AddTool(t, ss.intentHandler(in.Name))
+			h := ss.intentHandler(in.Name)
+			if ss.anchor == nil {
+				ss.anchor, ss.anchorH = t, h
+			}
+			srv.AddTool(t, h)
 		}
 	}
 	if b.opts.Mode != ModeDynamic {
@@ -117,6 +125,7 @@ func (b *Bridge) newSession() *mcpSession {
 	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", Description: "The MangleCP server's manifest: intents, facts profile, limits.", MIMEType: "application/json"}, ss.readManifest)
 	srv.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Description: "The working state: the facts this session sends with every evaluation.", MIMEType: "application/json"}, ss.readState)
 	srv.AddReceivingMiddleware(ss.middleware)
+	srv.AddSendingMiddleware(ss.sending)
 	return ss
 }
 
@@ -157,16 +166,11 @@ func metaTool() *mcp.Tool {
 	}
 }
 
-// middleware notes subscriptions to tool list changes, drops expired
-// macro-tools before the host lists or calls tools, and evaluates the
-// start intent once.
+// middleware drops expired macro-tools before the host lists or calls
+// tools, and evaluates the start intent once.
 func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "subscriptions/listen":
-			if p, ok := req.GetParams().(*mcp.SubscriptionsListenParams); ok && p.Notifications != nil && p.Notifications.ToolsListChanged {
-				ss.setSubscribed()
-			}
 		case "tools/list", "tools/call":
 			if method == "tools/list" {
 				ss.listed()
@@ -180,13 +184,36 @@ func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// sending notes a host's subscription to tool list changes once the SDK
+// has acknowledged it. Only then does a tools/list_changed reach a host on
+// MCP 2026-07-28: a change made earlier was announced to nobody, so
+// setSubscribed announces it again.
+func (ss *mcpSession) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == subscriptionsAcknowledged && err == nil {
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p.Notifications.ToolsListChanged {
+				ss.setSubscribed()
+			}
+		}
+		return res, err
+	}
+}
+
+// subscriptionsAcknowledged is the MCP notification that confirms a
+// subscriptions/listen request.
+const subscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+
 // setSubscribed records that the host follows tool list changes; in auto
 // mode the meta-tool is then not needed.
 //
 // Macro-tools an evaluation selected before the subscription arrived
 // (the host may call a tool before its subscriptions/listen is handled)
 // were reachable through the meta-tool only: they become MCP tools now,
-// before the meta-tool goes, so none is left unreachable.
+// before the meta-tool goes, so none is left unreachable. If the bridge
+// changed the tool list before the subscription and changes nothing now,
+// it adds an intent tool again, unchanged, for the SDK to send the
+// tools/list_changed the host missed.
 func (ss *mcpSession) setSubscribed() {
 	ss.install.Lock() // against installTools changing the selection meanwhile
 	defer ss.install.Unlock()
@@ -208,12 +235,17 @@ func (ss *mcpSession) setSubscribed() {
 		}
 		ss.listDue = ss.listDue || len(add) > 0
 	}
+	missed := ss.changed && len(add) == 0 && !drop
+	ss.changed = ss.changed || len(add) > 0 || drop
 	ss.mu.Unlock()
 	for _, e := range add {
 		ss.srv.AddTool(macroToolDef(e.name, &e.tool), ss.macroHandler(e.name))
 	}
 	if drop {
 		ss.srv.RemoveTools(MetaToolName)
+	}
+	if missed && ss.anchor != nil {
+		ss.srv.AddTool(ss.anchor, ss.anchorH)
 	}
 }
 
@@ -226,6 +258,7 @@ func (ss *mcpSession) listed() {
 	ss.listDue = false
 	if drop {
 		ss.metaOn = false
+		ss.changed = true
 	}
 	ss.mu.Unlock()
 	if drop {
@@ -300,6 +333,7 @@ func (ss *mcpSession) prune(now time.Time) {
 		}
 	}
 	ss.registered = slices.DeleteFunc(ss.registered, func(n string) bool { return slices.Contains(gone, n) })
+	ss.changed = ss.changed || len(gone) > 0
 	ss.mu.Unlock()
 	if len(gone) > 0 {
 		ss.srv.RemoveTools(gone...)
@@ -441,14 +475,15 @@ func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.Inten
 		}
 		ss.listDue = ss.listDue || len(entries) > 0
 	}
-	ss.mu.Unlock()
-
 	var gone []string
 	for _, n := range old {
 		if !dyn || tools[n] == nil {
 			gone = append(gone, n)
 		}
 	}
+	ss.changed = ss.changed || len(gone) > 0 || len(ss.registered) > 0
+	ss.mu.Unlock()
+
 	if len(gone) > 0 {
 		ss.srv.RemoveTools(gone...)
 	}
