@@ -258,7 +258,6 @@ func (ss *mcpSession) listed() {
 	ss.listDue = false
 	if drop {
 		ss.metaOn = false
-		ss.changed = true
 	}
 	ss.mu.Unlock()
 	if drop {
