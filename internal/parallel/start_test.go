@@ -14,7 +14,7 @@ import (
 // checks its facts, then runs two parts on two goroutines: the one taken
 // first waits, spinning, until the other is taken (at most 10 ms).
 // late-µs is the median of those waits and late-p90-µs their 90th
-// percentile; see docs/BENCHMARKS.md ("Seventh pass") for what they were on
+// percentile; see docs/BENCHMARKS.md ("Where a request's time goes") for what they were on
 // the development machine.
 func BenchmarkRunStart(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
