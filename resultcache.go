@@ -2,7 +2,6 @@ package manglecp
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/lru"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -33,14 +33,11 @@ import (
 // heap). Beyond Options.ResultCacheBytes the least recently used entries
 // are evicted.
 type resultCache struct {
-	mu       sync.Mutex
-	maxBytes int64
-	bytes    int64
-	prog     *kernel.Program // the rule version every entry was computed with
-	lru      *list.List      // front = most recently used; values *resultEntry
-	byKey    map[resultKey]*list.Element
-	hits     int64
-	misses   int64
+	mu     sync.Mutex
+	prog   *kernel.Program // the rule version every entry was computed with
+	lru    *lru.Cache[resultKey, *resultEntry]
+	hits   int64
+	misses int64
 }
 
 type resultKey [sha256.Size]byte
@@ -49,7 +46,6 @@ type resultKey [sha256.Size]byte
 // out at split (it is written per answer), and the macro_ids of its
 // macro-tools, whose definitions live in the macro-tool cache.
 type resultEntry struct {
-	key   resultKey
 	data  []byte
 	split int
 	ids   []string
@@ -57,14 +53,14 @@ type resultEntry struct {
 }
 
 // resultEntryOverhead is the memory of an entry besides its payload and
-// ids: the entry struct (96 bytes), its list element (48) and its map slot
-// (key, element pointer and the map's share of control bytes and
-// load-factor slack, about 64). TestResultCacheAccounting checks the total
-// against the heap.
-const resultEntryOverhead = 96 + 48 + 64
+// ids: the entry struct (64 bytes), its LRU node (two pointers, the key,
+// the value and the size: 64) and its map slot (key, node pointer and the
+// map's share of control bytes and load-factor slack, about 64).
+// TestResultCacheAccounting checks the total against the heap.
+const resultEntryOverhead = 64 + 64 + 64
 
 func newResultCache(maxBytes int64) *resultCache {
-	return &resultCache{maxBytes: maxBytes, lru: list.New(), byKey: map[resultKey]*list.Element{}}
+	return &resultCache{lru: lru.New[resultKey, *resultEntry](maxBytes)}
 }
 
 // keyFor is the cache key of a request: a digest of the payload bytes and
@@ -92,52 +88,36 @@ func keyFor(payload []byte, who *caller) resultKey {
 func (c *resultCache) get(key resultKey, prog *kernel.Program) *resultEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
+	e, ok := c.lru.Get(key)
 	if !ok || c.prog != prog {
 		c.misses++
 		return nil
 	}
 	c.hits++
-	c.lru.MoveToFront(el)
-	return el.Value.(*resultEntry)
+	return e
 }
 
-// put stores e for prog. A new rule version empties the cache first: no
-// answer of old rules is ever served, and none pins an old program.
-func (c *resultCache) put(e *resultEntry, prog *kernel.Program) {
-	if e.size > c.maxBytes {
+// put stores e under key for prog. A new rule version empties the cache
+// first: no answer of old rules is ever served, and none pins an old
+// program.
+func (c *resultCache) put(key resultKey, e *resultEntry, prog *kernel.Program) {
+	if e.size > c.lru.MaxBytes() {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.prog != prog {
-		c.lru.Init()
-		clear(c.byKey)
-		c.bytes = 0
+		c.lru.Clear()
 		c.prog = prog
 	}
-	if el, ok := c.byKey[e.key]; ok {
-		c.bytes -= el.Value.(*resultEntry).size
-		el.Value = e
-		c.lru.MoveToFront(el)
-	} else {
-		c.byKey[e.key] = c.lru.PushFront(e)
-	}
-	c.bytes += e.size
-	for c.bytes > c.maxBytes {
-		el := c.lru.Back()
-		old := el.Value.(*resultEntry)
-		c.lru.Remove(el)
-		delete(c.byKey, old.key)
-		c.bytes -= old.size
-	}
+	c.lru.Put(key, e, e.size)
 }
 
 // stats reports entries, accounted bytes, hits and misses.
 func (c *resultCache) stats() (entries int, bytes, hits, misses int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len(), c.bytes, c.hits, c.misses
+	return c.lru.Len(), c.lru.Bytes(), c.hits, c.misses
 }
 
 // cachedResult answers an intent request from the result cache, or returns
@@ -212,9 +192,9 @@ func (s *Server) rememberResult(key *resultKey, ev *evaluation, resp *protocol.I
 	// accounting below counts what the allocator really handed out.
 	data := append([]byte(nil), enc[:split]...)
 	data = append(data[:split:split], enc[split+1:]...)
-	e := &resultEntry{key: *key, data: data, split: split, ids: ids}
+	e := &resultEntry{data: data, split: split, ids: ids}
 	e.size = int64(cap(data)) + idBytes + resultEntryOverhead
-	s.results.put(e, ev.program)
+	s.results.put(*key, e, ev.program)
 }
 
 // ResultCacheStats describe the result cache.
