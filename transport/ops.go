@@ -81,7 +81,9 @@ func WithOps(h Handler, next http.Handler, opts *OpsOptions) http.Handler {
 }
 
 // NewOpsHandler serves only the operations endpoints (/healthz, /readyz
-// and, when set, /metrics), for a separate listener (--metrics-addr).
+// and, when set, /metrics), for a separate listener (--metrics-addr). They
+// answer GET and HEAD; other methods get the registry's method_not_allowed
+// envelope with an Allow header, unknown paths not_found.
 func NewOpsHandler(h Handler, opts *OpsOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
@@ -109,5 +111,9 @@ func NewOpsHandler(h Handler, opts *OpsOptions) http.Handler {
 	if opts != nil && opts.Metrics != nil {
 		mux.Handle("GET "+MetricsPath, opts.Metrics)
 	}
-	return mux
+	// Wrong methods (405 with Allow) and unknown paths answer with the
+	// registry's envelopes, as the MangleCP endpoints do.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(&envelopeGuard{ResponseWriter: w}, r)
+	})
 }

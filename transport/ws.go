@@ -47,6 +47,12 @@ func NewWSHandler(h Handler, opts *WSOptions) http.Handler {
 		o.PingInterval = 25 * time.Second
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			// The opening handshake is a GET (RFC 6455 section 4.1).
+			w.Header().Set("Allow", "GET")
+			writeError(w, "", protocol.Errorf(protocol.CodeMethodNotAllowed, "the WebSocket handshake is a GET request"))
+			return
+		}
 		if !IsWebSocketUpgrade(r) {
 			w.Header().Set("Upgrade", "websocket")
 			writeError(w, "", protocol.Errorf(protocol.CodeUpgradeRequired, "this is the WebSocket endpoint: connect with a WebSocket client"))
