@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -97,38 +97,17 @@ func memorySession(t *testing.T, h transport.Handler, sopts *transport.SessionOp
 }
 
 // binary builds cmd/manglecp once per test run.
-var binary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-	out  []byte
-}
+// builds holds the manglecp binary the stdio tests run.
+var builds testenv.Builds
 
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the manglecp binary")
-	}
-	binary.once.Do(func() {
-		binary.dir, binary.err = os.MkdirTemp("", "manglecp-client-test")
-		if binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "manglecp")
-		binary.out, binary.err = exec.Command("go", "build", "-o", binary.path, "../cmd/manglecp").CombinedOutput()
-	})
-	if binary.err != nil {
-		t.Fatalf("build manglecp: %v\n%s", binary.err, binary.out)
-	}
-	return binary.path
+	return builds.Manglecp(t)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary.dir != "" {
-		_ = os.RemoveAll(binary.dir)
-	}
+	builds.Close()
 	os.Exit(code)
 }
 

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/conformance"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -33,9 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(stdioHelper(os.Args[2]))
 	}
 	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
+	builds.Close()
 	os.Exit(code)
 }
 
@@ -125,31 +122,13 @@ func serveHTTP(t testing.TB, h transport.Handler, opts *transport.HTTPOptions, m
 
 func wsURL(base string) string { return "ws" + strings.TrimPrefix(base, "http") + "/manglecp/ws" }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
+// builds holds the manglecp binary the process tests run.
+var builds testenv.Builds
 
 // manglecpBinary builds ./cmd/manglecp once per test process.
 func manglecpBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "conformance-bin")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "manglecp")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/manglecp").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ../cmd/manglecp: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return builds.Manglecp(t)
 }
 
 // allBut lists every check of the catalogue except ids.
