@@ -23,102 +23,30 @@
 // JSON.stringify of the whole tools array as the server sent it (titles,
 // annotations, output schemas included).
 
-import { createRequire } from "node:module";
-import { readFileSync, readdirSync, mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
-import { join, dirname, resolve } from "node:path";
-import { tmpdir } from "node:os";
-import { fileURLToPath, pathToFileURL } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, "..", "..");
-const npmDir = join(root, ".cache", "npm");
-const req = createRequire(join(npmDir, "package.json"));
-const load = async (name) => import(pathToFileURL(req.resolve(name)).href);
-
-const { encode } = await load("gpt-tokenizer/encoding/o200k_base");
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
-const { ToolListChangedNotificationSchema, ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/types.js");
-
-const tokens = (s) => encode(s ?? "").length;
-
-// count returns the o200k figures of one tools array.
-export function count(tools) {
-  const defs = tokens(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))));
-  return { tools: tools.length, names: tools.map((t) => t.name), defs, list: tokens(JSON.stringify(tools)) };
-}
+import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { here, tokens, count, connect, listAll, sleep, resolveRefs, checkFiles, serveDir, root } from "./lib.mjs";
+import { runJob, printJobs } from "./jobs.mjs";
 
 function parseArgs(argv) {
-  const o = { manglecp: "manglecp", json: false, check: false, servers: join(here, "servers.json"), scenarios: [] };
+  const o = { manglecp: "manglecp", json: false, check: false, servers: join(here, "servers.json"), scenarios: [], jobs: [], chromium: "/usr/bin/chromium" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--manglecp") o.manglecp = argv[++i];
+    else if (a === "--chromium") o.chromium = argv[++i];
     else if (a === "--json") o.json = true;
     else if (a === "--check") o.check = true;
     else if (a === "--servers") o.servers = argv[++i];
     else if (a.startsWith("--")) throw new Error(`unknown flag ${a}`);
+    else if (JSON.parse(readFileSync(a, "utf8")).runs) o.jobs.push(a);
     else o.scenarios.push(a);
   }
-  if (o.scenarios.length === 0) {
-    const dir = join(here, "scenarios");
-    o.scenarios = readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => join(dir, f));
+  if (o.scenarios.length === 0 && o.jobs.length === 0) {
+    const ls = (d) => readdirSync(join(here, d)).filter((f) => f.endsWith(".json")).sort().map((f) => join(here, d, f));
+    o.jobs = ls("jobs");
+    o.scenarios = ls("scenarios");
   }
   return o;
-}
-
-// expand replaces the placeholders of a server command: ${npm} (the
-// node_modules directory), ${manglecp} (the binary), ${tmp} (a fresh
-// directory).
-function expand(s, opts, tmp) {
-  return s
-    .replaceAll("${npm}", join(npmDir, "node_modules"))
-    .replaceAll("${manglecp}", opts.manglecp)
-    .replaceAll("${tmp}", tmp)
-    .replaceAll("${root}", root);
-}
-
-// writeTree writes a scenario's files ({"relative/path": "content"}) into
-// dir; tree may also name a JSON file of the repository whose "tree" key
-// holds them (domains/workspace/testdata/scenario.json).
-function writeTree(dir, tree) {
-  if (!tree) return;
-  if (typeof tree === "string") tree = JSON.parse(readFileSync(join(root, tree), "utf8")).tree;
-  for (const [rel, content] of Object.entries(tree)) {
-    const p = join(dir, rel);
-    if (!p.startsWith(dir + "/")) throw new Error(`tree path ${rel} leaves the directory`);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, content);
-  }
-}
-
-// connect starts a server and connects the SDK client to it. hooks:
-// onListChanged (tools/list_changed), onElicit (elicitation/create: the
-// client then declares the elicitation capability, as a host that asks its
-// user does), tree (files for ${tmp}).
-async function connect(server, opts, hooks = {}) {
-  const tmp = mkdtempSync(join(tmpdir(), "tokens-"));
-  writeTree(tmp, hooks.tree);
-  const command = expand(server.command, opts, tmp);
-  const args = (server.args ?? []).map((a) => expand(a, opts, tmp));
-  const transport = new StdioClientTransport({ command, args, stderr: "ignore", env: { ...process.env, ...(server.env ?? {}) } });
-  const capabilities = hooks.onElicit ? { elicitation: { form: {} } } : {};
-  const client = new Client({ name: "manglecp-tokens", version: "1.0.0" }, { capabilities });
-  if (hooks.onListChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, hooks.onListChanged);
-  if (hooks.onElicit) client.setRequestHandler(ElicitRequestSchema, hooks.onElicit);
-  await client.connect(transport, { timeout: 60000 });
-  client.tmp = tmp;
-  return client;
-}
-
-async function listAll(client) {
-  const tools = [];
-  let cursor;
-  do {
-    const r = await client.listTools(cursor ? { cursor } : {});
-    tools.push(...r.tools);
-    cursor = r.nextCursor;
-  } while (cursor);
-  return tools;
 }
 
 // measureServer starts a server and counts its tools/list.
@@ -130,38 +58,6 @@ async function measureServer(s, opts) {
     await client.close();
     rmSync(client.tmp, { recursive: true, force: true });
   }
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// resolveRefs replaces, in a turn's arguments, every string "$N.a.b" with
-// field a.b of the structuredContent of turn N's call (for example the
-// edit id a preview returned, "$6.result.edit").
-function resolveRefs(v, results) {
-  if (typeof v === "string") {
-    const m = /^\$(\d+)((?:\.[A-Za-z0-9_]+)+)$/.exec(v);
-    if (!m) return v;
-    let x = results[Number(m[1])];
-    for (const k of m[2].slice(1).split(".")) x = x?.[k];
-    if (x === undefined) throw new Error(`${v}: no such field in turn ${m[1]}'s result`);
-    return x;
-  }
-  if (Array.isArray(v)) return v.map((e) => resolveRefs(e, results));
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, resolveRefs(e, results)]));
-  return v;
-}
-
-// checkFiles compares a scenario's expect_files with the files under dir:
-// {"path": {"exists": bool, "contains": "text"}}; it returns the failures.
-function checkFiles(dir, want) {
-  const bad = [];
-  for (const [rel, w] of Object.entries(want ?? {})) {
-    const p = join(dir, rel);
-    const ok = existsSync(p);
-    if (w.exists !== undefined && ok !== w.exists) bad.push(`${rel}: exists is ${ok}, want ${w.exists}`);
-    if (w.contains !== undefined && !(ok && readFileSync(p, "utf8").includes(w.contains))) bad.push(`${rel}: does not contain ${JSON.stringify(w.contains)}`);
-  }
-  return bad;
 }
 
 // runScenario plays a scenario's turns and counts the tool list the model
@@ -228,27 +124,10 @@ async function runScenario(file, opts) {
   return { file, name: sc.name, spec: { max_ratio: sc.max_ratio, limits: sc.limits }, turns, succeeded: failures.length === 0, failures };
 }
 
-// serveDir serves the files of dir (no listing; anything else is 404) on
-// 127.0.0.1 and returns {url, close}.
-async function serveDir(dir) {
-  const { createServer } = await import("node:http");
-  const srv = createServer((req, res) => {
-    const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "");
-    let body = null;
-    if (name && !name.includes("..") && !name.includes("/")) {
-      try { body = readFileSync(join(dir, name)); } catch { body = null; }
-    }
-    if (body === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
-    res.writeHead(200, { "Content-Type": name.endsWith(".html") ? "text/html; charset=utf-8" : "application/octet-stream" });
-    res.end(body);
-  });
-  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };
-}
-
 const opts = parseArgs(process.argv.slice(2));
 const servers = JSON.parse(readFileSync(opts.servers, "utf8"));
-const out = { tokenizer: "o200k_base (gpt-tokenizer)", node: process.version, servers: [], scenarios: [] };
+const out = { tokenizer: "o200k_base (gpt-tokenizer)", node: process.version, servers: [], jobs: [], scenarios: [] };
+for (const f of opts.jobs) out.jobs.push(await runJob(f, opts));
 for (const s of servers) out.servers.push(await measureServer(s, opts));
 for (const f of opts.scenarios) out.scenarios.push(await runScenario(f, opts));
 
@@ -268,6 +147,15 @@ function limitsOf(sc) {
 }
 
 let failed = false;
+for (const j of out.jobs) {
+  for (const c of j.checks) {
+    if (c.gate && !c.ok) {
+      failed = true;
+      console.error(`tokens: ${j.file}: ${c.run}: ${c.what}: not met${c.detail ? ` (${c.detail})` : ""}`);
+    }
+  }
+  for (const r of j.runs) if (!r.done) console.error(`tokens: ${j.file}: ${r.label}: the job was not done: ${r.failures.join("; ")}`);
+}
 for (const sc of out.scenarios) {
   if (!sc.succeeded) {
     failed = true;
@@ -300,6 +188,10 @@ if (opts.json) {
   console.log(JSON.stringify(out, null, 2));
 } else {
   console.log(`Tokenizer: ${out.tokenizer}; node ${out.node}\n`);
+  if (out.jobs.length) {
+    printJobs(out.jobs);
+    console.log("\n## Tool lists per turn\n");
+  }
   console.log("| Server | Tools | name+description+inputSchema | whole tools/list |");
   console.log("|---|---:|---:|---:|");
   for (const s of out.servers) console.log(`| ${s.name} (${s.package}) | ${s.tools} | ${n(s.defs)} | ${n(s.list)} |`);

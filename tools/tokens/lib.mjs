@@ -1,0 +1,175 @@
+// Shared helpers of measure.mjs and jobs.mjs: the npm packages of
+// .cache/npm, o200k counting, starting an MCP server and connecting the
+// official TypeScript SDK client to it, scenario files and their checks.
+
+import { createRequire } from "node:module";
+import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { join, dirname, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const root = resolve(here, "..", "..");
+export const npmDir = join(root, ".cache", "npm");
+const req = createRequire(join(npmDir, "package.json"));
+const load = async (name) => import(pathToFileURL(req.resolve(name)).href);
+
+const { encode } = await load("gpt-tokenizer/encoding/o200k_base");
+const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+const { ToolListChangedNotificationSchema, ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/types.js");
+
+// tokens counts the o200k_base tokens of a string.
+export const tokens = (s) => encode(s ?? "").length;
+
+// defsOf reduces a tools array to what a model sees of it: name,
+// description and inputSchema.
+export const defsOf = (tools) => tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+
+// count returns the o200k figures of one tools array.
+export function count(tools) {
+  const defs = tokens(JSON.stringify(defsOf(tools)));
+  return { tools: tools.length, names: tools.map((t) => t.name), defs, list: tokens(JSON.stringify(tools)) };
+}
+
+// packageVersion is the installed version of an npm package of .cache/npm.
+export function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(join(npmDir, "node_modules", name, "package.json"), "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+// expand replaces the placeholders of a server command: ${npm} (the
+// node_modules directory), ${manglecp} (the binary), ${tmp} (a fresh
+// directory), ${root} (the repository), ${chromium} (the browser).
+export function expand(s, opts, tmp) {
+  return s
+    .replaceAll("${npm}", join(npmDir, "node_modules"))
+    .replaceAll("${manglecp}", resolve(opts.manglecp))
+    .replaceAll("${tmp}", tmp)
+    .replaceAll("${root}", root)
+    .replaceAll("${chromium}", opts.chromium ?? "/usr/bin/chromium");
+}
+
+// writeTree writes a scenario's files ({"relative/path": "content"}) into
+// dir; tree may also name a JSON file of the repository whose "tree" key
+// holds them (domains/workspace/testdata/scenario.json).
+export function writeTree(dir, tree) {
+  if (!tree) return;
+  if (typeof tree === "string") tree = JSON.parse(readFileSync(join(root, tree), "utf8")).tree;
+  for (const [rel, content] of Object.entries(tree)) {
+    const p = join(dir, rel);
+    if (!p.startsWith(dir + "/")) throw new Error(`tree path ${rel} leaves the directory`);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, content);
+  }
+}
+
+// connect starts a server (in a fresh directory, its working directory and
+// ${tmp}) and connects the SDK client to it. hooks: onListChanged
+// (tools/list_changed), onElicit (elicitation/create: the client then
+// declares the elicitation capability, as a host that asks its user
+// does), tree (files for ${tmp}).
+export async function connect(server, opts, hooks = {}) {
+  const tmp = mkdtempSync(join(tmpdir(), "tokens-"));
+  writeTree(tmp, hooks.tree);
+  const command = expand(server.command, opts, tmp);
+  const args = (server.args ?? []).map((a) => expand(a, opts, tmp));
+  const transport = new StdioClientTransport({ command, args, cwd: tmp, stderr: "ignore", env: { ...process.env, ...(server.env ?? {}) } });
+  const capabilities = hooks.onElicit ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "manglecp-tokens", version: "1.0.0" }, { capabilities });
+  if (hooks.onListChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, hooks.onListChanged);
+  if (hooks.onElicit) client.setRequestHandler(ElicitRequestSchema, hooks.onElicit);
+  await client.connect(transport, { timeout: 60000 });
+  client.tmp = tmp;
+  return client;
+}
+
+// listAll reads the whole tools/list (all pages).
+export async function listAll(client) {
+  const tools = [];
+  let cursor;
+  do {
+    const r = await client.listTools(cursor ? { cursor } : {});
+    tools.push(...r.tools);
+    cursor = r.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// resolveRefs replaces, in a turn's arguments, every string "$N.a.b" with
+// field a.b of the structuredContent of turn N's call (for example the
+// edit id a preview returned, "$6.result.edit"), and every object
+// {"$match": [N, "regexp"]} with the first group of regexp matched against
+// the text of turn N's answer (a Playwright element ref of a snapshot).
+export function resolveRefs(v, results, texts = []) {
+  if (typeof v === "string") {
+    const m = /^\$(\d+)((?:\.[A-Za-z0-9_]+)+)$/.exec(v);
+    if (!m) return v;
+    let x = results[Number(m[1])];
+    for (const k of m[2].slice(1).split(".")) x = x?.[k];
+    if (x === undefined) throw new Error(`${v}: no such field in turn ${m[1]}'s result`);
+    return x;
+  }
+  if (Array.isArray(v)) return v.map((e) => resolveRefs(e, results, texts));
+  if (v && typeof v === "object") {
+    if (Array.isArray(v.$match)) {
+      const [n, re] = v.$match;
+      const m = new RegExp(re).exec(texts[n] ?? "");
+      if (!m) throw new Error(`$match ${re}: not in turn ${n}'s answer`);
+      return m[1] ?? m[0];
+    }
+    return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, resolveRefs(e, results, texts)]));
+  }
+  return v;
+}
+
+// checkFiles compares a scenario's expect_files with the files under dir:
+// {"path": {"exists": bool, "contains": "text"}}; it returns the failures.
+export function checkFiles(dir, want) {
+  const bad = [];
+  for (const [rel, w] of Object.entries(want ?? {})) {
+    const p = join(dir, rel);
+    const ok = existsSync(p);
+    if (w.exists !== undefined && ok !== w.exists) bad.push(`${rel}: exists is ${ok}, want ${w.exists}`);
+    if (w.contains !== undefined && !(ok && readFileSync(p, "utf8").includes(w.contains))) bad.push(`${rel}: does not contain ${JSON.stringify(w.contains)}`);
+  }
+  return bad;
+}
+
+// serveDir serves the files of dir (no listing; anything else is 404) on
+// 127.0.0.1 and returns {url, close}.
+export async function serveDir(dir) {
+  const { createServer } = await import("node:http");
+  const srv = createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "");
+    let body = null;
+    if (name && !name.includes("..") && !name.includes("/")) {
+      try { body = readFileSync(join(dir, name)); } catch { body = null; }
+    }
+    if (body === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
+    res.writeHead(200, { "Content-Type": name.endsWith(".html") ? "text/html; charset=utf-8" : "application/octet-stream" });
+    res.end(body);
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };
+}
+
+// resultTokens counts an answer as a host passes it to the model: every
+// content item (the text of a text item, any other item as JSON) plus
+// structuredContent as JSON.
+export function resultTokens(r) {
+  let n = 0;
+  for (const c of r.content ?? []) n += tokens(c.type === "text" ? c.text : JSON.stringify(c));
+  return n + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0);
+}
+
+// answerText is the text the job's checks search: every content item and
+// structuredContent.
+export function answerText(r) {
+  return JSON.stringify(r.content ?? []) + JSON.stringify(r.structuredContent ?? null);
+}
