@@ -53,29 +53,64 @@ func (sc scriptContext) base() (string, *url.URL) {
 	return u.Scheme + "://" + u.Host, u
 }
 
-// endpoint is the URL expression of an endpoint in the curl script:
-// "$BASE/path" on the target's host, or an absolute URL elsewhere.
-func (sc scriptContext) endpoint(path, fallback string, target *url.URL) string {
+// endpoint is the shell word of an endpoint's URL in the curl script:
+// "$BASE" followed by the quoted path and query on the target's host (or
+// on any host when the target is not HTTP), or the quoted absolute URL
+// elsewhere. The endpoint comes from the server's manifest: it is resolved
+// as the client resolves it, percent-encoded where a URL may not hold a
+// byte as is, and quoted, so nothing in it reaches the shell as code. An
+// endpoint that is not a URL reference gives the default path and a note
+// for the script's comment.
+func (sc scriptContext) endpoint(path, fallback string, target *url.URL) (word, note string) {
 	if path == "" {
 		path = fallback
 	}
-	if target != nil {
-		if u, err := target.Parse(path); err == nil {
-			if u.Host != target.Host || u.Scheme != target.Scheme {
-				return u.String()
-			}
-			path = u.EscapedPath()
-			if u.RawQuery != "" {
-				path += "?" + u.RawQuery
-			}
-		}
-	} else if u, err := url.Parse(path); err == nil && u.IsAbs() {
-		path = u.EscapedPath()
+	ref := target
+	if ref == nil {
+		ref, _ = url.Parse(defaultBase)
 	}
-	return "$BASE" + path
+	u, err := ref.Parse(path)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		note = fmt.Sprintf("the manifest's endpoint %q is not an HTTP URL reference; using %s", path, fallback)
+		u, _ = ref.Parse(fallback)
+	}
+	uri := escapeURI(u.EscapedPath())
+	if uri == "" {
+		uri = "/"
+	}
+	if u.RawQuery != "" {
+		uri += "?" + escapeURI(u.RawQuery)
+	}
+	if target != nil && (u.Host != target.Host || u.Scheme != target.Scheme) {
+		return shellQuote(u.Scheme + "://" + escapeURI(u.Host) + uri), note
+	}
+	return `"$BASE"` + shellQuote(uri), note
+}
+
+// escapeURI percent-encodes the bytes a URI may not hold as they are
+// (RFC 3986 section 2): controls, space, non-ASCII and "<>\"^`{|}", so
+// that curl sends the request line the client sent, and a server decodes
+// the same path and query.
+func escapeURI(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // curlScript writes the history as curl commands against the HTTP binding.
+// Every value in it is a single-quoted shell word (shellQuote): endpoints,
+// envelopes and the default base URL, whatever the server or the user put
+// in them. The only expansions are the script's own variables.
 func curlScript(sc scriptContext, entries []*entry) string {
 	var b strings.Builder
 	sc.header(&b, "with curl over HTTP", len(entries))
@@ -84,21 +119,29 @@ func curlScript(sc scriptContext, entries []*entry) string {
 	if m := sc.Manifest; m != nil && m.Endpoints != nil {
 		evalPath, invokePath = m.Endpoints.IntentEval, m.Endpoints.MacroInvoke
 	}
+	evalURL, evalNote := sc.endpoint(evalPath, defaultEval, target)
+	invokeURL, invokeNote := sc.endpoint(invokePath, defaultInvoke, target)
+	for _, n := range []string{evalNote, invokeNote} {
+		if n != "" {
+			fmt.Fprintf(&b, "# Note: %s.\n", oneLine(n))
+		}
+	}
 	b.WriteString("#\n# BASE is the server's HTTP address; set MANGLECP_AUTH_TOKEN when it requires\n")
 	b.WriteString("# authentication, and CONFIRMATION_TOKEN for invocations that need confirmation.\n")
-	fmt.Fprintf(&b, "BASE=\"${BASE:-%s}\"\n", shellEscapeDouble(base))
-	b.WriteString("post() { # post URL < ENVELOPE\n")
-	b.WriteString("\tcurl -sS -H 'Content-Type: application/json' ${MANGLECP_AUTH_TOKEN:+-H \"Authorization: Bearer $MANGLECP_AUTH_TOKEN\"} --data-binary @- \"$1\"\n")
+	fmt.Fprintf(&b, "DEFAULT_BASE=%s\n", shellQuote(base))
+	b.WriteString("BASE=\"${BASE:-$DEFAULT_BASE}\"\n")
+	b.WriteString("post() { # post URL ENVELOPE\n")
+	b.WriteString("\tprintf '%s\\n' \"$2\" | curl -sS -H 'Content-Type: application/json' ${MANGLECP_AUTH_TOKEN:+-H \"Authorization: Bearer $MANGLECP_AUTH_TOKEN\"} --data-binary @- \"$1\"\n")
 	b.WriteString("\techo\n}\n")
 	for i, e := range entries {
 		fmt.Fprintf(&b, "\n# %d. %s\n", i+1, describe(e))
 		id := fmt.Sprintf("replay-%d", i+1)
 		switch e.Kind {
 		case "manifest":
-			fmt.Fprintf(&b, "curl -sS ${MANGLECP_AUTH_TOKEN:+-H \"Authorization: Bearer $MANGLECP_AUTH_TOKEN\"} \"$BASE%s\"\necho\n", manifestPath)
+			fmt.Fprintf(&b, "curl -sS ${MANGLECP_AUTH_TOKEN:+-H \"Authorization: Bearer $MANGLECP_AUTH_TOKEN\"} \"$BASE\"%s\necho\n", shellQuote(manifestPath))
 		case "evaluate":
 			env := envelopeJSON(protocol.TypeIntentRequest, id, replayIntent(e))
-			fmt.Fprintf(&b, "post \"%s\" <<'MANGLECP_REQUEST'\n%s\nMANGLECP_REQUEST\n", sc.endpoint(evalPath, defaultEval, target), env)
+			fmt.Fprintf(&b, "post %s \\\n\t%s\n", evalURL, shellQuote(env))
 		case "invoke":
 			req := *e.Invoke
 			if req.Args == nil {
@@ -106,24 +149,41 @@ func curlScript(sc scriptContext, entries []*entry) string {
 			}
 			if !e.Confirmed {
 				env := envelopeJSON(protocol.TypeInvokeRequest, id, &req)
-				fmt.Fprintf(&b, "post \"%s\" <<'MANGLECP_REQUEST'\n%s\nMANGLECP_REQUEST\n", sc.endpoint(invokePath, defaultInvoke, target), env)
+				fmt.Fprintf(&b, "post %s \\\n\t%s\n", invokeURL, shellQuote(env))
 				continue
 			}
 			// The token is single-use and short-lived: the script takes a
-			// fresh one from the environment. The heredoc is unquoted so
-			// that ${CONFIRMATION_TOKEN} expands; everything else is escaped.
+			// fresh one from the environment, the only part of the envelope
+			// that is not a single-quoted word.
 			b.WriteString("# Confirmed by the user: needs a fresh CONFIRMATION_TOKEN for this macro_id\n")
 			b.WriteString("# (`manglecp invoke --confirm` signs one with the server's confirmation key).\n")
-			req.ConfirmationToken = tokenMarker
-			env := heredocEscape(envelopeJSON(protocol.TypeInvokeRequest, id, &req))
-			env = strings.Replace(env, tokenMarker, "${CONFIRMATION_TOKEN}", 1)
-			fmt.Fprintf(&b, "post \"%s\" <<MANGLECP_REQUEST\n%s\nMANGLECP_REQUEST\n", sc.endpoint(invokePath, defaultInvoke, target), env)
+			before, after := splitAtToken(id, &req)
+			fmt.Fprintf(&b, "post %s \\\n\t%s\"${CONFIRMATION_TOKEN}\"%s\n", invokeURL, shellQuote(before), shellQuote(after))
 		}
 	}
 	return b.String()
 }
 
+// splitAtToken encodes an invocation envelope and splits it where its
+// confirmation token goes. The marker standing for the token is made
+// longer until it occurs exactly once, so no value of the request can
+// move the split.
+func splitAtToken(id string, req *protocol.InvokeRequest) (before, after string) {
+	marker := tokenMarker
+	for {
+		r := *req
+		r.ConfirmationToken = marker
+		env := envelopeJSON(protocol.TypeInvokeRequest, id, &r)
+		if strings.Count(env, marker) == 1 {
+			before, after, _ = strings.Cut(env, marker)
+			return before, after
+		}
+		marker += "@"
+	}
+}
+
 // cliScript writes the history as manglecp commands, for any transport.
+// As in curlScript, every value is a single-quoted shell word.
 func cliScript(sc scriptContext, entries []*entry) string {
 	var b strings.Builder
 	sc.header(&b, "with the manglecp command", len(entries))
@@ -135,7 +195,8 @@ func cliScript(sc scriptContext, entries []*entry) string {
 	b.WriteString("# afresh for each command, with an empty macro cache, so replay invocations\n")
 	b.WriteString("# against a URL). MANGLECP_AUTH_TOKEN is the credential, if one is needed;\n")
 	b.WriteString("# invocations with --confirm need MANGLECP_CONFIRMATION_KEY.\n")
-	fmt.Fprintf(&b, "TARGET=\"${TARGET:-%s}\"\n", shellEscapeDouble(target))
+	fmt.Fprintf(&b, "DEFAULT_TARGET=%s\n", shellQuote(target))
+	b.WriteString("TARGET=\"${TARGET:-$DEFAULT_TARGET}\"\n")
 	b.WriteString("MANGLECP=\"${MANGLECP:-manglecp}\"\n")
 	for i, e := range entries {
 		fmt.Fprintf(&b, "\n# %d. %s\n", i+1, describe(e))
@@ -149,7 +210,7 @@ func cliScript(sc scriptContext, entries []*entry) string {
 				args = append(args, "--params "+shellQuote(compactJSON(req.Intent.Params)))
 			}
 			if req.EvalTime != nil {
-				args = append(args, "--eval-time "+req.EvalTime.UTC().Format(time.RFC3339Nano))
+				args = append(args, "--eval-time "+shellQuote(req.EvalTime.UTC().Format(time.RFC3339Nano)))
 			}
 			var unsupported []string
 			if o := req.Options; o != nil {
@@ -174,7 +235,7 @@ func cliScript(sc scriptContext, entries []*entry) string {
 			if facts == nil {
 				facts = []protocol.Fact{}
 			}
-			fmt.Fprintf(&b, "%s <<'MANGLECP_FACTS'\n%s\nMANGLECP_FACTS\n", strings.Join(args, " "), compactJSON(facts))
+			fmt.Fprintf(&b, "printf '%%s\\n' %s |\n\t%s\n", shellQuote(compactJSON(facts)), strings.Join(args, " "))
 		case "invoke":
 			req := e.Invoke
 			argsJSON := "{}"
@@ -183,7 +244,7 @@ func cliScript(sc scriptContext, entries []*entry) string {
 			}
 			line := fmt.Sprintf("\"$MANGLECP\" invoke \"$TARGET\" --macro %s --args %s", shellQuote(req.MacroID), shellQuote(argsJSON))
 			if req.EvalTime != nil {
-				line += " --eval-time " + req.EvalTime.UTC().Format(time.RFC3339Nano)
+				line += " --eval-time " + shellQuote(req.EvalTime.UTC().Format(time.RFC3339Nano))
 			}
 			if e.Confirmed {
 				line += " --confirm"
@@ -251,18 +312,6 @@ func compactJSON(v any) string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellEscapeDouble escapes s for the inside of double quotes.
-func shellEscapeDouble(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
-	return r.Replace(oneLine(s))
-}
-
-// heredocEscape escapes the characters an unquoted heredoc interprets.
-func heredocEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "$", `\$`, "`", "\\`")
-	return r.Replace(s)
 }
 
 // oneLine keeps text from a server on one comment line.

@@ -9,14 +9,14 @@
 # afresh for each command, with an empty macro cache, so replay invocations
 # against a URL). MANGLECP_AUTH_TOKEN is the credential, if one is needed;
 # invocations with --confirm need MANGLECP_CONFIRMATION_KEY.
-TARGET="${TARGET:-stdio:manglecp serve --stdio}"
+DEFAULT_TARGET='stdio:manglecp serve --stdio'
+TARGET="${TARGET:-$DEFAULT_TARGET}"
 MANGLECP="${MANGLECP:-manglecp}"
 
 # 1. evaluate diagnose_error -> ok: diagnose_error: 3 macro-tools
 # not expressible with manglecp eval (use the curl export): options.x-include_rule_coverage; constraints {"max_tokens_budget":500}
-"$MANGLECP" eval "$TARGET" --intent 'diagnose_error' --params '{"depth":2}' --eval-time 2026-02-19T14:30:05Z --disclosure 'full' --proof --json --facts - <<'MANGLECP_FACTS'
-[{"pred":"current_url","args":["https://app.example.com/it's"]},{"pred":"net_response","args":["s1","r42",404,1771510199500]}]
-MANGLECP_FACTS
+printf '%s\n' '[{"pred":"current_url","args":["https://app.example.com/it'\''s"]},{"pred":"net_response","args":["s1","r42",404,1771510199500]}]' |
+	"$MANGLECP" eval "$TARGET" --intent 'diagnose_error' --params '{"depth":2}' --eval-time '2026-02-19T14:30:05Z' --disclosure 'full' --proof --json --facts -
 
 # 2. invoke diagnose_causal_chain-1 -> error schema_validation_failed (HTTP 400): diagnose_causal_chain-1: schema_validation_failed
 "$MANGLECP" invoke "$TARGET" --macro 'diagnose_causal_chain-1' --args '{"request_id":"nope"}' --json
