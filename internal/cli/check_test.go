@@ -150,3 +150,38 @@ func TestCheckActions(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckContractMistakes runs `manglecp check` on rules with the
+// contract mistakes of issue 29 (a misspelled contract predicate, a name
+// referring to no declared intent or tool, a parameter type that is not a
+// JSON Schema type, a default of the wrong type): each is an error at its
+// file:line, as the server reports it at start and reload.
+func TestCheckContractMistakes(t *testing.T) {
+	base := "decl_intent(\"triage\", \"Triage.\").\ntool(\"show_logs\").\ntool_action(\"show_logs\", \"show_logs\").\n" +
+		"tool_param(\"show_logs\", \"lines\", \"integer\", \"How many.\").\nmandatory_for_intent(\"triage\", \"show_logs\").\n"
+	tests := []struct {
+		name, extra, want string
+	}{
+		{"misspelled predicate", "tool_descripton(\"show_logs\", \"Logs.\").\n", "domain/d.mg:6: tool_descripton is not a contract predicate and no rule reads it, so the kernel ignores it: did you mean tool_description?"},
+		{"unknown intent", "relevant_to_intent(\"triag\", \"show_logs\", 10).\n", "domain/d.mg:6: relevant_to_intent names the intent \"triag\", which is not declared"},
+		{"unknown tool", "tool_param_enum(\"show_log\", \"lines\", 5).\n", "domain/d.mg:6: tool_param_enum names the tool \"show_log\", which is not declared"},
+		{"bad type", "tool_param(\"show_logs\", \"n\", \"integr\", \"N.\").\n", "domain/d.mg:6: tool_param: \"integr\" is not a JSON Schema type"},
+		{"bad default", "tool_param_default(\"show_logs\", \"lines\", \"fifty\").\n", "domain/d.mg:6: tool_param_default: the default \"fifty\" of parameter \"lines\" of tool \"show_logs\" is not of its type integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "domain"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "domain", "d.mg"), []byte(base+tt.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			code := check(context.Background(), []string{dir, "--actions", "show_logs"}, &out, &errb)
+			if code != 1 || !strings.Contains(out.String(), dir+"/"+tt.want) {
+				t.Fatalf("exit %d, want 1 and %q in:\n%s%s", code, tt.want, out.String(), errb.String())
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -113,7 +114,7 @@ func readLayers(layers []Layer) ([]*sourceFile, error) {
 			}
 			unit, err := parse.Unit(bytes.NewReader(src))
 			if err != nil {
-				errs = append(errs, parseErrors(display, err)...)
+				errs = append(errs, parseErrors(display, string(src), err)...)
 				continue
 			}
 			f := &sourceFile{layer: l.Name, name: display, unit: unit}
@@ -128,24 +129,6 @@ func readLayers(layers []Layer) ([]*sourceFile, error) {
 		return nil, errs
 	}
 	return files, nil
-}
-
-// parseErrors turns the parser's "line:col message" lines into LoadErrors.
-func parseErrors(file string, err error) LoadErrors {
-	var out LoadErrors
-	for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
-		var l, c int
-		var msg string
-		if n, _ := fmt.Sscanf(line, "%d:%d", &l, &c); n == 2 {
-			if i := strings.IndexByte(line, ' '); i >= 0 {
-				msg = line[i+1:]
-			}
-			out = append(out, &LoadError{File: file, Line: l, Column: c, Message: "syntax error: " + msg})
-			continue
-		}
-		out = append(out, &LoadError{File: file, Message: "syntax error: " + line})
-	}
-	return out
 }
 
 // statementLines finds the first line of each top-level statement of a .mg
@@ -242,7 +225,9 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 	}
 	info, err := analysis.Analyze(units, extra)
 	if err != nil {
-		return nil, nil, nil, LoadErrors{locateInError(files, "rule analysis failed: "+err.Error())}
+		le := locateInError(files, "rule analysis failed: "+err.Error())
+		le.Message = explainAnalysis(le.Message, files, extra)
+		return nil, nil, nil, LoadErrors{le}
 	}
 	strata, predToStratum, err := stratifyTemporalAware(info)
 	if err != nil {
@@ -350,4 +335,38 @@ func unstratifiable(files []*sourceFile) *LoadError {
 		}
 	}
 	return &LoadError{Message: "rules cannot be stratified (recursion through negation or aggregation)"}
+}
+
+var reNotFound = regexp.MustCompile(`could not find predicate ([A-Za-z_][A-Za-z0-9_:]*)\(([^)]*)\)`)
+
+// explainAnalysis rewords the analyser's "could not find predicate p(A0)"
+// as what the author should do, with the closest known predicate.
+func explainAnalysis(msg string, files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) string {
+	m := reNotFound.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	known := map[string]bool{}
+	for _, f := range files {
+		for _, c := range f.unit.Clauses {
+			known[c.Head.Predicate.Symbol] = true
+		}
+		for _, d := range f.unit.Decls {
+			known[d.DeclaredAtom.Predicate.Symbol] = true
+		}
+	}
+	for sym := range extra {
+		known[sym.Symbol] = true
+	}
+	arity := 0
+	if strings.TrimSpace(m[2]) != "" {
+		arity = strings.Count(m[2], ",") + 1
+	}
+	hint := "; if clients supply it, declare it with decl_predicate and decl_arg"
+	if known[m[1]] {
+		hint = fmt.Sprintf("; %s is defined, but with another number of arguments", m[1])
+	} else if best := closest(m[1], keys(known)); best != "" {
+		hint = fmt.Sprintf("; did you mean %s?", best)
+	}
+	return fmt.Sprintf("this rule reads %s/%d, which no rule, fact or declaration defines (could not find predicate %s)%s", m[1], arity, m[1], hint)
 }

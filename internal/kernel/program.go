@@ -116,6 +116,9 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err := checkRequiresCycles(facts["tool_requires"]); err != nil {
 		return nil, err
 	}
+	if err := checkContract(files, externals); err != nil {
+		return nil, err
+	}
 	p := &Program{policy: map[string]bool{}}
 	for _, f := range files {
 		if f.layer == "policy" {
@@ -532,19 +535,8 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 		}
 	}
 	sort.Strings(p.tools)
-	// Tie-breaking needs a rank for every tool the selection facts name.
-	for _, ref := range []struct {
-		pred string
-		args []int
-	}{{"mandatory_for_intent", []int{1}}, {"relevant_to_intent", []int{1}}, {"conflicts_with", []int{0, 1}}, {"tool_requires", []int{0, 1}}} {
-		for _, l := range facts[ref.pred] {
-			for _, i := range ref.args {
-				if name, err := l.str(i); err == nil && !seen[name] {
-					fail(l.errorf("names the tool %q, which is not declared: add tool(%q)", name, name))
-				}
-			}
-		}
-	}
+	// Tie-breaking needs a rank for every tool the selection facts name:
+	// checkContract has checked that each names a declared tool.
 	for _, l := range facts["tool_action"] {
 		if _, err := l.str(1); err != nil {
 			fail(err)

@@ -40,7 +40,7 @@ Decl tool_summary(Tool, Text)
   descr [doc("One-line description of a tool, for condensed disclosure.")].
 Decl tool_action(Tool, Action)
   descr [doc("The registered Go action that executes the tool.")].
-Decl tool_param(Tool, Param, Type, Description)
+Decl tool_param(Tool, Param, ParamType, Description)
   descr [doc("An input parameter; Type is a JSON Schema type name.")].
 Decl tool_param_required(Tool, Param)
   descr [doc("The parameter is required.")].

@@ -9,9 +9,12 @@ tool_action("one", "act_b").
 tool_action("one", "act_a").
 mandatory_for_intent("pick", "one").
 
-# Two types and descriptions for the same parameter, and two defaults.
+# Two types and descriptions for the same parameter, and two defaults. The
+# second type comes from a rule: a constant one would be checked at load
+# against the defaults.
 tool_param("one", "mode", "string", "The mode, as text.").
-tool_param("one", "mode", "integer", "The mode, as a number.").
+tool_param("one", "mode", Type, "The mode, as a number.") :- mode_type(Type).
+mode_type("integer").
 tool_param_default("one", "mode", "fast").
 tool_param_default("one", "mode", "safe").
 tool_param_default("one", "mode", "zippy").

@@ -1,0 +1,516 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"codeberg.org/TauCeti/mangle-go/ast"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// The contract is typed by the names of its declared arguments
+// (rules/schema/contract.mg): an argument called Intent names a declared
+// intent, Tool (or Other, Dependency) a declared tool, SkillID a declared
+// skill, Param a parameter of the clause's Tool, ParamType a JSON Schema
+// type, Value a value of the parameter's type, Predicate a predicate of the
+// program or its facts profile, Score and Priority an integer. checkContract holds every fact and rule head of a contract
+// predicate in the policy and domain layers to those kinds, wherever the
+// argument is a constant.
+const (
+	kindIntent = iota + 1
+	kindTool
+	kindSkill
+	kindParam
+	kindParamType
+	kindValue
+	kindInteger
+	kindPredicate
+)
+
+var argKinds = map[string]int{
+	"Intent": kindIntent, "Tool": kindTool, "Other": kindTool, "Dependency": kindTool,
+	"SkillID": kindSkill, "Param": kindParam, "ParamType": kindParamType, "Value": kindValue,
+	"Score": kindInteger, "Priority": kindInteger, "Predicate": kindPredicate,
+}
+
+// declaring are the argument positions that declare a name rather than
+// refer to one (tool/1 declares the tool, skill/3 the skill, tool_param/4
+// the parameter); the decl_* predicates are checked by readDeclarations.
+var declaring = map[string]int{"tool": 0, "skill": 0, "tool_param": 1}
+
+// jsonTypes are the type names of JSON Schema (2020-12, section 6.1.1).
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// contractNames is what the rules declare, for checking references to it.
+// A set whose declaring clause has a variable in the declaring position
+// (e.g. tool(T) :- ...) is open: references to it are not checked.
+type contractNames struct {
+	intents, tools, skills     map[string]bool
+	toolsOpen                  bool
+	params                     map[string]map[string]*paramDecl // tool -> param
+	paramsOpen                 map[string]bool                  // tool -> a tool_param with a variable name
+	allParamsOpen, intentsOpen bool
+	predicates                 map[string]bool // every predicate defined, read, declared or in the profile
+}
+
+// paramDecl is a tool_param clause with a constant tool and parameter.
+type paramDecl struct {
+	typ  string // "" when the type is not a constant string
+	file string
+	line int
+}
+
+// contractArgs reads the argument names of each contract predicate from
+// the schema layer's declarations.
+func contractArgs(files []*sourceFile) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range files {
+		if f.layer != "schema" {
+			continue
+		}
+		for _, d := range f.unit.Decls {
+			var names []string
+			for _, a := range d.DeclaredAtom.Args {
+				v, _ := a.(ast.Variable)
+				names = append(names, v.Symbol)
+			}
+			out[d.DeclaredAtom.Predicate.Symbol] = names
+		}
+	}
+	return out
+}
+
+// authored calls fn for each clause of the policy and domain layers.
+func authored(files []*sourceFile, fn func(f *sourceFile, i int, c ast.Clause)) {
+	for _, f := range files {
+		if kernelLayer(f.layer) {
+			continue
+		}
+		for i, c := range f.unit.Clauses {
+			fn(f, i, c)
+		}
+	}
+}
+
+func constString(t ast.BaseTerm) (string, bool) {
+	c, ok := t.(ast.Constant)
+	if !ok || c.Type != ast.StringType {
+		return "", false
+	}
+	s, err := c.StringValue()
+	return s, err == nil
+}
+
+// readContractNames collects the intents, tools, skills and parameters the
+// rules declare, in facts and rule heads alike.
+func readContractNames(files []*sourceFile) *contractNames {
+	n := &contractNames{intents: map[string]bool{}, tools: map[string]bool{}, skills: map[string]bool{},
+		params: map[string]map[string]*paramDecl{}, paramsOpen: map[string]bool{}}
+	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+		args := c.Head.Args
+		if len(args) == 0 {
+			return
+		}
+		name, isConst := constString(args[0])
+		switch c.Head.Predicate.Symbol {
+		case "decl_intent":
+			n.intents[name] = isConst || n.intents[name]
+			n.intentsOpen = n.intentsOpen || !isConst
+		case "tool":
+			n.tools[name] = isConst || n.tools[name]
+			n.toolsOpen = n.toolsOpen || !isConst
+		case "skill":
+			n.skills[name] = true
+		case "tool_param":
+			if len(args) < 3 {
+				return
+			}
+			param, pConst := constString(args[1])
+			switch {
+			case !isConst:
+				n.allParamsOpen = true
+			case !pConst:
+				n.paramsOpen[name] = true
+			default:
+				if n.params[name] == nil {
+					n.params[name] = map[string]*paramDecl{}
+				}
+				typ, _ := constString(args[2])
+				if prev := n.params[name][param]; prev == nil || (typ != "" && typ < prev.typ) {
+					n.params[name][param] = &paramDecl{typ: typ, file: f.name, line: f.clauseLine(i)}
+				}
+			}
+		}
+	})
+	delete(n.intents, "")
+	delete(n.tools, "")
+	return n
+}
+
+// checkContract checks every fact and rule head of a contract predicate
+// against the contract's declared arguments (see argKinds), flags a
+// predicate that nothing reads and whose name is close to a contract
+// predicate's, and compiles each tool's input schema as far as the rules
+// fix it at load.
+func checkContract(files []*sourceFile, externals []External) error {
+	contract := contractArgs(files)
+	names := readContractNames(files)
+	read := readPredicates(files, externals)
+	names.predicates = map[string]bool{}
+	for p := range read {
+		names.predicates[p] = true
+	}
+	for p := range contract {
+		names.predicates[p] = true
+	}
+	for p := range requestPredicates {
+		names.predicates[p] = true
+	}
+	for _, f := range files {
+		for _, c := range f.unit.Clauses {
+			names.predicates[c.Head.Predicate.Symbol] = true
+		}
+	}
+	var errs LoadErrors
+	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+		pred := c.Head.Predicate.Symbol
+		argNames, ok := contract[pred]
+		if !ok || strings.HasPrefix(pred, "decl_") || len(argNames) != len(c.Head.Args) {
+			return
+		}
+		at := func(format string, args ...any) {
+			errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf(format, args...)})
+		}
+		tool, toolConst := "", false
+		for j, a := range argNames {
+			if argKinds[a] == kindTool && j == 0 {
+				tool, toolConst = constString(c.Head.Args[0])
+			}
+		}
+		for j, a := range argNames {
+			kind := argKinds[a]
+			if kind == 0 {
+				continue
+			}
+			if d, ok := declaring[pred]; ok && d == j {
+				continue
+			}
+			if msg := checkArg(pred, j, a, kind, c.Head.Args, tool, toolConst, names); msg != "" {
+				at("%s", msg)
+			}
+		}
+	})
+	errs = append(errs, misspelledPredicates(files, contract, read)...)
+	errs = append(errs, checkInputSchemas(files, names)...)
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkArg checks argument j (named a, of kind) of a head of pred and
+// returns the problem in words, or "".
+func checkArg(pred string, j int, a string, kind int, args []ast.BaseTerm, tool string, toolConst bool, names *contractNames) string {
+	arg := args[j]
+	c, isConst := arg.(ast.Constant)
+	if !isConst {
+		return ""
+	}
+	if kind == kindInteger {
+		if c.Type != ast.NumberType {
+			return fmt.Sprintf("%s: %s (argument %d) must be an integer, not %s", pred, a, j+1, c)
+		}
+		return ""
+	}
+	if kind == kindValue {
+		return checkValue(pred, c, tool, toolConst, args, names)
+	}
+	s, ok := constString(arg)
+	if !ok {
+		return fmt.Sprintf("%s: %s (argument %d) must be a string, not %s: names are strings in the contract (write %q)", pred, a, j+1, c, strings.TrimPrefix(c.String(), "/"))
+	}
+	switch kind {
+	case kindIntent:
+		if names.intentsOpen || names.intents[s] {
+			return ""
+		}
+		return fmt.Sprintf("%s names the intent %q, which is not declared: add decl_intent(%q, \"...\")%s", pred, s, s, didYouMean(s, keys(names.intents)))
+	case kindTool:
+		if names.toolsOpen || names.tools[s] {
+			return ""
+		}
+		return fmt.Sprintf("%s names the tool %q, which is not declared: add tool(%q)%s", pred, s, s, didYouMean(s, keys(names.tools)))
+	case kindSkill:
+		if names.skills[s] {
+			return ""
+		}
+		return fmt.Sprintf("%s names the skill %q, which is not declared: add skill(%q, NAME, DESCRIPTION)%s", pred, s, s, didYouMean(s, keys(names.skills)))
+	case kindParam:
+		if !toolConst || names.allParamsOpen || names.paramsOpen[tool] || !names.tools[tool] {
+			return ""
+		}
+		if _, ok := names.params[tool][s]; ok {
+			return ""
+		}
+		return fmt.Sprintf("%s names the parameter %q of tool %q, which has no such parameter: add tool_param(%q, %q, TYPE, DESCRIPTION)%s", pred, s, tool, tool, s, didYouMean(s, keys(names.params[tool])))
+	case kindPredicate:
+		if names.predicates[s] {
+			return ""
+		}
+		return fmt.Sprintf("%s names the predicate %q, which no rule, fact, declaration or decl_predicate defines%s", pred, s, didYouMean(s, keys(names.predicates)))
+	case kindParamType:
+		for _, t := range jsonTypes {
+			if s == t {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s: %q is not a JSON Schema type; use one of %s%s", pred, s, strings.Join(jsonTypes, ", "), didYouMean(s, jsonTypes))
+	}
+	return ""
+}
+
+// checkValue checks a constant enum or default value against the type of
+// its parameter, when the rules fix both.
+func checkValue(pred string, c ast.Constant, tool string, toolConst bool, args []ast.BaseTerm, names *contractNames) string {
+	param, ok := constString(args[1])
+	if !toolConst || !ok {
+		return ""
+	}
+	d := names.params[tool][param]
+	if d == nil || d.typ == "" || !validType(d.typ) {
+		return "" // an unknown parameter or type is reported on its own
+	}
+	v := value(c)
+	if typeAccepts(d.typ, v) {
+		return ""
+	}
+	what := "default"
+	if pred == "tool_param_enum" {
+		what = "enum value"
+	}
+	return fmt.Sprintf("%s: the %s %s of parameter %q of tool %q is not of its type %s (declared at %s:%d)", pred, what, c, param, tool, d.typ, d.file, d.line)
+}
+
+func validType(t string) bool {
+	for _, j := range jsonTypes {
+		if t == j {
+			return true
+		}
+	}
+	return false
+}
+
+// typeAccepts reports whether a JSON value (as factcodec renders constants)
+// is of a JSON Schema type, by validating it with the server's validator.
+func typeAccepts(typ string, v any) bool {
+	sch, err := compileSchema(map[string]any{"type": typ})
+	if err != nil {
+		return false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return false
+	}
+	return sch.Validate(inst) == nil
+}
+
+// compileSchema compiles a JSON Schema 2020-12 document as the server does.
+func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("mem://input.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("mem://input.json")
+}
+
+// checkInputSchemas renders, for each tool whose parameters the rules
+// declare with constants, the input schema as the server would (types,
+// constant enums and defaults) and compiles it.
+func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
+	props := map[string]map[string]map[string]any{} // tool -> param -> property
+	for tool, ps := range names.params {
+		props[tool] = map[string]map[string]any{}
+		for p, d := range ps {
+			if d.typ == "" {
+				continue
+			}
+			props[tool][p] = map[string]any{"type": d.typ}
+		}
+	}
+	authored(files, func(_ *sourceFile, _ int, c ast.Clause) {
+		pred := c.Head.Predicate.Symbol
+		if (pred != "tool_param_enum" && pred != "tool_param_default") || len(c.Head.Args) != 3 {
+			return
+		}
+		tool, ok1 := constString(c.Head.Args[0])
+		param, ok2 := constString(c.Head.Args[1])
+		v, ok3 := c.Head.Args[2].(ast.Constant)
+		prop := props[tool][param]
+		if !ok1 || !ok2 || !ok3 || prop == nil {
+			return
+		}
+		if pred == "tool_param_default" {
+			prop["default"] = value(v)
+			return
+		}
+		enum, _ := prop["enum"].([]any)
+		prop["enum"] = append(enum, value(v))
+	})
+	var errs LoadErrors
+	for _, tool := range keys(props) {
+		properties := map[string]any{}
+		valid := true
+		for p, prop := range props[tool] {
+			properties[p] = prop
+			valid = valid && validType(prop["type"].(string))
+		}
+		if !valid {
+			continue // the type is reported at its tool_param
+		}
+		schema := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+			"properties": properties, "additionalProperties": false}
+		if _, err := compileSchema(schema); err != nil {
+			var first *paramDecl
+			for _, d := range names.params[tool] {
+				if first == nil || d.file < first.file || (d.file == first.file && d.line < first.line) {
+					first = d
+				}
+			}
+			errs = append(errs, &LoadError{File: first.file, Line: first.line,
+				Message: fmt.Sprintf("the input schema of tool %q does not compile: %s", tool, oneLine(err.Error()))})
+		}
+	}
+	return errs
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// readPredicates returns the predicates something reads or declares: a
+// rule body, a Decl, a decl_predicate fact (clients supply it) or the
+// host (an external predicate).
+func readPredicates(files []*sourceFile, externals []External) map[string]bool {
+	read := map[string]bool{}
+	for _, e := range externals {
+		read[e.Name] = true
+	}
+	for _, f := range files {
+		for _, d := range f.unit.Decls {
+			read[d.DeclaredAtom.Predicate.Symbol] = true
+		}
+		for _, c := range f.unit.Clauses {
+			if c.Head.Predicate.Symbol == "decl_predicate" && len(c.Head.Args) > 0 {
+				if s, ok := constString(c.Head.Args[0]); ok {
+					read[s] = true
+				}
+			}
+			for _, prem := range c.Premises {
+				lit, _ := plainPremise(prem)
+				switch a := lit.(type) {
+				case ast.Atom:
+					read[a.Predicate.Symbol] = true
+				case ast.NegAtom:
+					read[a.Atom.Predicate.Symbol] = true
+				}
+			}
+		}
+	}
+	return read
+}
+
+// misspelledPredicates reports each predicate the policy or domain layer
+// defines that is not in the contract, that nothing reads or declares
+// (read), and whose name is close to a contract predicate's: the kernel
+// would silently ignore it (tool_descripton for tool_description).
+func misspelledPredicates(files []*sourceFile, contract map[string][]string, read map[string]bool) LoadErrors {
+	contractNames := keys(contract)
+	var errs LoadErrors
+	reported := map[string]bool{}
+	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+		pred := c.Head.Predicate.Symbol
+		if _, ok := contract[pred]; ok || read[pred] || reported[pred] {
+			return
+		}
+		best := closest(pred, contractNames)
+		if best == "" {
+			return
+		}
+		reported[pred] = true
+		errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i),
+			Message: fmt.Sprintf("%s is not a contract predicate and no rule reads it, so the kernel ignores it: did you mean %s?", pred, best)})
+	})
+	return errs
+}
+
+// didYouMean returns "; did you mean "x"?" for the candidate closest to s,
+// or "".
+func didYouMean(s string, candidates []string) string {
+	if best := closest(s, candidates); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// closest returns the candidate nearest to s by edit distance when it is
+// near enough to be a typo (at most 2 edits, and fewer than a third of
+// s), or "". Ties go to the first in sorted order.
+func closest(s string, candidates []string) string {
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	best, bestD := "", 3
+	for _, c := range sorted {
+		if c == s {
+			return ""
+		}
+		if d := editDistance(s, c); d < bestD && d*3 < len(s) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
