@@ -202,11 +202,14 @@ func unregistered(refs []kernel.ActionRef, actions map[string]ActionSpec) kernel
 
 // Reload loads rules (the domain's actions stay) beside the running ones,
 // evaluates the domain's sample requests (Domain.Samples) on them and, when
-// they load and every sample evaluates, swaps them in atomically: requests
-// already running finish on the old rules, later ones use the new. Rules
-// that do not load, or that fail a sample request, leave the old ones
-// serving and set the status to degraded with the reason; the error
-// (naming file and line, or the sample and the cause) is logged and
+// they load, every sample evaluates and no tool is lost, swaps them in
+// atomically: requests already running finish on the old rules, later ones
+// use the new. Rules that do not load, that fail a sample request, or that
+// lose a tool (the only tool of a registered action the running rules run,
+// or a tool a sample selects on the running rules, e.g. when a rule file
+// was deleted) leave the old ones serving and set the status to degraded
+// with the reason; the error (naming file and line, or the sample and the
+// cause, and any rule file removed since the running rules) is logged and
 // returned. A successful reload clears a degraded status.
 func (s *Server) Reload(rules fs.FS) error {
 	s.reloadMu.Lock()
@@ -215,14 +218,15 @@ func (s *Server) Reload(rules fs.FS) error {
 	d.Rules = rules
 	prog, err := loadProgram(d)
 	if err != nil {
-		s.log.Error("rule reload failed; the previous rules keep serving", "error", err.Error())
+		s.log.Error("rule reload failed; the previous rules keep serving", "error", err.Error(), "removed_files", s.removedRuleFiles(s.domain.Rules, rules))
 		// The reason is public (manifest extensions): no file paths or rule
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
 		s.metrics.reload("failed")
 		return err
 	}
-	if err := s.runSamples(context.Background(), prog); err != nil {
+	selected, err := s.runSamples(context.Background(), prog)
+	if err != nil {
 		s.log.Error("rule reload rejected: a sample request fails on the new rules; the previous rules keep serving", "error", err.Error())
 		reason := "rule reload rejected: a sample request fails on the new rules; the previous rules are still serving (the server log has the cause)"
 		var se *SampleError
@@ -230,7 +234,14 @@ func (s *Server) Reload(rules fs.FS) error {
 			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
 		}
 		s.SetDegraded(reason)
+		s.metrics.reload("failed")
 		return err
+	}
+	if lost := s.checkLostTools(context.Background(), s.prog.Load(), prog, s.domain.Rules, rules, selected); lost != nil {
+		s.log.Error("rule reload rejected: the new rules lose tools the running rules serve; the previous rules keep serving", "error", lost.Error())
+		s.SetDegraded(lost.reason())
+		s.metrics.reload("failed")
+		return lost
 	}
 	s.prog.Store(prog)
 	s.domain.Rules = rules

@@ -70,7 +70,8 @@ func (e *SampleError) Unwrap() error { return e.Err }
 // fails. `manglecp check` runs it; [Server.Reload] runs the same check on
 // new rules before it swaps them in.
 func (s *Server) CheckSamples(ctx context.Context) error {
-	return s.runSamples(ctx, s.prog.Load())
+	_, err := s.runSamples(ctx, s.prog.Load())
+	return err
 }
 
 // runSamples evaluates each sample request on prog as the server would,
@@ -78,33 +79,39 @@ func (s *Server) CheckSamples(ctx context.Context) error {
 // the program's facts profile no longer accepts (the rules changed their
 // declarations) is skipped with a log line: it cannot tell whether the
 // rules work. An evaluation that fails is a *SampleError. A sample whose
-// intent policy denies counts as working.
-func (s *Server) runSamples(ctx context.Context, prog *kernel.Program) error {
+// intent policy denies counts as working. It returns the tools each sample
+// that ran selected, by sample name.
+func (s *Server) runSamples(ctx context.Context, prog *kernel.Program) (map[string][]string, error) {
+	selected := make(map[string][]string, len(s.samples))
 	for _, smp := range s.samples {
 		ev, perr := s.decodeIntent(prog, smp.env)
 		if perr != nil {
 			s.log.Warn("sample request skipped: the rules' facts profile does not accept it", "sample", smp.name, "code", string(perr.Code), "error", perr.Message)
 			continue
 		}
-		if err := s.runSample(ctx, prog, ev); err != nil {
+		tools, err := s.runSample(ctx, prog, ev)
+		if err != nil {
 			code := protocol.CodeInternalError
 			if pe, ok := protocol.AsError(err); ok {
 				code = pe.Code
 			}
-			return &SampleError{Sample: smp.name, Code: code, Err: err}
+			return nil, &SampleError{Sample: smp.name, Code: code, Err: err}
 		}
+		selected[smp.name] = tools
 	}
-	return nil
+	return selected, nil
 }
 
-func (s *Server) runSample(ctx context.Context, prog *kernel.Program, ev *evaluation) error {
+// runSample evaluates one sample request on prog and returns the names of
+// the tools it selected.
+func (s *Server) runSample(ctx context.Context, prog *kernel.Program, ev *evaluation) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, ev.maxCompute)
 	defer cancel()
 	external, err := s.computeExternal(ctx, ev)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = prog.Evaluate(ctx, kernel.Request{
+	res, err := prog.Evaluate(ctx, kernel.Request{
 		Caller:              "anonymous",
 		Permissions:         []string{"*"},
 		External:            external,
@@ -120,7 +127,14 @@ func (s *Server) runSample(ctx context.Context, prog *kernel.Program, ev *evalua
 	})
 	var ke *kernel.Error
 	if errors.As(err, &ke) && ke.Cause != nil {
-		return fmt.Errorf("%w (%v)", ke.Public, ke.Cause)
+		return nil, fmt.Errorf("%w (%v)", ke.Public, ke.Cause)
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]string, len(res.Tools))
+	for i, t := range res.Tools {
+		tools[i] = t.Name
+	}
+	return tools, nil
 }
