@@ -248,8 +248,26 @@ func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
+// DefaultSessionTimeout is how long an MCP session over streamable HTTP
+// may stay idle (no request from its host) before [Bridge.HTTPHandler]
+// closes it and frees its state, when the options leave it 0. A host that
+// comes back later gets 404 for the old Mcp-Session-Id and, as MCP says,
+// initializes a new session. A session with a request in flight never
+// expires.
+const DefaultSessionTimeout = 30 * time.Minute
+
 // HTTPHandler serves MCP over streamable HTTP: each MCP session
-// (Mcp-Session-Id) gets its own [Bridge.Server]. opts may be nil.
+// (Mcp-Session-Id) gets its own [Bridge.Server]. opts may be nil. Idle
+// sessions are closed after opts.SessionTimeout, [DefaultSessionTimeout]
+// when it is 0; a negative SessionTimeout keeps them until their host
+// deletes them (abandoned sessions then hold their memory for good).
 func (b *Bridge) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() }, opts)
+	var o mcp.StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() }, &o)
 }
