@@ -163,8 +163,9 @@ type envelopeFields struct {
 // It returns the envelope and nil, or whatever it could read of the
 // envelope (for id correlation; possibly nil) and a registry error:
 // malformed_message for invalid JSON, a BOM, invalid UTF-8, a missing,
-// mistyped, unknown or duplicate envelope field, a non-object payload or a
-// request without a non-empty string id; unsupported_version (with the
+// mistyped, unknown or duplicate envelope field, a non-object payload, an
+// id longer than [MaxIDBytes] (the error then has a null id) or a request
+// without a non-empty string id; unsupported_version (with the
 // details of Spec 09 section 4.4) for another version; invalid_type for an
 // unknown type. The id is filled in whenever it could be read.
 func DecodeEnvelope(data []byte) (*Envelope, *Error) {
@@ -230,11 +231,15 @@ func decodeEnvelope(data []byte, list *listScan) (*Envelope, *Error) {
 	idRaw, hasID := raw["id"]
 	var idErr *Error
 	if hasID && !isNull(idRaw) {
+		// An id longer than MaxIDBytes is refused and never echoed: the
+		// error goes out uncorrelated (null id).
 		var id string
-		if err := json.Unmarshal(idRaw, &id); err != nil {
+		if len(idRaw) > maxIDJSONBytes {
+			idErr = idTooLong("id", len(idRaw)-2) // at least that many bytes
+		} else if err := json.Unmarshal(idRaw, &id); err != nil {
 			idErr = Errorf(CodeMalformedMessage, "envelope field \"id\" must be a string or null").
 				WithDetails(&ErrorDetails{Field: "id"})
-		} else {
+		} else if idErr = CheckID("id", id); idErr == nil {
 			env.ID = &id
 		}
 	}

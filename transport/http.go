@@ -513,7 +513,7 @@ func peekID(w http.ResponseWriter, r *http.Request) string {
 		}
 		if key == "id" {
 			var id string
-			if dec.Decode(&id) != nil {
+			if dec.Decode(&id) != nil || protocol.CheckID("id", id) != nil {
 				return ""
 			}
 			return id

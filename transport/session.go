@@ -356,8 +356,8 @@ func peek(msg []byte) (typ protocol.MessageType, id string, target string) {
 	if json.Unmarshal(msg, &p) != nil {
 		return "", "", ""
 	}
-	if p.ID != nil {
-		id = *p.ID
+	if p.ID != nil && protocol.CheckID("id", *p.ID) == nil {
+		id = *p.ID // a longer id is refused by the handler, uncorrelated
 	}
 	return p.Type, id, p.Payload.RequestID
 }
@@ -368,6 +368,9 @@ func (s *session) dispatch(ctx context.Context, msg []byte) {
 	typ, id, target := peek(msg)
 	if typ == protocol.TypeCancel {
 		if env, perr := protocol.DecodeEnvelope(msg); perr != nil {
+			_ = s.write(ctx, protocol.ErrorEnvelope(env.IDString(), perr))
+			return
+		} else if perr := protocol.CheckID("request_id", target); perr != nil {
 			_ = s.write(ctx, protocol.ErrorEnvelope(env.IDString(), perr))
 			return
 		}

@@ -1,0 +1,38 @@
+package protocol
+
+import "fmt"
+
+// MaxIDBytes is the longest id a peer may send, in bytes of its UTF-8
+// text: an envelope's "id" and a cancel's "request_id". Ids are echoed in
+// every answer, logged with every request and kept as keys while a
+// request runs, so they are bounded when the message is decoded; 256
+// bytes holds any UUID, ULID or counter with room for a prefix.
+const MaxIDBytes = 256
+
+// maxIDJSONBytes is the longest JSON string that can hold an id of
+// MaxIDBytes (every byte escaped as \uXXXX, plus the quotes): a longer
+// one is refused without decoding it.
+const maxIDJSONBytes = 6*MaxIDBytes + 2
+
+// CheckID returns malformed_message naming field (the wire name: "id",
+// "request_id") when id is longer than [MaxIDBytes], else nil. The error
+// echoes none of the id.
+func CheckID(field, id string) *Error {
+	if len(id) <= MaxIDBytes {
+		return nil
+	}
+	return idTooLong(field, len(id))
+}
+
+func idTooLong(field string, n int) *Error {
+	return Errorf(CodeMalformedMessage, "field %q has %s; an id may have at most %d bytes", field, sizeText(n), MaxIDBytes).
+		WithDetails(&ErrorDetails{Field: field})
+}
+
+// sizeText is n bytes in words.
+func sizeText(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
