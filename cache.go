@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/time/rate"
 
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/ratelimit"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -214,8 +214,7 @@ type memoryStore struct {
 	nonceMu sync.Mutex
 	nonces  map[string]time.Time // nonce -> expiry
 
-	limitersMu sync.Mutex
-	limiters   map[string]*rate.Limiter
+	limiters *ratelimit.Buckets // Take's buckets (limiter.go)
 }
 
 type memEntry struct {
@@ -235,7 +234,7 @@ func newMemoryStore(maxBytes int64, now func() time.Time) *memoryStore {
 		maxBytes = 64 << 20
 	}
 	return &memoryStore{now: now, maxBytes: maxBytes, lru: list.New(), byID: map[string]*list.Element{},
-		nonces: map[string]time.Time{}, limiters: map[string]*rate.Limiter{}}
+		nonces: map[string]time.Time{}, limiters: newRequestLimiters()}
 }
 
 // PutMacros stores each definition, replacing an equal id (identical
@@ -362,23 +361,8 @@ func (c *memoryStore) UseNonce(_ context.Context, nonce string, ttl time.Duratio
 	return true, nil
 }
 
-// Take applies a token bucket per key. Memory stays bounded: beyond
-// 100,000 keys every bucket starts over.
+// Take applies a token bucket per key, in bounded memory (see
+// newRequestLimiters).
 func (c *memoryStore) Take(_ context.Context, key string, limit RateLimit, now time.Time) (time.Duration, error) {
-	c.limitersMu.Lock()
-	l, ok := c.limiters[key]
-	if !ok {
-		if len(c.limiters) > 100000 {
-			clear(c.limiters)
-		}
-		l = rate.NewLimiter(rate.Limit(limit.PerSecond), max(1, limit.Burst))
-		c.limiters[key] = l
-	}
-	c.limitersMu.Unlock()
-	r := l.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.Cancel()
-		return d, nil
-	}
-	return 0, nil
+	return c.limiters.Take(key, ratelimit.Limit{PerSecond: limit.PerSecond, Burst: limit.Burst}, now), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/sync/singleflight"
 )
 
 // OAuth configures OAuth 2.1 bearer tokens (Spec 08 section 3.2): JWT
@@ -30,23 +31,48 @@ type OAuth struct {
 	// PermissionsClaim names the claim holding the caller's permissions, a
 	// space-separated string or a list; default "scope".
 	PermissionsClaim string
-	// HTTPClient fetches the JWKS; default: a client with a 5 s timeout.
+	// HTTPClient fetches the JWKS; default a client of
+	// http.DefaultTransport (FetchTimeout bounds each fetch either way).
 	HTTPClient *http.Client
+	// FetchTimeout bounds one fetch of the JWKS; default 3 s. A token
+	// whose key is not known waits at most this long.
+	FetchTimeout time.Duration
 }
 
 // oauthVerifier checks JWT access tokens against a cached JWKS.
+//
+// The key set is fetched when a token names a key id it does not hold:
+// one fetch at a time (callers of the moment share it, each waiting at most
+// until its own context ends), under a deadline of FetchTimeout, and not
+// again before retryAt: minRefetch after a fetch that worked, a backoff
+// doubling from failureBackoff up to maxFailureBackoff after one that
+// failed (its error is answered meanwhile). The last good key set is kept
+// through failures. Static tokens never reach the verifier.
 type oauthVerifier struct {
-	cfg OAuth
+	cfg     OAuth
+	fetches singleflight.Group
 
-	mu        sync.Mutex
-	keys      *jose.JSONWebKeySet
-	fetchedAt time.Time
+	mu       sync.Mutex
+	keys     *jose.JSONWebKeySet // the last good set; nil before one
+	retryAt  time.Time           // no fetch before
+	failures int                 // consecutive failed fetches
+	lastErr  error               // of the last fetch, nil when it worked
 }
 
 var signingAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.ES256, jose.ES384, jose.EdDSA}
 
-// minRefetch bounds how often an unknown key id makes us fetch the JWKS.
-const minRefetch = 30 * time.Second
+const (
+	// minRefetch bounds how often an unknown key id makes us fetch a
+	// JWKS that could be fetched.
+	minRefetch = 30 * time.Second
+	// A JWKS that could not be fetched is not fetched again before
+	// failureBackoff, doubling with each further failure up to
+	// maxFailureBackoff.
+	failureBackoff    = time.Second
+	maxFailureBackoff = time.Minute
+	// defaultFetchTimeout is OAuth.FetchTimeout's default.
+	defaultFetchTimeout = 3 * time.Second
+)
 
 func newOAuthVerifier(cfg *OAuth) *oauthVerifier {
 	if cfg == nil {
@@ -57,7 +83,10 @@ func newOAuthVerifier(cfg *OAuth) *oauthVerifier {
 		c.PermissionsClaim = "scope"
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: 5 * time.Second}
+		c.HTTPClient = &http.Client{}
+	}
+	if c.FetchTimeout <= 0 {
+		c.FetchTimeout = defaultFetchTimeout
 	}
 	return &oauthVerifier{cfg: c}
 }
@@ -109,26 +138,62 @@ func permissionsOf(v any) []string {
 	return []string{}
 }
 
-// key finds the verification key for kid, fetching the JWKS when it is
-// unknown (at most every minRefetch).
+// key finds the verification key for kid, fetching the JWKS when kid is
+// unknown and a fetch is due (see oauthVerifier).
 func (v *oauthVerifier) key(ctx context.Context, kid string, now time.Time) (*jose.JSONWebKey, error) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if k := findKey(v.keys, kid); k != nil {
+	k := findKey(v.keys, kid)
+	due := !now.Before(v.retryAt)
+	lastErr := v.lastErr
+	v.mu.Unlock()
+	if k != nil {
 		return k, nil
 	}
-	if v.keys != nil && now.Sub(v.fetchedAt) < minRefetch {
+	if !due {
+		if lastErr != nil {
+			return nil, fmt.Errorf("unknown key id %q; the JWKS is not fetched again yet after: %w", kid, lastErr)
+		}
 		return nil, fmt.Errorf("unknown key id %q", kid)
 	}
+	ch := v.fetches.DoChan("jwks", func() (any, error) { return v.refresh(ctx, now) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		if k := findKey(r.Val.(*jose.JSONWebKeySet), kid); k != nil {
+			return k, nil
+		}
+		return nil, fmt.Errorf("unknown key id %q", kid)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the JWKS: %w", ctx.Err())
+	}
+}
+
+// refresh fetches the JWKS once, under its own deadline (the caller that
+// started it may leave; the others still wait for it), and records the
+// outcome: the new set, or the failure and when to try again.
+func (v *oauthVerifier) refresh(ctx context.Context, now time.Time) (*jose.JSONWebKeySet, error) {
+	v.mu.Lock()
+	if now.Before(v.retryAt) { // a fetch that just ended decided already
+		keys, err := v.keys, v.lastErr
+		v.mu.Unlock()
+		return keys, err
+	}
+	v.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.cfg.FetchTimeout)
+	defer cancel()
 	keys, err := v.fetch(ctx)
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	if err != nil {
+		v.failures++
+		v.lastErr = err
+		v.retryAt = now.Add(min(maxFailureBackoff, failureBackoff<<min(v.failures-1, 16)))
 		return nil, err
 	}
-	v.keys, v.fetchedAt = keys, now
-	if k := findKey(keys, kid); k != nil {
-		return k, nil
-	}
-	return nil, fmt.Errorf("unknown key id %q", kid)
+	v.keys, v.failures, v.lastErr, v.retryAt = keys, 0, nil, now.Add(minRefetch)
+	return keys, nil
 }
 
 func findKey(set *jose.JSONWebKeySet, kid string) *jose.JSONWebKey {
@@ -144,8 +209,6 @@ func findKey(set *jose.JSONWebKeySet, kid string) *jose.JSONWebKey {
 }
 
 func (v *oauthVerifier) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.JWKSURL, nil)
 	if err != nil {
 		return nil, err

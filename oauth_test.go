@@ -1,11 +1,15 @@
 package manglecp_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +81,171 @@ func TestOAuth(t *testing.T) {
 			t.Errorf("%s: %s", name, e.Code)
 		}
 	}
+}
+
+// oauthFixture is an identity provider whose JWKS endpoint can hang or
+// fail, and a server trusting it beside a static token.
+type oauthFixture struct {
+	h       *harness
+	key     *rsa.PrivateKey
+	fetches atomic.Int64
+	mode    atomic.Value // "ok", "hang" or "fail"
+	clock   atomic.Int64 // the server clock, nanoseconds after fixedNow
+	peers   atomic.Int64
+	valid   jwt.Claims
+}
+
+const oauthStaticToken = "static-token-0123456789abcdef"
+
+func newOAuthFixture(t *testing.T, mode string, fetchTimeout time.Duration) *oauthFixture {
+	t.Helper()
+	f := &oauthFixture{}
+	f.mode.Store(mode)
+	var err error
+	if f.key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	jwks := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: f.key.Public(), KeyID: "k1", Algorithm: string(jose.RS256), Use: "sig"}}}
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.fetches.Add(1)
+		switch f.mode.Load() {
+		case "hang":
+			<-r.Context().Done() // until the verifier gives up
+		case "fail":
+			http.Error(w, "down", http.StatusBadGateway)
+		default:
+			_ = json.NewEncoder(w).Encode(jwks)
+		}
+	}))
+	t.Cleanup(idp.Close)
+	f.h = newHarness(t, nil, func(o *manglecp.Options) {
+		o.Now = func() time.Time { return fixedNow.Add(time.Duration(f.clock.Load())) }
+		o.AuthTokens = []string{oauthStaticToken}
+		o.OAuth = &manglecp.OAuth{Issuer: "https://idp.example", Audience: "manglecp", JWKSURL: idp.URL,
+			TokenURL: "https://idp.example/token", FetchTimeout: fetchTimeout}
+	})
+	f.valid = jwt.Claims{Issuer: "https://idp.example", Audience: jwt.Audience{"manglecp"}, Subject: "alice",
+		Expiry: jwt.NewNumericDate(fixedNow.Add(24 * time.Hour)), IssuedAt: jwt.NewNumericDate(fixedNow)}
+	return f
+}
+
+// jwt signs the fixture's valid claims with its key under kid.
+func (f *oauthFixture) jwt(t *testing.T, kid string) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: f.key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(signer).Claims(f.valid).Claims(map[string]any{"scope": "*"}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// check authenticates a bearer token over HTTP's header check and says how
+// long it took. Each check comes from another address, so the budget of
+// failures per address does not answer in place of the verifier.
+func (f *oauthFixture) check(token string) (*protocol.Error, time.Duration) {
+	n := f.peers.Add(1)
+	start := time.Now()
+	e := f.h.srv.CheckCredentials(context.Background(), &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}, fmt.Sprintf("10.1.%d.%d", n>>8&255, n&255))
+	return e, time.Since(start)
+}
+
+func (f *oauthFixture) advance(d time.Duration) { f.clock.Add(int64(d)) }
+
+// TestOAuthHangingJWKS (issue 26 item 11): a JWKS URL that never answers
+// used to serialise every JWT check behind one lock, each fetch waiting
+// 5 s (the twelfth bogus JWT waited 60 s). Now one fetch runs, under
+// FetchTimeout, every JWT of the moment waits for that one, the failure is
+// cached, and static tokens are not delayed.
+func TestOAuthHangingJWKS(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	f := newOAuthFixture(t, "hang", timeout)
+	bogus := f.jwt(t, "k1") // well formed, but its key cannot be fetched
+	var wg sync.WaitGroup
+	jwtTimes := make([]time.Duration, 12)
+	for i := range jwtTimes {
+		wg.Go(func() {
+			e, d := f.check(bogus)
+			if e == nil || e.Code != protocol.CodeAuthInvalid {
+				t.Errorf("bogus JWT %d: %v, want auth_invalid", i, e)
+			}
+			jwtTimes[i] = d
+		})
+	}
+	time.Sleep(50 * time.Millisecond) // the fetch is hanging now
+	var slowest time.Duration
+	for range 20 {
+		e, d := f.check(oauthStaticToken)
+		if e != nil {
+			t.Fatalf("static token during the hang: %s", e.Code)
+		}
+		slowest = max(slowest, d)
+	}
+	wg.Wait()
+	if slowest > timeout/2 {
+		t.Errorf("a static-token check took %v while the JWKS hung", slowest)
+	}
+	for i, d := range jwtTimes {
+		if d > timeout+time.Second {
+			t.Errorf("bogus JWT %d answered after %v, want within the fetch timeout %v", i, d, timeout)
+		}
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("12 concurrent JWTs made %d fetches, want 1", n)
+	}
+	// The failure is cached: the next JWTs answer at once, without a fetch.
+	for range 12 {
+		if _, d := f.check(bogus); d > timeout/2 {
+			t.Errorf("a JWT after the failed fetch took %v", d)
+		}
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("after the failure was cached: %d fetches, want 1", n)
+	}
+}
+
+// TestOAuthJWKSFailureBackoff (issue 26 item 11): failures were not cached
+// (13 requests, 13 fetches). Now a failed fetch is not repeated before a
+// backoff that doubles, and the last good key set keeps serving.
+func TestOAuthJWKSFailureBackoff(t *testing.T) {
+	f := newOAuthFixture(t, "fail", time.Second)
+	bogus := f.jwt(t, "k1")
+	expect := func(step string, token string, want protocol.Code, fetches int64) {
+		t.Helper()
+		e, _ := f.check(token)
+		got := protocol.Code("")
+		if e != nil {
+			got = e.Code
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", step, got, want)
+		}
+		if n := f.fetches.Load(); n != fetches {
+			t.Errorf("%s: %d fetches, want %d", step, n, fetches)
+		}
+	}
+	for range 13 {
+		expect("13 JWTs while the JWKS fails", bogus, protocol.CodeAuthInvalid, 1)
+	}
+	f.advance(time.Second)
+	expect("1 s later", bogus, protocol.CodeAuthInvalid, 2)
+	f.advance(time.Second)
+	expect("1 s after the second failure", bogus, protocol.CodeAuthInvalid, 2)
+	f.advance(time.Second)
+	expect("2 s after the second failure", bogus, protocol.CodeAuthInvalid, 3)
+	// The issuer is back: after the backoff the key set is fetched.
+	f.mode.Store("ok")
+	f.advance(4 * time.Second)
+	expect("the issuer back", f.jwt(t, "k1"), "", 4)
+	// It fails again; the last good set keeps serving known keys, and an
+	// unknown key id, once due, fetches without losing it.
+	f.mode.Store("fail")
+	expect("known key, issuer down", f.jwt(t, "k1"), "", 4)
+	f.advance(time.Minute)
+	expect("unknown key id, issuer down", f.jwt(t, "k2"), protocol.CodeAuthInvalid, 5)
+	expect("known key after a failed refresh", f.jwt(t, "k1"), "", 5)
+	expect("static token", oauthStaticToken, "", 5)
 }

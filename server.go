@@ -21,10 +21,10 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/time/rate"
 
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/ratelimit"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -63,11 +63,10 @@ type Server struct {
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight inflight
 
-	// limitersMu guards authFails, which limits failed authentications per
-	// peer (always on, per process).
-	limitersMu sync.Mutex
-	authFails  map[string]*rate.Limiter
-	nextID     atomic.Uint64
+	// authFails limits failed authentications per client and server-wide
+	// (always on, per process; see limiter.go).
+	authFails *authFailures
+	nextID    atomic.Uint64
 
 	// slots bounds concurrent evaluations, shared fairly between callers; a
 	// request that cannot get a slot within Options.QueueTimeout is refused
@@ -133,7 +132,7 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
 		log:       o.Logger,
 		tracer:    newTracer(o.TracerProvider),
-		authFails: map[string]*rate.Limiter{},
+		authFails: newAuthFailures(),
 		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
@@ -718,13 +717,13 @@ func (s *Server) admit(ctx context.Context, env *protocol.Envelope, in *protocol
 		}
 		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
 	}
-	who, aerr := s.authenticatePeer(creds, in.Peer)
+	who, aerr := s.authenticatePeer(ctx, creds, in.Peer)
 	if aerr != nil {
 		return nil, aerr
 	}
 	limitKey := "identity:" + who.name
 	if who.anonymous {
-		limitKey = "peer:" + in.Peer
+		limitKey = "peer:" + ratelimit.ClientKey(in.Peer) // IPv6 per /64
 	}
 	if err := s.rateLimit(ctx, limitKey); err != nil {
 		return who, err
@@ -743,63 +742,38 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 	return r
 }
 
-// Failed authentications are limited per peer: authFailBurst at once,
-// then one per authFailEvery. A peer beyond it is refused with
-// rate_limited before its credentials are checked, even correct ones, so
-// guessing tokens is slow and reveals nothing.
-const (
-	authFailBurst = 10
-	authFailEvery = time.Second
-)
-
 // CheckCredentials implements transport.Authenticator: transports call it
 // with header credentials before they read a message, so a peer without
 // valid credentials is refused without its body being read. Failed
 // attempts are rate limited per peer like those of [Server.Handle].
-func (s *Server) CheckCredentials(_ context.Context, c *protocol.Credentials, peer string) *protocol.Error {
-	_, err := s.authenticatePeer(c, peer)
+func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	_, err := s.authenticatePeer(ctx, c, peer)
 	return err
 }
 
-// authenticatePeer authenticates c for peer, counting failures against
-// the peer's limit.
-func (s *Server) authenticatePeer(c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
-	if !s.AuthRequired() {
-		return s.anonymous(), nil
+// authenticatePeer authenticates c for peer (the client's address, see
+// transport.HTTPOptions.TrustedProxies). The credential is verified first
+// and a correct one always passes; a wrong one counts against the
+// client's and the server's budgets of failures, and beyond them is
+// answered rate_limited (limiter.go says why this order is safe). A
+// request without a credential guesses nothing and is not counted.
+func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
+	who, err := s.authenticate(ctx, c)
+	if err == nil || c == nil || c.Token == "" {
+		return who, err
 	}
-	l := s.authFailLimiter(peer)
-	now := time.Now() // wall clock: abuse limits do not follow the protocol clock
-	if tokens := l.TokensAt(now); tokens < 1 {
-		wait := time.Duration((1 - tokens) * float64(authFailEvery))
-		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many failed authentications from this peer").
+	if wait := s.authFails.failed(peer); wait > 0 {
+		return nil, protocol.Errorf(protocol.CodeRateLimited, "the credentials are invalid, and too many authentications failed from this client or from all clients").
 			WithRetryAfter(max(1, wait.Milliseconds()))
 	}
-	who, err := s.authenticate(c)
-	if err != nil {
-		l.AllowN(now, 1)
-		return nil, err
-	}
-	return who, nil
-}
-
-func (s *Server) authFailLimiter(peer string) *rate.Limiter {
-	s.limitersMu.Lock()
-	defer s.limitersMu.Unlock()
-	l, ok := s.authFails[peer]
-	if !ok {
-		if len(s.authFails) > 100000 {
-			clear(s.authFails) // bound memory; limits restart for everyone
-		}
-		l = rate.NewLimiter(rate.Every(authFailEvery), authFailBurst)
-		s.authFails[peer] = l
-	}
-	return l
+	return nil, err
 }
 
 // authenticate checks credentials in constant time against every
 // configured identity (all are compared, so timing does not reveal which
-// matched) and returns the caller.
-func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error) {
+// matched) and returns the caller. A JWT waits for the issuer's keys at
+// most until ctx ends (and OAuth.FetchTimeout).
+func (s *Server) authenticate(ctx context.Context, c *protocol.Credentials) (*caller, *protocol.Error) {
 	if !s.AuthRequired() {
 		return s.anonymous(), nil
 	}
@@ -815,7 +789,7 @@ func (s *Server) authenticate(c *protocol.Credentials) (*caller, *protocol.Error
 		}
 	}
 	if index < 0 && s.oauth != nil && c.Scheme == protocol.SchemeBearer && strings.Count(c.Token, ".") == 2 {
-		who, err := s.oauth.verify(context.Background(), c.Token, s.now())
+		who, err := s.oauth.verify(ctx, c.Token, s.now())
 		if err == nil {
 			return who, nil
 		}

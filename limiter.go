@@ -1,0 +1,100 @@
+package manglecp
+
+import (
+	"time"
+
+	"github.com/manglecp/manglecp/internal/ratelimit"
+)
+
+// Failed authentications are limited per client and server-wide (issue 26
+// items 4 and 5).
+//
+// The credential is always verified first, in constant time, and a
+// correct one is always accepted: only failures are counted, and only a
+// failure is ever refused with rate_limited. So a caller with a correct
+// credential is never refused because of anyone's failures, its own
+// included: not behind a proxy every caller shares, not behind a NAT or an
+// IPv6 /64 shared with an attacker, not while an attacker rotating
+// addresses has spent the global budget.
+//
+// What this gives up, and why it is safe: a limit that refused before
+// verifying would also withhold the verdict on a correct guess, so it
+// would slow down guessing; this one answers a correct guess whatever the
+// limits. It leaks nothing more than any login does (right or wrong: a
+// rate_limited answer only ever follows a wrong credential, as
+// auth_invalid does), and the verification does not depend on the limits,
+// so its timing says nothing about them or about how close a guess was.
+// Guessing is kept out by the credentials themselves: static tokens are
+// compared as SHA-256 digests in constant time against every identity and
+// must be long random strings (the CLI refuses fewer than 16 characters;
+// docs/deploy.md says to use 32 random bytes, 2^256 guesses), and JWTs are
+// signed. What the limits do is keep failing clients cheap and told to
+// back off: a client, or all clients together beyond the global budget,
+// that keeps failing gets rate_limited with retry_after_ms instead of a
+// verdict it can log, and the per-client table holds at most
+// authFailClients keys in bounded memory.
+const (
+	// authFailBurst failures at once per client, then one per
+	// 1/authFailPerSecond seconds.
+	authFailBurst     = 10
+	authFailPerSecond = 1.0
+	// authFailGlobalBurst failures at once over all clients, then
+	// authFailGlobalPerSecond: 1,000 guesses from 100 addresses are no
+	// longer 1,000 verdicts.
+	authFailGlobalBurst     = 100
+	authFailGlobalPerSecond = 10.0
+	// authFailClients bounds the clients whose failures are remembered
+	// (about 15 MB at most). A client's entry goes once its budget is full
+	// again (at most authFailBurst/authFailPerSecond = 10 s after its last
+	// failure); when the table is full of clients still failing, a new
+	// client's failure is answered rate_limited, never by forgetting another
+	// client's failures.
+	authFailClients = 100_000
+)
+
+// authFailures counts failed authentications per client (IPv4 address,
+// IPv6 /64, or a transport's peer name) and over the whole server. It is
+// safe for concurrent use; its clock is the wall clock (abuse limits do
+// not follow the protocol clock of Options.Now).
+type authFailures struct {
+	perClient      *ratelimit.Buckets
+	global         ratelimit.Bucket
+	perClientLimit ratelimit.Limit
+	globalLimit    ratelimit.Limit
+	now            func() time.Time
+}
+
+func newAuthFailures() *authFailures {
+	return &authFailures{
+		perClient:      ratelimit.New(authFailClients, ratelimit.Refuse),
+		perClientLimit: ratelimit.Limit{PerSecond: authFailPerSecond, Burst: authFailBurst},
+		globalLimit:    ratelimit.Limit{PerSecond: authFailGlobalPerSecond, Burst: authFailGlobalBurst},
+		now:            time.Now,
+	}
+}
+
+// failed counts a failed authentication from peer. It returns 0 when the
+// failure is answered as such, or how long the client must wait when it,
+// or every client together, is over its budget (rate_limited).
+func (a *authFailures) failed(peer string) time.Duration {
+	now := a.now()
+	if wait := a.perClient.Take(ratelimit.ClientKey(peer), a.perClientLimit, now); wait > 0 {
+		return wait // a client over its own budget does not spend everyone's
+	}
+	return a.global.Take(a.globalLimit, now)
+}
+
+// requestLimiterKeys bounds the keys (identities, anonymous clients) whose
+// request rate the memory store remembers (Options.RateLimit): about 12 MB
+// at most.
+const requestLimiterKeys = 100_000
+
+// newRequestLimiters returns the memory store's request-rate buckets. A
+// bucket goes once it is full again; at capacity the bucket used least
+// recently makes room, so a new caller is never refused for lack of room
+// and a flood of new keys cannot reset the bucket of a caller that keeps
+// sending (issue 30: the map used to be cleared wholesale at 100,000
+// keys).
+func newRequestLimiters() *ratelimit.Buckets {
+	return ratelimit.New(requestLimiterKeys, ratelimit.EvictOldest)
+}
