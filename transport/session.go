@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/manglecp/manglecp/protocol"
@@ -94,8 +95,11 @@ type SessionOptions struct {
 	// Budget, when set, is the server-wide bound the session's pending
 	// bytes also count against.
 	Budget *Budget
-	// Drain, when set, ends the session gracefully once draining starts
-	// and the session's admitted requests are answered.
+	// Drain, when set, ends the session gracefully once draining starts:
+	// the session pushes the handler's manifest, answers the requests the
+	// peer sent before it could know (on WebSocket a ping tells when they
+	// are in; then it waits for a quiet moment, at most 5 s after draining
+	// started), and closes once its admitted requests are answered.
 	Drain *Drain
 	// Logger receives transport logs; default: discard.
 	Logger *slog.Logger
@@ -175,6 +179,7 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	go func() {
 		for {
 			msg, err := c.ReadMessage(ctx)
+			s.lastRead.Store(time.Now().UnixNano())
 			select {
 			case reads <- readResult{msg, err}:
 			case <-stopReading:
@@ -236,6 +241,7 @@ type session struct {
 	active   int                   // requests admitted and not yet answered
 	wErr     error                 // the write failure that ended the session
 	idle     chan struct{}         // signalled when active drops to zero
+	lastRead atomic.Int64          // when the last message was read, in Unix nanoseconds
 }
 
 // limitBeforeAuth holds messages to PreAuthMessageBytes while the session
@@ -311,36 +317,85 @@ func (s *session) writeErr() error {
 	return s.wErr
 }
 
-// closeWhenDrained waits for draining to start and the session's admitted
-// requests to be answered, then closes the connection, telling the peer
-// the server is going away.
+// How a draining session makes sure every request its peer sent before
+// the peer learned of the drain is answered (the handler answers
+// server_not_ready), before it closes: the peer learns from the manifest
+// the session pushes when draining starts; a ping then returns after every
+// frame the peer sent before reading that manifest (frames arrive in
+// order). The pong is awaited at most drainBarrierWait. Then the session
+// closes once its requests are answered and no message arrived for
+// drainQuiet (a peer that read the manifest but had a request on its way),
+// but waits for quiet at most drainMaxLinger after draining started: a
+// peer that keeps sending cannot hold the session open.
+const (
+	drainBarrierWait = 2 * time.Second
+	drainQuiet       = 150 * time.Millisecond
+	drainMaxLinger   = 5 * time.Second
+)
+
+// pinger is implemented by Conns that can ping the peer and wait for its
+// answer (WebSocket).
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// closeWhenDrained waits for draining to start, tells the peer (the
+// handler's manifest, which says draining), waits until the requests the
+// peer sent before it knew are read and answered, then closes the
+// connection, telling the peer the server is going away.
 func (s *session) closeWhenDrained(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 		return
 	case <-s.o.Drain.Started():
 	}
+	linger := time.Now().Add(drainMaxLinger)
+	manifest, _ := s.h.ManifestJSON()
+	if s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: manifest}) != nil {
+		return // the session ended
+	}
+	if p, ok := s.c.(pinger); ok {
+		pctx, cancel := context.WithTimeout(ctx, drainBarrierWait)
+		_ = p.Ping(pctx) // no pong in time: the peer is slow or gone; close anyway
+		cancel()
+	}
 	for {
 		s.mu.Lock()
 		n := s.active
 		s.mu.Unlock()
-		if n == 0 {
-			break
+		if n > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.idle:
+			}
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.idle:
+		if wait := time.Until(time.Unix(0, s.lastRead.Load()).Add(drainQuiet)); wait > 0 && time.Now().Before(linger) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(min(wait, time.Until(linger))):
+			}
+			continue
 		}
+		s.writeMu.Lock() // after the last answer was written
+		s.mu.Lock()
+		n = s.active
+		s.mu.Unlock()
+		if n > 0 { // a request admitted meanwhile: answer it first
+			s.writeMu.Unlock()
+			continue
+		}
+		if g, ok := s.c.(goingAwayCloser); ok {
+			_ = g.CloseGoingAway()
+		} else {
+			_ = s.c.Close()
+		}
+		s.writeMu.Unlock()
+		s.cancel()
+		return
 	}
-	s.writeMu.Lock() // after the last answer was written
-	defer s.writeMu.Unlock()
-	if g, ok := s.c.(goingAwayCloser); ok {
-		_ = g.CloseGoingAway()
-	} else {
-		_ = s.c.Close()
-	}
-	s.cancel()
 }
 
 // peek reads the type, id and cancel target of a message without judging

@@ -37,7 +37,9 @@ type WSOptions struct {
 // valid ones, frames are limited to SessionOptions.PreAuthMessageBytes
 // until an authenticate message succeeds; a larger frame is answered with
 // auth_required and the connection closed with 1008. When draining, the
-// session closes with 1001 once its requests are answered.
+// session pushes the manifest (which says draining), answers every request
+// the peer sent before it could read it (a ping tells when they are in),
+// and closes with 1001 once its requests are answered.
 func NewWSHandler(h Handler, opts *WSOptions) http.Handler {
 	var o WSOptions
 	if opts != nil {
@@ -169,6 +171,10 @@ func (w *wsConn) Close() error { return w.c.CloseNow() }
 func (w *wsConn) CloseGoingAway() error {
 	return w.c.Close(websocket.StatusGoingAway, "server draining")
 }
+
+// Ping pings the peer and waits for the pong, which the peer sends after
+// every frame it sent before it read the ping.
+func (w *wsConn) Ping(ctx context.Context) error { return w.c.Ping(ctx) }
 
 // keepalive pings when no frame arrived for interval.
 func (w *wsConn) keepalive(ctx context.Context, interval time.Duration) {
