@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"time"
 
 	"github.com/manglecp/manglecp/protocol"
@@ -95,6 +96,10 @@ type ActionSpec struct {
 	// OutputSchema, when set, is the JSON Schema of Outcome.Result; it is
 	// advertised on the macro-tool and results are checked against it.
 	OutputSchema map[string]any
+
+	// input is the argument type of a [Typed] action, checked against the
+	// tools' parameters when the rules load.
+	input reflect.Type
 }
 
 // Action executes a macro-tool. It must honour ctx: the server cancels it

@@ -70,6 +70,11 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s is not valid before %s", def.id, t.UTC().Format(time.RFC3339)).
 			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
 	}
+	// A schema that does not compile is the rules' defect, not the
+	// client's: internal_error (masked, logged with the request id).
+	if _, err := def.validator(); err != nil {
+		return nil, fmt.Errorf("the input schema of tool %s (macro-tool %s) does not compile, a defect of the rules: %w", def.tool.Name, def.id, err)
+	}
 	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
 		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%d argument errors against the input_schema of %s", len(errs), def.tool.Name).
 			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
@@ -90,7 +95,9 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 	}
 	spec, ok := s.actions[def.tool.Action]
 	if !ok {
-		return nil, &execError{cause: fmt.Errorf("tool %s names action %q, which is not registered", def.tool.Name, def.tool.Action)}
+		// The rules name an action the domain does not register: the
+		// server's defect, internal_error.
+		return nil, fmt.Errorf("tool %s names action %q, which is not registered", def.tool.Name, def.tool.Action)
 	}
 	evalTime := at.UTC()
 	call := &Call{

@@ -1,13 +1,17 @@
 package manglecp
 
 import (
+	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/manglecp/manglecp/internal/confirmkey"
 )
 
 // Options configure a [Server]. A nil *Options means all defaults;
@@ -65,8 +69,13 @@ type Options struct {
 	// AuthTokens is shorthand for identities "token-1", "token-2", ... with
 	// the permission "*".
 	AuthTokens []string
-	// ConfirmationKey signs and verifies confirmation tokens. When empty a
-	// random key is generated at start-up.
+	// ConfirmationKey signs and verifies confirmation tokens. When empty,
+	// the key of MANGLECP_CONFIRMATION_KEY is used, else the user's key
+	// file (<user config dir>/manglecp/confirmation.key, created with a
+	// random key on first use): the key `manglecp serve` uses and
+	// `manglecp invoke --confirm` signs with. Only when neither can be had
+	// is a random key generated (logged as a warning): tokens then stop
+	// working at every restart.
 	ConfirmationKey []byte
 	// ConfirmationTTL is the longest lifetime a confirmation token may
 	// claim. Default 5 minutes.
@@ -104,7 +113,8 @@ type Options struct {
 	// is off and costs nothing.
 	TracerProvider trace.TracerProvider
 
-	// Logger receives server logs. Default: discard.
+	// Logger receives server logs. Default: text on stderr at level info
+	// (slog.DiscardHandler silences it).
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -234,7 +244,7 @@ func (o *Options) withDefaults() Options {
 		out.QueueTimeout = 2 * time.Second
 	}
 	if out.Logger == nil {
-		out.Logger = slog.New(slog.DiscardHandler)
+		out.Logger = DefaultLogger()
 	}
 	if out.Now == nil {
 		out.Now = time.Now
@@ -244,3 +254,28 @@ func (o *Options) withDefaults() Options {
 
 // Version is this implementation's version.
 const Version = "0.1.0"
+
+// DefaultLogger is the logger of a server whose Options have none: text
+// on stderr at level info.
+func DefaultLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// confirmationKey returns the configured key, else the local default
+// (package confirmkey), else a random one with a warning.
+func confirmationKey(o Options) ([]byte, error) {
+	if len(o.ConfirmationKey) > 0 {
+		return o.ConfirmationKey, nil
+	}
+	key, source, err := confirmkey.Default()
+	if err == nil {
+		o.Logger.Info("confirmation tokens are signed with the local key", "source", source)
+		return key, nil
+	}
+	o.Logger.Warn("no confirmation key (Options.ConfirmationKey, "+confirmkey.EnvVar+" or the key file): using a random one, so tokens stop working at restart", "error", err.Error())
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
+	}
+	return key, nil
+}

@@ -2,7 +2,6 @@ package manglecp
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -111,12 +110,9 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := o.ConfirmationKey
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
-		}
+	key, err := confirmationKey(o)
+	if err != nil {
+		return nil, err
 	}
 	store := o.Store
 	if store == nil {
@@ -182,6 +178,9 @@ func loadProgram(d Domain) (*kernel.Program, error) {
 	}
 	if missing := unregistered(prog.ActionRefs(), d.Actions); len(missing) > 0 {
 		return nil, fmt.Errorf("manglecp: rules name actions the domain does not register:\n%w", missing)
+	}
+	if bad := typedMismatches(prog.ActionParams(), d.Actions); len(bad) > 0 {
+		return nil, fmt.Errorf("manglecp: Typed actions do not fit the rules' parameters:\n%w", bad)
 	}
 	return prog, nil
 }

@@ -75,12 +75,6 @@ func TestTyped(t *testing.T) {
 	failing := manglecp.Typed(func(ctx context.Context, call *manglecp.Call, in escalateIn) (*manglecp.Outcome, escalateOut, error) {
 		return nil, escalateOut{}, errors.New("ticket system down at /internal/path")
 	})
-	// The struct lacks the priority field the rules declare: decoding fails.
-	narrow := manglecp.Typed(func(ctx context.Context, call *manglecp.Call, in struct {
-		TicketID string `json:"ticket_id"`
-	}) (*manglecp.Outcome, escalateOut, error) {
-		return nil, escalateOut{}, nil
-	})
 	tests := []struct {
 		name     string
 		spec     manglecp.ActionSpec
@@ -91,7 +85,6 @@ func TestTyped(t *testing.T) {
 		{"decoded and encoded", ok, map[string]any{"ticket_id": "T-1", "priority": 2}, "", map[string]any{"escalated": "T-1", "priority": json.Number("2")}},
 		{"optional field absent", ok, map[string]any{"ticket_id": "T-1"}, "", map[string]any{"escalated": "T-1", "priority": json.Number("0")}},
 		{"handler error is masked", failing, map[string]any{"ticket_id": "T-1"}, protocol.CodeExecutionFailed, nil},
-		{"struct disagrees with input_schema", narrow, map[string]any{"ticket_id": "T-1", "priority": 1}, protocol.CodeExecutionFailed, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +141,64 @@ func TestTypedRejectsNonObjects(t *testing.T) {
 				}
 			}()
 			register()
+		})
+	}
+}
+
+// TestTypedMismatchAtRegistration: a Typed handler whose struct does not
+// fit the parameters the rules declare stops NewServer, naming the tool,
+// the field and the tool_param's file:line; before, it failed only when
+// invoked, as execution_failed.
+func TestTypedMismatchAtRegistration(t *testing.T) {
+	tests := []struct {
+		name string
+		spec manglecp.ActionSpec
+		want []string // "" : NewServer succeeds
+	}{
+		{"string field for an integer parameter", manglecp.Typed(func(_ context.Context, _ *manglecp.Call, in struct {
+			TicketID string `json:"ticket_id"`
+			Priority string `json:"priority"`
+		}) (*manglecp.Outcome, escalateOut, error) {
+			return nil, escalateOut{}, nil
+		}), []string{`mine/domain/t.mg:12: tool "escalate_ticket"`, `field .Priority (string) cannot hold parameter "priority", which is an integer`}},
+		{"no field for a parameter", manglecp.Typed(func(_ context.Context, _ *manglecp.Call, in struct {
+			TicketID string `json:"ticket_id"`
+		}) (*manglecp.Outcome, escalateOut, error) {
+			return nil, escalateOut{}, nil
+		}), []string{`mine/domain/t.mg:12: tool "escalate_ticket"`, `has no field for parameter "priority"`}},
+		{"int for a number is fine as float64", manglecp.Typed(func(_ context.Context, _ *manglecp.Call, in struct {
+			TicketID string  `json:"ticket_id"`
+			Priority float64 `json:"priority"`
+		}) (*manglecp.Outcome, escalateOut, error) {
+			return nil, escalateOut{}, nil
+		}), nil},
+		{"map input takes anything", manglecp.Typed(func(_ context.Context, _ *manglecp.Call, in map[string]any) (*manglecp.Outcome, escalateOut, error) {
+			return nil, escalateOut{}, nil
+		}), nil},
+		{"the matching struct", manglecp.Typed(func(_ context.Context, _ *manglecp.Call, in escalateIn) (*manglecp.Outcome, escalateOut, error) {
+			return nil, escalateOut{}, nil
+		}), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := manglecp.NewServer(manglecp.Domain{
+				ID: "tickets", Description: "t", Rules: fstest.MapFS{"domain/t.mg": {Data: []byte(typedRules)}}, RulesName: "mine",
+				Actions: map[string]manglecp.ActionSpec{"escalate": tt.spec},
+			}, &manglecp.Options{ConfirmationKey: []byte("k")})
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("NewServer: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("NewServer accepted a Typed struct that does not fit the parameters")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
 		})
 	}
 }

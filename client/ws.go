@@ -36,7 +36,7 @@ func dialWebSocket(ctx context.Context, u *url.URL, opts *Options) (*Session, er
 		}
 		return nil, te
 	}
-	c.SetReadLimit(o.MaxReplyBytes)
+	c.SetReadLimit(maxReply)
 	return newSession(ctx, &wsConn{c: c}, o, "websocket", nil)
 }
 

@@ -45,8 +45,11 @@ import (
 // means the defaults.
 type Options struct {
 	// Server configures the MangleCP server (limits, auth, logger, ...);
-	// nil means its defaults. Its Logger also receives the start-up and
-	// drain messages.
+	// nil means its defaults: among them the confirmation key of
+	// MANGLECP_CONFIRMATION_KEY or the user's key file (the one `manglecp
+	// invoke --confirm` signs with) and a logger on stderr at info. Its
+	// Logger also receives the start-up ("serving MangleCP", with the
+	// address) and drain messages.
 	Server *manglecp.Options
 	// HTTP configures the HTTP binding (base path, CORS, WebSocket, write
 	// timeout). Serve fills what it leaves unset: the Host allow-list (see
@@ -99,15 +102,20 @@ func (o *Options) withDefaults() Options {
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = transport.DefaultMaxConnsPerIP
 	}
+	// One logger for the server and the start-up and drain messages:
+	// by default text on stderr at info, so where it listens is printed.
+	var so manglecp.Options
+	if c.Server != nil {
+		so = *c.Server
+	}
+	if so.Logger == nil {
+		so.Logger = manglecp.DefaultLogger()
+	}
+	c.Server = &so
 	return c
 }
 
-func (o *Options) logger() *slog.Logger {
-	if o.Server != nil && o.Server.Logger != nil {
-		return o.Server.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
+func (o *Options) logger() *slog.Logger { return o.Server.Logger }
 
 // httpOptions completes o.HTTP for a listener on addr.
 func (o *Options) httpOptions(addr net.Addr) *transport.HTTPOptions {

@@ -110,7 +110,8 @@ func TestInspectWorkspace(t *testing.T) {
 func TestInspectTarget(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), nil)
+	// The server's own key: with nil options it would create the key file.
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("the server's own key")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -513,3 +513,50 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DeclaredParam is a parameter of a tool that the rules declare with a
+// constant name (tool_param), for checking a handler's input type.
+type DeclaredParam struct {
+	Action string // the action running the tool
+	Tool   string
+	Name   string
+	Type   string // the JSON Schema type; "" when a rule derives it
+	File   string // the tool_param clause, as known to the operator
+	Line   int
+}
+
+// ActionParams returns, for each action, the parameters of the tools it
+// runs, sorted by tool and name. A tool whose parameters a rule derives
+// with a variable name is left out: they are known only per request.
+func (p *Program) ActionParams() map[string][]DeclaredParam {
+	out := make(map[string][]DeclaredParam, len(p.actionParams))
+	for a, ps := range p.actionParams {
+		out[a] = append([]DeclaredParam(nil), ps...)
+	}
+	return out
+}
+
+// actionParams collects DeclaredParams by action from the tool_action
+// facts and the tool_param clauses.
+func actionParams(files []*sourceFile, toolActions []located) map[string][]DeclaredParam {
+	names := readContractNames(files)
+	if names.allParamsOpen {
+		return nil
+	}
+	out := map[string][]DeclaredParam{}
+	for _, l := range toolActions {
+		tool, err1 := l.str(0)
+		action, err2 := l.str(1)
+		if firstErr(err1, err2) != nil || names.paramsOpen[tool] {
+			continue
+		}
+		for _, name := range keys(names.params[tool]) {
+			d := names.params[tool][name]
+			out[action] = append(out[action], DeclaredParam{Action: action, Tool: tool, Name: name, Type: d.typ, File: d.file, Line: d.line})
+		}
+	}
+	for a := range out {
+		sort.SliceStable(out[a], func(i, j int) bool { return out[a][i].Tool < out[a][j].Tool })
+	}
+	return out
+}

@@ -55,19 +55,22 @@ type Program struct {
 	timedBase                    []timedAtom     // server facts with a validity interval
 	temporal                     map[string]bool // profile predicates whose facts go to the temporal store
 
-	policy    map[string]bool           // predicates the policy layer defines; proofs do not open them
-	external  map[string]int            // external predicate -> arity
-	declLoc   map[string]located        // where each profile predicate is declared
-	soleRule  []bool                    // per rule: the only rule of its head predicate
-	baseHas   map[ast.PredicateSym]bool // predicates with server facts
-	skills    map[string]protocol.Skill
-	inline    map[string]bool
-	intents   []protocol.IntentDecl
-	profile   protocol.FactsProfile
-	tools     []string
-	actions   []ActionRef
-	ruleCount int
-	phases    int
+	policy   map[string]bool           // predicates the policy layer defines; proofs do not open them
+	external map[string]int            // external predicate -> arity
+	declLoc  map[string]located        // where each profile predicate is declared
+	soleRule []bool                    // per rule: the only rule of its head predicate
+	baseHas  map[ast.PredicateSym]bool // predicates with server facts
+	skills   map[string]protocol.Skill
+	inline   map[string]bool
+	intents  []protocol.IntentDecl
+	profile  protocol.FactsProfile
+	tools    []string
+	actions  []ActionRef
+	// actionParams are the parameters the rules declare with constants
+	// for the tools of each action (ActionParams).
+	actionParams map[string][]DeclaredParam
+	ruleCount    int
+	phases       int
 }
 
 // External declares a predicate whose facts the host computes per request
@@ -130,6 +133,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err := p.readDeclarations(files, facts); err != nil {
 		return nil, err
 	}
+	p.actionParams = actionParams(files, facts["tool_action"])
 	extra, err := p.clientDecls(files)
 	if err != nil {
 		return nil, err
