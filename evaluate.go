@@ -42,7 +42,7 @@ type evaluation struct {
 	warnings    []protocol.Warning
 	knownIntent bool
 	factsBytes  int64         // size of the facts on the wire
-	factKeys    [][]byte      // the facts' keys (factKey), each followed by '\n', in chunks: digestFacts's text of facts
+	factKeys    [][]byte      // the facts' keys (protocol.FactKey), each followed by '\n', in chunks: digestFacts's text of facts
 	summary     *factsSummary // the facts' key hash and memory: see summarized
 	releaseKeys func()        // when not nil, gives factKeys' buffers back once they are hashed
 	external    []protocol.Fact
@@ -285,7 +285,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		ev.factsBytes += int64(len(raw))
 	}
 	view := s.viewOf(prog)
-	// Each fact's key (factKey) is built as soon as its part of the list is
+	// Each fact's key (protocol.FactKey) is built as soon as its part of the list is
 	// checked, on the goroutine that checked it. A large request's keys go
 	// in buffers an earlier one gave back, and back once they are hashed
 	// (summarized).

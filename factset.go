@@ -9,7 +9,7 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// factSet keeps the first of equal facts (equal by factKey) in order and
+// factSet keeps the first of equal facts (equal by protocol.FactKey) in order and
 // their keys, each followed by a newline: the text digestFacts hashes, so
 // the keys are built once per request. The keys are built in parts by a
 // keyBuild, on the goroutines that check the facts (protocol.FactsCheck),
@@ -108,7 +108,7 @@ func (b *keyBuild) add(k int, facts []protocol.Fact, keep func(*protocol.Fact) b
 			continue
 		}
 		start := len(p.keys)
-		p.keys = appendFactKey(p.keys, *f)
+		p.keys = protocol.AppendFactKey(p.keys, *f)
 		if b.hashed {
 			p.hashes = append(p.hashes, maphash.Bytes(b.seed, p.keys[start:]))
 		}

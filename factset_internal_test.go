@@ -43,7 +43,7 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 			var want []protocol.Fact
 			seen := map[string]bool{}
 			for _, f := range facts {
-				if k := factKey(f); !seen[k] && (c.keep == nil || c.keep(&f)) {
+				if k := protocol.FactKey(f); !seen[k] && (c.keep == nil || c.keep(&f)) {
 					seen[k] = true
 					want = append(want, f)
 				}
@@ -70,8 +70,8 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 				t.Errorf("n=%d parts=%d: kept %d facts, want %d", n, parts, len(set.facts), len(want))
 			}
 			for i, f := range want {
-				if got := string(set.key(int32(i))); got != factKey(f) {
-					t.Fatalf("n=%d parts=%d: key %d = %q, want %q", n, parts, i, got, factKey(f))
+				if got := string(set.key(int32(i))); got != protocol.FactKey(f) {
+					t.Fatalf("n=%d parts=%d: key %d = %q, want %q", n, parts, i, got, protocol.FactKey(f))
 				}
 			}
 			if got, wantDigest := digestKeyedFacts(set.chunks, nil), digestFacts(want); got != wantDigest {

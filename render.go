@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"strconv"
 	"strings"
 
 	"github.com/manglecp/manglecp/internal/kernel"
@@ -321,151 +320,11 @@ func digestKeyedFacts(keys [][]byte, more []protocol.Fact) string {
 func digestMore(h hash.Hash, more []protocol.Fact) string {
 	var buf []byte
 	for _, f := range more {
-		buf = appendFactKey(buf[:0], f)
+		buf = protocol.AppendFactKey(buf[:0], f)
 		buf = append(buf, '\n')
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// factKey is a fact's identity: predicate, arguments by their JSON meaning
-// and temporal annotation; provenance and category are not part of it
-// (Spec 03 section 5).
-func factKey(f protocol.Fact) string { return string(appendFactKey(nil, f)) }
-
-func appendFactKey(buf []byte, f protocol.Fact) []byte {
-	buf = appendQuote(buf, f.Pred)
-	for _, a := range f.Args {
-		buf = append(buf, ' ')
-		buf = appendCanonical(buf, a)
-	}
-	if f.T != nil {
-		buf = append(buf, " @"...)
-		buf = appendTemporal(buf, f.T)
-	}
-	return buf
-}
-
-// appendTemporal appends json.Marshal(t)'s text: the bounds that are set,
-// in the order at, start, end. It writes the commonest bounds itself
-// (strings json.Marshal writes as they are, and integers), and leaves any
-// other to json.Marshal, whose text (nothing, on an error) it then is.
-func appendTemporal(buf []byte, t *protocol.Temporal) []byte {
-	start := len(buf)
-	buf = append(buf, '{')
-	for _, b := range [...]struct {
-		name string
-		v    any
-	}{{`"at":`, t.At}, {`"start":`, t.Start}, {`"end":`, t.End}} {
-		if b.v == nil {
-			continue
-		}
-		if buf[len(buf)-1] != '{' {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, b.name...)
-		switch x := b.v.(type) {
-		case string:
-			if !marshalsAsIs(x) {
-				return appendMarshaled(buf[:start], t)
-			}
-			buf = append(buf, '"')
-			buf = append(buf, x...)
-			buf = append(buf, '"')
-		case json.Number:
-			if !plainInteger(string(x)) {
-				return appendMarshaled(buf[:start], t)
-			}
-			buf = append(buf, x...)
-		default:
-			return appendMarshaled(buf[:start], t)
-		}
-	}
-	return append(buf, '}')
-}
-
-// appendMarshaled appends json.Marshal(v)'s text, nothing on an error.
-func appendMarshaled(buf []byte, v any) []byte {
-	text, _ := json.Marshal(v)
-	return append(buf, text...)
-}
-
-// marshalsAsIs reports whether json.Marshal writes s between quotes as it
-// is: printable ASCII without quotes, backslashes or the characters it
-// escapes for HTML.
-func marshalsAsIs(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
-}
-
-// plainInteger reports whether s is an integer as JSON writes one: an
-// optional minus sign, then 0 or digits not starting with 0.
-func plainInteger(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendQuote is strconv.AppendQuote, without its per-rune work for the
-// commonest strings: printable ASCII without quotes or backslashes, which
-// it quotes as they are.
-func appendQuote(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.AppendQuote(buf, s)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
-}
-
-func appendCanonical(buf []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(buf, "null"...)
-	case string:
-		return appendQuote(buf, x)
-	case bool:
-		return strconv.AppendBool(buf, x)
-	case json.Number:
-		return append(buf, x...)
-	case []any:
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendCanonical(buf, e)
-		}
-		return append(buf, ']')
-	case map[string]any:
-		buf = append(buf, '{')
-		for i, k := range sortedKeys(x) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = strconv.AppendQuote(buf, k)
-			buf = append(buf, ':')
-			buf = appendCanonical(buf, x[k])
-		}
-		return append(buf, '}')
-	}
-	return fmt.Appendf(buf, "%v", v)
 }
 
 // inputSchema generates the JSON Schema 2020-12 of a tool's arguments from

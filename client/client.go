@@ -73,6 +73,12 @@ type Options struct {
 	// CloseTimeout bounds how long Close waits for a stdio server to exit
 	// after its stdin was closed before killing it; default 5 s.
 	CloseTimeout time.Duration
+	// MaxReplyBytes bounds one message read from the server: the manifest,
+	// an answer, a progress message; default (0) 256 MiB. Over HTTP the
+	// client reads at most MaxReplyBytes+1 bytes of a body and a longer one
+	// fails with message_too_large (a local error); on WebSocket and stdio
+	// it is the transport's read limit.
+	MaxReplyBytes int64
 }
 
 // The retry limits of Spec 09 section 7.3 and the defaults of [Options].
@@ -83,7 +89,8 @@ const (
 	defaultRetryBase    = 100 * time.Millisecond
 	defaultRetryMax     = 5 * time.Second
 	defaultCloseTimeout = 5 * time.Second
-	// maxReply bounds one reply read from a server.
+	// maxReply bounds one reply read from a server unless
+	// Options.MaxReplyBytes says otherwise.
 	maxReply = 256 << 20
 )
 
@@ -113,6 +120,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.CloseTimeout <= 0 {
 		out.CloseTimeout = defaultCloseTimeout
+	}
+	if out.MaxReplyBytes <= 0 {
+		out.MaxReplyBytes = maxReply
 	}
 	return out
 }

@@ -70,10 +70,14 @@ func (b *httpBinding) refresh(ctx context.Context) error {
 	if resp.StatusCode == http.StatusNotModified {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	body, err := readReply(resp.Body, b.s.opts.MaxReplyBytes, "manifest")
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var ce *Error
+		if errors.As(err, &ce) {
+			return err
 		}
 		return &TransportError{Op: "manifest", URL: murl, Status: resp.StatusCode, Err: err}
 	}
@@ -152,10 +156,14 @@ func (b *httpBinding) roundTrip(ctx context.Context, typ protocol.MessageType, i
 		return nil, 0, &TransportError{Op: "send", URL: target, Err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	body, err := readReply(resp.Body, b.s.opts.MaxReplyBytes, "answer")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
+		}
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, 0, err
 		}
 		return nil, 0, &TransportError{Op: "receive", URL: target, Status: resp.StatusCode, Err: err}
 	}
@@ -172,3 +180,19 @@ func (b *httpBinding) roundTrip(ctx context.Context, typ protocol.MessageType, i
 // close has nothing to release: each request is its own exchange, and the
 // HTTP client may be shared.
 func (b *httpBinding) close() error { return nil }
+
+// readReply reads a reply body of at most limit bytes: it stops after
+// limit+1 and fails with a local message_too_large that names what was
+// being read.
+func readReply(r io.Reader, limit int64, what string) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		perr := protocol.Errorf(protocol.CodeMessageTooLarge, "the server's %s is longer than the %d bytes this client reads (client.Options.MaxReplyBytes); it stopped reading there", what, limit).
+			WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(limit)})
+		return nil, &Error{Payload: perr, Status: perr.HTTPStatus(), Local: true}
+	}
+	return body, nil
+}

@@ -1,11 +1,6 @@
 package client
 
 import (
-	"encoding/json"
-	"math/big"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/manglecp/manglecp/protocol"
@@ -16,12 +11,13 @@ import (
 // applies each invocation's state delta (Spec 07 section 4) and follows
 // suggested intents with their continuation facts (Spec 07 section 6).
 //
-// Facts are identified by predicate, arguments and temporal annotation;
+// Facts are identified exactly as servers identify them,
+// by [protocol.FactKey]: predicate, arguments and temporal annotation;
 // provenance (source) and category are metadata and never part of a fact's
 // identity. Argument values compare as the JSON the server reads: 404 and
 // json.Number("404") are the same value, 1 and 1.0 are not (integer and
-// float), and RFC 3339 and epoch-millisecond times in "t" compare as
-// instants. With a facts profile, named_args resolve through arg_names.
+// float), and temporal bounds compare by their JSON text as the server's
+// do. With a facts profile, named_args resolve through arg_names.
 //
 // A State is safe for concurrent use. The zero value is an empty state
 // without a facts profile; [NewState] and [Session.NewState] give it one.
@@ -231,59 +227,62 @@ func (st *State) positional(f protocol.Fact) (args []any, ok bool) {
 	return args, true
 }
 
-// key is a fact's identity: predicate, arguments and temporal annotation.
+// key is a fact's identity, [protocol.FactKey] of the fact as a server
+// holds it: named_args resolved through the profile, values as the server
+// decodes them. A fact whose named_args cannot be resolved is keyed by its
+// named_args as they are.
 func (st *State) key(f protocol.Fact) string {
-	var b strings.Builder
-	b.WriteString(f.Pred)
 	if args, ok := st.positional(f); ok {
-		b.WriteString("(")
-		for i, a := range args {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(canonical(a))
-		}
-		b.WriteString(")")
-	} else {
-		b.WriteString("{")
-		b.WriteString(canonical(f.NamedArgs))
-		b.WriteString("}")
+		f.Args, f.NamedArgs = args, nil
 	}
-	if f.T != nil {
-		b.WriteString("@")
-		b.WriteString(temporalKey(f.T))
+	if c, ok := protocol.CanonicalFact(f, st.profile); ok {
+		f = c
 	}
-	return b.String()
+	if f.Args == nil && f.NamedArgs != nil {
+		return protocol.FactKey(f) + " " + string(protocol.AppendArgKey(nil, f.NamedArgs))
+	}
+	return protocol.FactKey(f)
 }
 
-// matches reports whether retract pattern p matches fact f.
+// matches reports whether retract pattern p matches fact f: the same
+// predicate, the pattern's non-null arguments equal to the fact's (by
+// [protocol.AppendArgKey] of both as a server holds them) and, when the
+// pattern has a temporal annotation, an equal one.
 func (st *State) matches(p, f protocol.Fact) bool {
 	if p.Pred != f.Pred {
 		return false
 	}
-	if p.T != nil && (f.T == nil || temporalKey(p.T) != temporalKey(f.T)) {
-		return false
-	}
 	pa, pok := st.positional(p)
 	fa, fok := st.positional(f)
+	if pok && fok {
+		p.Args, p.NamedArgs, f.Args, f.NamedArgs = pa, nil, fa, nil
+	}
+	cp, ok1 := protocol.CanonicalFact(p, st.profile)
+	cf, ok2 := protocol.CanonicalFact(f, st.profile)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if cp.T != nil && (cf.T == nil || temporalKey(cp) != temporalKey(cf)) {
+		return false
+	}
 	switch {
 	case pok && fok:
-		if len(pa) != len(fa) {
+		if len(cp.Args) != len(cf.Args) {
 			return false
 		}
-		for i := range pa {
-			if pa[i] != nil && canonical(pa[i]) != canonical(fa[i]) {
+		for i := range cp.Args {
+			if cp.Args[i] != nil && !sameArg(cp.Args[i], cf.Args[i]) {
 				return false
 			}
 		}
 		return true
 	case !pok && !fok:
-		for k, v := range p.NamedArgs {
-			fv, has := f.NamedArgs[k]
+		for k, v := range cp.NamedArgs {
+			fv, has := cf.NamedArgs[k]
 			if !has {
 				return false
 			}
-			if v != nil && canonical(v) != canonical(fv) {
+			if v != nil && !sameArg(v, fv) {
 				return false
 			}
 		}
@@ -292,107 +291,13 @@ func (st *State) matches(p, f protocol.Fact) bool {
 	return false
 }
 
-// canonical is a string that is equal for two values exactly when the
-// server reads them as the same value: the value is encoded as JSON
-// first, so Go numbers compare as what goes on the wire.
-func canonical(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return "!" + err.Error()
-	}
-	var x any
-	if err := decodeLenient(raw, &x); err != nil {
-		return "!" + string(raw)
-	}
-	var b strings.Builder
-	writeCanonical(&b, x)
-	return b.String()
+// sameArg reports whether two argument values are the same value.
+func sameArg(a, b any) bool {
+	return string(protocol.AppendArgKey(nil, a)) == string(protocol.AppendArgKey(nil, b))
 }
 
-func writeCanonical(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case string:
-		b.WriteString(strconv.Quote(x))
-	case json.Number:
-		b.WriteString(numberKey(string(x)))
-	case []any:
-		b.WriteString("[")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteString("]")
-	case map[string]any:
-		if s, ok := x["value"].(string); ok && len(x) == 2 && x["_type"] == "int64" {
-			b.WriteString(numberKey(s)) // the int64 wrapper is the integer it holds
-			return
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteString("{")
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(strconv.Quote(k))
-			b.WriteString(":")
-			writeCanonical(b, x[k])
-		}
-		b.WriteString("}")
-	default:
-		b.WriteString("?")
-	}
-}
-
-// numberKey normalizes a JSON number: integers exactly, other numbers as
-// float64.
-func numberKey(s string) string {
-	if !strings.ContainsAny(s, ".eE") {
-		if n, ok := new(big.Int).SetString(s, 10); ok {
-			return "i" + n.String()
-		}
-		return "n" + s
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return "n" + s
-	}
-	return "f" + strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// temporalKey normalizes a temporal annotation: times as Unix
-// nanoseconds, "_" and "now" as themselves.
-func temporalKey(t *protocol.Temporal) string {
-	bound := func(v any) string {
-		if s, ok := v.(string); ok && (s == "_" || s == "now") {
-			return s
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return "?"
-		}
-		var x any
-		if decodeLenient(raw, &x) == nil {
-			if tt, err := protocol.ParseTime(x); err == nil {
-				return strconv.FormatInt(tt.UnixNano(), 10)
-			}
-		}
-		return canonical(v)
-	}
-	if t.IsPoint() {
-		return "at:" + bound(t.At)
-	}
-	return "from:" + bound(t.Start) + ",to:" + bound(t.End)
-}
+// temporalKey is the key of f's temporal annotation.
+func temporalKey(f protocol.Fact) string { return string(protocol.AppendTemporalKey(nil, f.T)) }
 
 func copyFact(f protocol.Fact) protocol.Fact {
 	if f.Args != nil {

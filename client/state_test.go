@@ -98,15 +98,22 @@ func TestStateDelta(t *testing.T) {
 			fact(t, `{"pred":"event","args":["b"]}`)},
 			protocol.StateDelta{Retract: []protocol.Fact{protocol.NewFact("event", "a")}},
 			`event("b")`},
-		{"temporal: a pattern with t matches the same instant", []protocol.Fact{
+		// Temporal bounds compare by their JSON text, as the server keys
+		// facts (protocol.FactKey): the same instant written as RFC 3339 and
+		// as epoch milliseconds is two annotations.
+		{"temporal: a pattern with t matches the same annotation", []protocol.Fact{
 			fact(t, `{"pred":"event","args":["a"],"t":{"at":"2026-02-19T14:30:00Z"}}`),
 			fact(t, `{"pred":"event","args":["a"],"t":{"at":1771511401000}}`)},
-			protocol.StateDelta{Retract: []protocol.Fact{fact(t, `{"pred":"event","args":["a"],"t":{"at":1771511400000}}`)}},
+			protocol.StateDelta{Retract: []protocol.Fact{fact(t, `{"pred":"event","args":["a"],"t":{"at":"2026-02-19T14:30:00Z"}}`)}},
 			`event("a")@{"at":1771511401000}`},
+		{"temporal: an instant written another way is another annotation", []protocol.Fact{
+			fact(t, `{"pred":"event","args":["a"],"t":{"at":"2026-02-19T14:30:00Z"}}`)},
+			protocol.StateDelta{Retract: []protocol.Fact{fact(t, `{"pred":"event","args":["a"],"t":{"at":1771511400000}}`)}},
+			`event("a")@{"at":"2026-02-19T14:30:00Z"}`},
 		{"temporal: the same fact at two times is two facts", nil,
 			protocol.StateDelta{Assert: []protocol.Fact{
 				fact(t, `{"pred":"event","args":["a"],"t":{"start":"2026-02-19T14:30:00Z","end":"_"}}`),
-				fact(t, `{"pred":"event","args":["a"],"t":{"start":1771511400000,"end":"_"}}`),
+				fact(t, `{"pred":"event","args":["a"],"t":{"start":"2026-02-19T14:30:00Z","end":"_"}}`),
 				fact(t, `{"pred":"event","args":["a"],"t":{"start":1771511400001,"end":"_"}}`)}},
 			`event("a")@{"start":"2026-02-19T14:30:00Z","end":"_"}` + "\n" + `event("a")@{"start":1771511400001,"end":"_"}`},
 	}

@@ -58,7 +58,7 @@ func DialCommand(ctx context.Context, cmd *exec.Cmd, opts *Options) (*Session, e
 	if err := cmd.Start(); err != nil {
 		return nil, &TransportError{Op: "dial", URL: name, Err: err}
 	}
-	conn := transport.NewStdioConn(stdout, stdin, maxReply, stdin.Close)
+	conn := transport.NewStdioConn(stdout, stdin, o.MaxReplyBytes, stdin.Close)
 	onClose := func(readerDone <-chan struct{}) error {
 		// The server flushes its pending answers and exits at EOF on stdin;
 		// the reader drains stdout until then, so the server never blocks

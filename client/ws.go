@@ -36,7 +36,7 @@ func dialWebSocket(ctx context.Context, u *url.URL, opts *Options) (*Session, er
 		}
 		return nil, te
 	}
-	c.SetReadLimit(maxReply)
+	c.SetReadLimit(o.MaxReplyBytes)
 	return newSession(ctx, &wsConn{c: c}, o, "websocket", nil)
 }
 

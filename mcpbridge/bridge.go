@@ -111,6 +111,9 @@ type Options struct {
 	Name, Version string
 	// Logger receives the bridge's logs (never the host); default discard.
 	Logger *slog.Logger
+	// Limits bound what the bridge accepts from the MangleCP server; the
+	// zero value means the defaults of [Limits].
+	Limits Limits
 }
 
 // Bridge serves a MangleCP server to MCP hosts. It keeps one MangleCP
@@ -124,7 +127,8 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	sess     *client.Session
-	manifest *protocol.Manifest // of the last session opened
+	manifest *protocol.Manifest // the last one within the limits
+	refused  *protocol.Manifest // the last pushed one over them, logged once
 }
 
 // New returns a bridge to the server dial reaches. It dials once, so that
@@ -163,6 +167,7 @@ func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
 	if b.opts.Logger == nil {
 		b.opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	b.opts.Limits = b.opts.Limits.withDefaults()
 	if _, err := b.session(ctx); err != nil {
 		return nil, err
 	}
@@ -199,7 +204,13 @@ func (b *Bridge) session(ctx context.Context) (*client.Session, error) {
 		}
 		return nil, protocol.Errorf(CodeProtocolMismatch, "the server speaks MangleCP %q; this bridge speaks %q", bounded(got, 64), protocol.Version)
 	}
-	b.sess, b.manifest = s, s.Manifest()
+	m := s.Manifest()
+	if perr := b.opts.Limits.checkManifest(m); perr != nil {
+		_ = s.Close()
+		b.opts.Logger.Warn("refusing the MangleCP server's manifest", "error", perr.Message)
+		return nil, perr
+	}
+	b.sess, b.manifest = s, m
 	return s, nil
 }
 
@@ -214,13 +225,21 @@ func (b *Bridge) broken(s *client.Session) {
 	}
 }
 
-// Manifest returns the latest manifest of the MangleCP server (kept
-// while the bridge reconnects). Do not modify it.
+// Manifest returns the latest manifest of the MangleCP server within
+// [Options.Limits] (kept while the bridge reconnects; a manifest the
+// server pushes over the limits is logged and ignored). Do not modify it.
 func (b *Bridge) Manifest() *protocol.Manifest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sess != nil {
-		return b.sess.Manifest()
+		if m := b.sess.Manifest(); m != b.manifest && m != b.refused {
+			if perr := b.opts.Limits.checkManifest(m); perr != nil {
+				b.refused = m
+				b.opts.Logger.Warn("ignoring a manifest the MangleCP server pushed", "error", perr.Message)
+			} else {
+				b.manifest = m
+			}
+		}
 	}
 	return b.manifest
 }

@@ -32,8 +32,8 @@ func TestListIntentTools(t *testing.T) {
 		noFollow bool
 		wantMeta bool
 	}{
-		{"auto legacy host: both", mcpbridge.ModeAuto, "2025-11-25", false, true},
-		{"auto host that subscribes", mcpbridge.ModeAuto, "2026-07-28", false, false},
+		{"auto legacy host", mcpbridge.ModeAuto, "2025-11-25", false, true},
+		{"auto host that subscribes", mcpbridge.ModeAuto, "2026-07-28", false, true},
 		{"auto host that does not subscribe", mcpbridge.ModeAuto, "2026-07-28", true, true},
 		{"dynamic", mcpbridge.ModeDynamic, "2025-11-25", false, false},
 		{"meta", mcpbridge.ModeMeta, "2026-07-28", false, true},
@@ -60,12 +60,6 @@ func TestListIntentTools(t *testing.T) {
 			if strings.Contains(string(raw), `\"seen\"`) {
 				t.Errorf("diagnose schema names a predicate the intent does not read: %s", raw)
 			}
-			if !tt.wantMeta && tt.mode == mcpbridge.ModeAuto {
-				// The host's subscription and its first tools/list race:
-				// the meta-tool goes away with a list_changed.
-				h.waitSubscribed(t)
-				tools = h.toolNames(t)
-			}
 			// observe reads every input predicate; these are short, so
 			// they are spelled out again rather than referred to
 			// (TestIntentToolsRefer has the long ones).
@@ -81,8 +75,8 @@ func TestListIntentTools(t *testing.T) {
 }
 
 // TestSessionFlow is the whole session of docs/mcp.md: list, call an
-// intent tool, receive list_changed, call a macro-tool, and see the state
-// delta sent with the next evaluation.
+// intent tool, call a macro-tool it selected through invoke_macro_tool,
+// and see the state delta sent with the next evaluation.
 func TestSessionFlow(t *testing.T) {
 	for _, v := range hostVersions {
 		t.Run(v, func(t *testing.T) {
@@ -100,7 +94,6 @@ func TestSessionFlow(t *testing.T) {
 			if _, ok := h.toolNames(t)["trace_request"]; ok {
 				t.Fatal("a macro-tool is listed before any evaluation")
 			}
-			h.waitSubscribed(t)
 
 			res := h.call(t, "diagnose", diagnoseArgs)
 			if res.IsError {
@@ -108,10 +101,10 @@ func TestSessionFlow(t *testing.T) {
 			}
 			var ev mcpbridge.EvaluationContent
 			structured(t, res, &ev)
-			if len(ev.MacroTools) != 2 || ev.MacroTools[0].Tool != "trace_request" || ev.MacroTools[0].MacroID != "trace_request-0001" || ev.CallWith != "tools" {
+			if len(ev.MacroTools) != 2 || ev.MacroTools[0].Tool != "trace_request" || ev.MacroTools[0].MacroID != "trace_request-0001" || ev.CallWith != mcpbridge.MetaToolName {
 				t.Fatalf("structuredContent = %+v", ev)
 			}
-			if !strings.Contains(text(res), "trace_request(target*)") {
+			if !strings.Contains(text(res), "trace_request(target*: string)") {
 				t.Errorf("text does not describe the tool: %s", text(res))
 			}
 			req := fake.lastEval(t)
@@ -122,21 +115,11 @@ func TestSessionFlow(t *testing.T) {
 				t.Errorf("status argument = %#v, want the exact number 503", req.Facts[1].Args[0])
 			}
 
-			h.waitListed(t, "trace_request", "write_report")
-			tools := h.toolNames(t)
-			tr, wr := tools["trace_request"], tools["write_report"]
-			if tr == nil || wr == nil {
-				t.Fatalf("macro-tools not listed after list_changed: %v", tools)
-			}
-			if !tr.Annotations.ReadOnlyHint || wr.Annotations.ReadOnlyHint || wr.Annotations.DestructiveHint == nil || !*wr.Annotations.DestructiveHint {
-				t.Errorf("annotations: trace %+v, write %+v", tr.Annotations, wr.Annotations)
-			}
-			raw, _ := json.Marshal(tr.InputSchema)
-			if !strings.Contains(string(raw), `"target"`) {
-				t.Errorf("macro-tool schema %s", raw)
+			if tools := h.toolNames(t); tools["trace_request"] != nil || tools[mcpbridge.MetaToolName] == nil {
+				t.Fatalf("the tool list changed: %v", tools)
 			}
 
-			res = h.call(t, "trace_request", map[string]any{"target": "r42"})
+			res = h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "trace_request", "arguments": map[string]any{"target": "r42"}})
 			if res.IsError {
 				t.Fatalf("trace_request: %s", text(res))
 			}
@@ -168,97 +151,58 @@ func TestSessionFlow(t *testing.T) {
 	}
 }
 
+// TestSupersededAndExpiredToolsRemoved: in ModeDynamic (MCP 2025-11-25)
+// a new evaluation's macro-tools replace the earlier ones in the tool list
+// and an expired one goes; by default, the same holds for what
+// invoke_macro_tool reaches, and the list stays as it was.
 func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
-	fake := newFake()
-	fake.setEvaluate(selects(tool("first", false)))
-	h := newHarness(t, fake, nil, hostOptions{protocolVersion: "2025-11-25"})
-	h.call(t, "diagnose", diagnoseArgs)
-	h.waitChanged(t)
-	if h.toolNames(t)["first"] == nil {
-		t.Fatal("first not listed")
-	}
-	soon := tool("second", false)
-	expires := time.Now().Add(2 * time.Second)
-	soon.Validity = &protocol.Validity{ExpiresAt: protocol.NewTime(expires)}
-	fake.setEvaluate(selects(soon))
-	h.call(t, "diagnose", diagnoseArgs)
-	h.waitChanged(t)
-	tools := h.toolNames(t)
-	if tools["first"] != nil || tools["second"] == nil {
-		t.Fatalf("after a second evaluation: %v", tools)
-	}
-	time.Sleep(time.Until(expires) + 50*time.Millisecond)
-	if h.toolNames(t)["second"] != nil {
-		t.Error("an expired macro-tool is still listed")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "second", Arguments: map[string]any{"target": "x"}}); err == nil {
-		t.Error("an expired macro-tool could still be called")
-	}
-}
-
-// TestMetaToolDroppedWhenHostRelists: a host on MCP 2025-11-25 cannot say
-// whether it follows list_changed; listing again after macro-tools were
-// registered shows it does, and the meta-tool goes.
-func TestMetaToolDroppedWhenHostRelists(t *testing.T) {
-	fake := newFake()
-	fake.setEvaluate(selects(tool("trace_request", false)))
-	h := newHarness(t, fake, nil, hostOptions{protocolVersion: "2025-11-25"})
-	if h.toolNames(t)[mcpbridge.MetaToolName] == nil {
-		t.Fatal("no meta-tool at start")
-	}
-	res := h.call(t, "diagnose", diagnoseArgs)
-	if !strings.Contains(text(res), "if your tool list did not change, call invoke_macro_tool") {
-		t.Errorf("the result does not mention the fallback: %s", text(res))
-	}
-	h.waitChanged(t)
-	tools := h.toolNames(t)
-	if tools["trace_request"] == nil || tools[mcpbridge.MetaToolName] != nil {
-		t.Errorf("after the host listed again: %v", tools)
-	}
-}
-
-// TestSubscriptionAfterEvaluation: a host on MCP 2026-07-28 whose
-// subscription to tool list changes reaches the bridge only after an
-// evaluation selected macro-tools still hears of them. The SDK sends a
-// modern host list changes only on its subscription, so the change the
-// evaluation made went to nobody; the bridge announces it again.
-func TestSubscriptionAfterEvaluation(t *testing.T) {
-	for _, mode := range []mcpbridge.Mode{mcpbridge.ModeAuto, mcpbridge.ModeDynamic} {
+	for _, mode := range []mcpbridge.Mode{mcpbridge.ModeDynamic, mcpbridge.ModeAuto} {
 		t.Run(string(mode), func(t *testing.T) {
+			dyn := mode == mcpbridge.ModeDynamic
 			fake := newFake()
-			fake.setEvaluate(selects(tool("trace_request", false)))
-			release := make(chan struct{})
-			t.Cleanup(func() {
-				select {
-				case <-release:
-				default:
-					close(release)
+			fake.setEvaluate(selects(tool("first", false)))
+			h := newHarness(t, fake, &mcpbridge.Options{Mode: mode}, hostOptions{protocolVersion: "2025-11-25"})
+			h.call(t, "diagnose", diagnoseArgs)
+			if dyn {
+				h.waitChanged(t)
+				if h.toolNames(t)["first"] == nil {
+					t.Fatal("first not listed")
 				}
-			})
-			h := newHarness(t, fake, &mcpbridge.Options{Mode: mode}, hostOptions{protocolVersion: "2026-07-28", holdSubscription: release})
-			res := h.call(t, "diagnose", diagnoseArgs)
-			var ev mcpbridge.EvaluationContent
-			structured(t, res, &ev)
-			want := map[mcpbridge.Mode]string{mcpbridge.ModeAuto: mcpbridge.MetaToolName, mcpbridge.ModeDynamic: "tools"}[mode]
-			if ev.CallWith != want {
-				t.Errorf("before the subscription call_with = %q, want %q", ev.CallWith, want)
 			}
-			// Past the SDK's 10 ms batching of list changes: the
-			// evaluation's change has been sent, to no subscriber.
-			time.Sleep(100 * time.Millisecond)
-			close(release)
-			h.waitChanged(t)
-			if h.toolNames(t)["trace_request"] == nil {
-				t.Error("trace_request is not listed after the subscription")
+			soon := tool("second", false)
+			expires := time.Now().Add(2 * time.Second)
+			soon.Validity = &protocol.Validity{ExpiresAt: protocol.NewTime(expires)}
+			fake.setEvaluate(selects(soon))
+			h.call(t, "diagnose", diagnoseArgs)
+			if dyn {
+				h.waitChanged(t)
+				tools := h.toolNames(t)
+				if tools["first"] != nil || tools["second"] == nil {
+					t.Fatalf("after a second evaluation: %v", tools)
+				}
+			} else if e := errorOf(t, h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "first", "arguments": map[string]any{"target": "x"}})); e.Code != protocol.CodeBridgeUnknownTool {
+				t.Errorf("a superseded tool: %s", e.Code)
+			}
+			time.Sleep(time.Until(expires) + 50*time.Millisecond)
+			if h.toolNames(t)["second"] != nil {
+				t.Error("an expired macro-tool is still listed")
+			}
+			if dyn {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				if _, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "second", Arguments: map[string]any{"target": "x"}}); err == nil {
+					t.Error("an expired macro-tool could still be called")
+				}
+			} else if e := errorOf(t, h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "second", "arguments": map[string]any{"target": "x"}})); e.Code != protocol.CodeBridgeUnknownTool {
+				t.Errorf("an expired tool: %s", e.Code)
 			}
 		})
 	}
 }
 
 // TestMetaToolFallback: a host on MCP 2026-07-28 that does not subscribe
-// to list changes gets invoke_macro_tool and an unchanged tool list.
+// to list changes gets invoke_macro_tool and an unchanged tool list, as
+// every host does by default.
 func TestMetaToolFallback(t *testing.T) {
 	fake := newFake()
 	fake.setEvaluate(selects(tool("trace_request", false)))
@@ -455,12 +399,10 @@ func TestEveryErrorMapped(t *testing.T) {
 		fake.setEvaluate(selects(tool("w", true)))
 		h := newHarness(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{elicit: decline})
 		h.call(t, "diagnose", diagnoseArgs)
-		h.waitListed(t, "w")
-		check(t, h.call(t, "w", map[string]any{"target": "x"}), protocol.CodeBridgeConfirmationDeclined)
+		check(t, h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "w", "arguments": map[string]any{"target": "x"}}), protocol.CodeBridgeConfirmationDeclined)
 		h2 := newHarness(t, fake, nil, hostOptions{elicit: accept})
 		h2.call(t, "diagnose", diagnoseArgs)
-		h2.waitListed(t, "w")
-		check(t, h2.call(t, "w", map[string]any{"target": "x"}), protocol.CodeBridgeConfirmationUnavailable)
+		check(t, h2.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "w", "arguments": map[string]any{"target": "x"}}), protocol.CodeBridgeConfirmationUnavailable)
 	})
 	t.Run("bridge/server unreachable, then reconnected", func(t *testing.T) {
 		h := newHarness(t, newFake(), nil, hostOptions{})
@@ -522,11 +464,10 @@ func TestCancellationReachesTheServer(t *testing.T) {
 			})
 			h := newHarness(t, fake, nil, hostOptions{protocolVersion: v})
 			h.call(t, "diagnose", diagnoseArgs)
-			h.waitListed(t, "slow")
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {
-				_, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"target": "x"}})
+				_, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{"tool": "slow", "arguments": map[string]any{"target": "x"}}})
 				errc <- err
 			}()
 			select {
@@ -564,11 +505,10 @@ func TestProgressPassesThrough(t *testing.T) {
 		got = append(got, r.Params)
 	}})
 	h.call(t, "diagnose", diagnoseArgs)
-	params := &mcp.CallToolParams{Name: "long", Arguments: map[string]any{"target": "x"}}
+	params := &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{"tool": "long", "arguments": map[string]any{"target": "x"}}}
 	params.SetProgressToken("tok-1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h.waitListed(t, "long")
 	if _, err := h.cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}
@@ -598,9 +538,14 @@ func TestStartIntentAndResources(t *testing.T) {
 		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("trace_request", false)},
 			RequiredSkills: []protocol.Skill{{SkillID: "reading", Name: "Reading", Description: "How to read", Content: "# Read it"}}}, nil
 	})
-	h := newHarness(t, fake, &mcpbridge.Options{Start: &mcpbridge.Start{Intent: "diagnose", Facts: []protocol.Fact{protocol.NewFact("url", "https://x")}}}, hostOptions{protocolVersion: "2025-11-25"})
+	h := newHarness(t, fake, &mcpbridge.Options{Mode: mcpbridge.ModeDynamic, Start: &mcpbridge.Start{Intent: "diagnose", Facts: []protocol.Fact{protocol.NewFact("url", "https://x")}}}, hostOptions{protocolVersion: "2025-11-25"})
 	if h.toolNames(t)["trace_request"] == nil {
 		t.Fatal("the start intent's tools are not in the first tools/list")
+	}
+	// By default they are reachable through invoke_macro_tool at once.
+	h2 := newHarness(t, fake, &mcpbridge.Options{Start: &mcpbridge.Start{Intent: "diagnose", Facts: []protocol.Fact{protocol.NewFact("url", "https://x")}}}, hostOptions{})
+	if res := h2.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "trace_request", "arguments": map[string]any{"target": "x"}}); res.IsError {
+		t.Fatalf("the start intent's tool through invoke_macro_tool: %s", text(res))
 	}
 	if req := fake.lastEval(t); req.Intent.Name != "diagnose" || len(req.Facts) != 1 {
 		t.Errorf("start intent request %+v", req)

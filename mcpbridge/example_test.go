@@ -13,8 +13,10 @@ import (
 )
 
 // Example bridges a MangleCP server (here a scripted one, served over an
-// in-memory pair) to an MCP client: the client sees one tool per intent;
-// calling one adds the macro-tools the server selected.
+// in-memory pair) to an MCP client: the client sees one tool per intent
+// and invoke_macro_tool, a list that never changes; calling an intent
+// tool answers with the macro-tools the server selected, which the client
+// then calls through invoke_macro_tool.
 func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -26,7 +28,7 @@ func Example() {
 		c, s := transport.NewMemoryPair()
 		go func() { _ = transport.ServeSession(ctx, server, s, nil) }()
 		return client.NewSession(ctx, c, nil)
-	}, &mcpbridge.Options{Mode: mcpbridge.ModeDynamic})
+	}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -36,16 +38,7 @@ func Example() {
 	// An MCP host connects (here the Go SDK's client, in memory).
 	hostSide, bridgeSide := mcp.NewInMemoryTransports()
 	go func() { _ = b.Run(ctx, bridgeSide) }()
-	changed := make(chan struct{}, 1)
-	host := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	})
-	cs, err := host.Connect(ctx, hostSide, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, hostSide, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -60,17 +53,23 @@ func Example() {
 		}
 		fmt.Println(strings.Join(names, " "))
 	}
+	printText := func(res *mcp.CallToolResult) { fmt.Println(res.Content[0].(*mcp.TextContent).Text) }
 	printTools()
 	res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "diagnose", Arguments: map[string]any{
 		"facts": []any{[]any{"url", "https://app.example.com"}},
 	}})
-	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
-	<-changed
+	printText(res)
+	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{
+		"tool": "trace_request", "arguments": map[string]any{"target": "r1"},
+	}})
+	printText(res)
 	printTools()
 	// Output:
-	// diagnose observe
+	// diagnose invoke_macro_tool observe
 	// diagnose: the rules selected 1 tool.
-	// - trace_request(target*): The trace_request tool.
-	// They are now in your tool list.
-	// diagnose observe trace_request
+	// - trace_request(target*: string): The trace_request tool.
+	// Call one with invoke_macro_tool.
+	// trace_request: done
+	// result: {"ok":true}
+	// diagnose invoke_macro_tool observe
 }

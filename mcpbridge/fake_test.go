@@ -3,7 +3,6 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -313,49 +312,6 @@ func (h *harness) waitChanged(t *testing.T) {
 	case <-h.changed:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed")
-	}
-}
-
-// waitSubscribed waits until the bridge has handled the subscription to
-// tool list changes of a host on MCP 2026-07-28 (the meta-tool leaves the
-// auto mode's list then; only call it in auto mode). The host's first requests race that
-// subscription: an evaluation before it offers its macro-tools through the
-// meta-tool, which is right but not what a test of the subscribed session
-// means to look at.
-func (h *harness) waitSubscribed(t *testing.T) {
-	t.Helper()
-	if h.cs.InitializeResult().ProtocolVersion < "2026-07-28" || h.host.noListChanged {
-		return
-	}
-	deadline := time.After(20 * time.Second)
-	for h.toolNames(t)[mcpbridge.MetaToolName] != nil {
-		select {
-		case <-h.changed:
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			t.Fatal("the bridge never saw the host's subscription")
-		}
-	}
-}
-
-// waitListed waits until the host lists every one of names, reading one
-// tools/list_changed notification at a time between looks: the first
-// notification may be about another change (the meta-tool leaving once
-// the host shows it follows the list), which can come first.
-func (h *harness) waitListed(t *testing.T, names ...string) {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		tools := h.toolNames(t)
-		missing := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return tools[n] != nil })
-		if len(missing) == 0 {
-			return
-		}
-		select {
-		case <-h.changed:
-		case <-deadline:
-			t.Fatalf("%v never listed", missing)
-		}
 	}
 }
 

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,7 +49,7 @@ type InvocationContent struct {
 // renderEvaluation is the result of an intent tool: a short text the model
 // reads, the evaluation as structuredContent, and links to the skills and
 // context resources the rules attached.
-func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, dynamic, meta bool, explain bool) *mcp.CallToolResult {
+func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, dynamic, explain bool) *mcp.CallToolResult {
 	sc := EvaluationContent{Intent: intent, EvalTimeUsed: resp.EvalTimeUsed, MacroTools: []ToolSummary{}, Warnings: resp.Warnings, CallWith: "tools"}
 	if !dynamic {
 		sc.CallWith = MetaToolName
@@ -79,9 +78,9 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 		if t.Validity != nil {
 			ts.ExpiresAt = t.Validity.ExpiresAt
 		}
-		fmt.Fprintf(&b, "\n- %s(%s)", e.name, argList(t.InputSchema))
+		fmt.Fprintf(&b, "\n- %s", toolSignature(e.name, t.InputSchema))
 		if t.Description != "" {
-			fmt.Fprintf(&b, ": %s", t.Description)
+			fmt.Fprintf(&b, ": %s", oneLine(t.Description))
 		}
 		if ts.RequiresConfirmation {
 			b.WriteString(" (the user is asked first)")
@@ -101,13 +100,10 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 		sc.MacroTools = append(sc.MacroTools, ts)
 	}
 	if len(entries) > 0 {
-		switch {
-		case dynamic && meta:
-			fmt.Fprintf(&b, "\nThey are now in your tool list; if your tool list did not change, call %s {\"tool\": NAME, \"arguments\": {...}}.", MetaToolName)
-		case dynamic:
+		if dynamic {
 			b.WriteString("\nThey are now in your tool list.")
-		default:
-			fmt.Fprintf(&b, "\nCall one with %s {\"tool\": NAME, \"arguments\": {...}}.", MetaToolName)
+		} else {
+			fmt.Fprintf(&b, "\nCall one with %s.", MetaToolName)
 		}
 	}
 	for _, sk := range resp.RequiredSkills {
@@ -128,37 +124,6 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 	}
 	content := append([]mcp.Content{&mcp.TextContent{Text: b.String()}}, links...)
 	return &mcp.CallToolResult{Content: content, StructuredContent: sc}
-}
-
-// argList writes an input schema's properties as "a*, b": required ones
-// starred.
-func argList(schema map[string]any) string {
-	props, _ := schema["properties"].(map[string]any)
-	if len(props) == 0 {
-		return ""
-	}
-	var req []string
-	switch r := schema["required"].(type) {
-	case []any:
-		for _, x := range r {
-			if s, ok := x.(string); ok {
-				req = append(req, s)
-			}
-		}
-	case []string:
-		req = r
-	}
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for i, n := range names {
-		if slices.Contains(req, n) {
-			names[i] = n + "*"
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // renderInvoke is the result of a macro-tool: the summary, the result as

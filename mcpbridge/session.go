@@ -7,19 +7,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// modernMCP is the first MCP version in which a host says whether it
-// follows tool list changes (it opens subscriptions/listen for them).
+// modernMCP is the first MCP version whose tool list must not vary as a
+// side effect of requests (server/tools.mdx of the MCP specification).
 const modernMCP = "2026-07-28"
 
 // Resource URIs the bridge serves.
@@ -40,21 +42,16 @@ type mcpSession struct {
 	b        *Bridge
 	srv      *mcp.Server
 	reserved map[string]bool // intent tool names and the meta-tool
+	dynamic  bool            // ModeDynamic: macro-tools become MCP tools
 
 	startOnce sync.Once
 
-	install sync.Mutex // serializes tool list changes
+	install sync.Mutex // serializes selection changes
 
 	mu         sync.Mutex
 	tools      map[string]*macroEntry // the latest evaluation's selection, by MCP tool name
-	registered []string               // macro-tools registered as MCP tools
+	registered []string               // macro-tools registered as MCP tools (ModeDynamic)
 	skills     []string               // skill resource URIs registered
-	subscribed bool                   // a 2026-07-28 host subscribed to tool list changes
-	listDue    bool                   // macro-tools were registered and the host has not listed since
-	changed    bool                   // the bridge changed the MCP tool list since the session began
-	anchor     *mcp.Tool              // an intent tool, added again to announce a change (see setSubscribed)
-	anchorH    mcp.ToolHandler        // anchor's handler
-	metaOn     bool                   // the meta-tool is registered
 	pending    map[string]pendingConfirm
 	state      *client.State // the working state, made with the first session's facts profile
 }
@@ -63,7 +60,8 @@ type mcpSession struct {
 type macroEntry struct {
 	name    string
 	tool    protocol.MacroTool
-	expires time.Time // zero: no validity window
+	expires time.Time  // zero: no validity window
+	args    *validator // checks arguments against tool.InputSchema
 }
 
 // pendingConfirm is a confirmation asked through elicitation, bound to
@@ -76,9 +74,10 @@ type pendingConfirm struct {
 
 // Server returns a new MCP server for one MCP session: its tools are one
 // tool per intent of the manifest, or the one intent tool (by
-// Options.IntentTools), and invoke_macro_tool (by mode); each
-// evaluation adds the macro-tools it selected. Serve each MCP session with
-// its own Server: the working state and tool list belong to it.
+// Options.IntentTools), and invoke_macro_tool. That list never changes
+// during the session (ModeDynamic instead adds each evaluation's
+// macro-tools and has no invoke_macro_tool). Serve each MCP session with
+// its own Server: the working state and selection belong to it.
 func (b *Bridge) Server() *mcp.Server { return b.newSession().srv }
 
 // newSession returns the state of one MCP session, with its Server.
@@ -87,15 +86,17 @@ func (b *Bridge) newSession() *mcpSession {
 	if m == nil {
 		m = &protocol.Manifest{}
 	}
-	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
-	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions(m, b.singleIntentTool(len(m.Intents))),
+	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
+	opts := &mcp.ServerOptions{
+		Instructions: instructions(m, b.singleIntentTool(len(m.Intents)), ss.dynamic),
 		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			// The tool list changes only in ModeDynamic.
+			Tools:     &mcp.ToolCapabilities{ListChanged: ss.dynamic},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
-	})
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, opts)
 	ss.srv = srv
 	if b.singleIntentTool(len(m.Intents)) {
 		t := singleIntentTool(m.Intents, &m.FactsProfile)
@@ -104,29 +105,27 @@ func (b *Bridge) newSession() *mcpSession {
 		for i, in := range m.Intents {
 			names[i] = in.Name
 		}
-		ss.anchor, ss.anchorH = t, ss.singleHandler(names)
-		srv.AddTool(ss.anchor, ss.anchorH)
+		srv.AddTool(t, ss.singleHandler(names))
 	} else {
 		tools := intentTools(m.Intents, &m.FactsProfile)
 		for _, in := range m.Intents {
 			t := tools[in.Name]
 			ss.reserved[t.Name] = true
-			h := ss.intentHandler(in.Name)
-			if ss.anchor == nil {
-				ss.anchor, ss.anchorH = t, h
-			}
-			srv.AddTool(t, h)
+			srv.AddTool(t, ss.intentHandler(in.Name))
 		}
 	}
-	if b.opts.Mode != ModeDynamic {
+	if !ss.dynamic {
 		srv.AddTool(metaTool(), ss.metaHandler)
-		ss.metaOn = true
 	}
 	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", Description: "The MangleCP server's manifest: intents, facts profile, limits.", MIMEType: "application/json"}, ss.readManifest)
 	srv.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Description: "The working state: the facts this session sends with every evaluation.", MIMEType: "application/json"}, ss.readState)
 	srv.AddReceivingMiddleware(ss.middleware)
-	srv.AddSendingMiddleware(ss.sending)
 	return ss
+}
+
+// legacyVersions are the MCP versions the SDK speaks before modernMCP.
+func legacyVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= modernMCP })
 }
 
 // singleIntentTool reports whether a session lists the one intent tool
@@ -143,18 +142,22 @@ func (b *Bridge) singleIntentTool(n int) bool {
 
 // instructions tell the host's model how to use the bridge, in two
 // sentences.
-func instructions(m *protocol.Manifest, single bool) string {
+func instructions(m *protocol.Manifest, single, dynamic bool) string {
 	call := "Call an intent tool with facts about the situation, each [predicate, args...] (* marks required facts)"
 	if single {
 		call = "Call " + IntentToolName + " with an intent and facts about the situation, each [predicate, args...]"
 	}
-	return strings.TrimSpace(m.Domain.Description + " " + call + "; the server's rules select the few tools that fit, which then appear in your tool list. Add \"explain\": true for the rules' proof.")
+	then := "; the server's rules select the few tools that fit and the answer describes them: call one with " + MetaToolName + "."
+	if dynamic {
+		then = "; the server's rules select the few tools that fit, which then appear in your tool list."
+	}
+	return strings.TrimSpace(m.Domain.Description + " " + call + then + " Add \"explain\": true for the rules' proof.")
 }
 
 func metaTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        MetaToolName,
-		Description: "Call a tool an intent selected.",
+		Description: "Call a tool an intent selected: {tool, arguments}.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -167,131 +170,55 @@ func metaTool() *mcp.Tool {
 }
 
 // middleware drops expired macro-tools before the host lists or calls
-// tools, and evaluates the start intent once.
+// tools, evaluates the start intent once, and in ModeDynamic refuses MCP
+// 2026-07-28.
 func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list", "tools/call":
-			if method == "tools/list" {
-				ss.listed()
-			}
 			ss.prune(time.Now())
 			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
 				ss.start(ctx, sess)
+			}
+		}
+		if ss.dynamic {
+			// MCP 2026-07-28 forbids a tool list that varies with
+			// requests: a host asking for it is refused, and one that
+			// initializes with it is answered with an earlier version.
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p.ProtocolVersion >= modernMCP {
+				p.ProtocolVersion = legacyVersions()[0]
+			} else if v, _ := metaOf(req)[mcp.MetaKeyProtocolVersion].(string); v >= modernMCP {
+				return nil, refuseModern()
 			}
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// sending notes a host's subscription to tool list changes once the SDK
-// has acknowledged it. Only then does a tools/list_changed reach a host on
-// MCP 2026-07-28: a change made earlier was announced to nobody, so
-// setSubscribed announces it again.
-func (ss *mcpSession) sending(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method == subscriptionsAcknowledged && err == nil {
-			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p.Notifications.ToolsListChanged {
-				ss.setSubscribed()
-			}
-		}
-		return res, err
+// metaOf is the _meta of a request's params, where MCP 2026-07-28 puts the
+// protocol version of every request.
+func metaOf(req mcp.Request) map[string]any {
+	if req == nil {
+		return nil
 	}
+	p := req.GetParams()
+	if p == nil || reflect.ValueOf(p).IsNil() { // a request without params holds a nil pointer
+		return nil
+	}
+	return p.GetMeta()
 }
 
-// subscriptionsAcknowledged is the MCP notification that confirms a
-// subscriptions/listen request.
-const subscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
-
-// setSubscribed records that the host follows tool list changes; in auto
-// mode the meta-tool is then not needed.
-//
-// Macro-tools an evaluation selected before the subscription arrived
-// (the host may call a tool before its subscriptions/listen is handled)
-// were reachable through the meta-tool only: they become MCP tools now,
-// before the meta-tool goes, so none is left unreachable. If the bridge
-// changed the tool list before the subscription and changes nothing now,
-// it adds an intent tool again, unchanged, for the SDK to send the
-// tools/list_changed the host missed.
-func (ss *mcpSession) setSubscribed() {
-	ss.install.Lock() // against installTools changing the selection meanwhile
-	defer ss.install.Unlock()
-	now := time.Now()
-	ss.mu.Lock()
-	ss.subscribed = true
-	drop := ss.b.opts.Mode == ModeAuto && ss.metaOn
-	ss.metaOn = ss.metaOn && !drop
-	var add []*macroEntry
-	if ss.b.opts.Mode == ModeAuto {
-		for name, e := range ss.tools {
-			if !slices.Contains(ss.registered, name) && (e.expires.IsZero() || now.Before(e.expires)) {
-				add = append(add, e)
-			}
-		}
-		slices.SortFunc(add, func(a, b *macroEntry) int { return strings.Compare(a.name, b.name) })
-		for _, e := range add {
-			ss.registered = append(ss.registered, e.name)
-		}
-		ss.listDue = ss.listDue || len(add) > 0
+// refuseModern is the answer of a ModeDynamic bridge to a host that asks
+// for MCP 2026-07-28: an unsupported version error that says why and
+// lists the versions it speaks (the SDK's client then initializes with
+// the newest of them).
+func refuseModern() error {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacyVersions(), Requested: modernMCP})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeUnsupportedProtocolVersion,
+		Message: "manglecp mcp --tools dynamic changes the tool list as calls select tools, which MCP " + modernMCP + " forbids; this bridge speaks " + strings.Join(legacyVersions(), ", ") + " in that mode (run it without --tools dynamic for " + modernMCP + ")",
+		Data:    data,
 	}
-	missed := ss.changed && len(add) == 0 && !drop
-	ss.changed = ss.changed || len(add) > 0 || drop
-	ss.mu.Unlock()
-	for _, e := range add {
-		ss.srv.AddTool(macroToolDef(e.name, &e.tool), ss.macroHandler(e.name))
-	}
-	if drop {
-		ss.srv.RemoveTools(MetaToolName)
-	}
-	if missed && ss.anchor != nil {
-		ss.srv.AddTool(ss.anchor, ss.anchorH)
-	}
-}
-
-// listed notes a tools/list. A host on an MCP version that cannot say
-// whether it follows list changes shows that it does by listing again
-// after macro-tools were registered: in auto mode the meta-tool then goes.
-func (ss *mcpSession) listed() {
-	ss.mu.Lock()
-	drop := ss.listDue && ss.b.opts.Mode == ModeAuto && ss.metaOn
-	ss.listDue = false
-	if drop {
-		ss.metaOn = false
-	}
-	ss.mu.Unlock()
-	if drop {
-		ss.srv.RemoveTools(MetaToolName)
-	}
-}
-
-// dynamic reports whether macro-tools are registered as MCP tools for the
-// host of sess.
-func (ss *mcpSession) dynamic(sess *mcp.ServerSession) bool {
-	switch ss.b.opts.Mode {
-	case ModeDynamic:
-		return true
-	case ModeMeta:
-		return false
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return !modern(sess) || ss.subscribed
-}
-
-// metaAvailable reports whether invoke_macro_tool is in the tool list.
-func (ss *mcpSession) metaAvailable() bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.metaOn
-}
-
-func modern(sess *mcp.ServerSession) bool {
-	if sess == nil {
-		return false
-	}
-	p := sess.InitializeParams()
-	return p != nil && p.ProtocolVersion >= modernMCP
 }
 
 // start evaluates the start intent once per MCP session.
@@ -301,7 +228,7 @@ func (ss *mcpSession) start(ctx context.Context, sess *mcp.ServerSession) {
 		return
 	}
 	ss.startOnce.Do(func() {
-		if _, err := ss.evaluate(ctx, nil, sess, st.Intent, st.Params, st.Facts, false); err != nil {
+		if _, err := ss.evaluate(ctx, nil, st.Intent, st.Params, st.Facts, false); err != nil {
 			ss.b.opts.Logger.Warn("start intent", "intent", st.Intent, "error", err.Error())
 		}
 	})
@@ -332,7 +259,6 @@ func (ss *mcpSession) prune(now time.Time) {
 		}
 	}
 	ss.registered = slices.DeleteFunc(ss.registered, func(n string) bool { return slices.Contains(gone, n) })
-	ss.changed = ss.changed || len(gone) > 0
 	ss.mu.Unlock()
 	if len(gone) > 0 {
 		ss.srv.RemoveTools(gone...)
@@ -347,7 +273,7 @@ func (ss *mcpSession) intentHandler(intent string) mcp.ToolHandler {
 		if perr != nil {
 			return errorResult(perr), nil
 		}
-		res, err := ss.evaluate(ctx, req, req.Session, intent, args.Params, facts, args.Explain)
+		res, err := ss.evaluate(ctx, req, intent, args.Params, facts, args.Explain)
 		if err != nil {
 			return ss.fail(ctx, "evaluate", err), nil
 		}
@@ -366,7 +292,7 @@ func (ss *mcpSession) singleHandler(intents []string) mcp.ToolHandler {
 		if !slices.Contains(intents, args.Intent) {
 			return errorResult(unknownIntent(args.Intent, intents)), nil
 		}
-		res, err := ss.evaluate(ctx, req, req.Session, args.Intent, args.Params, facts, args.Explain)
+		res, err := ss.evaluate(ctx, req, args.Intent, args.Params, facts, args.Explain)
 		if err != nil {
 			return ss.fail(ctx, "evaluate", err), nil
 		}
@@ -404,7 +330,7 @@ func (ss *mcpSession) fail(ctx context.Context, op string, err error) *mcp.CallT
 // facts when the intent was suggested, the model's facts), installs the
 // selected macro-tools and renders the result. req is nil for the start
 // intent.
-func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, sess *mcp.ServerSession, intent string, params map[string]any, facts []protocol.Fact, explain bool) (*mcp.CallToolResult, error) {
+func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, intent string, params map[string]any, facts []protocol.Fact, explain bool) (*mcp.CallToolResult, error) {
 	s, err := ss.b.session(ctx)
 	if err != nil {
 		return nil, err
@@ -436,17 +362,20 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, se
 		}
 		return nil, err
 	}
+	if perr := ss.b.opts.Limits.checkEvaluation(resp); perr != nil {
+		return nil, perr
+	}
 	st.Add(facts...)
-	entries := ss.installTools(sess, resp)
-	return renderEvaluation(intent, resp, entries, ss.dynamic(sess), ss.metaAvailable(), explain), nil
+	entries := ss.installTools(resp)
+	return renderEvaluation(intent, resp, entries, ss.dynamic, explain), nil
 }
 
 // installTools makes resp's macro-tools the session's selection: they
-// replace every macro-tool of earlier evaluations and, when the host
-// follows list changes, become MCP tools (the SDK then sends
-// notifications/tools/list_changed). Required skills become resources.
-func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.IntentResponse) []*macroEntry {
-	dyn := ss.dynamic(sess)
+// replace every macro-tool of earlier evaluations and, in ModeDynamic,
+// become MCP tools (the SDK then sends notifications/tools/list_changed).
+// Required skills become resources.
+func (ss *mcpSession) installTools(resp *protocol.IntentResponse) []*macroEntry {
+	dyn := ss.dynamic
 	ss.install.Lock()
 	defer ss.install.Unlock()
 
@@ -457,7 +386,7 @@ func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.Inten
 		for i := 2; ss.reserved[name] || tools[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", toolName(t.Name), i)
 		}
-		e := &macroEntry{name: name, tool: t}
+		e := &macroEntry{name: name, tool: t, args: &validator{}}
 		if t.Validity != nil && t.Validity.ExpiresAt != nil {
 			e.expires = t.Validity.ExpiresAt.Time
 		}
@@ -472,15 +401,13 @@ func (ss *mcpSession) installTools(sess *mcp.ServerSession, resp *protocol.Inten
 		for _, e := range entries {
 			ss.registered = append(ss.registered, e.name)
 		}
-		ss.listDue = ss.listDue || len(entries) > 0
 	}
 	var gone []string
 	for _, n := range old {
-		if !dyn || tools[n] == nil {
+		if tools[n] == nil {
 			gone = append(gone, n)
 		}
 	}
-	ss.changed = ss.changed || len(gone) > 0 || len(ss.registered) > 0
 	ss.mu.Unlock()
 
 	if len(gone) > 0 {
@@ -598,6 +525,12 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 		return errorResult(perr.WithDetails(&protocol.ErrorDetails{Suggestion: sug}))
 	}
+	if errs := e.args.check(e.tool.InputSchema, args); len(errs) > 0 {
+		// Before the user is asked or the server is called: the model
+		// corrects its call from the errors and the signature.
+		return errorResult(protocol.Errorf(CodeInvalidArguments, "the arguments of %s do not match its parameters", e.name).
+			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, Suggestion: "call " + toolSignature(e.name, e.tool.InputSchema)}))
+	}
 	needConfirm := e.tool.Safety != nil && e.tool.Safety.RequiresUserConfirmation
 	var token string
 	if needConfirm || req.Params.InputResponses != nil || req.Params.RequestState != "" {
@@ -630,6 +563,9 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 			return ask
 		}
 		return ss.fail(ctx, "invoke", err)
+	}
+	if perr := ss.b.opts.Limits.checkInvocation(resp); perr != nil {
+		return errorResult(perr)
 	}
 	ss.workingState(s).Apply(resp)
 	return renderInvoke(e, resp)

@@ -1,46 +1,70 @@
 package mcpbridge
 
 import (
-	"context"
-	"log/slog"
+	"encoding/json"
+	"strings"
 	"testing"
-	"time"
-
-	"github.com/manglecp/manglecp/protocol"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestSubscribeRegistersEarlierSelection: a macro-tool selected before the
-// host's subscription to tool list changes arrived (reachable then only
-// through the meta-tool) becomes an MCP tool when it arrives, before the
-// meta-tool leaves; one that expired meanwhile does not.
-func TestSubscribeRegistersEarlierSelection(t *testing.T) {
-	b := &Bridge{opts: Options{Mode: ModeAuto, Logger: slog.New(slog.DiscardHandler)}, manifest: &protocol.Manifest{}}
-	ss := b.newSession()
-	schema := map[string]any{"type": "object"}
-	ss.tools = map[string]*macroEntry{
-		"early":   {name: "early", tool: protocol.MacroTool{Name: "early", MacroID: "early-1", InputSchema: schema}},
-		"expired": {name: "expired", tool: protocol.MacroTool{Name: "expired", MacroID: "expired-1", InputSchema: schema}, expires: time.Now().Add(-time.Minute)},
+// TestToolSignature: the compact form in which a model reads a selected
+// macro-tool once: types, enums, defaults and required marks, required
+// parameters first.
+func TestToolSignature(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   string
+	}{
+		{"none disclosed", ``, `t(...)`},
+		{"no parameters", `{"type":"object"}`, `t()`},
+		{"required first, sorted", `{"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string"},"c":{"type":"string"}},"required":["c"]}`, `t(c*: string, a: string, b: integer)`},
+		{"enum and default", `{"type":"object","properties":{"path":{"enum":["src/a.go","src/b.go"]},"net":{"type":"boolean","default":true}},"required":["path"]}`, `t(path*: "src/a.go"|"src/b.go", net: boolean=true)`},
+		{"array", `{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}}}}`, `t(paths: string[])`},
 	}
-	ss.setSubscribed()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var schema map[string]any
+			if tt.schema != "" {
+				if err := json.Unmarshal([]byte(tt.schema), &schema); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := toolSignature("t", schema); got != tt.want {
+				t.Errorf("toolSignature = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
 
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	go func() { _ = ss.srv.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestValidatorSchemaErrors: the bridge checks a macro-tool's arguments
+// against its full schema and names each wrong argument.
+func TestValidatorSchemaErrors(t *testing.T) {
+	var schema map[string]any
+	_ = json.Unmarshal([]byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"path":{"type":"string","enum":["a.go"]},"n":{"type":"integer"}},"required":["path"],"additionalProperties":false}`), &schema)
+	tests := []struct {
+		name string
+		args string
+		want []string // substrings of the errors, in order
+	}{
+		{"valid", `{"path":"a.go","n":3}`, nil},
+		{"missing", `{}`, []string{`/path: required argument "path" is missing`}},
+		{"unknown and wrong type", `{"path":"a.go","n":"x","extra":1}`, []string{`/extra: argument "extra" is not a parameter`, `/n: `}},
+		{"not in the enum", `{"path":"b.go"}`, []string{`/path: `}},
 	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, tl := range res.Tools {
-		listed[tl.Name] = true
-	}
-	if !listed["early"] || listed["expired"] || listed[MetaToolName] {
-		t.Errorf("listed %v: want early, neither expired nor %s", listed, MetaToolName)
+	v := &validator{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]any
+			_ = json.Unmarshal([]byte(tt.args), &args)
+			errs := v.check(schema, args)
+			if len(errs) != len(tt.want) {
+				t.Fatalf("errors %+v, want %d", errs, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if got := errs[i].Path + ": " + errs[i].Message; !strings.HasPrefix(got, w) {
+					t.Errorf("error %d = %q, want %q...", i, got, w)
+				}
+			}
+		})
 	}
 }

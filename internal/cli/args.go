@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // cmdHelp is what `manglecp COMMAND -h` prints: the synopsis, one
@@ -60,7 +62,7 @@ func parseArgs(h cmdHelp, fl *flag.FlagSet, args []string, stdout, stderr io.Wri
 				printHelp(stdout, h, fl)
 				return nil, exitOK, false
 			}
-			return nil, usageError(stderr, h, "%v", err), false
+			return nil, usageError(stderr, h, "%s", flagError(fl, err)), false
 		}
 		rest := fl.Args()
 		if len(rest) == 0 {
@@ -72,6 +74,21 @@ func parseArgs(h cmdHelp, fl *flag.FlagSet, args []string, stdout, stderr io.Wri
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError words a flag parse error; for an undefined flag it adds "did
+// you mean --OTHER?" when one of fl's flags is close.
+func flagError(fl *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return err.Error()
+	}
+	var names []string
+	fl.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c := protocol.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+		return fmt.Sprintf("%v; did you mean --%s?", err, c)
+	}
+	return err.Error()
 }
 
 // usageError prints a one-line usage error and where to find help, and

@@ -51,6 +51,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"bad disclosure", []string{"eval", hs.URL, "--intent", "observe", "--disclosure", "all"}, `--disclosure "all"`},
 		{"show-rules without json", []string{"check", "testdata", "--show-rules"}, "--show-rules needs --json"},
 		{"unknown flag", []string{"eval", hs.URL, "--colour"}, "flag provided but not defined: -colour"},
+		{"misspelled flag", []string{"eval", hs.URL, "--intnet", "observe"}, "flag provided but not defined: -intnet; did you mean --intent?"},
+		{"misspelled flag of serve", []string{"serve", "--adr", ":0"}, "did you mean --addr?"},
 		{"serve argument", []string{"serve", "extra"}, `unexpected argument "extra"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,5 +203,22 @@ func TestConfirmWithWrongKey(t *testing.T) {
 	code, _, errOut := run(t, "", "invoke", hs.URL, "--macro", id, "--args", `{"request_id":"r1"}`, "--confirm", "--confirm-key", "another key")
 	if code != exitProtocol || !strings.Contains(errOut, "confirmation_invalid") || !strings.Contains(errOut, "signature does not verify") {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestUnknownCommandSuggests: a misspelled command names the command
+// meant (issue 29: `manglecp evaluate` got no suggestion).
+func TestUnknownCommandSuggests(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{"evaluate", `unknown command "evaluate"; did you mean "eval"?`},
+		{"serv", `did you mean "serve"?`},
+		{"conformence", `did you mean "conformance"?`},
+		{"--versoin", `did you mean "version"?`},
+		{"zzzzzz", `unknown command "zzzzzz"` + "\n"},
+	} {
+		code, _, errOut := run(t, "", tc.cmd)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", tc.cmd, code, errOut, tc.want)
+		}
 	}
 }

@@ -5,40 +5,74 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
+// command is one subcommand: its name and how it runs with the arguments
+// after the name.
+type command struct {
+	name string
+	run  func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// commands are the subcommands, in the order usage lists them.
+var commands = []command{
+	{"serve", serve},
+	{"manifest", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return manifestCmd(ctx, args, stdout, stderr)
+	}},
+	{"eval", evalCmd},
+	{"invoke", invokeCmd},
+	{"check", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return check(ctx, args, stdout, stderr)
+	}},
+	{"conformance", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return conformanceCmd(ctx, args, stdout, stderr)
+	}},
+	{"mcp", mcpCmd},
+	{"inspect", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return inspectCmd(ctx, args, stdout, stderr)
+	}},
+	{"help", func(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+		usage(stdout)
+		return exitOK
+	}},
+	{"version", func(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
+	}},
+}
+
 // Main runs the command with args (without the program name) and returns
-// the process exit code: 0 success, 1 failure, 2 usage error.
+// the process exit code: 0 success, 1 failure, 2 usage error. An unknown
+// command is a usage error that names the command meant, when one is
+// close.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
 	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stdin, stdout, stderr)
-	case "manifest":
-		return manifestCmd(ctx, args[1:], stdout, stderr)
-	case "eval":
-		return evalCmd(ctx, args[1:], stdin, stdout, stderr)
-	case "invoke":
-		return invokeCmd(ctx, args[1:], stdin, stdout, stderr)
-	case "check":
-		return check(ctx, args[1:], stdout, stderr)
-	case "conformance":
-		return conformanceCmd(ctx, args[1:], stdout, stderr)
-	case "mcp":
-		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
-	case "inspect":
-		return inspectCmd(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		usage(stdout)
-		return 0
-	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
-		return 0
+	name := args[0]
+	switch name {
+	case "-h", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
 	}
-	fmt.Fprintf(stderr, "manglecp: unknown command %q\n\n", args[0])
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		if c.name == name {
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
+		}
+		names[i] = c.name
+	}
+	hint := ""
+	if c := protocol.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+		hint = fmt.Sprintf("; did you mean %q?", c)
+	}
+	fmt.Fprintf(stderr, "manglecp: unknown command %s%s\n\n", quote(name), hint)
 	usage(stderr)
 	return 2
 }

@@ -45,6 +45,16 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
 	fl := newFlagSet("mcp")
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
+	sessionTimeout := fl.Duration("session-timeout", mcpbridge.DefaultSessionTimeout, "with --http: close an MCP session after this long without a request from its host (0: never; abandoned sessions then stay in memory)")
+	maxLine := fl.Int("max-line-bytes", mcpbridge.DefaultMaxLineBytes, "over stdio: the longest line accepted from the host; longer lines get a JSON-RPC error and are dropped unbuffered")
+	var lim mcpbridge.Limits
+	fl.Int64Var(&lim.MaxManifestBytes, "max-manifest-bytes", mcpbridge.DefaultMaxManifestBytes, "the largest manifest accepted from TARGET, in bytes of JSON")
+	fl.Int64Var(&lim.MaxAnswerBytes, "max-answer-bytes", mcpbridge.DefaultMaxAnswerBytes, "the largest answer (evaluation, invocation) accepted from TARGET, in bytes of JSON")
+	fl.IntVar(&lim.MaxIntents, "max-intents", mcpbridge.DefaultMaxIntents, "the most intents accepted in TARGET's manifest")
+	fl.IntVar(&lim.MaxPredicates, "max-predicates", mcpbridge.DefaultMaxPredicates, "the most predicates accepted in TARGET's facts profile")
+	fl.IntVar(&lim.MaxTools, "max-tools", mcpbridge.DefaultMaxTools, "the most macro-tools accepted in one evaluation's answer")
+	fl.IntVar(&lim.MaxDescriptionBytes, "max-description-bytes", mcpbridge.DefaultMaxDescriptionBytes, "the longest description (domain, intent, predicate, macro-tool) accepted from TARGET")
+	fl.IntVar(&lim.MaxSchemaBytes, "max-schema-bytes", mcpbridge.DefaultMaxSchemaBytes, "the largest macro-tool input schema accepted from TARGET, in bytes of JSON")
 	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
 	intentTools := fl.String("intent-tools", "auto", "how intents reach the host: per-intent (one tool each), single (one "+mcpbridge.IntentToolName+" tool with an intent argument) or auto (per-intent up to "+fmt.Sprint(mcpbridge.MaxPerIntentTools)+" intents, single beyond)")
 	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
@@ -92,6 +102,15 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		return usageError(stderr, h, "--intent-tools %s: use auto, per-intent or single", quote(*intentTools))
 	}
+	if *sessionTimeout < 0 {
+		return usageError(stderr, h, "--session-timeout must not be negative")
+	}
+	if *maxLine <= 0 {
+		return usageError(stderr, h, "--max-line-bytes must be positive")
+	}
+	if lim.MaxManifestBytes <= 0 || lim.MaxAnswerBytes <= 0 || lim.MaxIntents <= 0 || lim.MaxPredicates <= 0 || lim.MaxTools <= 0 || lim.MaxDescriptionBytes <= 0 || lim.MaxSchemaBytes <= 0 {
+		return usageError(stderr, h, "the --max-... bounds must be positive")
+	}
 	if strings.HasPrefix(*httpAddr, ":") {
 		// A bare ":port" listens on every interface; say so explicitly.
 		return usageError(stderr, h, "--http needs HOST:PORT (e.g. 127.0.0.1:8090); use 0.0.0.0:PORT to listen on every interface")
@@ -108,6 +127,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Name:        "manglecp",
 		Version:     manglecp.Version,
 		Logger:      logger,
+		Limits:      lim,
 	}
 	if *intent != "" {
 		st := &mcpbridge.Start{Intent: *intent}
@@ -149,7 +169,8 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else {
 		tok := firstNonEmpty(*token, os.Getenv("MANGLECP_AUTH_TOKEN"))
 		dial = func(ctx context.Context) (*client.Session, error) {
-			return client.Dial(ctx, target, &client.Options{Token: tok})
+			// The client stops reading a message at the bridge's bound.
+			return client.Dial(ctx, target, &client.Options{Token: tok, MaxReplyBytes: lim.ReplyBytes()})
 		}
 		key := firstNonEmpty(*confirmKey, os.Getenv("MANGLECP_CONFIRMATION_KEY"))
 		if key != "" {
@@ -173,10 +194,10 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer b.Close()
 
 	if *httpAddr != "" {
-		return serveMCPHTTP(ctx, b, *httpAddr, logger, stderr)
+		return serveMCPHTTP(ctx, b, *httpAddr, *sessionTimeout, logger, stderr)
 	}
 	logger.Info("serving MCP over stdio", "domain", b.Manifest().Domain.ID, "tools", string(opts.Mode))
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	t := &mcpbridge.StdioTransport{Reader: stdin, Writer: stdout, MaxLineBytes: *maxLine}
 	if err := b.Run(ctx, t); err != nil && !hostGone(err) && ctx.Err() == nil {
 		logger.Error("MCP session", "error", err.Error())
 		return 1
@@ -204,15 +225,19 @@ func memoryDialer(ctx context.Context, srv *manglecp.Server, token string, logge
 	}
 }
 
-// serveMCPHTTP serves streamable HTTP on addr until ctx ends.
-func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, logger *slog.Logger, stderr io.Writer) int {
+// serveMCPHTTP serves streamable HTTP on addr until ctx ends, closing
+// MCP sessions idle for sessionTimeout (0: never).
+func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, sessionTimeout time.Duration, logger *slog.Logger, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 		return 1
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", b.HTTPHandler(nil))
+	if sessionTimeout == 0 {
+		sessionTimeout = -1 // the bridge's "never"
+	}
+	mux.Handle("/mcp", b.HTTPHandler(&mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "domain", b.Manifest().Domain.ID)
@@ -240,9 +265,3 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
-
-// nopWriteCloser keeps the MCP transport from closing the command's
-// stdout.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

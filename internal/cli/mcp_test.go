@@ -1,21 +1,28 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/mcpbridge"
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // readmeFacts are the facts of the README's curl example: a failed
@@ -131,8 +138,9 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 // TestMCPBrowserDomain drives `manglecp mcp` (the embedded browser domain,
-// in process) as a host would: the README's failed request, list_changed,
-// a macro-tool, a confirmed one, and the state carried on.
+// in process) as a host would: the README's failed request, a macro-tool
+// through invoke_macro_tool (the tool list never changes), a confirmed
+// one, and the state carried on.
 func TestMCPBrowserDomain(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
@@ -163,30 +171,17 @@ func TestMCPBrowserDomain(t *testing.T) {
 			if !strings.Contains(resultText(res), "diagnose_causal_chain") {
 				t.Fatalf("diagnose_error selected: %s", resultText(res))
 			}
-			select {
-			case <-h.changed:
-			case <-time.After(20 * time.Second):
-				t.Fatal("no tools/list_changed after the evaluation")
+			if tools = h.tools(t); tools["diagnose_causal_chain"] != nil || tools[mcpbridge.MetaToolName] == nil {
+				t.Fatalf("the tool list changed: %v", tools)
 			}
-			tools = h.tools(t)
-			if tools["diagnose_causal_chain"] == nil {
-				t.Fatalf("diagnose_causal_chain not listed: %v", tools)
-			}
-			res = h.call(t, "diagnose_causal_chain", map[string]any{"request_id": "r42"})
-			if res.IsError {
+			res = h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "diagnose_causal_chain", "arguments": map[string]any{"request_id": "r42"}})
+			if res.IsError || !strings.Contains(resultText(res), "404") {
 				t.Fatalf("diagnose_causal_chain: %s", resultText(res))
-			}
-			raw, _ := json.Marshal(res.StructuredContent)
-			if !strings.Contains(string(raw), "diagnosed_error") {
-				t.Errorf("no state delta in %s", raw)
 			}
 
 			// write_diagnosis_report writes a file: the user is asked.
-			if tools["write_diagnosis_report"] == nil {
-				t.Fatalf("write_diagnosis_report not listed: %v", tools)
-			}
 			{
-				res = h.call(t, "write_diagnosis_report", map[string]any{"request_id": "r42"})
+				res = h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "write_diagnosis_report", "arguments": map[string]any{"request_id": "r42"}})
 				if res.IsError {
 					t.Fatalf("write_diagnosis_report: %s", resultText(res))
 				}
@@ -318,6 +313,10 @@ func TestMCPUsage(t *testing.T) {
 		{"bare port", []string{"--http", ":0"}, exitUsage},
 		{"root without workspace", []string{"--root", "/tmp"}, exitUsage},
 		{"domain with a target", []string{"http://127.0.0.1:1", "--domain", "workspace"}, exitUsage},
+		{"negative session timeout", []string{"--http", "127.0.0.1:0", "--session-timeout", "-1s"}, exitUsage},
+		{"zero line bound", []string{"--max-line-bytes", "0"}, exitUsage},
+		{"zero tool bound", []string{"--max-tools", "0"}, exitUsage},
+		{"negative manifest bound", []string{"--max-manifest-bytes", "-1"}, exitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,6 +324,195 @@ func TestMCPUsage(t *testing.T) {
 			got := Main(context.Background(), append([]string{"mcp"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
 			if got != tt.want {
 				t.Errorf("exit %d, want %d\n%s", got, tt.want, stderr.String())
+			}
+		})
+	}
+}
+
+// TestMCPStdioMalformedLines: `manglecp mcp` over stdio answers a line
+// that is not JSON and a line over --max-line-bytes with JSON-RPC errors
+// and goes on serving (issue 26 item 19; the table of malformed lines is
+// mcpbridge's TestStdioMalformedLines).
+func TestMCPStdioMalformedLines(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--max-line-bytes", "2048"}, inR, outW, stderr)
+		_ = outW.Close()
+	}()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatalf("manglecp mcp stopped reading: %v\n%s", err, stderr.String())
+		}
+	}
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("manglecp mcp closed its output\n%s", stderr.String())
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("not JSON: %q", l)
+			}
+			return m
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer\n%s", stderr.String())
+		}
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := next(); m["id"] != 1.0 || m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, tc := range []struct {
+		line string
+		code float64
+	}{
+		{`{"jsonrpc":"2.0","id":2,"method":`, -32700},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"x":"` + strings.Repeat("x", 4096) + `"}}`, -32600},
+	} {
+		send(tc.line)
+		m := next()
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tc.code || m["id"] != nil {
+			t.Errorf("answer %v, want error %v with id null", m, tc.code)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	if m := next(); m["id"] != 4.0 || m["result"] == nil {
+		t.Fatalf("tools/list after the malformed lines: %v", m)
+	}
+	_ = inW.Close()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("manglecp mcp did not exit when stdin closed")
+	}
+}
+
+// TestMCPHTTPSessionTimeout: with --session-timeout, `manglecp mcp --http`
+// forgets a session its host abandoned (issue 26 item 20; the count of
+// reclaimed sessions is mcpbridge's TestHTTPIdleSessionsExpire).
+func TestMCPHTTPSessionTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "200ms"}, strings.NewReader(""), io.Discard, stderr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Errorf("manglecp mcp --http did not stop")
+		}
+	}()
+	urlRE := regexp.MustCompile(`url=(http://\S+/mcp)`)
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+		if m := urlRE.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no URL logged\n%s", stderr.String())
+		}
+	}
+	post := func(session, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	status, id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`)
+	if status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: HTTP %d, session %q", status, id)
+	}
+	post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	time.Sleep(600 * time.Millisecond)
+	if status, _ := post(id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusNotFound {
+		t.Fatalf("an abandoned session answers HTTP %d after its timeout, want 404", status)
+	}
+}
+
+// TestMCPHostileTarget: `manglecp mcp TARGET` refuses a server whose
+// manifest is over the bridge's bounds with message_too_large naming the
+// bound, and stops reading a 200 MB manifest at --max-manifest-bytes
+// (issue 26 item 9; the answers are mcpbridge's TestHostileServerAnswers).
+func TestMCPHostileTarget(t *testing.T) {
+	var sent atomic.Int64
+	var huge atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if huge.Load() {
+			chunk := []byte(strings.Repeat("a", 64<<10))
+			_, _ = io.WriteString(w, `{"type":"manifest","manglecp":"`+protocol.Version+`","payload":{"server_name":"`)
+			for i := 0; i < (200<<20)/len(chunk); i++ {
+				n, err := w.Write(chunk)
+				sent.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+			return
+		}
+		m := protocol.Manifest{ServerName: "hostile", Status: protocol.StatusReady,
+			Protocol:  protocol.ProtocolInfo{Manglecp: protocol.Version},
+			Domain:    protocol.DomainInfo{ID: "hostile"},
+			Endpoints: &protocol.Endpoints{IntentEval: "/eval", MacroInvoke: "/invoke"}}
+		for i := range 20000 {
+			m.Intents = append(m.Intents, protocol.IntentDecl{Name: fmt.Sprintf("i%d", i)})
+		}
+		env, _ := protocol.NewEnvelope(protocol.TypeManifest, "", m)
+		raw, _ := env.Encode()
+		_, _ = w.Write(raw)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name  string
+		huge  bool
+		args  []string
+		bound string
+	}{
+		{"20,000 intents", false, nil, "MaxIntents"},
+		{"200 MB manifest", true, []string{"--max-manifest-bytes", "1048576", "--max-answer-bytes", "1048576"}, "MaxReplyBytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			huge.Store(tc.huge)
+			var stderr bytes.Buffer
+			code := Main(context.Background(), append([]string{"mcp", srv.URL}, tc.args...), strings.NewReader(""), io.Discard, &stderr)
+			if code != exitProtocol || !strings.Contains(stderr.String(), "message_too_large") || !strings.Contains(stderr.String(), tc.bound) {
+				t.Fatalf("exit %d, want %d with message_too_large naming %s\n%s", code, exitProtocol, tc.bound, stderr.String())
+			}
+			if n := sent.Load(); n > 32<<20 {
+				t.Errorf("the bridge read %d bytes of a 200 MB manifest", n)
 			}
 		})
 	}

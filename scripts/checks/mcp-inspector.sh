@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real third-party MCP host drives `manglecp mcp`: the MCP Inspector CLI
 # (@modelcontextprotocol/inspector --cli, installed by scripts/deps/npm.sh)
-# lists the tools, calls an intent tool, a macro-tool (by name, and through
-# invoke_macro_tool), checks the registry error of a bad call and that a
+# lists the tools, calls an intent tool, a macro-tool (through
+# invoke_macro_tool, and by name with --tools dynamic), checks the registry error of a bad call and that a
 # tool requiring confirmation is refused (the CLI has no elicitation), over
 # stdio (both MCP protocol eras), against a MangleCP TARGET over HTTP, and
 # over streamable HTTP. Any break exits non-zero.
@@ -65,32 +65,32 @@ check() {
 }
 names='d.result.tools.map(t => t.name)'
 
-# 1. The intent tools of the embedded default domain (stdio, both eras). A
-#    legacy host cannot say whether it follows list_changed, so it also gets
-#    invoke_macro_tool; a 2026-07-28 host says so by subscribing.
+# 1. The intent tools of the embedded default domain and invoke_macro_tool
+#    (stdio, both eras): the list never changes.
 out=$(inspector 0 --protocol-era legacy "$bin" mcp --method tools/list)
 check "tools/list (MCP 2025-11-25): one tool per intent and invoke_macro_tool" "$out" \
 	"['observe','diagnose_error','automate','invoke_macro_tool'].every(n => $names.includes(n))"
 out=$(inspector 0 --protocol-era modern "$bin" mcp --method tools/list)
-check "tools/list (MCP 2026-07-28): one tool per intent" "$out" \
-	"['observe','diagnose_error','automate'].every(n => $names.includes(n))"
+check "tools/list (MCP 2026-07-28): one tool per intent and invoke_macro_tool" "$out" \
+	"['observe','diagnose_error','automate','invoke_macro_tool'].every(n => $names.includes(n))"
 
 # 2. An intent tool with the README's facts selects the causal-chain tool.
 out=$(inspector 0 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json "$readme_facts")
 check "tools/call diagnose_error selects diagnose_causal_chain" "$out" \
-	"d.result.structuredContent.macro_tools.some(t => t.tool === 'diagnose_causal_chain' && t.macro_id)"
+	"d.result.content[0].text.includes('diagnose_causal_chain(request_id*')"
 
-# 3. A macro-tool, by its own name: a session that starts with the intent.
-out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/list)
-check "tools/list after the start intent lists the macro-tools" "$out" \
+# 3. A macro-tool by its own name (--tools dynamic, MCP 2025-11-25): a
+#    session that starts with the intent lists it.
+out=$(inspector 0 --protocol-era legacy "$bin" mcp --tools dynamic --intent diagnose_error --facts "$work/facts.json" --method tools/list)
+check "tools/list after the start intent lists the macro-tools (--tools dynamic)" "$out" \
 	"$names.includes('diagnose_causal_chain') && d.result.tools.find(t => t.name === 'diagnose_causal_chain').annotations.readOnlyHint === true"
-out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name diagnose_causal_chain --tool-args-json '{"request_id": "r42"}')
-check "tools/call diagnose_causal_chain returns result and state delta" "$out" \
-	"d.result.structuredContent.result && d.result.structuredContent.state_delta.assert.some(f => f.pred === 'diagnosed_error')"
+out=$(inspector 0 --protocol-era legacy "$bin" mcp --tools dynamic --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name diagnose_causal_chain --tool-args-json '{"request_id": "r42"}')
+check "tools/call diagnose_causal_chain (--tools dynamic) traces the request" "$out" \
+	"!d.result.isError && d.result.content[0].text.includes('404')"
 
-# 4. The meta-tool, for hosts that do not follow list_changed.
-out=$(inspector 0 "$bin" mcp --tools meta --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "diagnose_causal_chain", "arguments": {"request_id": "r42"}}')
-check "invoke_macro_tool diagnose_causal_chain" "$out" "d.result.structuredContent.tool === 'diagnose_causal_chain' && !d.result.isError"
+# 4. The default: invoke_macro_tool.
+out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "diagnose_causal_chain", "arguments": {"request_id": "r42"}}')
+check "invoke_macro_tool diagnose_causal_chain" "$out" "d.result.content[0].text.startsWith('diagnose_causal_chain') && !d.result.isError"
 
 # 5. Errors are registry errors in isError results (the Inspector exits 5).
 out=$(inspector 5 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json '{"facts": [["no_such_predicate", 1]]}')
@@ -98,7 +98,7 @@ check "a bad fact is invalid_facts with violations" "$out" \
 	"d.result.isError && d.result.structuredContent.code === 'invalid_facts' && d.result.structuredContent.details.violations.length > 0 && 'retry_after_ms' in d.result.structuredContent"
 
 # 6. Never auto-confirm: the CLI cannot answer elicitation, so the report is refused.
-out=$(inspector 5 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name write_diagnosis_report --tool-args-json '{"request_id": "r42"}')
+out=$(inspector 5 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "write_diagnosis_report", "arguments": {"request_id": "r42"}}')
 check "write_diagnosis_report is refused without elicitation" "$out" \
 	"d.result.isError && d.result.structuredContent.code === 'x-bridge_confirmation_unavailable'"
 
@@ -113,15 +113,15 @@ pids+=($!)
 waitport "$port"
 out=$(inspector 0 "$bin" mcp "http://127.0.0.1:$port" --method tools/call --tool-name diagnose_error --tool-args-json "$readme_facts")
 check "manglecp mcp http://... (remote TARGET) evaluates" "$out" \
-	"d.result.structuredContent.macro_tools.some(t => t.tool === 'diagnose_causal_chain')"
+	"d.result.content[0].text.includes('diagnose_causal_chain(')"
 
 # 8. MCP over streamable HTTP (manglecp mcp --http).
 mport=$(freeport)
 "$bin" mcp --http "127.0.0.1:$mport" --intent diagnose_error --facts "$work/facts.json" 2>"$work/mcp-http.log" &
 pids+=($!)
 waitport "$mport"
-out=$(inspector 0 --transport http --server-url "http://127.0.0.1:$mport/mcp" --method tools/call --tool-name diagnose_causal_chain --tool-args-json '{"request_id": "r42"}')
-check "manglecp mcp --http: streamable HTTP macro-tool call" "$out" "!d.result.isError && d.result.structuredContent.result"
+out=$(inspector 0 --transport http --server-url "http://127.0.0.1:$mport/mcp" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "diagnose_causal_chain", "arguments": {"request_id": "r42"}}')
+check "manglecp mcp --http: streamable HTTP macro-tool call" "$out" "!d.result.isError && d.result.content[0].text.includes('404')"
 
 if [ "$fails" -ne 0 ]; then
 	echo "mcp-inspector.sh: $fails failures" >&2

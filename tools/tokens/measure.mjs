@@ -23,7 +23,7 @@
 // JSON.stringify of the whole tools array as the server sent it (titles,
 // annotations, output schemas included).
 
-import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { here, tokens, count, connect, listAll, sleep, resolveRefs, checkFiles, serveDir, root } from "./lib.mjs";
 import { runJob, printJobs } from "./jobs.mjs";
@@ -42,7 +42,7 @@ function parseArgs(argv) {
     else o.scenarios.push(a);
   }
   if (o.scenarios.length === 0 && o.jobs.length === 0) {
-    const ls = (d) => readdirSync(join(here, d)).filter((f) => f.endsWith(".json")).sort().map((f) => join(here, d, f));
+    const ls = (d) => (existsSync(join(here, d)) ? readdirSync(join(here, d)) : []).filter((f) => f.endsWith(".json")).sort().map((f) => join(here, d, f));
     o.jobs = ls("jobs");
     o.scenarios = ls("scenarios");
   }

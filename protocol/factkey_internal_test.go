@@ -1,12 +1,10 @@
-package manglecp
+package protocol
 
 import (
 	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/manglecp/manglecp/protocol"
 )
 
 // TestAppendQuoteMatchesStrconv: fact keys (and so macro_ids) are the
@@ -42,7 +40,7 @@ func TestAppendTemporalMatchesMarshal(t *testing.T) {
 	for _, at := range temporalValues {
 		for _, start := range temporalValues[:8] {
 			for _, end := range temporalValues {
-				tt := &protocol.Temporal{At: at, Start: start, End: end}
+				tt := &Temporal{At: at, Start: start, End: end}
 				want, _ := json.Marshal(tt)
 				if got := appendTemporal([]byte("x"), tt); string(got) != "x"+string(want) {
 					t.Fatalf("appendTemporal(%#v) = %s, json.Marshal x%s", tt, got, want)
@@ -66,7 +64,7 @@ func FuzzAppendTemporal(f *testing.F) {
 			}
 			return nil
 		}
-		tt := &protocol.Temporal{At: bound(a, kinds), Start: bound(b, kinds>>2), End: bound(c, kinds>>4)}
+		tt := &Temporal{At: bound(a, kinds), Start: bound(b, kinds>>2), End: bound(c, kinds>>4)}
 		want, _ := json.Marshal(tt)
 		if got := appendTemporal([]byte("x"), tt); string(got) != "x"+string(want) {
 			t.Fatalf("appendTemporal(%#v) = %s, json.Marshal x%s", tt, got, want)

@@ -1,0 +1,201 @@
+package mcpbridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// signature writes a macro-tool's input schema as the short signature a
+// model reads once, in the answer that selected the tool:
+//
+//	name(path*: "src/a.go"|"src/b.go", old*: string, depth: integer=3)
+//
+// Required parameters are starred; an enum lists its values (quoted
+// strings), a default follows "="; an array of T is T[]. Parameters are
+// sorted, required ones first. A tool whose schema was not disclosed
+// (condensed or minimal disclosure) is name(...): the server validates.
+func toolSignature(name string, schema map[string]any) string {
+	props, _ := schema["properties"].(map[string]any)
+	if len(schema) == 0 {
+		return name + "(...)"
+	}
+	req := requiredOf(schema)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ra, rb := slices.Contains(req, a), slices.Contains(req, b)
+		switch {
+		case ra && !rb:
+			return -1
+		case rb && !ra:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		s := n
+		if slices.Contains(req, n) {
+			s += "*"
+		}
+		s += ": " + typeOf(p)
+		if d, ok := p["default"]; ok {
+			s += "=" + compactJSON(d)
+		}
+		parts = append(parts, s)
+	}
+	return name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// typeOf is a property's type as the signature writes it.
+func typeOf(p map[string]any) string {
+	if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
+		vals := make([]string, len(enum))
+		for i, v := range enum {
+			vals[i] = compactJSON(v)
+		}
+		return strings.Join(vals, "|")
+	}
+	switch t := p["type"].(type) {
+	case string:
+		if t == "array" {
+			if items, ok := p["items"].(map[string]any); ok {
+				return typeOf(items) + "[]"
+			}
+		}
+		return t
+	case []any:
+		ts := make([]string, 0, len(t))
+		for _, x := range t {
+			ts = append(ts, fmt.Sprint(x))
+		}
+		return strings.Join(ts, "|")
+	}
+	return "any"
+}
+
+func requiredOf(schema map[string]any) []string {
+	var req []string
+	switch r := schema["required"].(type) {
+	case []any:
+		for _, x := range r {
+			if s, ok := x.(string); ok {
+				req = append(req, s)
+			}
+		}
+	case []string:
+		req = r
+	}
+	return req
+}
+
+func compactJSON(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return string(raw)
+}
+
+// validator checks a macro-tool's arguments against its full input
+// schema (JSON Schema 2020-12, the dialect of Spec 06), compiled once.
+type validator struct {
+	once   sync.Once
+	schema *jsonschema.Schema
+}
+
+// check returns the schema errors of args: each with the path of the
+// argument and what is wrong, so the model can correct its call. A tool
+// without a schema (condensed or minimal disclosure), or one that does not
+// compile, is left to the server.
+func (v *validator) check(schema map[string]any, args map[string]any) []protocol.SchemaError {
+	if len(schema) == 0 {
+		return nil
+	}
+	v.once.Do(func() {
+		raw, err := json.Marshal(schema)
+		if err != nil {
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+		if err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		if err := c.AddResource("tool.json", doc); err != nil {
+			return
+		}
+		v.schema, _ = c.Compile("tool.json")
+	})
+	if v.schema == nil {
+		return nil
+	}
+	// Validate the arguments as JSON decodes them (json.Number kept).
+	var inst any
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil
+	}
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil
+	}
+	verr := v.schema.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	ve, ok := verr.(*jsonschema.ValidationError)
+	if !ok {
+		return []protocol.SchemaError{{Message: "the arguments do not match the tool's schema"}}
+	}
+	printer := message.NewPrinter(language.English)
+	var out []protocol.SchemaError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		path := "/" + strings.Join(e.InstanceLocation, "/")
+		kw := e.ErrorKind.KeywordPath()
+		keyword := ""
+		if len(kw) > 0 {
+			keyword = kw[len(kw)-1]
+		}
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + m, Message: fmt.Sprintf("required argument %q is missing", m), Keyword: "required"})
+			}
+			return
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + p, Message: fmt.Sprintf("argument %q is not a parameter of this tool", bounded(p, 64)), Keyword: "additionalProperties"})
+			}
+			return
+		}
+		out = append(out, protocol.SchemaError{Path: path, Message: e.ErrorKind.LocalizedString(printer), Keyword: keyword})
+	}
+	walk(ve)
+	slices.SortStableFunc(out, func(a, b protocol.SchemaError) int { return strings.Compare(a.Path, b.Path) })
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
+}
