@@ -3,17 +3,25 @@ package chrome
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/chromedp/cdproto/input"
 
 	"github.com/chromedp/chromedp"
 )
 
 // elementsJS lists the interactive elements of the page, in document
 // order, with the ids described at [Element]. With a non-empty target it
-// marks that element with data-manglecp-target and returns only it.
-const elementsJS = `((target, max) => {
+// marks that element with data-manglecp-target and returns only it. It
+// returns at most max elements and looks at no more than scanMax
+// candidates, so a huge DOM costs a bounded amount of work; total counts
+// the elements it saw (a lower bound when it stopped early, then capped
+// is true).
+const elementsJS = `((target, max, scanMax) => {
   const sel = 'a[href],button,input,select,textarea,[role=button],[role=link],[contenteditable=""],[contenteditable=true]';
   const out = [], seen = {};
+  let total = 0, scanned = 0, capped = false;
   const kindOf = el => {
     const tag = el.tagName.toLowerCase();
     const type = (el.getAttribute('type') || '').toLowerCase();
@@ -31,30 +39,54 @@ const elementsJS = `((target, max) => {
     }
     return '';
   };
+  // The start of an element's text, walking at most 200 nodes.
+  const textOf = el => {
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let t = '', n = 0;
+    while (t.length < 200 && n++ < 200 && w.nextNode()) t += w.currentNode.data + ' ';
+    return t;
+  };
   const labelOf = el => {
     let t = el.getAttribute('aria-label') || '';
-    if (!t && el.labels && el.labels.length) t = el.labels[0].innerText;
-    if (!t && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'SELECT') t = el.innerText;
+    if (!t && el.labels && el.labels.length) t = textOf(el.labels[0]);
+    if (!t && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'SELECT') t = textOf(el);
     if (!t) t = el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || el.getAttribute('value') || '';
     return t.replace(/\s+/g, ' ').trim().slice(0, 80);
   };
   for (const el of document.querySelectorAll(sel)) {
+    if (++scanned > scanMax) { capped = true; break; }
     const kind = kindOf(el);
     if (!kind) continue;
+    total++;
     let id = el.id && document.querySelectorAll('#' + CSS.escape(el.id)).length === 1 ? el.id : '';
     if (!id) { seen[kind] = (seen[kind] || 0) + 1; id = kind + '-' + seen[kind]; }
     if (target) {
-      if (id === target) { el.setAttribute('data-manglecp-target', '1'); return [{id, kind, label: labelOf(el)}]; }
+      if (id === target) { el.setAttribute('data-manglecp-target', '1'); return {list: [{id, kind, label: labelOf(el)}], total: 1, capped: false}; }
       continue;
     }
-    if (out.length >= max) break;
-    out.push({id, kind, label: labelOf(el)});
+    if (out.length < max) out.push({id, kind, label: labelOf(el)});
   }
-  return out;
+  return {list: out, total, capped};
 })`
 
-// pageJS reads the location, title and the start of the visible text.
-const pageJS = `({url: location.href, title: document.title, text: (document.body ? document.body.innerText : '').replace(/\s+/g, ' ').trim().slice(0, %d)})`
+// scanMax bounds the candidate elements one inspection looks at.
+const scanMax = 5000
+
+// pageJS reads the location, title and the start of the visible text,
+// walking at most 20,000 nodes (innerText would lay out the whole page).
+const pageJS = `(() => {
+  const max = %d, skip = {SCRIPT: 1, STYLE: 1, NOSCRIPT: 1, TEMPLATE: 1};
+  let text = '', n = 0;
+  if (document.body) {
+    const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (text.length < max * 2 && n++ < 20000 && w.nextNode()) {
+      const p = w.currentNode.parentElement;
+      if (p && skip[p.tagName]) continue;
+      text += w.currentNode.data + ' ';
+    }
+  }
+  return {url: location.href, title: String(document.title).slice(0, 1000), text: text.replace(/\s+/g, ' ').trim().slice(0, max)};
+})()`
 
 type pageState struct {
 	URL   string `json:"url"`
@@ -66,20 +98,32 @@ func readPage(tab context.Context) (pageState, error) {
 	return chromedp.Run(tab, chromedp.Evaluate[pageState](fmt.Sprintf(pageJS, maxTextBytes)))
 }
 
-func listElements(tab context.Context, target string) ([]Element, error) {
+// elementList is what elementsJS found.
+type elementList struct {
+	List   []Element
+	Total  int
+	Capped bool
+}
+
+func listElements(tab context.Context, target string, max int) (elementList, error) {
 	t, _ := json.Marshal(target)
 	type el struct {
 		ID    string `json:"id"`
 		Kind  string `json:"kind"`
 		Label string `json:"label"`
 	}
-	raw, err := chromedp.Run(tab, chromedp.Evaluate[[]el](fmt.Sprintf("%s(%s, %d)", elementsJS, t, maxElements+1)))
-	if err != nil {
-		return nil, err
+	type found struct {
+		List   []el `json:"list"`
+		Total  int  `json:"total"`
+		Capped bool `json:"capped"`
 	}
-	out := make([]Element, 0, len(raw))
-	for _, e := range raw {
-		out = append(out, Element{ID: clip(e.ID, maxLabel), Kind: e.Kind, Label: clip(e.Label, maxLabel)})
+	raw, err := chromedp.Run(tab, chromedp.Evaluate[found](fmt.Sprintf("%s(%s, %d, %d)", elementsJS, t, max, scanMax)))
+	if err != nil {
+		return elementList{}, err
+	}
+	out := elementList{List: make([]Element, 0, len(raw.List)), Total: raw.Total, Capped: raw.Capped}
+	for _, e := range raw.List {
+		out.List = append(out.List, Element{ID: clip(e.ID, maxLabel), Kind: e.Kind, Label: clip(e.Label, maxLabel)})
 	}
 	return out, nil
 }
@@ -100,20 +144,19 @@ func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observat
 	if err != nil {
 		return err
 	}
-	found, err := listElements(tab, a.ElementID)
+	found, err := listElements(tab, a.ElementID, 1)
 	if err != nil {
 		return err
 	}
-	if len(found) == 0 {
+	if len(found.List) == 0 {
 		return &ElementNotFound{a.ElementID}
 	}
 	reqs, cons := col.counts()
-	sel := chromedp.CSS(`[data-manglecp-target="1"]`)
 	switch a.Kind {
 	case "click":
-		err = chromedp.Do(tab, chromedp.Click(sel))
+		err = click(tab)
 	case "fill":
-		err = chromedp.Do(tab, chromedp.Clear(sel), chromedp.SendKeys(sel, a.Value))
+		err = fill(tab, a.Value)
 	default:
 		err = fmt.Errorf("unknown action %q", a.Kind)
 	}
@@ -134,6 +177,69 @@ func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observat
 	return nil
 }
 
+// targetJS scrolls the marked element into view and returns its centre
+// in viewport coordinates; with focus set it also focuses it and clears
+// its value (or, when it is editable content, its text).
+const targetJS = `((focus) => {
+  const el = document.querySelector('[data-manglecp-target="1"]');
+  if (!el) return null;
+  el.scrollIntoView({block: 'center', inline: 'center'});
+  if (focus) {
+    el.focus();
+    if ('value' in el) { el.value = ''; el.dispatchEvent(new Event('input', {bubbles: true})); }
+    else if (el.isContentEditable) { el.textContent = ''; }
+  }
+  const r = el.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+})`
+
+type point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// locate runs targetJS.
+func locate(tab context.Context, focus bool) (*point, error) {
+	p, err := chromedp.Run(tab, chromedp.Evaluate[*point](fmt.Sprintf("%s(%v)", targetJS, focus)))
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errors.New("the element left the page")
+	}
+	return p, nil
+}
+
+// click presses and releases the left mouse button at the marked
+// element's centre, as a user would. (The tab does not enable the DOM
+// domain, see tab, so chromedp's selector actions are not used.)
+func click(tab context.Context) error {
+	p, err := locate(tab, false)
+	if err != nil {
+		return err
+	}
+	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved,
+		input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+		ev := input.DispatchMouseEventParams{Type: typ, X: p.X, Y: p.Y}
+		if typ != input.DispatchMouseEventTypeMouseMoved {
+			ev.Button, ev.ClickCount = input.MouseButtonLeft, 1
+		}
+		if _, err := chromedp.Call(tab, input.DispatchMouseEvent, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill focuses and clears the marked element and types value into it.
+func fill(tab context.Context, value string) error {
+	if _, err := locate(tab, true); err != nil {
+		return err
+	}
+	_, err := chromedp.Call(tab, input.InsertText, input.InsertTextParams{Text: value})
+	return err
+}
+
 // inspect fills the page's URL, title, text and elements.
 func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 	st, err := readPage(tab)
@@ -141,13 +247,13 @@ func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 		return err
 	}
 	obs.URL, obs.Title, obs.Text = clip(st.URL, maxURL), clip(st.Title, 200), st.Text
-	els, err := listElements(tab, "")
+	els, err := listElements(tab, "", b.cfg.MaxElements)
 	if err != nil {
 		return err
 	}
-	if len(els) > maxElements {
-		els, obs.Truncated = els[:maxElements], true
+	obs.Elements, obs.ElementsTotal = els.List, els.Total
+	if els.Capped || els.Total > len(els.List) {
+		obs.Truncated = true
 	}
-	obs.Elements = els
 	return nil
 }

@@ -7,9 +7,17 @@
 // with other runs), bounded by the caller's context and by
 // [Config.MaxLoadTime], and closed before Run returns. Only http and https
 // URLs on the allowed hosts load: the first navigation is checked before
-// anything starts, and every request the page makes (subresources,
-// redirects, fetches) is intercepted and failed unless its host is
-// allowed. Downloads are denied and JavaScript dialogs dismissed.
+// anything starts, and every connection any target of the browser context
+// makes (the tab, frames, popups, workers, WebSocket) goes through a gate
+// that refuses hosts and ports not on the allow-list (see gate); the tab's
+// own requests are also intercepted and failed early. Downloads are denied,
+// JavaScript dialogs dismissed and popups closed.
+//
+// A Browser bounds its work: at most [Config.MaxPages] runs at a time and
+// [Config.MaxQueued] waiting (others get a [BusyError]), at most
+// [Config.PageMemoryMB] per renderer, capped observations, and a health
+// check that restarts a browser that stops answering (reported through
+// [Config.OnHealth]).
 package chrome
 
 import (
@@ -17,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -33,33 +40,79 @@ import (
 var DefaultNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
 
 // DefaultAllowedHosts is the host allow-list when [Config.AllowedHosts]
-// is nil: loopback only, so that a default server is not a proxy into the
-// operator's network.
+// is nil: loopback only (every port), so that a default server is not a
+// proxy into the operator's network.
 var DefaultAllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // Disabled is the [Config.Path] value that turns the browser off.
 const Disabled = "none"
 
-// Config configures a [Browser].
+// Defaults of the bounds in [Config].
+const (
+	DefaultMaxLoadTime    = 20 * time.Second
+	DefaultMaxPageBytes   = 16 << 20
+	DefaultMaxPages       = 4
+	DefaultMaxQueued      = 8
+	DefaultQueueWait      = 10 * time.Second
+	DefaultPageMemoryMB   = 512
+	DefaultMaxConsole     = 100
+	DefaultMaxRequests    = 150
+	DefaultMaxElements    = 100
+	DefaultHealthInterval = 5 * time.Second
+)
+
+// Config configures a [Browser]. Zero values take the defaults above.
 type Config struct {
 	// Path is the Chromium binary: a path or a name looked up on PATH.
 	// Empty: the first of [DefaultNames] found. [Disabled] ("none"): no
 	// browser.
 	Path string
-	// AllowedHosts are the host names (or IP literals) pages may load
-	// from, compared case-insensitively without the port. "*" allows
-	// every host (the server then reaches whatever its network reaches).
-	// Nil: [DefaultAllowedHosts].
+	// AllowedHosts are the hosts pages may reach (see [ParseAllowedHost]):
+	// "host" or an IP literal allows every port of it, "host:port" (or
+	// "[v6]:port") that port only; names compare case-insensitively. "*"
+	// allows every host (the server then reaches whatever its network
+	// reaches). Nil: [DefaultAllowedHosts].
 	AllowedHosts []string
-	// MaxLoadTime bounds one Run (navigation, settling, action). Default
-	// 20s. The caller's context can end it earlier.
+	// MaxLoadTime bounds one Run (navigation, settling, action). The
+	// caller's context can end it earlier. A page that does not finish
+	// loading in time is observed as far as it got.
 	MaxLoadTime time.Duration
 	// MaxPageBytes bounds the bytes a page may receive over the network
-	// (all its requests). Default 16 MiB.
+	// (all its requests).
 	MaxPageBytes int64
+	// MaxPages bounds the runs (pages) at a time; MaxQueued the runs that
+	// wait for one, at most QueueWait each. A run beyond them gets a
+	// [BusyError].
+	MaxPages, MaxQueued int
+	QueueWait           time.Duration
+	// PageMemoryMB bounds one renderer process (a page, its same-site
+	// frames and workers): V8's heap is limited to half of it, and a
+	// renderer whose resident memory passes it is killed; its run reports
+	// the page as stopped.
+	PageMemoryMB int
+	// MaxConsole, MaxRequests and MaxElements cap what one observation
+	// keeps; the observation counts the rest ("first N of M").
+	MaxConsole, MaxRequests, MaxElements int
+	// HealthInterval is how often a running browser is asked whether it
+	// still answers; one that does not (or whose process ended) is
+	// restarted.
+	HealthInterval time.Duration
+	// OnHealth, when set, is called (from its own goroutine, in order)
+	// whenever the browser stops working or works again.
+	OnHealth func(Health)
 	// Logger receives the browser's start, stop and failures. Default:
 	// discard.
 	Logger *slog.Logger
+}
+
+// Health is the browser's state as [Config.OnHealth] reports it.
+type Health struct {
+	// OK is false while the browser is being restarted (or cannot start).
+	OK bool
+	// Reason says why it is not OK; safe to show to clients.
+	Reason string
+	// Restarts counts the restarts after failures so far.
+	Restarts int
 }
 
 // ErrClosed is returned by Run after Close.
@@ -72,27 +125,61 @@ type URLError struct{ Reason string }
 // Error is the reason the URL is refused.
 func (e *URLError) Error() string { return e.Reason }
 
+// BusyError is a run refused because [Config.MaxPages] runs are going and
+// [Config.MaxQueued] wait, or because it waited [Config.QueueWait]. Its
+// message is safe to show to clients.
+type BusyError struct {
+	// RetryAfter is a suggested wait before trying again.
+	RetryAfter time.Duration
+	Reason     string
+}
+
+func (e *BusyError) Error() string { return e.Reason }
+
+// RestartError is a run that failed because the browser stopped
+// answering (or its process ended) and is being restarted. Its message is
+// safe to show to clients.
+type RestartError struct {
+	RetryAfter time.Duration
+}
+
+func (e *RestartError) Error() string {
+	return "the server's browser stopped answering and is being restarted; retry in a moment"
+}
+
 // Browser is one lazily started Chromium process shared by all runs. It is
 // safe for concurrent use.
 type Browser struct {
-	cfg     Config
-	path    string
-	reason  string // why there is no browser; "" when there is one
-	allowed map[string]bool
-	anyHost bool
-	log     *slog.Logger
+	cfg    Config
+	path   string
+	reason string // why there is no browser; "" when there is one
+	allow  *allowList
+	log    *slog.Logger
 
 	startMu sync.Mutex // serializes starts; held while Chromium launches
+
+	slots   chan struct{} // one per running page
+	waiting atomic.Int64  // runs waiting for a slot
+	avgRun  atomic.Int64  // moving average of a run's duration, ns
 
 	mu         sync.Mutex // guards the fields below; never held while launching
 	closed     bool
 	root       context.Context // chromedp context holding the browser
 	rootCancel context.CancelFunc
 	allocStop  context.CancelFunc
-	failedAt   time.Time // last failed start; retried after a pause
+	monitor    context.CancelFunc // stops the running browser's monitor
+	gen        uint64             // counts the browser processes started
+	failedAt   time.Time          // last failed start; retried after a pause
 	failure    string
+	down       string // why the browser is being restarted; "" when healthy
+	restarts   int
 	runs       sync.WaitGroup
+	monitors   sync.WaitGroup
 	tabs       atomic.Uint64 // numbers the runs' sessions: tab1, tab2, ...
+
+	healthMu sync.Mutex    // orders OnHealth calls
+	checkNow chan struct{} // asks the monitor for a health check now
+	done     chan struct{} // closed by Close
 }
 
 // launchRetry is how long a failed start keeps the browser unavailable.
@@ -102,30 +189,50 @@ const launchRetry = 30 * time.Second
 // first Run.
 func New(cfg Config) *Browser {
 	if cfg.MaxLoadTime <= 0 {
-		cfg.MaxLoadTime = 20 * time.Second
+		cfg.MaxLoadTime = DefaultMaxLoadTime
 	}
 	if cfg.MaxPageBytes <= 0 {
-		cfg.MaxPageBytes = 16 << 20
+		cfg.MaxPageBytes = DefaultMaxPageBytes
 	}
 	if cfg.AllowedHosts == nil {
 		cfg.AllowedHosts = DefaultAllowedHosts
 	}
-	b := &Browser{cfg: cfg, allowed: map[string]bool{}, log: cfg.Logger}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = DefaultMaxPages
+	}
+	if cfg.MaxQueued < 0 {
+		cfg.MaxQueued = 0
+	} else if cfg.MaxQueued == 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.PageMemoryMB <= 0 {
+		cfg.PageMemoryMB = DefaultPageMemoryMB
+	}
+	if cfg.MaxConsole <= 0 {
+		cfg.MaxConsole = DefaultMaxConsole
+	}
+	if cfg.MaxRequests <= 0 {
+		cfg.MaxRequests = DefaultMaxRequests
+	}
+	if cfg.MaxElements <= 0 {
+		cfg.MaxElements = DefaultMaxElements
+	}
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = DefaultHealthInterval
+	}
+	b := &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxPages),
+		checkNow: make(chan struct{}, 1), done: make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	for _, h := range cfg.AllowedHosts {
-		h = strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]"))
-		if h == "*" {
-			b.anyHost = true
-		}
-		if ip := net.ParseIP(h); ip != nil {
-			h = ip.String()
-		}
-		if h != "" {
-			b.allowed[h] = true
-		}
+	allow, problems := newAllowList(cfg.AllowedHosts)
+	for _, p := range problems {
+		b.log.Warn("browser allowed_hosts entry ignored", "error", p.Error())
 	}
+	b.allow = allow
 	switch {
 	case cfg.Path == Disabled:
 		b.reason = "the browser is turned off in the server configuration (browser_path \"none\")"
@@ -156,7 +263,7 @@ func New(cfg Config) *Browser {
 
 // Available reports whether runs can start, and why not. It never starts
 // the browser: a browser that failed to start is unavailable for a while,
-// then tried again.
+// then tried again; one being restarted is unavailable until it is back.
 func (b *Browser) Available() (bool, string) {
 	if b.reason != "" {
 		return false, b.reason
@@ -166,24 +273,33 @@ func (b *Browser) Available() (bool, string) {
 	if b.closed {
 		return false, "the server is shutting down its browser"
 	}
+	if b.down != "" {
+		return false, b.down
+	}
 	if !b.failedAt.IsZero() && time.Since(b.failedAt) < launchRetry {
 		return false, "Chromium failed to start (" + b.failure + "); retrying in a moment"
 	}
 	return true, ""
 }
 
-// HostAllowed reports whether pages may load from host (a host name or IP
-// literal, without port).
-func (b *Browser) HostAllowed(host string) bool {
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	}
-	return b.anyHost || b.allowed[host]
+// Health reports the browser's state now (see [Config.OnHealth]).
+func (b *Browser) Health() Health {
+	ok, reason := b.Available()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Health{OK: ok, Reason: reason, Restarts: b.restarts}
 }
 
+// HostAllowed reports whether pages may load from some port of host (a
+// host name or IP literal, without port).
+func (b *Browser) HostAllowed(host string) bool { return b.allow.hostAllowed(host) }
+
+// URLAllowed reports whether u's host and port (explicit, or the
+// scheme's default) are on the allow-list.
+func (b *Browser) URLAllowed(u *url.URL) bool { return b.allow.urlAllows(u) }
+
 // CheckURL parses raw and checks that the browser may open it: http or
-// https, a host on the allow-list, no credentials in the URL.
+// https, a host and port on the allow-list, no credentials in the URL.
 func (b *Browser) CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -201,34 +317,52 @@ func (b *Browser) CheckURL(raw string) (*url.URL, error) {
 	if !b.HostAllowed(u.Hostname()) {
 		return nil, &URLError{fmt.Sprintf("the host %q is not on the server's allowed_hosts list", clip(u.Hostname(), 100))}
 	}
+	if !b.URLAllowed(u) {
+		return nil, &URLError{fmt.Sprintf("the port of %q is not on the server's allowed_hosts list", clip(u.Host, 100))}
+	}
 	return u, nil
 }
 
-// start launches the browser if it is not running and returns its root
-// context. b.startMu is held; b.mu is not.
-func (b *Browser) start() (context.Context, error) {
-	b.mu.Lock()
-	root, closed := b.root, b.closed
-	b.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if root != nil && root.Err() == nil {
-		return root, nil
-	}
-	b.mu.Lock()
-	b.stopLocked() // a crashed browser: reap what is left
-	b.mu.Unlock()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+// launchOptions are Chromium's flags. Every browser context the runs
+// create sends its traffic through its own gate; the flags make the rest
+// of the browser (its default context) go nowhere, keep WebRTC off
+// non-proxied UDP, and limit V8's heap per isolate.
+func (b *Browser) launchOptions() []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(b.path),
 		chromedp.WindowSize(1280, 800),
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("hide-scrollbars", true),
+		// A proxy that refuses everything (a closed port): the default
+		// context's own requests never leave. Loopback too.
+		chromedp.ProxyServer("http://127.0.0.1:9"),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("js-flags", fmt.Sprintf("--max-old-space-size=%d", max(64, b.cfg.PageMemoryMB/2))),
 		// Running as root (containers, CI) needs --no-sandbox; chromedp
 		// adds it when the uid is 0.
 	)
-	allocCtx, allocStop := chromedp.NewExecAllocator(context.Background(), opts...)
+}
+
+// start launches the browser if it is not running and returns its root
+// context and generation. b.startMu is held; b.mu is not.
+func (b *Browser) start() (context.Context, uint64, error) {
+	b.mu.Lock()
+	root, closed, gen := b.root, b.closed, b.gen
+	b.mu.Unlock()
+	if closed {
+		return nil, 0, ErrClosed
+	}
+	if root != nil && root.Err() == nil {
+		return root, gen, nil
+	}
+	b.mu.Lock()
+	b.stopLocked() // a crashed browser: reap what is left
+	b.mu.Unlock()
+	allocCtx, allocStop := chromedp.NewExecAllocator(context.Background(), b.launchOptions()...)
 	root, rootCancel := chromedp.NewContext(allocCtx)
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(root) }()
@@ -252,29 +386,42 @@ func (b *Browser) start() (context.Context, error) {
 			b.failedAt, b.failure = time.Now(), "see the server log"
 			b.log.Error("Chromium failed to start; browser tools are unavailable for a while", "browser_path", b.path, "error", err.Error())
 		}
-		return nil, fmt.Errorf("starting Chromium: %w", err)
+		return nil, 0, fmt.Errorf("starting Chromium: %w", err)
 	}
-	b.root, b.rootCancel, b.allocStop = root, rootCancel, allocStop
+	b.gen++
+	mctx, stop := context.WithCancel(context.Background())
+	b.root, b.rootCancel, b.allocStop, b.monitor = root, rootCancel, allocStop, stop
 	b.failedAt = time.Time{}
+	b.monitors.Add(1)
+	go b.watch(mctx, root, b.gen)
 	b.log.Info("Chromium started", "browser_path", b.path)
-	return root, nil
+	return root, b.gen, nil
 }
 
 // stopLocked stops a running browser; b.mu is held.
 func (b *Browser) stopLocked() {
+	if b.monitor != nil {
+		b.monitor()
+	}
 	if b.rootCancel != nil {
 		b.rootCancel() // kills the process and waits for it
 		b.allocStop()  // waits for the profile directory to be removed
 	}
-	b.root, b.rootCancel, b.allocStop = nil, nil, nil
+	b.root, b.rootCancel, b.allocStop, b.monitor = nil, nil, nil, nil
 }
 
 // Close stops the browser, ends every run and waits for them. Later runs
 // fail with ErrClosed. It is safe to call more than once.
 func (b *Browser) Close() error {
 	b.mu.Lock()
+	if !b.closed {
+		close(b.done)
+	}
 	b.closed = true
 	root := b.rootCancel
+	if b.monitor != nil {
+		b.monitor()
+	}
 	b.mu.Unlock()
 	if root != nil {
 		root() // runs see their tabs end
@@ -283,6 +430,7 @@ func (b *Browser) Close() error {
 	b.startMu.Lock()
 	b.startMu.Unlock() //nolint:staticcheck // an empty critical section: wait for a start to end
 	b.runs.Wait()
+	b.monitors.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rootCancel != nil {
@@ -292,16 +440,17 @@ func (b *Browser) Close() error {
 	return nil
 }
 
-// acquire returns the browser's root context for a new run, starting the
-// browser when needed. A caller whose ctx ends while the browser starts
-// returns at once; the start goes on for the next caller (Close waits for
-// it). On success the caller must call b.runs.Done.
-func (b *Browser) acquire(ctx context.Context) (context.Context, error) {
+// acquire returns the browser's root context and generation for a new
+// run, starting the browser when needed. A caller whose ctx ends while the
+// browser starts returns at once; the start goes on for the next caller
+// (Close waits for it). On success the caller must call b.runs.Done.
+func (b *Browser) acquire(ctx context.Context) (context.Context, uint64, error) {
 	if b.reason != "" {
-		return nil, errors.New(b.reason)
+		return nil, 0, errors.New(b.reason)
 	}
 	type started struct {
 		root context.Context
+		gen  uint64
 		err  error
 	}
 	done := make(chan started, 1)
@@ -310,30 +459,96 @@ func (b *Browser) acquire(ctx context.Context) (context.Context, error) {
 		defer b.startMu.Unlock()
 		b.mu.Lock()
 		recent := !b.failedAt.IsZero() && time.Since(b.failedAt) < launchRetry
+		down := b.down != ""
 		b.mu.Unlock()
-		if recent {
+		switch {
+		case down:
+			done <- started{err: &RestartError{RetryAfter: 2 * time.Second}}
+			return
+		case recent:
 			done <- started{err: errors.New("Chromium failed to start recently")}
 			return
 		}
-		root, err := b.start()
-		done <- started{root, err}
+		root, gen, err := b.start()
+		done <- started{root, gen, err}
 	}()
 	var r started
 	select {
 	case r = <-done:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, 0, ctx.Err()
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, 0, r.err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, ErrClosed
+		return nil, 0, ErrClosed
 	}
 	b.runs.Add(1)
-	return r.root, nil
+	return r.root, r.gen, nil
+}
+
+// generation is the current browser process's generation (0: none).
+func (b *Browser) generation() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.root == nil {
+		return 0
+	}
+	return b.gen
+}
+
+// takeSlot waits for one of the MaxPages slots: at once when one is free,
+// else as one of at most MaxQueued waiters for at most QueueWait. The
+// returned function gives the slot back.
+func (b *Browser) takeSlot(ctx context.Context) (func(), error) {
+	release := func(start time.Time) func() {
+		return func() {
+			d := int64(time.Since(start))
+			old := b.avgRun.Load()
+			if old == 0 {
+				old = d
+			}
+			b.avgRun.Store(old + (d-old)/4)
+			<-b.slots
+		}
+	}
+	select {
+	case b.slots <- struct{}{}:
+		return release(time.Now()), nil
+	default:
+	}
+	if n := b.waiting.Add(1); n > int64(b.cfg.MaxQueued) {
+		b.waiting.Add(-1)
+		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
+			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, b.cfg.MaxQueued)}
+	}
+	defer b.waiting.Add(-1)
+	t := time.NewTimer(b.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case b.slots <- struct{}{}:
+		return release(time.Now()), nil
+	case <-t.C:
+		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
+			"the server's browser is busy: no page was free within %s; retry later", b.cfg.QueueWait)}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// retryAfter suggests when a refused run may find a slot: the average
+// run's duration for each round of queued pages, at least half a second,
+// at most MaxLoadTime.
+func (b *Browser) retryAfter() time.Duration {
+	avg := time.Duration(b.avgRun.Load())
+	if avg <= 0 {
+		avg = 2 * time.Second
+	}
+	rounds := 1 + b.waiting.Load()/int64(b.cfg.MaxPages)
+	return min(max(avg*time.Duration(rounds), 500*time.Millisecond), b.cfg.MaxLoadTime)
 }
 
 func clip(s string, n int) string {
@@ -349,22 +564,17 @@ func clip(s string, n int) string {
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
-// hostOf returns the host of a request URL, or "" for URLs that are not
-// http(s) (data:, blob:, about:), which never reach the network.
-func hostOf(raw string) (host string, network bool) {
+// networkURL reports whether a request URL reaches the network (http,
+// https, ws, wss and anything unknown) rather than the browser itself
+// (data:, blob:, about:).
+func networkURL(raw string) (*url.URL, bool) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", true
+		return nil, true
 	}
 	switch u.Scheme {
-	case "http", "https", "ws", "wss":
-		h := u.Hostname()
-		if ip := net.ParseIP(h); ip != nil {
-			h = ip.String()
-		}
-		return h, true
 	case "data", "blob", "about":
-		return "", false
+		return u, false
 	}
-	return "", true
+	return u, true
 }

@@ -9,21 +9,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/fetch"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
-// Limits on what one observation reports.
+// Limits on what one observation reports (the caps on the number of
+// console messages, requests and elements are in [Config]).
 const (
-	maxConsole   = 100
-	maxRequests  = 150
-	maxElements  = 100
+	maxBlocked = 20
+	// floodFactor times MaxConsole console messages stop the reading of
+	// a page's console.
+	floodFactor  = 10
 	maxMessage   = 300
 	maxURL       = 500
 	maxLabel     = 80
@@ -33,6 +32,10 @@ const (
 	// that wait.
 	quiet     = 500 * time.Millisecond
 	settleMax = 5 * time.Second
+	// inspectMax bounds reading the page (location, text, elements) and
+	// taking the screenshot: a page whose main thread does not answer is
+	// reported as it was seen so far.
+	inspectMax = 3 * time.Second
 )
 
 // Task is one run: open URL in a fresh browser context, optionally act on
@@ -78,9 +81,32 @@ type Observation struct {
 	Action *ActResult
 	// PNG is the screenshot, if asked for.
 	PNG []byte
-	// Truncated is set when a limit cut a list.
-	Truncated bool
+	// Truncated is set when a limit cut a list; ConsoleTotal,
+	// RequestsTotal and ElementsTotal then say how many there were (the
+	// lists hold the first ones). ElementsTotal is a lower bound when the
+	// page has more elements than the inspection looks at.
+	Truncated                                  bool
+	ConsoleTotal, RequestsTotal, ElementsTotal int
+	// ConsoleFlooded is set when the page logged so much that its console
+	// was no longer read: ConsoleTotal is then a lower bound.
+	ConsoleFlooded bool
+	// BlockedTotal counts the requests and connections refused because
+	// their host or port is not allowed, from any target of the page
+	// (Blocked lists the first ones).
+	BlockedTotal int
+	// PopupsClosed counts the pages the page opened, which were closed.
+	PopupsClosed int
+	// Incomplete says why the observation stopped early (the page did not
+	// finish loading, or did not answer in time); "" when it did not.
+	Incomplete string
 }
+
+// PageError is a run stopped because of what the page did (over its
+// byte budget, its renderer ended). Its message is safe to show to
+// clients.
+type PageError struct{ Reason string }
+
+func (e *PageError) Error() string { return e.Reason }
 
 // Console is a console message (console API call, uncaught exception or
 // browser log entry).
@@ -120,6 +146,7 @@ type ActResult struct {
 // collector gathers a tab's events. Its methods run on chromedp's event
 // loop and must not block or run commands.
 type collector struct {
+	cfg       *Config
 	mu        sync.Mutex
 	offset    float64 // wall seconds minus monotonic seconds
 	haveOff   bool
@@ -132,14 +159,28 @@ type collector struct {
 	docStatus int64
 	truncated bool
 	blocked   []string
+	nBlocked  int
+	nConsole  int
+	// onFlood is called once, under mu, when the page has logged twice
+	// floodFactor times MaxConsole messages (past its console guard): it stops reading the
+	// console (flooded), so one page cannot keep the browser's
+	// connection busy for every other.
+	onFlood func()
+	flooded bool
+	// guard names the page function that counts the console calls the
+	// page's console guard dropped (consoleGuardJS); dropped is its
+	// answer.
+	guard     string
+	dropped   int
+	nRequests int
 	tooLarge  bool
 	// ignored are URLs the browser fetched for itself (the favicon), not
 	// the page: DevTools does not list them either.
 	ignored map[string]bool
 }
 
-func newCollector() *collector {
-	return &collector{byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, ignored: map[string]bool{}, last: time.Now()}
+func newCollector(cfg *Config) *collector {
+	return &collector{cfg: cfg, byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, ignored: map[string]bool{}, last: time.Now()}
 }
 
 func (c *collector) wall(mono cdp.MonotonicTime) int64 {
@@ -149,17 +190,35 @@ func (c *collector) wall(mono cdp.MonotonicTime) int64 {
 	return int64((float64(mono) + c.offset) * 1000)
 }
 
-func (c *collector) addConsole(level, msg string, ms int64) {
-	if len(c.console) >= maxConsole {
+// addConsole keeps a console message while there are fewer than
+// MaxConsole, and counts it either way. msg is only called for kept
+// messages.
+func (c *collector) addConsole(level string, msg func() string, ms int64) {
+	c.nConsole++
+	if c.nConsole == 2*floodFactor*c.cfg.MaxConsole && c.onFlood != nil {
+		c.flooded = true
+		c.onFlood()
+	}
+	if len(c.console) >= c.cfg.MaxConsole {
 		c.truncated = true
 		return
 	}
-	c.console = append(c.console, Console{Level: level, Message: clip(strings.TrimSpace(msg), maxMessage), Time: ms})
+	c.console = append(c.console, Console{Level: level, Message: clip(strings.TrimSpace(msg()), maxMessage), Time: ms})
+}
+
+// block records a request failed because its host is not allowed.
+func (c *collector) block(raw string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nBlocked++
+	if len(c.blocked) < maxBlocked {
+		c.blocked = append(c.blocked, clip(raw, maxURL))
+	}
 }
 
 // event records one CDP event; it reports whether the page exceeded its
 // byte budget.
-func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
+func (c *collector) event(ev any) (overBudget bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.last = time.Now()
@@ -176,7 +235,8 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 			c.ignored[e.Request.URL] = true
 			return false
 		}
-		if len(c.requests) >= maxRequests {
+		c.nRequests++
+		if len(c.requests) >= c.cfg.MaxRequests {
 			c.truncated = true
 			return false
 		}
@@ -207,7 +267,7 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		}
 	case *network.EventDataReceived:
 		c.bytes += max(e.EncodedDataLength, e.DataLength)
-		if c.bytes > maxBytes && !c.tooLarge {
+		if c.bytes > c.cfg.MaxPageBytes && !c.tooLarge {
 			c.tooLarge = true
 			return true
 		}
@@ -222,15 +282,17 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		default:
 			level = "log"
 		}
-		c.addConsole(level, argsText(e.Args), int64(e.Timestamp))
+		c.addConsole(level, func() string { return argsText(e.Args) }, int64(e.Timestamp))
 	case *runtime.EventExceptionThrown:
 		d := e.ExceptionDetails
-		msg := d.Text
-		if d.Exception != nil && d.Exception.Description != "" {
-			desc, _, _ := strings.Cut(d.Exception.Description, "\n")
-			msg = strings.TrimSpace(msg + " " + desc)
-		}
-		c.addConsole("error", msg, int64(e.Timestamp))
+		c.addConsole("error", func() string {
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				desc, _, _ := strings.Cut(d.Exception.Description, "\n")
+				msg = strings.TrimSpace(msg + " " + desc)
+			}
+			return msg
+		}, int64(e.Timestamp))
 	case *cdplog.EventEntryAdded:
 		if c.ignored[e.Entry.URL] {
 			return false
@@ -239,7 +301,7 @@ func (c *collector) event(ev any, maxBytes int64) (overBudget bool) {
 		if e.Entry.Level == cdplog.EntryLevelVerbose {
 			level = "debug"
 		}
-		c.addConsole(level, e.Entry.Text, int64(e.Entry.Timestamp))
+		c.addConsole(level, func() string { return e.Entry.Text }, int64(e.Entry.Timestamp))
 	}
 	return false
 }
@@ -264,7 +326,7 @@ func (c *collector) settled() bool {
 func (c *collector) counts() (requests, console int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.requests), len(c.console)
+	return c.nRequests, c.nConsole
 }
 
 // argsText renders console API arguments roughly as DevTools does.
@@ -288,16 +350,26 @@ func argsText(args []*runtime.RemoteObject) string {
 	return strings.Join(parts, " ")
 }
 
-// Run performs a task in a fresh browser context and returns what it saw.
-// It returns when the task is done, ctx ends or MaxLoadTime passes; the
-// tab and its browser context are closed before it returns. A navigation
-// that fails (connection refused, DNS) is an Observation with LoadError,
-// not an error.
+// Run performs a task in a fresh, isolated browser context (see tab) and
+// returns what it saw. It waits for a page slot first (a [BusyError] when
+// none frees in time). It returns when the task is done, ctx ends or
+// MaxLoadTime passes; the tab and its browser context are closed before
+// it returns. A navigation that fails (connection refused, DNS) is an
+// Observation with LoadError, not an error; a page that does not finish
+// loading or stops answering in time is an Observation with Incomplete.
 func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 	if _, err := b.CheckURL(t.URL); err != nil {
 		return nil, err
 	}
-	root, err := b.acquire(ctx)
+	if b.reason != "" {
+		return nil, errors.New(b.reason)
+	}
+	release, err := b.takeSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	root, gen, err := b.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -305,106 +377,15 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.MaxLoadTime)
 	defer cancel()
 
-	// tabParent ends the tab without waiting (from callbacks); closeTab
-	// ends it and waits until the tab and its browser context are gone.
-	tabParent, endTab := context.WithCancel(root)
-	defer endTab()
-	tab, closeTab := chromedp.NewContext(tabParent, chromedp.WithNewBrowserContext())
-	var (
-		helpers   sync.WaitGroup // goroutines answering paused requests and dialogs
-		helpersMu sync.Mutex
-		closing   bool
-	)
-	async := func(fn func()) {
-		helpersMu.Lock()
-		defer helpersMu.Unlock()
-		if closing {
-			return
-		}
-		helpers.Add(1)
-		go func() { defer helpers.Done(); fn() }()
-	}
-	defer func() {
-		closeTab() // closes the tab and disposes of its browser context
-		helpersMu.Lock()
-		closing = true
-		helpersMu.Unlock()
-		helpers.Wait()
-	}()
-	stop := context.AfterFunc(ctx, endTab)
-	defer stop()
-
-	col := newCollector()
+	col := newCollector(&b.cfg)
 	obs := &Observation{Session: fmt.Sprintf("tab%d", b.tabs.Add(1))}
-	var overOnce sync.Once
-	// Create the tab, then listen before anything loads.
-	if err := chromedp.Do(tab); err != nil {
-		return nil, b.runError(ctx, err)
+	tb, err := b.openTab(ctx, root, col)
+	if err != nil {
+		return nil, b.runError(ctx, gen, err)
 	}
-	if err := chromedp.Listen(tab, func(ev any) {
-		switch e := ev.(type) {
-		case *fetch.EventRequestPaused:
-			id, raw := e.RequestID, e.Request.URL
-			host, net := hostOf(raw)
-			if net && !b.HostAllowed(host) {
-				col.mu.Lock()
-				if len(col.blocked) < 20 {
-					col.blocked = append(col.blocked, clip(raw, maxURL))
-				}
-				col.mu.Unlock()
-				async(func() {
-					_, _ = chromedp.Call(tab, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient})
-				})
-				return
-			}
-			async(func() { _, _ = chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) })
-		case *page.EventJavascriptDialogOpening:
-			async(func() {
-				_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
-			})
-		default:
-			if col.event(ev, b.cfg.MaxPageBytes) {
-				overOnce.Do(endTab) // the page is over its byte budget
-			}
-		}
-	}); err != nil {
-		return nil, b.runError(ctx, err)
-	}
-	if id := chromedp.FromContext(tab).BrowserContextID; id != "" {
-		if _, err := chromedp.CallBrowser(tab, browser.SetDownloadBehavior,
-			browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: id}); err != nil {
-			return nil, b.runError(ctx, err)
-		}
-	}
-	if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
-		return nil, b.runError(ctx, err)
-	}
-	if err := chromedp.Do(tab, chromedp.Navigate(t.URL)); err != nil {
-		var le *chromedp.LoadError
-		if !errors.As(err, &le) {
-			return nil, b.pageError(ctx, col, err)
-		}
-		obs.LoadError = clip(le.ErrorText, 100)
-	}
-	if obs.LoadError == "" {
-		if err := b.settle(tab, col); err != nil {
-			return nil, b.pageError(ctx, col, err)
-		}
-		if t.Act != nil {
-			if err := b.act(tab, col, t.Act, obs); err != nil {
-				return nil, b.pageError(ctx, col, err)
-			}
-		}
-		if err := b.inspect(tab, obs); err != nil {
-			return nil, b.pageError(ctx, col, err)
-		}
-		if t.Screenshot {
-			png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
-			if err != nil {
-				return nil, b.pageError(ctx, col, err)
-			}
-			obs.PNG = png
-		}
+	defer tb.close()
+	if err := b.drive(ctx, tb, col, t, obs); err != nil {
+		return nil, b.pageError(ctx, gen, tb, col, err)
 	}
 	col.mu.Lock()
 	defer col.mu.Unlock()
@@ -413,9 +394,83 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 		obs.Requests = append(obs.Requests, *r)
 	}
 	obs.Blocked = append([]string(nil), col.blocked...)
+	gateBlocked, gateRefused := tb.gate.Blocked()
+	for _, g := range gateBlocked {
+		if len(obs.Blocked) < maxBlocked {
+			obs.Blocked = append(obs.Blocked, g)
+		}
+	}
+	obs.BlockedTotal = col.nBlocked + gateRefused
 	obs.Status = col.docStatus
 	obs.Truncated = obs.Truncated || col.truncated
+	obs.ConsoleTotal, obs.RequestsTotal = col.nConsole+col.dropped, col.nRequests
+	obs.ConsoleFlooded = col.flooded || col.dropped > 0
+	obs.Truncated = obs.Truncated || obs.ConsoleFlooded
+	obs.PopupsClosed = int(tb.popups.Load())
 	return obs, nil
+}
+
+// drive navigates, settles, acts, inspects and takes the screenshot.
+// Each step has a budget inside the run's: a page that does not load or
+// answer in time is observed as far as it got (obs.Incomplete).
+func (b *Browser) drive(ctx context.Context, tb *tab, col *collector, t Task, obs *Observation) error {
+	navCtx, navDone := context.WithTimeout(tb.op, b.cfg.MaxLoadTime*11/20)
+	err := chromedp.Do(navCtx, chromedp.Navigate(t.URL))
+	navDone()
+	var le *chromedp.LoadError
+	switch {
+	case err == nil:
+	case errors.As(err, &le):
+		obs.LoadError = clip(le.ErrorText, 100)
+		return nil
+	case tb.op.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		obs.Incomplete = fmt.Sprintf("the page did not finish loading within %s", (b.cfg.MaxLoadTime * 11 / 20).Round(time.Second))
+	default:
+		return err
+	}
+	if obs.Incomplete == "" {
+		if err := b.settle(tb.op, col); err != nil {
+			return err
+		}
+		if t.Act != nil {
+			if err := b.act(tb.op, col, t.Act, obs); err != nil {
+				return err
+			}
+		}
+	}
+	step := func(fn func(context.Context) error) error {
+		sctx, done := context.WithTimeout(tb.op, inspectMax)
+		defer done()
+		err := fn(sctx)
+		if err != nil && tb.op.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			if obs.Incomplete != "" {
+				obs.Incomplete += "; "
+			}
+			obs.Incomplete += fmt.Sprintf("the page did not answer within %s", inspectMax)
+			return nil
+		}
+		return err
+	}
+	if err := step(func(c context.Context) error { return b.inspect(c, obs) }); err != nil {
+		return err
+	}
+	if obs.Incomplete == "" {
+		dropped, err := chromedp.Run(tb.op, chromedp.Evaluate[int](fmt.Sprintf(
+			"(typeof globalThis[%q] === 'function' ? globalThis[%q]() : 0)", col.guard, col.guard)))
+		if err == nil && dropped > 0 {
+			col.mu.Lock()
+			col.dropped = dropped
+			col.mu.Unlock()
+		}
+	}
+	if t.Screenshot && obs.Incomplete == "" {
+		return step(func(c context.Context) error {
+			png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
+			obs.PNG = png
+			return err
+		})
+	}
+	return nil
 }
 
 // settle waits until the page is quiet or settleMax passed.
@@ -439,24 +494,39 @@ func (b *Browser) settle(tab context.Context, col *collector) error {
 }
 
 // runError maps a failure before the page loaded.
-func (b *Browser) runError(ctx context.Context, err error) error {
+func (b *Browser) runError(ctx context.Context, gen uint64, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if b.restarted(gen) {
+		return &RestartError{RetryAfter: 2 * time.Second}
 	}
 	return err
 }
 
-// pageError maps a failure while the page ran: the caller's context, the
-// byte budget, or the browser.
-func (b *Browser) pageError(ctx context.Context, col *collector, err error) error {
+// restarted reports whether the browser of generation gen is gone or
+// being replaced.
+func (b *Browser) restarted(gen uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen != gen || b.root == nil || b.down != ""
+}
+
+// pageError maps a failure while the page ran: the byte budget, a
+// renderer that ended, the caller's context, or the browser.
+func (b *Browser) pageError(ctx context.Context, gen uint64, tb *tab, col *collector, err error) error {
 	col.mu.Lock()
 	large := col.tooLarge
 	col.mu.Unlock()
 	switch {
 	case large:
-		return &URLError{fmt.Sprintf("the page received more than %d bytes and was stopped", b.cfg.MaxPageBytes)}
+		return &PageError{fmt.Sprintf("the page received more than %d bytes and was stopped", b.cfg.MaxPageBytes)}
+	case tb.crashed.Load():
+		return &PageError{fmt.Sprintf("the page's renderer ended (it crashed, or used more than the server's limit of %d MiB and was stopped)", b.cfg.PageMemoryMB)}
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case b.restarted(gen):
+		return &RestartError{RetryAfter: 2 * time.Second}
 	}
 	return err
 }

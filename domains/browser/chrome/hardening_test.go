@@ -1,0 +1,306 @@
+package chrome_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/testenv"
+)
+
+// hostile serves the pages of the hardening tests.
+func hostile(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	page := func(path, body string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(body))
+		})
+	}
+	page("/", `<title>fine</title><p>fine</p><button id="b">b</button>`)
+	page("/console-flood", `<title>flood</title><script>for (let i = 0; i < 100000; i++) console.error('flood ' + i);</script><p>after</p>`)
+	page("/dom-flood", `<title>dom</title><body><script>
+document.body.innerHTML = '<a href="#x">link text</a> '.repeat(20000) + '<p>' + 'word '.repeat(200000) + '</p>';
+</script>`)
+	page("/memory", `<title>memory</title><script>
+const keep = [];
+for (;;) { const b = new Uint8Array(32 << 20); b.fill(7); keep.push(b); }
+</script>`)
+	page("/heap", `<title>heap</title><script>
+const keep = [];
+for (let i = 0; ; i++) keep.push({i, s: 'x' + i, a: [i, i + 1, i + 2]});
+</script>`)
+	page("/slow", `<title>slow</title><script>fetch('/hold')</script>`)
+	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(1500 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestConsoleFloodIsCappedAndIsolated: a page logging 100,000 console
+// errors gets a capped, counted answer fast, a page opened while it runs
+// and one opened after it load normally (before: the flood run failed
+// after 26 s and every later run of the browser failed).
+func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	ctx := context.Background()
+	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil { // start the browser
+		t.Fatal(err)
+	}
+	var during atomic.Value
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		_, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"})
+		during.Store(fmt.Sprintf("%v in %v", err, time.Since(start).Round(time.Millisecond)))
+		if err != nil || time.Since(start) > 8*time.Second {
+			t.Errorf("a page opened during the flood: %v after %v", err, time.Since(start))
+		}
+	}()
+	start := time.Now()
+	obs, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/console-flood"})
+	took := time.Since(start)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("flood: %v after %v", err, took)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the flood took %v", took)
+	}
+	if len(obs.Console) != chrome.DefaultMaxConsole || obs.ConsoleTotal < 100000 || !obs.Truncated || !obs.ConsoleFlooded {
+		t.Errorf("console kept %d of %d (truncated %v flooded %v)", len(obs.Console), obs.ConsoleTotal, obs.Truncated, obs.ConsoleFlooded)
+	}
+	if obs.Title != "flood" || obs.Incomplete != "" {
+		t.Errorf("title %q incomplete %q", obs.Title, obs.Incomplete)
+	}
+	for i := range 3 {
+		s := time.Now()
+		if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil || time.Since(s) > 8*time.Second {
+			t.Errorf("run %d after the flood: %v after %v", i, err, time.Since(s))
+		}
+	}
+	t.Logf("flood %v: kept %d of %d; during: %v", took.Round(time.Millisecond), len(obs.Console), obs.ConsoleTotal, during.Load())
+}
+
+// TestDOMFloodIsCapped: a page with 20,000 links and 200,000 words is
+// inspected with bounded work: a capped answer fast.
+func TestDOMFloodIsCapped(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	start := time.Now()
+	obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/dom-flood"})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("%v after %v", err, took)
+	}
+	if took > 15*time.Second || len(obs.Elements) != chrome.DefaultMaxElements || !obs.Truncated || obs.ElementsTotal < chrome.DefaultMaxElements {
+		t.Errorf("took %v, %d of %d elements, truncated %v, text %d bytes, incomplete %q", took, len(obs.Elements), obs.ElementsTotal, obs.Truncated, len(obs.Text), obs.Incomplete)
+	}
+	t.Logf("DOM flood: %v, %d of at least %d elements, incomplete %q", took.Round(time.Millisecond), len(obs.Elements), obs.ElementsTotal, obs.Incomplete)
+}
+
+// browserPID is the pid of the browser process the test started.
+func browserPIDs(t *testing.T) []int {
+	var out []int
+	for _, p := range testenv.ChildPIDs(t) {
+		cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
+		if strings.Contains(string(cmd), "remote-debugging") {
+			n, _ := strconv.Atoi(p)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestHungOrKilledBrowserIsRestarted: a browser that stops answering
+// (SIGSTOP) or whose process is killed is detected, reported through
+// OnHealth, restarted, reported back, and serves runs again.
+func TestHungOrKilledBrowserIsRestarted(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			health := make(chan chrome.Health, 10)
+			b := chrome.New(chrome.Config{Path: path, HealthInterval: 500 * time.Millisecond,
+				OnHealth: func(h chrome.Health) { health <- h }})
+			defer b.Close()
+			if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+				t.Fatal(err)
+			}
+			pids := browserPIDs(t)
+			if len(pids) != 1 {
+				t.Fatalf("browser processes %v", pids)
+			}
+			if err := syscall.Kill(pids[0], sig); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			select {
+			case h := <-health:
+				if h.OK || !strings.Contains(h.Reason, "restarted") {
+					t.Errorf("first report %+v", h)
+				}
+				if ok, reason := b.Available(); ok && !strings.Contains(reason, "restart") {
+					t.Logf("available again already: %v %q", ok, reason)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the failure was not reported within 20s")
+			}
+			detected := time.Since(start)
+			select {
+			case h := <-health:
+				if !h.OK || h.Restarts != 1 {
+					t.Errorf("second report %+v", h)
+				}
+			case <-time.After(40 * time.Second):
+				t.Fatal("the restart was not reported within 40s")
+			}
+			if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+				t.Errorf("run after the restart: %v", err)
+			}
+			if now := browserPIDs(t); len(now) != 1 || now[0] == pids[0] {
+				t.Errorf("browser processes after the restart %v (before %v)", now, pids)
+			}
+			t.Logf("%v detected after %v, back after %v", sig, detected.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestPageMemoryIsBounded: a page that keeps allocating is stopped at
+// its memory limit with a clear error, and the browser serves the next
+// run.
+func TestPageMemoryIsBounded(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path, PageMemoryMB: 300})
+	defer b.Close()
+	// /memory allocates array buffers (outside V8's heap: the renderer's
+	// resident memory is watched); /heap allocates objects (V8's heap
+	// limit).
+	for _, p := range []string{"/memory", "/heap"} {
+		start := time.Now()
+		_, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + p})
+		var pe *chrome.PageError
+		if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "300 MiB") {
+			t.Errorf("%s: %v after %v", p, err, time.Since(start))
+		}
+		if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+			t.Errorf("run after %s: %v", p, err)
+		}
+		t.Logf("%s stopped after %v: %v", p, time.Since(start).Round(time.Millisecond), err)
+	}
+}
+
+// TestParallelRunsAreBounded: 24 parallel runs of a page that takes a
+// while: at most MaxPages run at a time, the ones beyond the queue get a
+// BusyError with a retry time, the browser's processes stay bounded.
+func TestParallelRunsAreBounded(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path, MaxPages: 3, MaxQueued: 3, QueueWait: 4 * time.Second})
+	defer b.Close()
+	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	var maxProcs, maxRSS atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			n, rss := processTree(browserPIDs(t))
+			if int64(n) > maxProcs.Load() {
+				maxProcs.Store(int64(n))
+			}
+			if rss > maxRSS.Load() {
+				maxRSS.Store(rss)
+			}
+		}
+	}()
+	var ok, busy, other atomic.Int64
+	var wg sync.WaitGroup
+	for range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/slow"})
+			var be *chrome.BusyError
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.As(err, &be) && be.RetryAfter > 0:
+				busy.Add(1)
+			default:
+				other.Add(1)
+				t.Errorf("run: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	if ok.Load() < 3 || busy.Load() == 0 || other.Load() != 0 {
+		t.Errorf("ok %d busy %d other %d", ok.Load(), busy.Load(), other.Load())
+	}
+	// The browser, its helpers (zygotes, GPU, network, storage), and one
+	// renderer per page.
+	if maxProcs.Load() > 16 {
+		t.Errorf("up to %d browser processes", maxProcs.Load())
+	}
+	t.Logf("24 parallel runs: %d ok, %d refused busy; at most %d processes, %d MiB", ok.Load(), busy.Load(), maxProcs.Load(), maxRSS.Load()>>20)
+}
+
+// processTree counts the processes under roots (and themselves) and sums
+// their resident memory.
+func processTree(roots []int) (int, int64) {
+	n, rss := 0, int64(0)
+	var walk func(pid int)
+	walk = func(pid int) {
+		n++
+		if out, err := exec.Command("ps", "-o", "rss=", "-p", strconv.Itoa(pid)).Output(); err == nil {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			rss += kb << 10
+		}
+		raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, f := range strings.Fields(string(raw)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				walk(c)
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	return n, rss
+}

@@ -1,0 +1,245 @@
+package chrome
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/inspector"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// closeWait bounds how long closing a tab waits for the browser to
+// detach it.
+const closeWait = 5 * time.Second
+
+// consoleGuardJS wraps the console methods that print so that only the
+// first %d calls print; the function named %q returns how many calls it
+// dropped. A page can get around it (a fresh frame's console); the
+// collector's own flood limit and the run's time budget still hold then.
+const consoleGuardJS = `(() => {
+  const max = %d, name = %q;
+  let n = 0;
+  if (Object.prototype.hasOwnProperty.call(globalThis, name)) return;
+  for (const m of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'count', 'timeLog', 'timeEnd', 'group', 'groupCollapsed', 'assert']) {
+    const orig = console[m];
+    if (typeof orig !== 'function') continue;
+    console[m] = {[m](...args) {
+      if (m === 'assert' && args[0]) return;
+      if (++n <= max) return orig.apply(console, args);
+    }}[m];
+  }
+  Object.defineProperty(globalThis, name, {value: () => Math.max(0, n - max)});
+})()`
+
+// tab is one isolated page: a tab in a browser context of its own whose
+// every target reaches the network only through its gate, with downloads
+// denied, dialogs dismissed, other pages of the context (popups) closed,
+// and the tab's own requests to hosts not allowed failed before they are
+// sent. It is the reusable unit of isolation: anything that makes a
+// browser context for pages opens it with [Browser.openTab] and ends it
+// with [tab.close], which never leaves the browser's event routing
+// blocked, however many events the page still sends.
+type tab struct {
+	b    *Browser
+	gate *gate
+	// ctx is the chromedp context of the tab: its event loop runs until
+	// close, so events keep being consumed. cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// op bounds the actions on the tab: it ends with the run's context,
+	// when the page goes over its byte budget, or when its renderer ends.
+	op       context.Context
+	stopOp   context.CancelFunc
+	stopWith func() bool
+
+	targetID target.ID
+	bctx     cdp.BrowserContextID
+
+	helpers   sync.WaitGroup // goroutines answering paused requests, dialogs, popups
+	helpersMu sync.Mutex
+	closing   bool
+	quiet     atomic.Bool // the listener drops every event
+	popups    atomic.Int64
+	crashed   atomic.Bool
+}
+
+// openTab creates an isolated tab under root, the browser's chromedp
+// context; events go to col. ctx bounds the creation and the tab's
+// actions (tab.op).
+func (b *Browser) openTab(ctx, root context.Context, col *collector) (*tab, error) {
+	g, err := openGate(b.allow, b.log)
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+		// Every target of the context connects through the gate, loopback
+		// included (Chromium bypasses proxies for loopback unless told).
+		p.ProxyServer = g.URL()
+		p.ProxyBypassList = "<-loopback>"
+	}))
+	t := &tab{b: b, gate: g, ctx: tctx, cancel: cancel}
+	// The first Run attaches the target; its event loop lives on tctx, so
+	// tctx (not ctx) is what it runs with.
+	created := make(chan error, 1)
+	go func() { created <- chromedp.Do(tctx) }()
+	select {
+	case err = <-created:
+	case <-ctx.Done():
+		err = ctx.Err()
+		cancel()
+		<-created
+		g.Close()
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		g.Close()
+		return nil, err
+	}
+	c := chromedp.FromContext(tctx)
+	t.targetID, t.bctx = c.Target.TargetID, c.BrowserContextID
+	t.op, t.stopOp = context.WithCancel(tctx)
+	t.stopWith = context.AfterFunc(ctx, t.stopOp)
+	col.onFlood = func() {
+		t.async(func() {
+			_, _ = chromedp.Call(t.op, runtime.Disable, cdp.Empty{})
+			_, _ = chromedp.Call(t.op, cdplog.Disable, cdp.Empty{})
+		})
+	}
+	fail := func(err error) (*tab, error) {
+		t.close()
+		return nil, err
+	}
+	if err := chromedp.Listen(tctx, func(ev any) { t.event(ev, col) }); err != nil {
+		return fail(err)
+	}
+	// chromedp answers DOM.documentUpdated by asking for the document
+	// from its event loop; behind a flood of console events that loop's
+	// queue fills and the tab (then the browser's event routing) dead-
+	// locks. The tab does without the DOM domain (elements are read and
+	// acted on with JavaScript and Input events).
+	if _, err := chromedp.Call(t.op, css.Disable, cdp.Empty{}); err != nil {
+		return fail(err)
+	}
+	if _, err := chromedp.Call(t.op, dom.Disable, cdp.Empty{}); err != nil {
+		return fail(err)
+	}
+	// Console calls past the flood limit are counted in the page and not
+	// sent: with DevTools attached each message costs the renderer a
+	// stack trace and the connection an event, and a page looping over
+	// console.error would otherwise spend its whole time budget there.
+	col.guard = fmt.Sprintf("__manglecp_console_%x", rand.Uint64())
+	if _, err := chromedp.Call(t.op, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: fmt.Sprintf(consoleGuardJS, floodFactor*b.cfg.MaxConsole, col.guard)}); err != nil {
+		return fail(err)
+	}
+	if t.bctx != "" {
+		if _, err := chromedp.CallBrowser(t.op, browser.SetDownloadBehavior,
+			browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: t.bctx}); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := chromedp.Call(t.op, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+		return fail(err)
+	}
+	return t, nil
+}
+
+// async runs fn in a helper goroutine unless the tab is closing.
+func (t *tab) async(fn func()) {
+	t.helpersMu.Lock()
+	defer t.helpersMu.Unlock()
+	if t.closing {
+		return
+	}
+	t.helpers.Add(1)
+	go func() { defer t.helpers.Done(); fn() }()
+}
+
+// event handles one event of the tab. It runs on chromedp's event loop:
+// it must not block or run commands itself.
+func (t *tab) event(ev any, col *collector) {
+	if t.quiet.Load() {
+		return
+	}
+	switch e := ev.(type) {
+	case *fetch.EventRequestPaused:
+		id, raw := e.RequestID, e.Request.URL
+		if u, net := networkURL(raw); net && (u == nil || !t.b.allow.urlAllows(u)) {
+			col.block(raw)
+			t.async(func() {
+				_, _ = chromedp.Call(t.op, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient})
+			})
+			return
+		}
+		t.async(func() { _, _ = chromedp.Call(t.op, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) })
+	case *page.EventJavascriptDialogOpening:
+		t.async(func() {
+			_, _ = chromedp.Call(t.op, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		})
+	case *target.EventTargetCreated:
+		// Another page of this browser context (a popup, or a page a popup
+		// opened): closed. Its connections went through the gate anyway.
+		if i := e.TargetInfo; i != nil && i.Type == "page" && i.BrowserContextID == t.bctx && i.TargetID != t.targetID {
+			t.popups.Add(1)
+			id := i.TargetID
+			t.async(func() { _, _ = chromedp.CallBrowser(t.op, target.CloseTarget, target.CloseTargetParams{TargetID: id}) })
+		}
+	case *inspector.EventTargetCrashed:
+		t.crashed.Store(true)
+		t.stopOp()
+	default:
+		if col.event(ev) {
+			t.stopOp() // the page is over its byte budget
+		}
+	}
+}
+
+// close ends the tab. While the tab's event loop still consumes events, it
+// closes the target from the browser's side and waits until the browser
+// detached its session; only then does it end the chromedp context (which
+// disposes of the browser context). Ending the context first would leave
+// chromedp routing the page's remaining events to a loop that is gone,
+// which blocks the routing of every tab of the browser (a page that logs
+// 100,000 console messages did that).
+func (t *tab) close() {
+	t.stopWith()
+	t.helpersMu.Lock()
+	t.closing = true
+	t.helpersMu.Unlock()
+	t.quiet.Store(true)
+	t.stopOp()
+	t.helpers.Wait()
+	cctx, done := context.WithTimeout(t.ctx, closeWait)
+	detached := false
+	if gone, err := chromedp.Detached(t.ctx); err == nil {
+		if _, err := chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.targetID}); err == nil {
+			select {
+			case <-gone:
+				detached = true
+			case <-cctx.Done():
+			}
+		}
+	}
+	done()
+	if !detached && t.ctx.Err() == nil {
+		t.b.log.Warn("a browser tab did not close in time; checking the browser's health")
+		t.b.checkSoon()
+	}
+	t.cancel()
+	t.gate.Close()
+}
