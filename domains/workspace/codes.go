@@ -29,6 +29,7 @@ const (
 	CodeCrossRootMove     protocol.Code = "x-cross_root_move"
 	CodePermissionDenied  protocol.Code = "x-permission_denied"
 	CodeInvalidPattern    protocol.Code = "x-invalid_pattern"
+	CodeFileLinked        protocol.Code = "x-file_linked"
 )
 
 // Codes returns the domain's error codes with their HTTP status,
@@ -65,6 +66,8 @@ func Codes() []protocol.CodeInfo {
 			Description: "Source and destination of a move are in different roots; data: from, to"},
 		{Code: CodeInvalidPattern, HTTPStatus: http.StatusBadRequest, Recoverable: true,
 			Description: "The glob pattern cannot be used (an unclosed [ or {, or over 1000 bytes); data: pattern"},
+		{Code: CodeFileLinked, HTTPStatus: http.StatusConflict, Recoverable: true,
+			Description: "A write through a symbolic link would change a file that has other hard links (one may lie outside every root); data: path, links"},
 		{Code: CodePermissionDenied, HTTPStatus: http.StatusForbidden, Recoverable: false,
 			Description: "The operating system refused access to the path; data: path"},
 	}

@@ -83,6 +83,9 @@ func TestDomainCodes(t *testing.T) {
 			data: map[string]any{"from": "src", "to": "src/deep/src"}},
 		{name: "directory onto itself", code: workspace.CodeMoveIntoItself, intent: "reorganize", facts: facts(mentioned("src")),
 			tool: "move", args: map[string]any{"from": "src", "to": "src/."}, confirm: true},
+		{name: "write through a link to a hard-linked file", code: workspace.CodeFileLinked, intent: "edit", facts: facts(mentioned("linked.txt"), change("write")),
+			tool: "write_file", args: map[string]any{"path": "linked.txt", "content": "x", "digest": digestOf("outside\n")}, confirm: true,
+			race: func(f *fixture) { hardLinkedOutside(f.t, f.root) }, data: map[string]any{"path": "linked.txt", "links": float64(2)}},
 		{name: "bad glob", code: workspace.CodeInvalidPattern, intent: "find", tool: "search", args: map[string]any{"glob": "[abc"},
 			data: map[string]any{"pattern": "[abc"}},
 	}

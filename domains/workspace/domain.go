@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/manglecp/manglecp"
 )
@@ -44,12 +45,15 @@ const ID = "workspace"
 
 // Default limits.
 const (
-	DefaultMaxReadBytes  = 256 << 10
-	DefaultMaxMediaBytes = 4 << 20
-	DefaultMaxWriteBytes = 4 << 20
-	DefaultMaxEntries    = 1000
-	DefaultMaxMatches    = 100
-	DefaultMaxScanFiles  = 20000
+	DefaultMaxReadBytes   = 256 << 10
+	DefaultMaxMediaBytes  = 4 << 20
+	DefaultMaxWriteBytes  = 4 << 20
+	DefaultMaxEntries     = 1000
+	DefaultMaxMatches     = 100
+	DefaultMaxScanFiles   = 20000
+	DefaultMaxWalkDepth   = 64
+	DefaultMaxSearchBytes = 64 << 20
+	DefaultMaxSearchTime  = 5 * time.Second
 )
 
 // Config configures the domain.
@@ -74,9 +78,21 @@ type Config struct {
 	// MaxMatches caps the lines a content search returns. Default
 	// [DefaultMaxMatches].
 	MaxMatches int
-	// MaxScanFiles caps the files a search or tree visits. Default
-	// [DefaultMaxScanFiles].
+	// MaxScanFiles caps the entries (files and directories) a search or
+	// tree visits. Default [DefaultMaxScanFiles].
 	MaxScanFiles int
+	// MaxWalkDepth caps the directory levels a search or tree descends
+	// below its start: deeper directories are not entered and the answer
+	// says truncated. Default [DefaultMaxWalkDepth].
+	MaxWalkDepth int
+	// MaxSearchBytes caps the bytes one content search reads in all; the
+	// search stops before the file that would exceed it and says so.
+	// Default [DefaultMaxSearchBytes].
+	MaxSearchBytes int64
+	// MaxSearchTime caps the wall time of one content search; it then
+	// stops reading and answers with what it found, saying so. Default
+	// [DefaultMaxSearchTime].
+	MaxSearchTime time.Duration
 }
 
 // Workspace holds the open roots. Its methods are safe for concurrent use.
@@ -119,6 +135,15 @@ func Open(cfg Config) (*Workspace, error) {
 	}
 	if cfg.MaxScanFiles <= 0 {
 		cfg.MaxScanFiles = DefaultMaxScanFiles
+	}
+	if cfg.MaxWalkDepth <= 0 {
+		cfg.MaxWalkDepth = DefaultMaxWalkDepth
+	}
+	if cfg.MaxSearchBytes <= 0 {
+		cfg.MaxSearchBytes = DefaultMaxSearchBytes
+	}
+	if cfg.MaxSearchTime <= 0 {
+		cfg.MaxSearchTime = DefaultMaxSearchTime
 	}
 	w := &Workspace{cfg: cfg}
 	used := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/manglecp/manglecp"
@@ -249,17 +250,36 @@ func (a *actions) currentDigest(l loc) (string, error) {
 
 // writeFile writes content to l: a regular file is replaced atomically
 // through a temporary file and a rename (which never follows a symbolic
-// link); a symbolic link inside the root is written through, and os.Root
-// refuses one that leads outside.
+// link, and breaks a hard link: the file's other names keep the old
+// content); a symbolic link inside the root is written through, and
+// os.Root refuses one that leads outside. A file reached through a
+// symbolic link is written in place, so it is refused when it has more
+// than one hard link: another name of it may lie outside every root.
 func (w *Workspace) writeFile(l loc, content []byte, perm fs.FileMode) error {
 	shown := w.show(l)
 	if lst, err := l.root.fs.Lstat(l.rel); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
-		f, err := l.root.fs.OpenFile(l.rel, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, perm)
+		f, err := l.root.fs.OpenFile(l.rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, perm)
 		if err != nil {
 			return w.fsError(shown, err)
 		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return w.fsError(shown, err)
+		}
+		if !st.Mode().IsRegular() {
+			return fail(CodeNotText, "only regular files can be written", map[string]any{"path": shown, "media_type": "application/octet-stream"},
+				"%s is not a regular file", quote(shown))
+		}
+		if n := linkCount(st); n > 1 {
+			return fail(CodeFileLinked, "write the file under one of its other names, or ask the user to remove the extra hard links",
+				map[string]any{"path": shown, "links": n},
+				"%s is reached through a symbolic link and has %d hard links; writing it would change them all", quote(shown), n)
+		}
+		if err := f.Truncate(0); err != nil {
+			return w.fsError(shown, err)
+		}
 		if _, err := f.Write(content); err != nil {
-			f.Close()
 			return w.fsError(shown, err)
 		}
 		if err := f.Close(); err != nil {

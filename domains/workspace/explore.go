@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -107,14 +108,14 @@ func (a *actions) listDir(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 		}
 		total += it.size
 		if sizes {
-			e := map[string]any{"name": it.name, "kind": it.kind}
+			e := map[string]any{"name": listed(it.name), "kind": it.kind}
 			if it.kind == "file" {
 				e["size"] = it.size
 			}
 			entries = append(entries, e)
 			continue
 		}
-		name := it.name
+		name := listed(it.name)
 		switch it.kind {
 		case "dir":
 			name += "/"
@@ -164,10 +165,10 @@ func (a *actions) tree(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome
 	n := 0
 	full := false
 	out := &manglecp.Outcome{}
-	var truncated bool
+	var stop string
 	if err := out.Step("walk", func() (string, error) {
 		var err error
-		truncated, err = a.w.walk(ctx, l, func(_ loc, rel string, d fs.DirEntry) error {
+		stop, _, err = a.w.walk(ctx, l, func(_ loc, rel string, d fs.DirEntry) error {
 			level := strings.Count(rel, "/")
 			if int64(level) >= depth {
 				if d.IsDir() {
@@ -181,7 +182,7 @@ func (a *actions) tree(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome
 			}
 			n++
 			b.WriteString(strings.Repeat("  ", level))
-			b.WriteString(path.Base(rel))
+			b.WriteString(listed(path.Base(rel)))
 			if d.IsDir() {
 				b.WriteString("/")
 			} else if d.Type()&fs.ModeSymlink != 0 {
@@ -195,7 +196,7 @@ func (a *actions) tree(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome
 		return nil, err
 	}
 	shown := a.w.show(l)
-	out.Result = map[string]any{"path": shown, "depth": depth, "tree": b.String(), "entries": n, "truncated": truncated || full}
+	out.Result = map[string]any{"path": shown, "depth": depth, "tree": b.String(), "entries": n, "truncated": stop != "" || full}
 	out.Summary = fmt.Sprintf("The tree below %s has %d entries within %d levels.", shown, n, depth)
 	return out, ctx.Err()
 }
@@ -274,6 +275,6 @@ type lineCounter struct {
 }
 
 func (lc lineCounter) Write(p []byte) (int, error) {
-	*lc.lines += int64(strings.Count(string(p), "\n"))
+	*lc.lines += int64(bytes.Count(p, newline))
 	return lc.h.Write(p)
 }

@@ -266,10 +266,21 @@ func (g *glob) match(rel string) bool {
 // walkFunc visits one entry below a walk's start; rel is relative to it.
 type walkFunc func(at loc, rel string, d fs.DirEntry) error
 
+// Why a walk or a search stopped before it covered everything.
+const (
+	stopEntries = "entries" // MaxScanFiles entries visited
+	stopDepth   = "depth"   // directories deeper than MaxWalkDepth not entered
+	stopBytes   = "bytes"   // MaxSearchBytes read
+	stopTime    = "time"    // MaxSearchTime passed
+	stopMatches = "matches" // MaxMatches lines or MaxEntries paths found
+)
+
 // walk visits the entries below l (all roots for the virtual top) in
 // lexical order without following symbolic links, stopping after
-// MaxScanFiles entries. It reports whether it stopped early.
-func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (truncated bool, err error) {
+// MaxScanFiles entries and entering no directory deeper than
+// MaxWalkDepth levels below l. It returns why it stopped early ("" when it
+// visited everything) and how many entries it visited.
+func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (stop string, visited int, err error) {
 	starts := []loc{l}
 	if l.root == nil {
 		starts = starts[:0]
@@ -277,7 +288,6 @@ func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (truncated boo
 			starts = append(starts, loc{root: r, rel: "."})
 		}
 	}
-	visited := 0
 	for _, s := range starts {
 		prefix := ""
 		if l.root == nil {
@@ -300,25 +310,32 @@ func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (truncated boo
 				}
 				return nil
 			}
-			visited++
-			if visited > w.cfg.MaxScanFiles {
-				truncated = true
+			if visited >= w.cfg.MaxScanFiles {
+				stop = stopEntries
 				return fs.SkipAll
 			}
+			visited++
 			rel := p
 			if s.rel != "." {
 				rel = strings.TrimPrefix(p, s.rel+"/")
 			}
-			return fn(loc{root: s.root, rel: p}, prefix+rel, d)
+			if err := fn(loc{root: s.root, rel: p}, prefix+rel, d); err != nil || !d.IsDir() {
+				return err
+			}
+			if strings.Count(rel, "/")+1 >= w.cfg.MaxWalkDepth {
+				stop = stopDepth
+				return fs.SkipDir
+			}
+			return nil
 		})
 		if err != nil {
-			return truncated, err
+			return stop, visited, err
 		}
-		if truncated {
+		if stop == stopEntries {
 			break
 		}
 	}
-	return truncated, nil
+	return stop, visited, nil
 }
 
 // mentionedFacts builds mentioned facts for up to n paths.
@@ -331,4 +348,12 @@ func mentionedFacts(paths []string, n int) []protocol.Fact {
 		out = append(out, protocol.NewFact("mentioned", p))
 	}
 	return out
+}
+
+// linkCount is the number of hard links of a file (1 when unknown).
+func linkCount(st fs.FileInfo) uint64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -41,13 +42,14 @@ func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	if err != nil {
 		return nil, err
 	}
-	var found []string
+	var found []string // as listed
+	var files []string // the files found, as paths
 	full := false
 	out := &manglecp.Outcome{}
-	var truncated bool
+	var stop string
 	if err := out.Step("walk", func() (string, error) {
 		var err error
-		truncated, err = a.w.walk(ctx, l, func(at loc, rel string, d fs.DirEntry) error {
+		stop, _, err = a.w.walk(ctx, l, func(at loc, rel string, d fs.DirEntry) error {
 			if !g.match(rel) {
 				return nil
 			}
@@ -55,9 +57,11 @@ func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 				full = true
 				return fs.SkipAll
 			}
-			p := a.w.show(at)
+			p := listed(a.w.show(at))
 			if d.IsDir() {
 				p += "/"
+			} else {
+				files = append(files, a.w.show(at))
 			}
 			found = append(found, p)
 			return nil
@@ -69,19 +73,17 @@ func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	if found == nil {
 		found = []string{}
 	}
-	out.Result = map[string]any{"glob": pattern, "path": a.w.show(l), "files": found, "truncated": truncated || full}
-	var files []string
-	for _, p := range found {
-		if !strings.HasSuffix(p, "/") {
-			files = append(files, p)
-		}
-	}
+	out.Result = map[string]any{"glob": pattern, "path": a.w.show(l), "files": found, "truncated": stop != "" || full}
 	out.ContinuationFacts = mentionedFacts(files, 10)
 	out.Summary = fmt.Sprintf("%d paths match %s below %s.", len(found), quote(pattern), a.w.show(l))
 	return out, ctx.Err()
 }
 
-// searchText finds lines containing a literal text.
+// searchText finds lines containing a literal text. Its work is bounded:
+// it visits at most MaxScanFiles entries no deeper than MaxWalkDepth,
+// reads files of at most 4 times MaxReadBytes and at most MaxSearchBytes
+// in all, and stops after MaxSearchTime; an answer cut by a bound says so
+// (truncated, stopped, and how many files and bytes it searched).
 func (a *actions) searchText(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	text := argString(c.Args, "text")
 	if text == "" {
@@ -102,48 +104,105 @@ func (a *actions) searchText(ctx context.Context, c *manglecp.Call) (*manglecp.O
 	if err != nil {
 		return nil, err
 	}
+	cfg := a.w.cfg
+	sctx, cancel := context.WithTimeout(ctx, cfg.MaxSearchTime)
+	defer cancel()
 	matches := []any{}
-	var files []string
-	full := false
-	scanned := 0
+	var files []string // the files with matches, as paths
+	var listedFiles []string
+	scanned, skipped, visited := 0, 0, 0
+	var read int64
 	out := &manglecp.Outcome{}
-	var truncated bool
+	stop := "" // why the search itself stopped
+	walkStop := ""
 	if err := out.Step("search", func() (string, error) {
 		var err error
-		truncated, err = a.w.walk(ctx, l, func(at loc, rel string, d fs.DirEntry) error {
+		walkStop, visited, err = a.w.walk(sctx, l, func(at loc, rel string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() || (g != nil && !g.match(rel)) {
 				return nil
 			}
-			if info, err := d.Info(); err != nil || info.Size() > 4*a.w.cfg.MaxReadBytes {
+			info, err := d.Info()
+			if err != nil {
 				return nil
 			}
+			if info.Size() > 4*cfg.MaxReadBytes {
+				skipped++
+				return nil
+			}
+			if read+info.Size() > cfg.MaxSearchBytes {
+				stop = stopBytes
+				return fs.SkipAll
+			}
 			scanned++
-			hits, err := a.searchFile(at, text, a.w.cfg.MaxMatches-len(matches))
+			hits, n, err := a.searchFile(sctx, at, text, cfg.MaxMatches-len(matches))
+			read += n
+			if sctx.Err() != nil {
+				return sctx.Err()
+			}
 			if err != nil || len(hits) == 0 {
 				return nil
 			}
 			p := a.w.show(at)
 			files = append(files, p)
+			listedFiles = append(listedFiles, listed(p))
 			for _, h := range hits {
-				matches = append(matches, map[string]any{"path": p, "line": h.line, "text": h.text})
+				matches = append(matches, map[string]any{"path": listed(p), "line": h.line, "text": h.text})
 			}
-			if len(matches) >= a.w.cfg.MaxMatches {
-				full = true
+			if len(matches) >= cfg.MaxMatches {
+				stop = stopMatches
 				return fs.SkipAll
 			}
 			return nil
 		})
-		return fmt.Sprintf("%d matches in %d files", len(matches), len(files)), err
+		if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+			stop, err = stopTime, nil // the search's own deadline: a partial answer
+		}
+		return fmt.Sprintf("%d matches in %d files; %d files, %d bytes searched", len(matches), len(files), scanned, read), err
 	}); err != nil {
 		return nil, err
 	}
-	if files == nil {
-		files = []string{}
+	if listedFiles == nil {
+		listedFiles = []string{}
 	}
-	out.Result = map[string]any{"text": text, "path": a.w.show(l), "matches": matches, "files": files, "scanned": scanned, "truncated": truncated || full}
+	var stopped []string
+	for _, s := range []string{stop, walkStop} {
+		if s != "" {
+			stopped = append(stopped, s)
+		}
+	}
+	out.Result = map[string]any{"text": text, "path": a.w.show(l), "matches": matches, "files": listedFiles,
+		"scanned": scanned, "bytes_read": read, "visited": visited, "truncated": len(stopped) > 0}
+	if skipped > 0 {
+		out.Result["skipped_large"] = skipped
+	}
 	out.ContinuationFacts = mentionedFacts(files, 10)
-	out.Summary = fmt.Sprintf("%d lines in %d files contain %s.", len(matches), len(files), quote(text))
+	out.Summary = fmt.Sprintf("%d lines in %d files contain %s; searched %d files (%d bytes).", len(matches), len(files), quote(text), scanned, read)
+	if len(stopped) > 0 {
+		out.Result["stopped"] = stopped
+		for _, s := range stopped {
+			out.Summary += " " + stopReason(s, cfg) + "."
+		}
+		out.Summary += " Files beyond that were not searched."
+	}
+	if skipped > 0 {
+		out.Summary += fmt.Sprintf(" %d files over %d bytes were skipped.", skipped, 4*cfg.MaxReadBytes)
+	}
 	return out, ctx.Err()
+}
+
+// stopReason says in words why a search stopped.
+func stopReason(stop string, cfg Config) string {
+	switch stop {
+	case stopEntries:
+		return fmt.Sprintf("It stopped after visiting %d entries", cfg.MaxScanFiles)
+	case stopDepth:
+		return fmt.Sprintf("It did not enter directories more than %d levels deep", cfg.MaxWalkDepth)
+	case stopBytes:
+		return fmt.Sprintf("It stopped at the byte budget of %d bytes", cfg.MaxSearchBytes)
+	case stopTime:
+		return fmt.Sprintf("It stopped at the time budget of %s", cfg.MaxSearchTime)
+	}
+	return fmt.Sprintf("It stopped after %d matching lines", cfg.MaxMatches)
 }
 
 type hit struct {
@@ -151,17 +210,19 @@ type hit struct {
 	text string
 }
 
-// searchFile returns up to n lines of a text file containing text.
-func (a *actions) searchFile(l loc, text string, n int) ([]hit, error) {
+// searchFile returns up to n lines of a text file containing text, and
+// the bytes it read. It stops when ctx ends.
+func (a *actions) searchFile(ctx context.Context, l loc, text string, n int) ([]hit, int64, error) {
 	f, _, err := a.w.openRegular(l)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	cr := &ctxReader{ctx: ctx, r: f}
+	br := bufio.NewReader(cr)
 	head, _ := br.Peek(sniffBytes)
 	if !isText(head, len(head) == sniffBytes) {
-		return nil, nil
+		return nil, cr.n, nil
 	}
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -170,10 +231,28 @@ func (a *actions) searchFile(l loc, text string, n int) ([]hit, error) {
 		line := sc.Text()
 		if strings.Contains(line, text) {
 			if len(line) > 200 {
-				line = line[:200] + "..."
+				line = line[:runeStart([]byte(line), 200)] + "..."
 			}
-			hits = append(hits, hit{line: i, text: line})
+			hits = append(hits, hit{line: i, text: listedLine(line)})
 		}
 	}
-	return hits, nil
+	// A line over 1 MiB ends the file's search; only the end of ctx is an
+	// error.
+	return hits, cr.n, ctx.Err()
+}
+
+// ctxReader reads from r until ctx ends, counting the bytes.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+	n   int64
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -100,6 +101,36 @@ func join(l loc, name string) loc {
 func bounded(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "..."
+	}
+	return s
+}
+
+// listed is how listings (tree, list_dir, search) show a name or path: as
+// it is when every rune of it prints, Go-quoted otherwise ("a\nb.txt"),
+// so a name holding a newline, another control character or an invisible
+// format character (a bidirectional override) cannot forge lines or
+// entries. A name that starts with a double quote is quoted too, so a
+// quoted name is never ambiguous.
+func listed(s string) string {
+	if strings.HasPrefix(s, `"`) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// listedLine is how a content search shows a matching line: as it is when
+// every rune but tabs prints, Go-quoted otherwise (a carriage return or a
+// terminal escape sequence).
+func listedLine(s string) string {
+	for _, r := range s {
+		if r != '\t' && (r == utf8.RuneError || !strconv.IsPrint(r)) {
+			return strconv.Quote(s)
+		}
 	}
 	return s
 }

@@ -1,7 +1,7 @@
 package workspace
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
@@ -47,7 +48,11 @@ func (a *actions) readFile(ctx context.Context, c *manglecp.Call) (*manglecp.Out
 }
 
 // read reads a text file: all of it up to MaxReadBytes, or its first head
-// and last tail lines. The digest and line count cover the whole file.
+// and last tail lines. The digest and line count cover the whole file (up
+// to 64 times MaxReadBytes; beyond that there are none). Memory stays
+// bounded by the read limit: the whole file is hashed and its lines are
+// counted through a fixed buffer, the head is read from the start and the
+// tail from the end, each at most MaxReadBytes.
 func (a *actions) read(l loc, head int64, hasHead bool, tail int64, hasTail bool) (map[string]any, error) {
 	f, st, err := a.w.openRegular(l)
 	if err != nil {
@@ -56,119 +61,184 @@ func (a *actions) read(l loc, head int64, hasHead bool, tail int64, hasTail bool
 	defer f.Close()
 	shown := a.w.show(l)
 	limit := a.w.cfg.MaxReadBytes
-	if st.Size() > 64*limit {
+	size := st.Size()
+	big := size > 64*limit
+	if big && !hasHead && !hasTail {
 		// Hashing and counting a whole file stay bounded too: beyond 64
 		// times the read limit only its first or last lines are read.
-		if !hasHead && !hasTail {
-			return nil, fail(CodeFileTooLarge, "read parts of it with head or tail", map[string]any{"path": shown, "size": st.Size(), "limit": 64 * limit},
-				"%s is %d bytes; the limit is %d", quote(shown), st.Size(), 64*limit)
-		}
-		return a.readEnds(f, shown, st.Size(), head, hasHead, tail, hasTail)
+		return nil, fail(CodeFileTooLarge, "read parts of it with head or tail", map[string]any{"path": shown, "size": size, "limit": 64 * limit},
+			"%s is %d bytes; the limit is %d", quote(shown), size, 64*limit)
 	}
-	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(f, h), 64<<10)
-	sniff, _ := br.Peek(sniffBytes)
-	if !isText(sniff, len(sniff) == sniffBytes) {
+	sniff := make([]byte, min(size, sniffBytes))
+	n, err := f.ReadAt(sniff, 0)
+	if err != nil && err != io.EOF {
+		return nil, a.w.fsError(shown, err)
+	}
+	sniff = sniff[:n]
+	if !isText(sniff, int64(n) < size) {
 		return nil, notText(shown, sniff)
 	}
-	var lines int64
-	var first []string
-	var last []string
-	var whole strings.Builder
-	truncated := false
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			lines++
-			switch {
-			case hasHead || hasTail:
-				if hasHead && int64(len(first)) < head {
-					first = append(first, line)
-				} else if hasTail && tail > 0 {
-					last = append(last, line)
-					if int64(len(last)) > tail {
-						last = last[1:]
-					}
-				}
-			case int64(whole.Len()+len(line)) <= limit && !truncated:
-				whole.WriteString(line)
-			default:
-				truncated = true
+	res := map[string]any{"path": shown}
+	lines := int64(-1)
+	if big {
+		res["size"] = size
+	} else {
+		h := sha256.New()
+		var nl int64
+		var last byte
+		buf := make([]byte, 64<<10)
+		for off := int64(0); ; {
+			n, err := f.ReadAt(buf, off)
+			if n > 0 {
+				h.Write(buf[:n])
+				nl += int64(bytes.Count(buf[:n], newline))
+				last = buf[n-1]
+				off += int64(n)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, a.w.fsError(shown, err)
 			}
 		}
-		if err == io.EOF {
-			break
+		lines = nl
+		if last != '\n' && size > 0 {
+			lines++ // a last line without a newline
 		}
-		if err != nil {
-			return nil, a.w.fsError(shown, err)
-		}
+		res["digest"] = hex.EncodeToString(h.Sum(nil)[:8])
+		res["lines"] = lines
 	}
-	content := whole.String()
-	if hasHead || hasTail {
-		content = strings.Join(first, "")
-		if len(last) > 0 {
-			if int64(len(first))+int64(len(last)) < lines && len(first) > 0 {
-				content += "...\n"
-			}
-			content += strings.Join(last, "")
-		}
-		if int64(len(content)) > limit {
-			content, truncated = content[:limit], true
-		}
-		truncated = truncated || int64(len(first)+len(last)) < lines
+	var content string
+	var truncated bool
+	if !hasHead && !hasTail {
+		content, truncated, err = readStart(f, size, limit)
+	} else {
+		content, truncated, err = readEnds(f, size, limit, head, tail)
+		truncated = truncated || big
 	}
-	res := map[string]any{"path": shown, "content": content, "lines": lines, "digest": hex.EncodeToString(h.Sum(nil)[:8]), "truncated": truncated}
+	if err != nil {
+		return nil, a.w.fsError(shown, err)
+	}
+	if strings.IndexByte(content, 0) >= 0 || !utf8.ValidString(content) {
+		return nil, notText(shown, sniff)
+	}
+	res["content"] = content
+	res["truncated"] = truncated
 	return res, nil
 }
 
-// readEnds reads the first head and last tail lines of a file too large
-// to hash, each part within MaxReadBytes. The result has no digest and no
-// line count.
-func (a *actions) readEnds(f *os.File, shown string, size, head int64, hasHead bool, tail int64, hasTail bool) (map[string]any, error) {
-	limit := a.w.cfg.MaxReadBytes
-	var parts []string
-	if hasHead && head > 0 {
-		br := bufio.NewReader(io.LimitReader(f, limit))
-		sniff, _ := br.Peek(sniffBytes)
-		if !isText(sniff, len(sniff) == sniffBytes) {
-			return nil, notText(shown, sniff)
-		}
-		var b strings.Builder
-		for n := int64(0); n < head; n++ {
-			line, err := br.ReadString('\n')
-			b.WriteString(line)
-			if err != nil {
-				break
-			}
-		}
-		parts = append(parts, b.String())
+var newline = []byte{'\n'}
+
+// readStart reads the whole lines of a file that fit in limit bytes.
+func readStart(f *os.File, size, limit int64) (string, bool, error) {
+	buf := make([]byte, min(size, limit))
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return "", false, err
 	}
-	if hasTail && tail > 0 {
-		buf := make([]byte, limit)
-		n, err := f.ReadAt(buf, size-limit)
+	buf = buf[:n]
+	if int64(n) < size {
+		// Cut after the last whole line that fits.
+		buf = buf[:bytes.LastIndexByte(buf, '\n')+1]
+		return string(buf), true, nil
+	}
+	return string(buf), false, nil
+}
+
+// readEnds reads the first head and the last tail lines of a file, each
+// part within limit bytes and the parts never overlapping; between them
+// "...\n" marks lines left out. It reads at most limit bytes from each end.
+func readEnds(f *os.File, size, limit, head, tail int64) (string, bool, error) {
+	var first []byte
+	headEnd := int64(0)
+	cut := false
+	if head > 0 {
+		buf := make([]byte, min(size, limit))
+		n, err := f.ReadAt(buf, 0)
 		if err != nil && err != io.EOF {
-			return nil, a.w.fsError(shown, err)
+			return "", false, err
 		}
 		buf = buf[:n]
-		for i := 0; i < 3 && len(buf) > 0 && buf[0]&0xC0 == 0x80; i++ {
-			buf = buf[1:] // a rune cut at the start
+		end, found := len(buf), int64(0)
+		for i, c := range buf {
+			if c == '\n' {
+				if found++; found == head {
+					end = i + 1
+					break
+				}
+			}
 		}
-		if !isText(buf, false) {
-			return nil, notText(shown, buf[:min(len(buf), sniffBytes)])
+		if found < head && int64(end) < size {
+			cut = true // the limit ends the head part, maybe mid-line
+			end = runeStart(buf, end)
 		}
-		lines := strings.SplitAfter(string(buf), "\n")
-		if len(lines) > 0 && lines[len(lines)-1] == "" {
-			lines = lines[:len(lines)-1]
-		}
-		if len(lines) > 0 {
-			lines = lines[1:] // the first is probably cut
-		}
-		if int64(len(lines)) > tail {
-			lines = lines[int64(len(lines))-tail:]
-		}
-		parts = append(parts, strings.Join(lines, ""))
+		first, headEnd = buf[:end], int64(end)
 	}
-	return map[string]any{"path": shown, "content": strings.Join(parts, "...\n"), "size": size, "truncated": true}, nil
+	var last []byte
+	tailStart := size
+	if tail > 0 && headEnd < size {
+		from := max(headEnd, size-limit)
+		buf := make([]byte, size-from)
+		n, err := f.ReadAt(buf, from)
+		if err != nil && err != io.EOF {
+			return "", false, err
+		}
+		buf = buf[:n]
+		start, found := 0, int64(0)
+		i := len(buf) - 1
+		if i >= 0 && buf[i] == '\n' {
+			i-- // the newline that ends the last line
+		}
+		for ; i >= 0; i-- {
+			if buf[i] == '\n' {
+				if found++; found == tail {
+					start = i + 1
+					break
+				}
+			}
+		}
+		if i < 0 && from > headEnd {
+			// The limit ends the tail part: drop the line it cuts unless
+			// it is the only one.
+			cut = true
+			if j := bytes.IndexByte(buf, '\n'); j >= 0 && j+1 < len(buf) {
+				start = j + 1
+			} else {
+				start = runeNext(buf, 0)
+			}
+		}
+		last, tailStart = buf[start:], from+int64(start)
+	}
+	var b strings.Builder
+	b.Grow(len(first) + len(last) + 4)
+	b.Write(first)
+	gap := headEnd < tailStart
+	if len(first) > 0 && len(last) > 0 && gap {
+		b.WriteString("...\n")
+	}
+	b.Write(last)
+	content := b.String()
+	if int64(len(content)) > limit {
+		content, cut = content[:runeStart([]byte(content), int(limit))], true
+	}
+	return content, cut || gap, nil
+}
+
+// runeStart moves the cut end back to the start of the rune it splits.
+func runeStart(b []byte, end int) int {
+	for i := 0; i < utf8.UTFMax && end > 0 && end < len(b) && !utf8.RuneStart(b[end]); i++ {
+		end--
+	}
+	return end
+}
+
+// runeNext moves start forward past the continuation bytes of a cut rune.
+func runeNext(b []byte, start int) int {
+	for i := 0; i < utf8.UTFMax && start < len(b) && !utf8.RuneStart(b[start]); i++ {
+		start++
+	}
+	return start
 }
 
 // readFiles reads every mentioned text file; a file that fails carries
