@@ -99,10 +99,8 @@ func TestSessionFlow(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("diagnose: %s", text(res))
 			}
-			var ev mcpbridge.EvaluationContent
-			structured(t, res, &ev)
-			if len(ev.MacroTools) != 2 || ev.MacroTools[0].Tool != "trace_request" || ev.MacroTools[0].MacroID != "trace_request-0001" || ev.CallWith != mcpbridge.MetaToolName {
-				t.Fatalf("structuredContent = %+v", ev)
+			if !strings.Contains(text(res), "the rules selected 2 tools") || !strings.Contains(text(res), "write_report(target*: string): The write_report tool. (asks the user)") || !strings.Contains(text(res), "Call one with invoke_macro_tool.") {
+				t.Fatalf("answer = %s", text(res))
 			}
 			if !strings.Contains(text(res), "trace_request(target*: string)") {
 				t.Errorf("text does not describe the tool: %s", text(res))
@@ -123,10 +121,8 @@ func TestSessionFlow(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("trace_request: %s", text(res))
 			}
-			var inv mcpbridge.InvocationContent
-			structured(t, res, &inv)
-			if inv.Result["root_cause"] != "503 from api" || len(inv.StateDelta.Assert) != 1 || inv.Next == nil || inv.Next.SuggestedIntents[0].Name != "observe" {
-				t.Errorf("invocation content = %+v", inv)
+			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext: observe"; text(res) != want {
+				t.Errorf("answer %q, want %q", text(res), want)
 			}
 			got := fake.lastInvoke(t)
 			if got.MacroID != "trace_request-0001" || got.Args["target"] != "r42" || got.ConfirmationToken != "" {
@@ -209,10 +205,8 @@ func TestMetaToolFallback(t *testing.T) {
 	h := newHarness(t, fake, nil, hostOptions{protocolVersion: "2026-07-28", noListChanged: true})
 	before := h.toolNames(t)
 	res := h.call(t, "diagnose", diagnoseArgs)
-	var ev mcpbridge.EvaluationContent
-	structured(t, res, &ev)
-	if ev.CallWith != mcpbridge.MetaToolName || !strings.Contains(text(res), "invoke_macro_tool") {
-		t.Errorf("the result does not point to invoke_macro_tool: %+v %s", ev, text(res))
+	if !strings.Contains(text(res), "invoke_macro_tool") {
+		t.Errorf("the result does not point to invoke_macro_tool: %s", text(res))
 	}
 	if after := h.toolNames(t); len(after) != len(before) || after["trace_request"] != nil {
 		t.Errorf("the tool list changed: %v -> %v", before, after)
@@ -574,9 +568,7 @@ func TestProofHintsOnRequest(t *testing.T) {
 	})
 	h := newHarness(t, fake, nil, hostOptions{})
 	res := h.call(t, "diagnose", map[string]any{"facts": []any{[]any{"url", "u"}}, "explain": true})
-	var ev mcpbridge.EvaluationContent
-	structured(t, res, &ev)
-	if ev.ProofHints == nil || !strings.Contains(text(res), "select_t <- failed") {
+	if !strings.Contains(text(res), "why t-0001: select_t <- failed") {
 		t.Errorf("proof hints missing: %s", text(res))
 	}
 }

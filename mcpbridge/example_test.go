@@ -70,6 +70,6 @@ func Example() {
 	// - trace_request(target*: string): The trace_request tool.
 	// Call one with invoke_macro_tool.
 	// trace_request: done
-	// result: {"ok":true}
+	// {"ok":true}
 	// diagnose invoke_macro_tool observe
 }

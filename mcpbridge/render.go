@@ -10,56 +10,21 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// EvaluationContent is the structuredContent of an intent tool's result.
-type EvaluationContent struct {
-	Intent       string        `json:"intent"`
-	EvalTimeUsed protocol.Time `json:"eval_time_used"`
-	// MacroTools are the selected macro-tools, by MCP tool name.
-	MacroTools []ToolSummary `json:"macro_tools"`
-	// CallWith says how to call them: "tools" (they are in the tool list)
-	// or "invoke_macro_tool".
-	CallWith       string               `json:"call_with"`
-	RequiredSkills []string             `json:"required_skills,omitempty"`
-	Warnings       []protocol.Warning   `json:"warnings,omitempty"`
-	ProofHints     *protocol.ProofHints `json:"proof_hints,omitempty"`
-}
+// Every answer is one text item, which is what a host passes to its model
+// and what the model re-reads at every later turn: no structuredContent
+// copy of it (hosts pass both, so a copy is paid twice), nothing the model
+// does not act on (macro_ids, disclosure levels, provenance, categories,
+// timestamps, eval time: the bridge keeps them), tools as the short
+// signatures of toolSignature. Errors are the exception: their
+// structuredContent carries the registry's fields for programs
+// (errors.go).
 
-// ToolSummary describes one selected macro-tool.
-type ToolSummary struct {
-	Tool                 string         `json:"tool"`
-	MacroID              string         `json:"macro_id"`
-	Description          string         `json:"description,omitempty"`
-	DisclosureLevel      string         `json:"disclosure_level"`
-	InputSchema          map[string]any `json:"input_schema,omitempty"`
-	RequiresConfirmation bool           `json:"requires_confirmation,omitempty"`
-	SideEffects          []string       `json:"side_effects,omitempty"`
-	ExpiresAt            *protocol.Time `json:"expires_at,omitempty"`
-	Instructions         string         `json:"instructions,omitempty"`
-}
-
-// InvocationContent is the structuredContent of a macro-tool's result.
-type InvocationContent struct {
-	Tool       string              `json:"tool"`
-	Summary    string              `json:"summary,omitempty"`
-	Result     map[string]any      `json:"result"`
-	StateDelta protocol.StateDelta `json:"state_delta"`
-	Next       *protocol.Next      `json:"next,omitempty"`
-}
-
-// renderEvaluation is the result of an intent tool: a short text the model
-// reads, the evaluation as structuredContent, and links to the skills and
-// context resources the rules attached.
+// renderEvaluation is the result of an intent tool: the tools the rules
+// selected, each once as a signature with its one-line description and
+// the rules' instructions, the skills they require, and the warnings that
+// change what the model should do.
 func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, dynamic, explain bool) *mcp.CallToolResult {
-	sc := EvaluationContent{Intent: intent, EvalTimeUsed: resp.EvalTimeUsed, MacroTools: []ToolSummary{}, Warnings: resp.Warnings, CallWith: "tools"}
-	if !dynamic {
-		sc.CallWith = MetaToolName
-	}
-	if explain {
-		sc.ProofHints = resp.ProofHints
-	}
 	var b strings.Builder
-	var links []mcp.Content
-	seen := map[string]bool{}
 	switch len(entries) {
 	case 0:
 		fmt.Fprintf(&b, "%s: no tool fits these facts.", intent)
@@ -69,35 +34,8 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 		fmt.Fprintf(&b, "%s: the rules selected %d tools.", intent, len(entries))
 	}
 	for _, e := range entries {
-		t := &e.tool
-		ts := ToolSummary{Tool: e.name, MacroID: t.MacroID, Description: t.Description, DisclosureLevel: t.DisclosureLevel, InputSchema: t.InputSchema}
-		if t.Safety != nil {
-			ts.RequiresConfirmation = t.Safety.RequiresUserConfirmation
-			ts.SideEffects = t.Safety.SideEffects
-		}
-		if t.Validity != nil {
-			ts.ExpiresAt = t.Validity.ExpiresAt
-		}
-		fmt.Fprintf(&b, "\n- %s", toolSignature(e.name, t.InputSchema))
-		if t.Description != "" {
-			fmt.Fprintf(&b, ": %s", oneLine(t.Description))
-		}
-		if ts.RequiresConfirmation {
-			b.WriteString(" (the user is asked first)")
-		}
-		if ci := t.ContextInjection; ci != nil {
-			ts.Instructions = ci.Instructions
-			if ci.Instructions != "" {
-				fmt.Fprintf(&b, "\n  %s", ci.Instructions)
-			}
-			for _, r := range ci.ContextResources {
-				if !seen[r.URI] {
-					seen[r.URI] = true
-					links = append(links, &mcp.ResourceLink{URI: r.URI, Name: r.URI, Description: r.Relevance})
-				}
-			}
-		}
-		sc.MacroTools = append(sc.MacroTools, ts)
+		b.WriteString("\n- ")
+		writeTool(&b, e)
 	}
 	if len(entries) > 0 {
 		if dynamic {
@@ -107,52 +45,74 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 		}
 	}
 	for _, sk := range resp.RequiredSkills {
-		sc.RequiredSkills = append(sc.RequiredSkills, sk.SkillID)
-		fmt.Fprintf(&b, "\nSkill %s: %s (resource %s%s)", sk.Name, sk.Description, skillURIPrefix, sk.SkillID)
-		links = append(links, &mcp.ResourceLink{URI: skillURIPrefix + sk.SkillID, Name: sk.SkillID, Title: sk.Name, Description: sk.Description})
+		fmt.Fprintf(&b, "\nSkill %s: %s (resource %s%s)", sk.Name, oneLine(sk.Description), skillURIPrefix, sk.SkillID)
 	}
-	for _, w := range resp.Warnings {
-		if w.Code == protocol.WarnEvalTimeChosen {
-			continue // the bridge lets the server's clock decide
-		}
-		fmt.Fprintf(&b, "\nwarning %s: %s", w.Code, w.Message)
-	}
+	writeWarnings(&b, resp.Warnings)
 	if explain && resp.ProofHints != nil {
 		for _, d := range resp.ProofHints.Derivations {
 			fmt.Fprintf(&b, "\nwhy %s: %s", d.MacroID, strings.Join(d.RuleChain, " <- "))
 		}
 	}
-	content := append([]mcp.Content{&mcp.TextContent{Text: b.String()}}, links...)
-	return &mcp.CallToolResult{Content: content, StructuredContent: sc}
+	return textResult(b.String())
 }
 
-// renderInvoke is the result of a macro-tool: the summary, the result as
-// JSON text, the state delta and the suggested next intents.
+// writeTool writes one selected macro-tool: its signature, description,
+// whether the user is asked first, and the rules' instructions.
+func writeTool(b *strings.Builder, e *macroEntry) {
+	t := &e.tool
+	b.WriteString(toolSignature(e.name, t.InputSchema))
+	if t.Description != "" {
+		fmt.Fprintf(b, ": %s", oneLine(t.Description))
+	}
+	if t.Safety != nil && t.Safety.RequiresUserConfirmation {
+		b.WriteString(" (asks the user)")
+	}
+	if ci := t.ContextInjection; ci != nil && ci.Instructions != "" {
+		fmt.Fprintf(b, "\n  %s", oneLine(ci.Instructions))
+	}
+}
+
+// writeWarnings writes the warnings that change what the model should
+// do. The bridge's own settings explain the others (the eval time it lets
+// the server choose, the constraints and token budget it sends).
+func writeWarnings(b *strings.Builder, ws []protocol.Warning) {
+	for _, w := range ws {
+		switch w.Code {
+		case protocol.WarnEvalTimeChosen, protocol.WarnConstraintClamped, protocol.WarnTokenBudgetExceeded:
+			continue
+		}
+		fmt.Fprintf(b, "\nwarning %s: %s", w.Code, oneLine(w.Message))
+	}
+}
+
+// renderInvoke is the result of a macro-tool: what happened (the
+// server's summary), the result as compact JSON, and the intents it
+// suggests next. The state delta is not shown: the bridge applied it to
+// the working state (resource manglecp://state), which goes with the next
+// evaluation.
 func renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolResult {
-	sc := InvocationContent{Tool: e.name, Summary: resp.Observability.Summary, Result: resp.Result, StateDelta: resp.StateDelta, Next: resp.Next}
-	if sc.Result == nil {
-		sc.Result = map[string]any{}
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ", e.name)
-	if resp.Observability.Summary != "" {
-		b.WriteString(resp.Observability.Summary)
+	if s := resp.Observability.Summary; s != "" {
+		b.WriteString(s)
 	} else {
-		b.WriteString("done")
+		fmt.Fprintf(&b, "%s: done", e.name)
 	}
-	if raw, err := json.Marshal(sc.Result); err == nil {
-		fmt.Fprintf(&b, "\nresult: %s", bounded(string(raw), 16000))
-	}
-	if n, m := len(resp.StateDelta.Assert), len(resp.StateDelta.Retract); n+m > 0 {
-		fmt.Fprintf(&b, "\nstate: %d facts asserted, %d retracted (sent with your next intent calls)", n, m)
-	}
-	if resp.Next != nil {
-		for _, s := range resp.Next.SuggestedIntents {
-			fmt.Fprintf(&b, "\nnext: %s", s.Name)
-			if s.Description != "" {
-				fmt.Fprintf(&b, " (%s)", s.Description)
-			}
+	if len(resp.Result) > 0 {
+		if raw, err := json.Marshal(resp.Result); err == nil {
+			fmt.Fprintf(&b, "\n%s", bounded(string(raw), 16000))
 		}
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: sc}
+	if resp.Next != nil && len(resp.Next.SuggestedIntents) > 0 {
+		names := make([]string, 0, len(resp.Next.SuggestedIntents))
+		for _, s := range resp.Next.SuggestedIntents {
+			names = append(names, s.Name)
+		}
+		fmt.Fprintf(&b, "\nnext: %s", strings.Join(names, ", "))
+	}
+	return textResult(b.String())
+}
+
+// textResult is an answer of one text item.
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
