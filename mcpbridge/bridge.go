@@ -257,8 +257,10 @@ func (b *Bridge) Close() error {
 	return s.Close()
 }
 
-// Run serves one MCP session over t (for example &mcp.StdioTransport{})
-// until the host disconnects or ctx ends.
+// Run serves one MCP session over t until the host disconnects or ctx
+// ends. Over stdio use a [StdioTransport], which answers malformed lines
+// with JSON-RPC errors and bounds their length, rather than the SDK's
+// transports, which end the session on the first one.
 func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	err := b.Server().Run(ctx, t)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
