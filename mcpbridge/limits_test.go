@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -251,5 +252,81 @@ func TestHostileServerAnswers(t *testing.T) {
 				t.Errorf("the tool list is %d bytes after a refused answer", len(raw))
 			}
 		})
+	}
+}
+
+// pushingServer is the fake whose manifest can change after the session
+// opened; the session transport pushes it.
+type pushingServer struct {
+	*fakeServer
+	mu       sync.Mutex
+	manifest []byte
+	notify   func()
+}
+
+func (p *pushingServer) ManifestJSON() ([]byte, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.manifest, `"p"`
+}
+
+func (p *pushingServer) OnManifestChange(fn func()) func() {
+	p.mu.Lock()
+	p.notify = fn
+	p.mu.Unlock()
+	return func() {}
+}
+
+func (p *pushingServer) push(m protocol.Manifest) {
+	raw, _ := json.Marshal(m)
+	p.mu.Lock()
+	p.manifest = raw
+	fn := p.notify
+	p.mu.Unlock()
+	fn()
+}
+
+// TestHostileServerPushedManifest: a manifest the server pushes later
+// over a bound is ignored (the bridge keeps the last good one), one
+// within the bounds replaces it.
+func TestHostileServerPushedManifest(t *testing.T) {
+	fake := newFake()
+	raw, _ := json.Marshal(fake.manifest)
+	p := &pushingServer{fakeServer: fake, manifest: raw}
+	pushed := make(chan struct{}, 10)
+	dial := func(ctx context.Context) (*client.Session, error) {
+		c, s := transport.NewMemoryPair()
+		go func() { _ = transport.ServeSession(context.Background(), p, s, nil) }()
+		return client.NewSession(ctx, c, &client.Options{OnManifest: func(*protocol.Manifest) { pushed <- struct{}{} }})
+	}
+	b, err := mcpbridge.New(context.Background(), dial, &mcpbridge.Options{Limits: mcpbridge.Limits{MaxIntents: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	wait := func() {
+		t.Helper()
+		select {
+		case <-pushed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no manifest pushed")
+		}
+	}
+	hostile := fake.manifest
+	hostile.ServerName = "hostile"
+	for i := range 50 {
+		hostile.Intents = append(hostile.Intents, protocol.IntentDecl{Name: "i" + strings.Repeat("x", i)})
+	}
+	p.push(hostile)
+	wait()
+	if got := b.Manifest(); got.ServerName != "fake" || len(got.Intents) != 2 {
+		t.Fatalf("the bridge took a pushed manifest over MaxIntents: %s with %d intents", got.ServerName, len(got.Intents))
+	}
+	good := fake.manifest
+	good.ServerName = "fake-2"
+	p.push(good)
+	wait()
+	if got := b.Manifest(); got.ServerName != "fake-2" {
+		t.Fatalf("the bridge kept %s after a good manifest was pushed", got.ServerName)
 	}
 }
