@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"strconv"
 	"strings"
@@ -59,6 +60,17 @@ type HTTPOptions struct {
 	// allow-list applies to them, nothing else; unmatched paths still get
 	// an envelope.
 	Routes map[string]http.Handler
+	// TrustedProxies are the reverse proxies (see [ParseTrustedProxies])
+	// whose ForwardedHeader names the client. For a request from one of
+	// them, the client's address, which the handler's limits and logs use,
+	// is the right-most address of that header that is not a trusted proxy.
+	// Empty: the direct peer is the client and no header is read.
+	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the header the trusted proxies write (append to
+	// or replace): "X-Forwarded-For" (default) or "Forwarded" (RFC 7239).
+	// Only this one is read: a proxy passes the other one through from the
+	// client unchanged, so it would be the client's word.
+	ForwardedHeader string
 }
 
 // NewHTTPHandler serves the MangleCP HTTP binding: GET ManifestPath, POST
@@ -121,7 +133,7 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	if len(o.AllowedOrigins) > 0 {
 		next = cors(h, o.AllowedOrigins, next)
 	}
-	return b.guard(next)
+	return withClientAddr(b.guard(next), o.TrustedProxies, o.ForwardedHeader)
 }
 
 // authRequirer is implemented by handlers that know whether requests need

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/transport"
 )
 
 // fileConfig is the --config file: JSON, every field optional, unknown
@@ -80,6 +81,11 @@ type fileConfig struct {
 		TokenURL         string `json:"token_url"`
 		PermissionsClaim string `json:"permissions_claim"`
 	} `json:"oauth"`
+	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
+	// whose forwarding header names the client (--trusted-proxies), and
+	// ForwardedHeader that header (--forwarded-header).
+	TrustedProxies  []string `json:"trusted_proxies"`
+	ForwardedHeader string   `json:"forwarded_header"`
 }
 
 // minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
@@ -117,6 +123,9 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.ResultCache.MaxBytes >= -1, "result_cache.max_bytes must be -1 (off), 0 (default) or a size in bytes")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	check(c.QueueTimeoutMS >= 0, "queue_timeout_ms must not be negative")
+	_, perr := transport.ParseTrustedProxies(c.TrustedProxies)
+	check(perr == nil, "trusted_proxies: %v", perr)
+	check(validForwardedHeader(c.ForwardedHeader), "forwarded_header must be \"X-Forwarded-For\" or \"Forwarded\"")
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}

@@ -47,6 +47,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	of.register(fs)
 	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
+	var pf proxyFlags
+	pf.register(fs)
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	dom := addDomainFlags(fs)
 	addBrowserFlags(fs, &dom.browser)
@@ -102,13 +104,18 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *config != "" {
 		c, _ := loadConfig(*config) // already checked by configure
 		origins = c.CORSOrigins
+		pf.fromConfig(c)
+	}
+	proxies, fwdHeader, err := pf.resolve()
+	if err != nil {
+		return usageError(stderr, h, "%v", err)
 	}
 	if *stdio {
 		return serveStdio(ctx, d, opts, *token, stdin, stdout, stderr, logger)
 	}
 	so := &libserve.Options{
 		Server:        opts,
-		HTTP:          &transport.HTTPOptions{AllowedOrigins: origins, WriteTimeout: *writeTimeout},
+		HTTP:          &transport.HTTPOptions{AllowedOrigins: origins, WriteTimeout: *writeTimeout, TrustedProxies: proxies, ForwardedHeader: fwdHeader},
 		Grace:         *grace,
 		MaxConnsPerIP: *perIP,
 		AllowedHosts:  strings.Split(*allowedHosts, ","),

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/internal/testenv"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// startNginx runs deploy/nginx.conf in a real nginx, as the current user
+// in a temporary prefix, with its upstream replaced by upstream and its
+// listen port by a free loopback port; it returns nginx's address.
+func startNginx(t *testing.T, upstream string) string {
+	t.Helper()
+	bin := testenv.LookPath(t, "nginx", "/usr/sbin/nginx")
+	conf, err := os.ReadFile("../../deploy/nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // nginx's workers read what they need under it
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	text := string(conf)
+	for _, r := range []struct{ old, new string }{
+		{"server manglecp:8080;", "server " + upstream + ";"},
+		{"listen 8080;", "listen " + addr + ";"},
+		{"http {\n", fmt.Sprintf("http {\n  access_log %[1]s/access.log;\n  client_body_temp_path %[1]s/body;\n  proxy_temp_path %[1]s/proxy;\n"+
+			"  fastcgi_temp_path %[1]s/fastcgi;\n  uwsgi_temp_path %[1]s/uwsgi;\n  scgi_temp_path %[1]s/scgi;\n", dir)},
+	} {
+		if strings.Count(text, r.old) != 1 {
+			t.Fatalf("deploy/nginx.conf no longer has exactly one %q to template", r.old)
+		}
+		text = strings.Replace(text, r.old, r.new, 1)
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	global := fmt.Sprintf("daemon off; pid %s/nginx.pid;", dir)
+	if u, err := user.Current(); err == nil && os.Getuid() == 0 {
+		if g, err := user.LookupGroupId(u.Gid); err == nil {
+			global += fmt.Sprintf(" user %s %s;", u.Username, g.Name) // workers as the current user too
+		}
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "-p", dir, "-c", path, "-e", filepath.Join(dir, "error.log"), "-g", global)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt) // fast shutdown (SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %v\n%s%s", err, out.String(), log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx did not listen on %s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clientFrom returns an HTTP client whose connections come from the
+// loopback address ip (127.0.0.0/8 is all loopback on Linux), so nginx
+// sees it as its own client.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// TestNginxTrustedProxy (issue 26 item 4): behind the documented nginx
+// (deploy/nginx.conf, run here in a real nginx) every caller used to share
+// nginx's address, and one client sending wrong keys made 15-19 of 20
+// correct-token calls of another get 429. With --trusted-proxies, failures
+// count against the forwarded client: the attacker is limited, a third
+// client's wrong key is still answered auth_invalid (its own budget), and
+// all 20 correct-token calls succeed. The attacker's forged
+// X-Forwarded-For does not move it to another address.
+func TestNginxTrustedProxy(t *testing.T) {
+	if _, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
+		t.Skipf("cannot use 127.0.0.2 as a client address here: %v", err)
+	}
+	const token = "nginx-test-token-0123456789abcdef"
+	upstream := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--addr", upstream, "--auth-token", token, "--browser-path", "none",
+			"--trusted-proxies", "127.0.0.1/32"}, nil, io.Discard, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	waitReady(t, "http://"+upstream+"/readyz", stderr)
+	base := "http://" + startNginx(t, upstream)
+
+	body, err := protocol.NewEnvelope(protocol.TypeIntentRequest, "n", map[string]any{
+		"intent": map[string]any{"name": "observe"},
+		"facts":  []any{map[string]any{"pred": "current_url", "args": []any{"https://x"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := body.Encode()
+	call := func(c *http.Client, key, forged string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/manglecp/evaluate", bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-MangleCP-API-Key", key)
+		if forged != "" {
+			req.Header.Set("X-Forwarded-For", forged)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return resp.StatusCode, string(b)
+	}
+	attacker, user, other := clientFrom("127.0.0.2"), clientFrom("127.0.0.3"), clientFrom("127.0.0.4")
+
+	// The attacker spends its burst at once, then sends two wrong keys a
+	// second, each with a forged X-Forwarded-For, while the user calls.
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for i := range 12 {
+		st, _ := call(attacker, fmt.Sprintf("wrong-key-%d-0123456789", i), fmt.Sprintf("198.51.100.%d", i))
+		statuses[st]++
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			st, _ := call(attacker, "wrong-key-0123456789", fmt.Sprintf("192.0.2.%d", i%250))
+			mu.Lock()
+			statuses[st]++
+			mu.Unlock()
+		}
+	})
+	ok := 0
+	for i := range 20 {
+		st, b := call(user, token, "")
+		if st == http.StatusOK {
+			ok++
+		} else {
+			t.Errorf("correct-token call %d: %d %s", i, st, b)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if st, b := call(other, "another-wrong-key-0123456789", ""); st != http.StatusUnauthorized {
+		t.Errorf("a third client's wrong key: %d %s, want 401 auth_invalid (the attacker's limit is its own)", st, b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("correct-token calls: %d of 20 succeeded; attacker's answers by status: %v", ok, statuses)
+	if statuses[http.StatusTooManyRequests] < 5 {
+		t.Errorf("the attacker got %d answers 429 (of %v), want its failures limited", statuses[http.StatusTooManyRequests], statuses)
+	}
+	if n := statuses[http.StatusTooManyRequests] + statuses[http.StatusUnauthorized]; n == 0 || statuses[0] > 0 {
+		t.Errorf("attacker statuses %v", statuses)
+	}
+}
