@@ -62,6 +62,12 @@ type macroEntry struct {
 	tool    protocol.MacroTool
 	expires time.Time  // zero: no validity window
 	args    *validator // checks arguments against tool.InputSchema
+
+	// The evaluation that selected it: its intent, params and the facts
+	// sent beside the working state, to ask for it again (disclose).
+	intent string
+	params map[string]any
+	extra  []protocol.Fact
 }
 
 // pendingConfirm is a confirmation asked through elicitation, bound to
@@ -366,7 +372,7 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 		return nil, perr
 	}
 	st.Add(facts...)
-	entries := ss.installTools(resp)
+	entries := ss.installTools(resp, intent, params, extra)
 	return renderEvaluation(intent, resp, entries, ss.dynamic, explain), nil
 }
 
@@ -374,7 +380,7 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 // replace every macro-tool of earlier evaluations and, in ModeDynamic,
 // become MCP tools (the SDK then sends notifications/tools/list_changed).
 // Required skills become resources.
-func (ss *mcpSession) installTools(resp *protocol.IntentResponse) []*macroEntry {
+func (ss *mcpSession) installTools(resp *protocol.IntentResponse, intent string, params map[string]any, extra []protocol.Fact) []*macroEntry {
 	dyn := ss.dynamic
 	ss.install.Lock()
 	defer ss.install.Unlock()
@@ -386,7 +392,7 @@ func (ss *mcpSession) installTools(resp *protocol.IntentResponse) []*macroEntry 
 		for i := 2; ss.reserved[name] || tools[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", toolName(t.Name), i)
 		}
-		e := &macroEntry{name: name, tool: t, args: &validator{}}
+		e := &macroEntry{name: name, tool: t, args: &validator{}, intent: intent, params: params, extra: extra}
 		if t.Validity != nil && t.Validity.ExpiresAt != nil {
 			e.expires = t.Validity.ExpiresAt.Time
 		}
@@ -534,7 +540,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 	needConfirm := e.tool.Safety != nil && e.tool.Safety.RequiresUserConfirmation
 	var token string
 	if needConfirm || req.Params.InputResponses != nil || req.Params.RequestState != "" {
-		tok, ask, perr := ss.confirm(req, e, args)
+		tok, ask, perr := ss.confirm(ctx, req, e, args)
 		if perr != nil {
 			return errorResult(perr)
 		}
@@ -556,7 +562,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 		if perr := ErrorOf(err); perr.Code == protocol.CodeConfirmationRequired && token == "" {
 			// The tool's safety block was not disclosed: ask now.
-			_, ask, perr := ss.confirm(req, e, args)
+			_, ask, perr := ss.confirm(ctx, req, e, args)
 			if perr != nil {
 				return errorResult(perr)
 			}
@@ -576,7 +582,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 // remembers a one-time nonce bound to the macro_id and arguments; the
 // call that carries the user's answer gets a signed confirmation token
 // only if the user accepted. The bridge never confirms on its own.
-func (ss *mcpSession) confirm(req *mcp.CallToolRequest, e *macroEntry, args map[string]any) (token string, ask *mcp.CallToolResult, perr *protocol.Error) {
+func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *macroEntry, args map[string]any) (token string, ask *mcp.CallToolResult, perr *protocol.Error) {
 	key := ss.b.opts.ConfirmationKey
 	if len(key) == 0 {
 		return "", nil, protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this bridge holds no confirmation key for the server (start it with --confirm-key); it was not run", e.name)
@@ -605,9 +611,10 @@ func (ss *mcpSession) confirm(req *mcp.CallToolRequest, e *macroEntry, args map[
 	if !ss.addPending(nonce, pendingConfirm{macroID: e.tool.MacroID, args: argsKey, expires: time.Now().Add(10 * time.Minute)}) {
 		return "", nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
 	}
+	safety, desc := ss.disclose(ctx, e)
 	return "", &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
-			Message:         confirmMessage(e, argsKey),
+			Message:         confirmMessage(e, safety, desc, argsKey),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		}},
 		RequestState: nonce,
@@ -624,25 +631,6 @@ func elicitationSupported(sess *mcp.ServerSession) bool {
 	}
 	el := p.Capabilities.Elicitation
 	return el.Form != nil || el.URL == nil
-}
-
-// confirmMessage is what the user is asked.
-func confirmMessage(e *macroEntry, args string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Allow %q to run?", e.tool.Name)
-	if e.tool.Description != "" {
-		fmt.Fprintf(&b, " %s", bounded(e.tool.Description, 300))
-	}
-	if s := e.tool.Safety; s != nil {
-		if len(s.SideEffects) > 0 {
-			fmt.Fprintf(&b, " Side effects: %s.", strings.Join(s.SideEffects, ", "))
-		}
-		if !s.Reversible {
-			b.WriteString(" It cannot be undone.")
-		}
-	}
-	fmt.Fprintf(&b, " Arguments: %s", bounded(args, 500))
-	return b.String()
 }
 
 // canonicalArgs is the JSON of args with sorted keys.

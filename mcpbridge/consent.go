@@ -1,0 +1,74 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// upgradePredicate asks the server for one macro-tool at full disclosure
+// (Spec 05 section 5.3); every domain accepts it.
+const upgradePredicate = "disclosure_upgrade"
+
+// disclose returns the safety block and description of e for the
+// question to the user. A tool the server disclosed at condensed or
+// minimal level (under the token budget) comes without its safety block:
+// the bridge then asks the server again for the evaluation that selected
+// it, with disclosure_upgrade(macro_id), and takes the block of the tool
+// with the same macro_id. It returns nil safety when the server does not
+// say (or its facts profile lacks disclosure_upgrade).
+func (ss *mcpSession) disclose(ctx context.Context, e *macroEntry) (*protocol.Safety, string) {
+	if e.tool.Safety != nil {
+		return e.tool.Safety, e.tool.Description
+	}
+	s, err := ss.b.session(ctx)
+	if err != nil || s.Manifest() == nil || s.Manifest().FactsProfile.Predicate(upgradePredicate) == nil {
+		return nil, e.tool.Description
+	}
+	extra := append(append([]protocol.Fact(nil), e.extra...), protocol.NewFact(upgradePredicate, e.tool.MacroID))
+	r := ss.workingState(s).Request(protocol.Intent{Name: e.intent, Params: e.params}, extra...)
+	resp, err := s.Evaluate(ctx, r)
+	if err != nil {
+		ss.b.opts.Logger.WarnContext(ctx, "disclosing a tool for its confirmation", "tool", e.name, "error", err.Error())
+		return nil, e.tool.Description
+	}
+	for _, t := range resp.MacroTools {
+		if t.MacroID == e.tool.MacroID && t.Safety != nil {
+			desc := t.Description
+			if desc == "" {
+				desc = e.tool.Description
+			}
+			return t.Safety, desc
+		}
+	}
+	return nil, e.tool.Description
+}
+
+// confirmMessage is what the user is asked: always the tool, what it
+// does, its side effects (or that the server did not disclose them) and
+// the arguments it will run with, whatever the disclosure level the model
+// saw.
+func confirmMessage(e *macroEntry, safety *protocol.Safety, description string, args string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow %q to run?", e.name)
+	if description != "" {
+		fmt.Fprintf(&b, " %s", bounded(oneLine(description), 300))
+	}
+	switch {
+	case safety == nil:
+		b.WriteString(" Side effects: not disclosed by the server; assume it changes things.")
+	default:
+		effects := "none"
+		if len(safety.SideEffects) > 0 {
+			effects = strings.Join(safety.SideEffects, ", ")
+		}
+		fmt.Fprintf(&b, " Side effects: %s.", bounded(effects, 200))
+		if !safety.Reversible {
+			b.WriteString(" It cannot be undone.")
+		}
+	}
+	fmt.Fprintf(&b, " Arguments: %s", bounded(args, 500))
+	return b.String()
+}
