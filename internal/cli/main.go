@@ -32,6 +32,7 @@ var commands = []command{
 		return conformanceCmd(ctx, args, stdout, stderr)
 	}},
 	{"mcp", mcpCmd},
+	{"new", newCmd},
 	{"inspect", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return inspectCmd(ctx, args, stdout, stderr)
 	}},
@@ -87,6 +88,7 @@ Usage:
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
   manglecp invoke TARGET --macro ID --args JSON [--confirm [--confirm-key K]] [--eval-time T] [--json]
   manglecp check DIR [--json] [--show-rules]
+  manglecp new domain NAME [--dir DIR]
   manglecp conformance TARGET [--level 1|2|3] [--json] [--fixture FILE|browser|workspace] [--token T]
   manglecp mcp [TARGET] [--http ADDR] [--tools auto|dynamic|meta] [--token T] [--confirm-key K]
   manglecp inspect [TARGET] [--addr HOST:PORT] [--token T] [--confirm-key K]
