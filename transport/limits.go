@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -230,15 +231,24 @@ func (l *limitListener) release(ip string) {
 	}
 }
 
+// remoteIP is the key a connection's limit is counted under: its IPv4
+// address, or its IPv6 /64 (one host commonly holds a whole /64, so single
+// IPv6 addresses would let it open perIP connections from each of them).
 func remoteIP(a net.Addr) string {
+	var ip netip.Addr
 	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
+		ip, _ = netip.AddrFromSlice(ta.IP)
+	} else if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		ip = ap.Addr()
+	} else {
 		return a.String()
 	}
-	return host
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 type limitedConn struct {
