@@ -29,6 +29,11 @@ type Domain struct {
 	// Extensions are added to the manifest's extensions (names start with
 	// "x-"), e.g. why a capability of the domain is unavailable.
 	Extensions map[string]any
+	// Health, when set, is called once by [NewServer] with the
+	// [HealthReport] the domain calls whenever a part of it stops working
+	// or works again (a browser process being restarted): the server is
+	// degraded while a part is, and the part's manifest extension follows.
+	Health func(report HealthReport)
 	// Close, when set, releases what the domain holds (a browser process,
 	// connections). [Server.Close] calls it once, after the server stopped
 	// taking requests.

@@ -59,6 +59,7 @@ type Server struct {
 
 	status   atomic.Value // protocol.Status
 	degraded atomic.Value // string: why the server is degraded
+	parts    domainParts  // the domain's parts' health (Domain.Health)
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight inflight
 
@@ -150,6 +151,9 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	}
 	s.metrics = m
 	s.setStatus(protocol.StatusReady)
+	if d.Health != nil {
+		d.Health(s.reportPart)
+	}
 	return s, nil
 }
 
@@ -302,7 +306,7 @@ func (s *Server) SetDegraded(reason string) {
 	if s.Status() == protocol.StatusDraining {
 		return // draining is final
 	}
-	if reason == "" {
+	if reason == "" && s.parts.degraded() == "" {
 		s.setStatus(protocol.StatusReady)
 		return
 	}
@@ -481,7 +485,8 @@ func (s *Server) anonymous() *caller {
 
 func (s *Server) buildManifest(st protocol.Status) protocol.Manifest {
 	m := s.baseManifest(st)
-	if reason, _ := s.degraded.Load().(string); reason != "" && st == protocol.StatusDegraded {
+	s.parts.apply(m.Extensions)
+	if reason := s.degradedReason(); reason != "" && st == protocol.StatusDegraded {
 		m.Extensions["x-degraded_reason"] = reason
 	}
 	p := s.prog.Load()

@@ -64,7 +64,7 @@ func (w *browse) allowedHosts(ctx context.Context, in *manglecp.ExternalInput) (
 			continue
 		}
 		h := normalHost(u.Hostname())
-		if h != "" && !seen[h] && w.b.HostAllowed(h) {
+		if h != "" && !seen[h] && w.b.URLAllowed(u) {
 			seen[h] = true
 			out = append(out, []any{h})
 		}
@@ -94,7 +94,16 @@ func (w *browse) run(ctx context.Context, out *manglecp.Outcome, t chrome.Task) 
 	})
 	var ue *chrome.URLError
 	var nf *chrome.ElementNotFound
+	var pe *chrome.PageError
+	var be *chrome.BusyError
+	var re *chrome.RestartError
 	switch {
+	case errors.As(err, &be):
+		return nil, "", protocol.Errorf(CodeBrowserBusy, "%s", be.Error()).WithRetryAfter(max(1, be.RetryAfter.Milliseconds()))
+	case errors.As(err, &re):
+		return nil, "", protocol.Errorf(CodeBrowserRestarting, "%s", re.Error()).WithRetryAfter(max(1, re.RetryAfter.Milliseconds()))
+	case errors.As(err, &pe):
+		return nil, pe.Error(), nil
 	case err == nil && obs.LoadError != "":
 		return obs, "the page did not load: " + obs.LoadError, nil
 	case err == nil:
@@ -166,23 +175,56 @@ func pageResult(obs *chrome.Observation) (map[string]any, string) {
 			failedText = append(failedText, fmt.Sprintf("%s %s %s", r.Method, pathOf(r.URL), what))
 		}
 	}
+	consoleTotal, requestsTotal, elementsTotal := max(obs.ConsoleTotal, len(obs.Console)), max(obs.RequestsTotal, len(obs.Requests)), max(obs.ElementsTotal, len(obs.Elements))
 	res := map[string]any{
 		"url": obs.URL, "title": obs.Title, "status": obs.Status, "session_id": obs.Session,
-		"console":  map[string]any{"total": len(obs.Console), "errors": errs, "warnings": warns, "first_errors": firstErrors},
-		"network":  map[string]any{"requests": len(obs.Requests), "failed": failed},
-		"elements": len(obs.Elements),
+		"console":  map[string]any{"total": consoleTotal, "kept": len(obs.Console), "errors": errs, "warnings": warns, "first_errors": firstErrors},
+		"network":  map[string]any{"requests": requestsTotal, "kept": len(obs.Requests), "failed": failed},
+		"elements": elementsTotal,
 	}
 	if len(obs.Blocked) > 0 {
 		res["blocked"] = obs.Blocked
+		res["blocked_total"] = max(obs.BlockedTotal, len(obs.Blocked))
+	}
+	if obs.PopupsClosed > 0 {
+		res["popups_closed"] = obs.PopupsClosed
+	}
+	if obs.Incomplete != "" {
+		res["incomplete"] = obs.Incomplete
+	}
+	// A capped answer says what it kept of how many: the facts hold the
+	// first ones.
+	var cut []string
+	if len(obs.Console) < consoleTotal {
+		at := ""
+		if obs.ConsoleFlooded {
+			at = "at least "
+		}
+		cut = append(cut, fmt.Sprintf("first %d of %s%d console messages", len(obs.Console), at, consoleTotal))
+	}
+	if len(obs.Requests) < requestsTotal {
+		cut = append(cut, fmt.Sprintf("first %d of %d requests", len(obs.Requests), requestsTotal))
+	}
+	if obs.Truncated && len(obs.Elements) < elementsTotal {
+		cut = append(cut, fmt.Sprintf("first %d of at least %d interactive elements", len(obs.Elements), elementsTotal))
 	}
 	if obs.Truncated {
 		res["truncated"] = true
+		if len(cut) > 0 {
+			res["kept"] = strings.Join(cut, "; ")
+		}
 	}
 	sum := fmt.Sprintf("%s (HTTP %d, %q): %d requests", obs.URL, obs.Status, obs.Title, len(obs.Requests))
 	if len(failedText) > 0 {
 		sum += fmt.Sprintf(" (%d failed: %s)", len(failedText), strings.Join(first(failedText, 3), ", "))
 	}
 	sum += fmt.Sprintf(", %d console errors, %d interactive elements.", errs, len(obs.Elements))
+	if len(cut) > 0 {
+		sum += " Kept the " + strings.Join(cut, "; ") + "."
+	}
+	if obs.Incomplete != "" {
+		sum += " Incomplete: " + obs.Incomplete + "."
+	}
 	return res, sum
 }
 

@@ -23,10 +23,78 @@ import (
 	"embed"
 	"io/fs"
 	"log/slog"
+	"net/http"
+	"sync"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/protocol"
 )
+
+// The domain's error codes (Domain.Codes). Both are recoverable and carry
+// retry_after_ms.
+const (
+	// CodeBrowserBusy: every page slot of the server's browser is in use
+	// and the queue is full (or the wait for a slot ran out).
+	CodeBrowserBusy protocol.Code = "x-browser_busy"
+	// CodeBrowserRestarting: the browser stopped answering (or its
+	// process ended) during the call and is being restarted.
+	CodeBrowserRestarting protocol.Code = "x-browser_restarting"
+)
+
+// Codes are the browser domain's error codes.
+func Codes() []protocol.CodeInfo {
+	return []protocol.CodeInfo{
+		{Code: CodeBrowserBusy, HTTPStatus: http.StatusTooManyRequests, Recoverable: true,
+			Description: "The server's browser has all its pages in use and its queue full (browser max_pages, max_queued); retry after retry_after_ms"},
+		{Code: CodeBrowserRestarting, HTTPStatus: http.StatusServiceUnavailable, Recoverable: true,
+			Description: "The server's browser stopped answering and is being restarted; retry after retry_after_ms"},
+	}
+}
+
+// health links the browser's health reports to the server's
+// (Domain.Health): the manifest's x-browser extension follows the
+// browser, and the server is degraded while the browser is restarted.
+type health struct {
+	b      *chrome.Browser
+	mu     sync.Mutex
+	report manglecp.HealthReport
+}
+
+// attach is Domain.Health.
+func (h *health) attach(report manglecp.HealthReport) {
+	h.mu.Lock()
+	h.report = report
+	h.mu.Unlock()
+	h.changed(h.b.Health())
+}
+
+// changed is chrome.Config.OnHealth.
+func (h *health) changed(st chrome.Health) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.report == nil {
+		return
+	}
+	degraded := ""
+	if !st.OK && st.Restarts > 0 {
+		degraded = st.Reason // a browser that worked and stopped; not one turned off
+	}
+	h.report("x-browser", browserStatus(st), degraded)
+}
+
+// browserStatus is the x-browser extension.
+func browserStatus(st chrome.Health) map[string]any {
+	m := map[string]any{"available": st.OK}
+	if st.Restarts > 0 {
+		m["restarts"] = st.Restarts
+	}
+	if !st.OK {
+		m["reason"] = st.Reason
+	}
+	return m
+}
 
 //go:embed rules
 var rules embed.FS
@@ -49,6 +117,16 @@ type Config struct {
 	AllowedHosts []string
 	// MaxPageBytes bounds what one page may download (default 16 MiB).
 	MaxPageBytes int64
+	// Bounds of the browser's work (zero: the chrome package's defaults;
+	// see chrome.Config and docs/browser.md for each and the worst case):
+	// pages at a time and waiting, how long one waits, memory per
+	// renderer, what one observation keeps, the time of one page and how
+	// often the browser's health is checked.
+	MaxPages, MaxQueued                  int
+	QueueWait, MaxLoadTime               time.Duration
+	PageMemoryMB                         int
+	MaxConsole, MaxRequests, MaxElements int
+	HealthInterval                       time.Duration
 	// Logger receives the browser's start, stop and failures.
 	Logger *slog.Logger
 }
@@ -68,13 +146,13 @@ func Domain(cfg Config) manglecp.Domain {
 		cfg.ReportDir = defaultReportDir()
 	}
 	a := &actions{reports: &reports{dir: cfg.ReportDir}}
-	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes, Logger: cfg.Logger})
+	h := &health{}
+	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes,
+		MaxPages: cfg.MaxPages, MaxQueued: cfg.MaxQueued, QueueWait: cfg.QueueWait, MaxLoadTime: cfg.MaxLoadTime,
+		PageMemoryMB: cfg.PageMemoryMB, MaxConsole: cfg.MaxConsole, MaxRequests: cfg.MaxRequests, MaxElements: cfg.MaxElements,
+		HealthInterval: cfg.HealthInterval, OnHealth: h.changed, Logger: cfg.Logger})
 	w := &browse{b: b}
-	available, reason := b.Available()
-	status := map[string]any{"available": available}
-	if !available {
-		status["reason"] = reason
-	}
+	h.b = b
 	return manglecp.Domain{
 		ID:          ID,
 		Description: "Browser diagnostics: observe a page's console and network (stated by the client or seen by the server's own headless Chromium), trace failed requests to the console errors they cause, and plan or perform validated automation steps.",
@@ -119,7 +197,9 @@ func Domain(cfg Config) manglecp.Domain {
 				Compute:       w.allowedHosts,
 			},
 		},
-		Extensions: map[string]any{"x-browser": status},
+		Extensions: map[string]any{"x-browser": browserStatus(b.Health())},
+		Health:     h.attach,
+		Codes:      Codes(),
 		Close:      b.Close,
 	}
 }

@@ -3,21 +3,33 @@ package cli
 import (
 	"flag"
 	"strings"
+	"time"
 
 	"github.com/manglecp/manglecp/domains/browser"
 )
 
 // browserFlags are serve's flags for the browser domain's own Chromium
-// (stable contract): --browser-path and --browser-allowed-hosts. They
-// override the config file's "browser" section.
+// (stable contract): --browser-path, --browser-allowed-hosts and the
+// bounds of the browser's work. They override the config file's "browser"
+// section. docs/browser.md documents each bound's default and worst case.
 type browserFlags struct {
-	path, hosts string
+	path, hosts                       string
+	maxPages, maxQueued, pageMemoryMB int
+	maxConsole                        int
+	queueWait, maxLoadTime, health    time.Duration
 }
 
 // addBrowserFlags registers the browser flags on fs.
 func addBrowserFlags(fs *flag.FlagSet, b *browserFlags) {
 	fs.StringVar(&b.path, "browser-path", "", "Chromium binary of the browser domain (a path or a name on PATH; default: chromium, chromium-browser, google-chrome; \"none\" turns the browser off)")
-	fs.StringVar(&b.hosts, "browser-allowed-hosts", "", "comma-separated hosts the browser may load pages from (default: localhost,127.0.0.1,::1; \"*\" allows every host)")
+	fs.StringVar(&b.hosts, "browser-allowed-hosts", "", "comma-separated hosts the browser may reach from any page, frame, popup or worker: host (every port) or host:port, [v6]:port (default: localhost,127.0.0.1,::1, every port; \"*\" allows every host)")
+	fs.IntVar(&b.maxPages, "browser-max-pages", 0, "pages the browser works on at a time (default 4)")
+	fs.IntVar(&b.maxQueued, "browser-max-queued", 0, "pages that wait for one of them; more are refused with x-browser_busy and retry_after_ms (default 8; -1: none wait)")
+	fs.DurationVar(&b.queueWait, "browser-queue-wait", 0, "how long a page waits for a free one before it is refused (default 10s)")
+	fs.IntVar(&b.pageMemoryMB, "browser-page-memory-mb", 0, "memory of one page's renderer in MiB: V8's heap gets half, a renderer above it is stopped (default 512)")
+	fs.IntVar(&b.maxConsole, "browser-max-console", 0, "console messages one observation keeps; it counts the rest (default 100)")
+	fs.DurationVar(&b.maxLoadTime, "browser-max-load-time", 0, "time of one page: load, settle, act, inspect (default 20s)")
+	fs.DurationVar(&b.health, "browser-health-interval", 0, "how often the browser is checked; two checks without an answer restart it (default 5s)")
 }
 
 // apply sets the flags that were given on c.
@@ -33,4 +45,21 @@ func (b *browserFlags) apply(c *browser.Config) {
 			}
 		}
 	}
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	setD := func(dst *time.Duration, v time.Duration) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	set(&c.MaxPages, b.maxPages)
+	set(&c.MaxQueued, b.maxQueued)
+	set(&c.PageMemoryMB, b.pageMemoryMB)
+	set(&c.MaxConsole, b.maxConsole)
+	setD(&c.QueueWait, b.queueWait)
+	setD(&c.MaxLoadTime, b.maxLoadTime)
+	setD(&c.HealthInterval, b.health)
 }
