@@ -195,9 +195,56 @@ func (s *Server) evaluate(ctx context.Context, env *protocol.Envelope, key *resu
 	if err := s.saveMacros(ctx, ev.defined); err != nil {
 		return nil, err
 	}
+	if w := expiredWarning(resp, s.now()); w != nil {
+		resp.Warnings = append(resp.Warnings, *w)
+	}
 	resp.EvalDurationMS = time.Since(start).Milliseconds()
 	s.rememberResult(key, ev, resp)
 	return resp, nil
+}
+
+// unknownIntentWarning is the unknown_intent warning for name, naming the
+// declared intent meant when one is close (as `manglecp eval` does).
+func unknownIntentWarning(name string, intents []protocol.IntentDecl) protocol.Warning {
+	w := protocol.Warning{Code: protocol.WarnUnknownIntent,
+		Message: fmt.Sprintf("intent %s is not declared in the manifest; evaluated against the rules anyway", protocol.Quote(name))}
+	names := make([]string, len(intents))
+	for i, in := range intents {
+		names[i] = in.Name
+	}
+	if c := protocol.Closest(name, names); c != "" {
+		w.Message += fmt.Sprintf("; did you mean %q?", c)
+		w.Details = map[string]any{"did_you_mean": c}
+	}
+	return w
+}
+
+// expiredWarning is the tools_expired warning when every macro-tool of
+// resp expired before now (the server's clock): an eval_time in the past
+// gave validity windows that are over, so every invocation would answer
+// macro_expired; nil otherwise.
+func expiredWarning(resp *protocol.IntentResponse, now time.Time) *protocol.Warning {
+	if len(resp.MacroTools) == 0 {
+		return nil
+	}
+	var latest time.Time
+	for _, m := range resp.MacroTools {
+		if m.Validity == nil || m.Validity.ExpiresAt == nil || !m.Validity.ExpiresAt.Before(now) {
+			return nil
+		}
+		if m.Validity.ExpiresAt.After(latest) {
+			latest = m.Validity.ExpiresAt.Time
+		}
+	}
+	n := len(resp.MacroTools)
+	which := fmt.Sprintf("all %d macro-tools", n)
+	if n == 1 {
+		which = "the only macro-tool"
+	}
+	return &protocol.Warning{Code: protocol.WarnToolsExpired,
+		Message: fmt.Sprintf("%s expired before the server's clock (%s; the last at %s): invoking them answers macro_expired; evaluate again with a later eval_time, or none for the server's clock",
+			which, now.UTC().Format(time.RFC3339), latest.UTC().Format(time.RFC3339)),
+		Details: map[string]any{"expired": n, "server_time": now.UTC().Format(time.RFC3339Nano)}}
 }
 
 // programView is what decoding reads of a rule version: its facts profile
@@ -342,15 +389,14 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 			Details: map[string]any{"count": setAside}})
 	}
 	if !ev.knownIntent {
-		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnUnknownIntent,
-			Message: fmt.Sprintf("intent %s is not declared in the manifest; evaluated against the rules anyway", protocol.Quote(ev.intent.Name))})
+		ev.warnings = append(ev.warnings, unknownIntentWarning(ev.intent.Name, view.intents))
 	}
 	switch {
 	case w.EvalTime != nil && w.EvalTime.Now:
 		ev.evalTime = s.now().UTC() // the client chose the server's clock: no warning
 	case w.EvalTime != nil:
 		if err := protocol.CheckTimeRange(w.EvalTime.Time); err != nil {
-			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "eval_time: %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
+			return nil, protocol.Errorf(protocol.CodeMalformedMessage, "payload field \"eval_time\": %v", err).WithDetails(&protocol.ErrorDetails{Field: "eval_time"})
 		}
 		ev.evalTime, ev.fixedTime = w.EvalTime.Time, true
 	default:

@@ -224,6 +224,10 @@ const (
 	// predicates (a state delta fed back, Spec 07 section 4.1); they were
 	// accepted and set aside, never used as premises.
 	WarnOutputFactsIgnored WarningCode = "output_facts_ignored"
+	// WarnToolsExpired: every macro-tool of the response expired before
+	// the server's clock (an eval_time in the past), so invoking any of
+	// them answers macro_expired.
+	WarnToolsExpired WarningCode = "tools_expired"
 )
 
 // WarningInfo describes one registered warning.
@@ -234,6 +238,7 @@ type WarningInfo struct {
 
 var warningRegistry = []WarningInfo{
 	{WarnConstraintClamped, "A client constraint was looser than the server limit; the server limit was applied"},
+	{WarnToolsExpired, "Every macro-tool of the response expired before the server's clock (an eval_time in the past): invoking them answers macro_expired"},
 	{WarnToolsTruncated, "max_tools_returned removed the lowest-scored macro-tools from the response"},
 	{WarnUnknownIntent, "The intent is not declared in the manifest; it was evaluated against the rules anyway"},
 	{WarnTokenBudgetExceeded, "Even at minimal disclosure, with skills referenced and context resources dropped, the macro-tools exceed max_tokens_budget"},

@@ -178,7 +178,7 @@ func TestCodesReturnsCopy(t *testing.T) {
 
 func TestWarnings(t *testing.T) {
 	ws := Warnings()
-	want := []WarningCode{WarnConstraintClamped, WarnEvalTimeChosen, WarnOutputFactsIgnored, WarnTokenBudgetExceeded, WarnToolsTruncated, WarnUnknownIntent}
+	want := []WarningCode{WarnConstraintClamped, WarnEvalTimeChosen, WarnOutputFactsIgnored, WarnTokenBudgetExceeded, WarnToolsExpired, WarnToolsTruncated, WarnUnknownIntent}
 	var got []WarningCode
 	for _, w := range ws {
 		got = append(got, w.Code)

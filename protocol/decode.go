@@ -313,6 +313,10 @@ func payloadError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := te.Field
+		if te.Type == timeType { // a time that does not parse: Value says why
+			return Errorf(CodeMalformedMessage, "payload field %s: %s", Quote(field), te.Value).
+				WithDetails(&ErrorDetails{Field: Clip(field)})
+		}
 		return Errorf(CodeMalformedMessage, "payload field %s has the wrong type: got JSON %s, want %s", Quote(field), te.Value, jsonKind(te.Type.Kind().String())).
 			WithDetails(&ErrorDetails{Field: Clip(field)})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -309,11 +310,16 @@ type Time struct {
 	Now bool
 }
 
+// timeType is the type of Time, for errors of its values.
+var timeType = reflect.TypeFor[Time]()
+
 // NewTime wraps t.
 func NewTime(t time.Time) *Time { return &Time{Time: t.UTC()} }
 
 // UnmarshalJSON accepts an RFC 3339 string, an integer of epoch ms or
-// "now".
+// "now". A value that is none of them is a *json.UnmarshalTypeError, to
+// which encoding/json adds the field's path, so the error names the field
+// (e.g. eval_time).
 func (t *Time) UnmarshalJSON(data []byte) error {
 	var v any
 	if err := decodeNumbers(data, &v); err != nil {
@@ -325,7 +331,7 @@ func (t *Time) UnmarshalJSON(data []byte) error {
 	}
 	tt, err := ParseTime(v)
 	if err != nil {
-		return err
+		return &json.UnmarshalTypeError{Value: err.Error(), Type: timeType}
 	}
 	*t = Time{Time: tt}
 	return nil
@@ -372,11 +378,11 @@ func ParseTime(v any) (time.Time, error) {
 	case json.Number:
 		ms, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("time %s is not an integer of epoch milliseconds", x)
+			return time.Time{}, fmt.Errorf("time %s is not an integer of epoch milliseconds", Clip(string(x)))
 		}
 		t := time.UnixMilli(ms).UTC()
 		if t.Year() < 0 || t.Year() > 9999 {
-			return time.Time{}, fmt.Errorf("time %s (epoch ms) is beyond the years RFC 3339 can write (0000-9999)", x)
+			return time.Time{}, fmt.Errorf("time %s (epoch ms) is beyond the years RFC 3339 can write (0000-9999)", Clip(string(x)))
 		}
 		return t, nil
 	case float64:
