@@ -20,35 +20,36 @@ import (
 // What this gives up, and why it is safe: a limit that refused before
 // verifying would also withhold the verdict on a correct guess, so it
 // would slow down guessing; this one answers a correct guess whatever the
-// limits. It leaks nothing more than any login does (right or wrong: a
-// rate_limited answer only ever follows a wrong credential, as
-// auth_invalid does), and the verification does not depend on the limits,
-// so its timing says nothing about them or about how close a guess was.
-// Guessing is kept out by the credentials themselves: static tokens are
-// compared as SHA-256 digests in constant time against every identity and
-// must be long random strings (the CLI refuses fewer than 16 characters;
-// docs/deploy.md says to use 32 random bytes, 2^256 guesses), and JWTs are
-// signed. What the limits do is keep failing clients cheap and told to
-// back off: a client, or all clients together beyond the global budget,
-// that keeps failing gets rate_limited with retry_after_ms instead of a
-// verdict it can log, and the per-client table holds at most
-// authFailClients keys in bounded memory.
+// limits. It leaks nothing about credentials beyond what any login does
+// (right or wrong: a rate_limited answer only ever follows a wrong
+// credential, as auth_invalid does), and the verification does not depend
+// on the limits, so its timing says nothing about them or about how close
+// a guess was. (A wrong credential answered rate_limited while its own
+// client's budget is left does tell that the server-wide budget is spent,
+// i.e. that others are failing; nothing more.) Guessing is kept out by the
+// credentials themselves: static tokens are compared as SHA-256 digests in
+// constant time against every identity and must be long random strings
+// (the CLI refuses fewer than 16 characters; docs/deploy.md says to use
+// 32 random bytes), and JWTs are signed. What the limits do is tell
+// failing clients, one or all together, to back off (rate_limited with
+// retry_after_ms), in bounded memory: the per-client table holds at most
+// authFailClients keys.
 const (
 	// authFailBurst failures at once per client, then one per
 	// 1/authFailPerSecond seconds.
 	authFailBurst     = 10
 	authFailPerSecond = 1.0
 	// authFailGlobalBurst failures at once over all clients, then
-	// authFailGlobalPerSecond: 1,000 guesses from 100 addresses are no
-	// longer 1,000 verdicts.
+	// authFailGlobalPerSecond: of 1,000 wrong guesses from 100 addresses
+	// (10 each, within each one's budget) 900 are answered rate_limited.
 	authFailGlobalBurst     = 100
 	authFailGlobalPerSecond = 10.0
 	// authFailClients bounds the clients whose failures are remembered
-	// (about 15 MB at most). A client's entry goes once its budget is full
-	// again (at most authFailBurst/authFailPerSecond = 10 s after its last
-	// failure); when the table is full of clients still failing, a new
-	// client's failure is answered rate_limited, never by forgetting another
-	// client's failures.
+	// (about 11 MB when full of IPv6 /64 keys). A client's entry goes once
+	// its budget is full again (at most authFailBurst/authFailPerSecond =
+	// 10 s after its last failure); when the table is full of clients
+	// still failing, a new client's failure is answered rate_limited,
+	// never by forgetting another client's failures.
 	authFailClients = 100_000
 )
 
@@ -85,8 +86,8 @@ func (a *authFailures) failed(peer string) time.Duration {
 }
 
 // requestLimiterKeys bounds the keys (identities, anonymous clients) whose
-// request rate the memory store remembers (Options.RateLimit): about 12 MB
-// at most.
+// request rate the memory store remembers (Options.RateLimit): about 11
+// MB when full.
 const requestLimiterKeys = 100_000
 
 // newRequestLimiters returns the memory store's request-rate buckets. A

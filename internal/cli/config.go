@@ -80,6 +80,8 @@ type fileConfig struct {
 		JWKSURL          string `json:"jwks_url"`
 		TokenURL         string `json:"token_url"`
 		PermissionsClaim string `json:"permissions_claim"`
+		// FetchTimeoutMS bounds one fetch of the JWKS (default 3000).
+		FetchTimeoutMS int64 `json:"fetch_timeout_ms"`
 	} `json:"oauth"`
 	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
 	// whose forwarding header names the client (--trusted-proxies), and
@@ -136,6 +138,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	if a := c.OAuth; a != nil {
 		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")
+		check(a.FetchTimeoutMS >= 0, "oauth.fetch_timeout_ms must not be negative")
 	}
 	for _, o := range c.CORSOrigins {
 		check(o != "*" || (len(c.AuthTokens) == 0 && len(c.Identities) == 0 && c.OAuth == nil),
@@ -202,7 +205,8 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 	}
 	o.RuleCoverage = c.RuleCoverage
 	if a := c.OAuth; a != nil {
-		o.OAuth = &manglecp.OAuth{Issuer: a.Issuer, Audience: a.Audience, JWKSURL: a.JWKSURL, TokenURL: a.TokenURL, PermissionsClaim: a.PermissionsClaim}
+		o.OAuth = &manglecp.OAuth{Issuer: a.Issuer, Audience: a.Audience, JWKSURL: a.JWKSURL, TokenURL: a.TokenURL, PermissionsClaim: a.PermissionsClaim,
+			FetchTimeout: time.Duration(a.FetchTimeoutMS) * time.Millisecond}
 	}
 	if c.ConfirmationKey != "" {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)
