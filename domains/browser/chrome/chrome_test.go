@@ -106,6 +106,12 @@ func TestCheckURL(t *testing.T) {
 	if _, err := any.CheckURL("https://example.com/"); err != nil {
 		t.Errorf("allowed_hosts [*]: %v", err)
 	}
+	ported := chrome.New(chrome.Config{Path: chrome.Disabled, AllowedHosts: []string{"127.0.0.1:8080", "localhost"}})
+	for u, ok := range map[string]bool{"http://127.0.0.1:8080/": true, "http://127.0.0.1:8081/": false, "http://127.0.0.1/": false, "http://localhost:9/": true} {
+		if _, err := ported.CheckURL(u); (err == nil) != ok {
+			t.Errorf("allowed_hosts [127.0.0.1:8080 localhost]: CheckURL(%q) = %v", u, err)
+		}
+	}
 	if ok, reason := b.Available(); ok || !strings.Contains(reason, "turned off") {
 		t.Errorf("Available() = %v, %q", ok, reason)
 	}
