@@ -521,6 +521,20 @@ func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		out, err = s.Invoke(ctx, req, callOpts...)
 		spin.end()
 	}
+	if !*confirm && errors.Is(err, &protocol.Error{Code: protocol.CodeConfirmationRequired}) {
+		// Off a terminal (or with --json) nobody was asked: the server's
+		// "send confirmation_token" is for protocol clients; here the way
+		// is a flag.
+		tool, _, _ := strings.Cut(*macro, "-")
+		hint := fmt.Sprintf("%s needs the user's confirmation: run the command again with --confirm (the token is signed with the server's confirmation key: --confirm-key, MANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: %s)", tool, confirmationKeyHint())
+		if *cf.json {
+			_ = fail(err, true, stdout, stderr)
+			fmt.Fprintf(stderr, "manglecp invoke: %s\n", hint)
+		} else {
+			fmt.Fprintf(stderr, "error %s: %s\n", protocol.CodeConfirmationRequired, hint)
+		}
+		return exitProtocol
+	}
 	if err != nil {
 		return fail(err, *cf.json, stdout, stderr)
 	}

@@ -68,6 +68,12 @@ func TestClientCommands(t *testing.T) {
 	if code, out, _ := run(t, "", "invoke", hs.URL, "--macro", ids["write_diagnosis_report"], "--args", `{"request_id":"r1"}`, "--json"); code != exitProtocol || !strings.Contains(out, `"confirmation_required"`) {
 		t.Errorf("invoke without confirmation: %d\n%s", code, out)
 	}
+	// Off a terminal the refusal names the flag, not the protocol field
+	// (issue 29: it said "send confirmation_token").
+	if code, out, errOut := run(t, "", "invoke", hs.URL, "--macro", ids["write_diagnosis_report"], "--args", `{"request_id":"r1"}`); code != exitProtocol ||
+		!strings.Contains(errOut, "write_diagnosis_report needs the user's confirmation: run the command again with --confirm") || strings.Contains(errOut, "confirmation_token") {
+		t.Errorf("invoke without confirmation off a terminal: %d\n%s%s", code, out, errOut)
+	}
 	if code, out, errOut := run(t, "", "invoke", hs.URL, "--macro", ids["write_diagnosis_report"], "--args", `{"request_id":"r1"}`, "--confirm", "--confirm-key", "cli-test-key"); code != exitOK {
 		t.Errorf("invoke --confirm: %d\n%s%s", code, out, errOut)
 	}
