@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -262,7 +263,7 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, externals 
 				return nil, errors.New("manglecp check runs no actions")
 			}}
 		}
-		return d, &manglecp.Options{}, nil
+		return d, checkOptions(), nil
 	}
 	if given.set {
 		return custom(given.names)
@@ -288,7 +289,7 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, externals 
 				rep.CheckedAs = b.name
 				rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf("checked as the %s domain's rules (its actions, external predicates and sample requests): it registers every action they name", b.name)})
 				d.Rules, d.RulesName = os.DirFS(dir), dir
-				return d, &manglecp.Options{}, nil
+				return d, checkOptions(), nil
 			}
 			if known > 0 {
 				partial = append(partial, b.name)
@@ -310,6 +311,13 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, externals 
 		rep.Info = append(rep.Info, checkProblem{Message: fmt.Sprintf("some of these actions are the %s domain's but not all: if these are its rules, a tool_action above names an action it does not register", b)})
 	}
 	return custom(names)
+}
+
+// checkOptions are the server options of a check: it invokes nothing, so
+// it needs no confirmation key (and creates no key file), and its
+// problems are the report, not log lines.
+func checkOptions() *manglecp.Options {
+	return &manglecp.Options{ConfirmationKey: []byte("manglecp check confirms nothing"), Logger: slog.New(slog.DiscardHandler)}
 }
 
 func refNames(refs []kernel.ActionRef) []string {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -186,6 +187,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			Limits:                   manglecp.Limits{MaxMessageBytes: cfg.MaxMessageBytes},
 			MaxConcurrentEvaluations: 64 * runtime.GOMAXPROCS(0), // measure the server, not the pool
 			QueueTimeout:             time.Minute,
+			// Measure the server, not its logging; the harness confirms nothing.
+			Logger:          slog.New(slog.DiscardHandler),
+			ConfirmationKey: []byte("manglecp-load confirms nothing"),
 		})
 		if err != nil {
 			return nil, err
