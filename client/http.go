@@ -190,9 +190,15 @@ func readReply(r io.Reader, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
-		perr := protocol.Errorf(protocol.CodeMessageTooLarge, "the server's %s is longer than the %d bytes this client reads (client.Options.MaxReplyBytes); it stopped reading there", what, limit).
-			WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(limit)})
-		return nil, &Error{Payload: perr, Status: perr.HTTPStatus(), Local: true}
+		return nil, replyTooLarge(what, limit)
 	}
 	return body, nil
+}
+
+// replyTooLarge is the local message_too_large of a reply (what: "answer",
+// "manifest") longer than limit, the client's Options.MaxReplyBytes.
+func replyTooLarge(what string, limit int64) *Error {
+	perr := protocol.Errorf(protocol.CodeMessageTooLarge, "the server's %s is longer than the %d bytes this client reads (client.Options.MaxReplyBytes); it stopped reading there", what, limit).
+		WithDetails(&protocol.ErrorDetails{Limit: protocol.Int64Ptr(limit)})
+	return &Error{Payload: perr, Status: perr.HTTPStatus(), Local: true}
 }

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -114,7 +116,16 @@ func (b *sessionBinding) read() {
 		raw, err := b.conn.ReadMessage(b.ctx)
 		if err != nil {
 			if _, framing := protocol.AsError(err); framing && !first {
-				continue // a message the transport could not frame; nobody to tell
+				// A message the transport could not frame: the call it
+				// answers, if its first bytes say which, learns why
+				// instead of waiting.
+				var big *transport.OversizeError
+				if errors.As(err, &big) {
+					if id, ok := envelopeID(big.Prefix); ok {
+						b.deliver(id, callResult{err: replyTooLarge("answer", b.s.opts.MaxReplyBytes)})
+					}
+				}
+				continue
 			}
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("the server ended the session: %w", err)
@@ -327,4 +338,30 @@ func (b *sessionBinding) close() error {
 	<-b.done
 	b.cancels.Wait()
 	return err
+}
+
+// envelopeID reads the id of an envelope from its first bytes (the rest
+// cut off): the "id" member's string value when it comes before the cut,
+// at the top level of the object.
+func envelopeID(prefix []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if key == "id" {
+			tok, err := dec.Token()
+			id, ok := tok.(string)
+			return id, err == nil && ok
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }

@@ -27,17 +27,20 @@ func NewStdioConn(r io.Reader, w io.Writer, limit int64, closeFn func() error) *
 }
 
 // ReadMessage returns the next non-empty line without its line ending
-// (LF or CRLF). A message longer than limit is skipped and reported as
-// message_too_large; at most limit+2 bytes of a line are ever buffered.
+// (LF or CRLF). A message longer than limit is skipped and reported as an
+// [*OversizeError] (message_too_large, with the line's first bytes); at most
+// limit+2 bytes of a line are ever buffered.
 // The context is not consulted: closing the reader ends a blocked read.
 func (c *StdioConn) ReadMessage(context.Context) ([]byte, error) {
 	for {
-		var line []byte
+		var line, prefix []byte
 		tooLong, eof := false, false
 		for {
 			chunk, err := c.r.ReadSlice('\n')
 			if !tooLong {
 				if int64(len(line)+len(chunk)) > c.limit+2 { // room for CR LF
+					line = append(line, chunk[:min(len(chunk), max(0, OversizePrefixBytes-len(line)))]...)
+					prefix = append([]byte(nil), line[:min(len(line), OversizePrefixBytes)]...)
 					tooLong, line = true, nil
 				} else {
 					line = append(line, chunk...)
@@ -61,7 +64,10 @@ func (c *StdioConn) ReadMessage(context.Context) ([]byte, error) {
 		}
 		msg := trimLine(body)
 		if tooLong || int64(len(body)) > c.limit+1 || int64(len(msg)) > c.limit { // one CR may end a line
-			return nil, protocol.MessageTooLarge(c.limit, -1)
+			if !tooLong {
+				prefix = append([]byte(nil), body[:min(len(body), OversizePrefixBytes)]...)
+			}
+			return nil, &OversizeError{Err: protocol.MessageTooLarge(c.limit, -1), Prefix: prefix}
 		}
 		if len(msg) > 0 {
 			return msg, nil
