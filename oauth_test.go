@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -248,4 +249,31 @@ func TestOAuthJWKSFailureBackoff(t *testing.T) {
 	expect("unknown key id, issuer down", f.jwt(t, "k2"), protocol.CodeAuthInvalid, 5)
 	expect("known key after a failed refresh", f.jwt(t, "k1"), "", 5)
 	expect("static token", oauthStaticToken, "", 5)
+}
+
+// TestOAuthRejectionsLoggedWithinBudget: a rejected JWT is logged (with
+// its reason, never the token) only while its client is within its
+// budget of failures, so a flood of bogus JWTs does not flood the log.
+func TestOAuthRejectionsLoggedWithinBudget(t *testing.T) {
+	f := newOAuthFixture(t, "ok", time.Second)
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key, other = other, f.key
+	forged := f.jwt(t, "k1") // the issuer's key id, signed by another key
+	f.key = other
+	for range 300 {
+		e := f.h.srv.CheckCredentials(context.Background(), &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: forged}, "203.0.113.50")
+		if e == nil || (e.Code != protocol.CodeAuthInvalid && e.Code != protocol.CodeRateLimited) {
+			t.Fatalf("forged JWT: %v", e)
+		}
+	}
+	logs := f.h.logs.String()
+	if n := strings.Count(logs, "OAuth token rejected"); n == 0 || n > 20 {
+		t.Errorf("300 forged JWTs from one client logged %d rejections, want 1 to 20", n)
+	}
+	if strings.Contains(logs, forged) {
+		t.Error("the log holds the token")
+	}
 }

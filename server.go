@@ -762,7 +762,7 @@ func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, 
 // answered rate_limited (limiter.go says why this order is safe). A
 // request without a credential guesses nothing and is not counted.
 func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
-	who, err := s.authenticate(ctx, c)
+	who, err, why := s.authenticate(ctx, c)
 	if err == nil || c == nil || c.Token == "" {
 		return who, err
 	}
@@ -770,19 +770,23 @@ func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, 
 		return nil, protocol.Errorf(protocol.CodeRateLimited, "the credentials are invalid, and too many authentications failed from this client or from all clients").
 			WithRetryAfter(max(1, wait.Milliseconds()))
 	}
+	if why != nil { // logged within the budgets only: a flood of bad JWTs does not flood the log
+		s.log.Info("OAuth token rejected", "reason", why.Error()) // never the token
+	}
 	return nil, err
 }
 
 // authenticate checks credentials in constant time against every
 // configured identity (all are compared, so timing does not reveal which
 // matched) and returns the caller. A JWT waits for the issuer's keys at
-// most until ctx ends (and OAuth.FetchTimeout).
-func (s *Server) authenticate(ctx context.Context, c *protocol.Credentials) (*caller, *protocol.Error) {
+// most until ctx ends (and OAuth.FetchTimeout); why it was rejected is
+// returned for the log.
+func (s *Server) authenticate(ctx context.Context, c *protocol.Credentials) (_ *caller, _ *protocol.Error, why error) {
 	if !s.AuthRequired() {
-		return s.anonymous(), nil
+		return s.anonymous(), nil, nil
 	}
 	if c == nil || c.Token == "" {
-		return nil, protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key")
+		return nil, protocol.Errorf(protocol.CodeAuthRequired, "authentication required: send Authorization: Bearer <token> or X-MangleCP-API-Key"), nil
 	}
 	presented := sha256.Sum256([]byte(c.Token))
 	index := -1
@@ -795,16 +799,16 @@ func (s *Server) authenticate(ctx context.Context, c *protocol.Credentials) (*ca
 	if index < 0 && s.oauth != nil && c.Scheme == protocol.SchemeBearer && strings.Count(c.Token, ".") == 2 {
 		who, err := s.oauth.verify(ctx, c.Token, s.now())
 		if err == nil {
-			return who, nil
+			return who, nil, nil
 		}
-		s.log.Info("OAuth token rejected", "reason", err.Error()) // never the token
+		why = err
 	}
 	if index < 0 {
-		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
+		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid"), why
 	}
 	id := s.opts.Identities[index]
 	return &caller{name: id.Name, permissions: append([]string(nil), id.Permissions...),
-		trust: id.TrustLevel, autoConfirm: append([]string(nil), id.AutoConfirmEffects...)}, nil
+		trust: id.TrustLevel, autoConfirm: append([]string(nil), id.AutoConfirmEffects...)}, nil, nil
 }
 
 func (s *Server) rateLimit(ctx context.Context, key string) error {
