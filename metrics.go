@@ -80,6 +80,9 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	for _, o := range []string{"ok", "failed"} {
 		m.reloads.WithLabelValues(o)
 	}
+	for _, op := range storeOps {
+		m.storeErrors.WithLabelValues(op)
+	}
 	return m, nil
 }
 
@@ -106,6 +109,12 @@ func (m *metrics) reload(outcome string) {
 		m.reloads.WithLabelValues(outcome).Inc()
 	}
 }
+
+// storeOps are the operations of the shared state store whose failures
+// are counted (storeError's op): their series exist at zero from the
+// start, so an alert on manglecp_store_errors_total has a series to watch
+// before the first failure.
+var storeOps = []string{"get_macro", "put_macros", "rate_limit"}
 
 func (m *metrics) storeError(op string) {
 	if m != nil {
