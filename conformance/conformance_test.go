@@ -182,9 +182,17 @@ func TestOwnServerWorkspace(t *testing.T) {
 
 // notApplicableToWorkspace: the workspace domain's facts are paths and
 // kinds of change; it has no number-typed input predicate for the int64
-// wrapper check to send.
+// wrapper check to send. Its one validity window, apply_edit's, ends when
+// a server-signed edit id expires, which a fixture cannot hold: a
+// previewed fact a client makes gives nothing (issue 26 item 7).
 func notApplicableToWorkspace(c conformance.Check) bool {
-	return c.ID == "facts.int64" && strings.Contains(c.Detail, "no input predicate with a number argument")
+	switch c.ID {
+	case "facts.int64":
+		return strings.Contains(c.Detail, "no input predicate with a number argument")
+	case "macro-tools.validity", "invocation.macro_expired":
+		return strings.Contains(c.Detail, "fixture")
+	}
+	return false
 }
 
 // workspaceRoot is a root directory as the workspace fixture expects it.
@@ -248,7 +256,7 @@ func TestLevels(t *testing.T) {
 // that need a fixture SKIP, and nothing fails.
 func TestWithoutFixture(t *testing.T) {
 	base := serveHTTP(t, newServer(t, nil), nil, nil)
-	rep := run(t, base, &conformance.Options{Checks: allBut("errors.message_too_large")})
+	rep := run(t, base, &conformance.Options{NoFixture: true, Checks: allBut("errors.message_too_large")})
 	if !rep.OK() {
 		t.Fatalf("failures without a fixture:\n%s", rep.Format())
 	}

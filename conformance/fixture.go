@@ -26,6 +26,11 @@ type Fixture struct {
 	Name string `json:"name"`
 	// Description says which server or domain the fixture is for.
 	Description string `json:"description,omitempty"`
+	// Domain is the manifest's domain.id of the servers the fixture is
+	// for. A run without Options.Fixture uses the built-in fixture for the
+	// server's domain, when its evaluate request selects the tools it
+	// names (see [Run]).
+	Domain string `json:"domain,omitempty"`
 	// Evaluate is an intent request that selects at least one macro-tool.
 	// It becomes the suite's main request (determinism, gas, disclosure,
 	// proof hints). Without it the suite probes the manifest's intents

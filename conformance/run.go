@@ -21,9 +21,14 @@ type Options struct {
 	// higher levels SKIP. 0 means the server's declared
 	// protocol.conformance_level (1 when missing, at most 3).
 	Level int
-	// Fixture drives the domain-specific checks; nil means none, and the
-	// checks that need one SKIP.
+	// Fixture drives the domain-specific checks. When nil, the built-in
+	// fixture for the manifest's domain.id is used if its evaluate request
+	// selects the tools it names (the report says so); else there is none,
+	// and the checks that need one SKIP.
 	Fixture *Fixture
+	// NoFixture runs without a fixture even when a built-in one is for the
+	// server's domain.
+	NoFixture bool
 	// Token is the credential for a server that requires authentication:
 	// sent as "Authorization: Bearer" over HTTP and WebSocket, with an
 	// authenticate message on session transports, and to a stdio server as
@@ -104,7 +109,10 @@ func Run(ctx context.Context, target string, opts *Options) (*Report, error) {
 	if r.m != nil && r.m.ServerName != "" {
 		rep.Server = strings.TrimSpace(r.m.ServerName + " " + r.m.ServerVersion)
 	}
-	if r.fixture != nil {
+	if r.fixture == nil && !o.NoFixture && r.manifestOK() {
+		rep.Fixture = r.chooseFixture(start)
+	}
+	if r.fixture != nil && rep.Fixture == "" {
 		rep.Fixture = r.fixture.Name
 		if rep.Fixture == "" {
 			rep.Fixture = "(unnamed)"
