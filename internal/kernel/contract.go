@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -303,11 +304,29 @@ func validType(t string) bool {
 	return false
 }
 
+// typeSchemas are the compiled schemas {"type": T} of the JSON Schema
+// types, compiled once (they never change).
+var typeSchemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	out := map[string]*jsonschema.Schema{}
+	for _, t := range jsonTypes {
+		url := "mem://type/" + t + ".json"
+		if c.AddResource(url, map[string]any{"type": t}) != nil {
+			continue
+		}
+		if sch, err := c.Compile(url); err == nil {
+			out[t] = sch
+		}
+	}
+	return out
+})
+
 // typeAccepts reports whether a JSON value (as factcodec renders constants)
 // is of a JSON Schema type, by validating it with the server's validator.
 func typeAccepts(typ string, v any) bool {
-	sch, err := compileSchema(map[string]any{"type": typ})
-	if err != nil {
+	sch := typeSchemas()[typ]
+	if sch == nil {
 		return false
 	}
 	raw, err := json.Marshal(v)
@@ -321,8 +340,20 @@ func typeAccepts(typ string, v any) bool {
 	return sch.Validate(inst) == nil
 }
 
-// compileSchema compiles a JSON Schema 2020-12 document as the server does.
-func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+// schemaCompiler compiles JSON Schema 2020-12 documents as the server
+// does; one compiler loads the meta-schema once for all of them.
+type schemaCompiler struct {
+	c *jsonschema.Compiler
+	n int
+}
+
+func newSchemaCompiler() *schemaCompiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	return &schemaCompiler{c: c}
+}
+
+func (sc *schemaCompiler) compile(schema map[string]any) (*jsonschema.Schema, error) {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
@@ -331,12 +362,12 @@ func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://input.json", doc); err != nil {
+	sc.n++
+	url := fmt.Sprintf("mem://input/%d.json", sc.n)
+	if err := sc.c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile("mem://input.json")
+	return sc.c.Compile(url)
 }
 
 // checkInputSchemas renders, for each tool whose parameters the rules
@@ -373,6 +404,7 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 		prop["enum"] = append(enum, value(v))
 	})
 	var errs LoadErrors
+	sc := newSchemaCompiler()
 	for _, tool := range keys(props) {
 		properties := map[string]any{}
 		valid := true
@@ -385,7 +417,7 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 		}
 		schema := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 			"properties": properties, "additionalProperties": false}
-		if _, err := compileSchema(schema); err != nil {
+		if _, err := sc.compile(schema); err != nil {
 			var first *paramDecl
 			for _, d := range names.params[tool] {
 				if first == nil || d.file < first.file || (d.file == first.file && d.line < first.line) {
