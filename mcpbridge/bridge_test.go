@@ -121,7 +121,8 @@ func TestSessionFlow(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("trace_request: %s", text(res))
 			}
-			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext: observe"; text(res) != want {
+			// The suggested intent is evaluated: its tools are listed.
+			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext observe:\n- trace_request(target*: string): The trace_request tool.\n- write_report(target*: string): The write_report tool. (asks the user)"; text(res) != want {
 				t.Errorf("answer %q, want %q", text(res), want)
 			}
 			got := fake.lastInvoke(t)

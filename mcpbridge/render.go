@@ -86,8 +86,8 @@ func writeWarnings(b *strings.Builder, ws []protocol.Warning) {
 }
 
 // renderInvoke is the result of a macro-tool: what happened (the
-// server's summary), the result as compact JSON, and the intents it
-// suggests next. The state delta is not shown: the bridge applied it to
+// server's summary) and the result as compact JSON (withNext adds what
+// comes next). The state delta is not shown: the bridge applied it to
 // the working state (resource manglecp://state), which goes with the next
 // evaluation.
 func renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolResult {
@@ -101,13 +101,6 @@ func renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolRes
 		if raw, err := json.Marshal(resp.Result); err == nil {
 			fmt.Fprintf(&b, "\n%s", bounded(string(raw), 16000))
 		}
-	}
-	if resp.Next != nil && len(resp.Next.SuggestedIntents) > 0 {
-		names := make([]string, 0, len(resp.Next.SuggestedIntents))
-		for _, s := range resp.Next.SuggestedIntents {
-			names = append(names, s.Name)
-		}
-		fmt.Fprintf(&b, "\nnext: %s", strings.Join(names, ", "))
 	}
 	return textResult(b.String())
 }

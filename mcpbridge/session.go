@@ -50,6 +50,7 @@ type mcpSession struct {
 
 	mu         sync.Mutex
 	tools      map[string]*macroEntry // the latest evaluation's selection, by MCP tool name
+	origins    map[string]string      // every tool name selected in this session -> the intent that selected it
 	registered []string               // macro-tools registered as MCP tools (ModeDynamic)
 	skills     []string               // skill resource URIs registered
 	pending    map[string]pendingConfirm
@@ -92,7 +93,7 @@ func (b *Bridge) newSession() *mcpSession {
 	if m == nil {
 		m = &protocol.Manifest{}
 	}
-	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, pending: map[string]pendingConfirm{}}
+	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, origins: map[string]string{}, pending: map[string]pendingConfirm{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(m, b.singleIntentTool(len(m.Intents)), ss.dynamic),
 		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
@@ -334,12 +335,29 @@ func (ss *mcpSession) fail(ctx context.Context, op string, err error) *mcp.CallT
 
 // evaluate sends an intent request (the working state, the continuation
 // facts when the intent was suggested, the model's facts), installs the
-// selected macro-tools and renders the result. req is nil for the start
-// intent.
+// selected macro-tools and renders the result; a tool the rules fully
+// decided runs at once (autoRun). req is nil for the start intent.
 func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, intent string, params map[string]any, facts []protocol.Fact, explain bool) (*mcp.CallToolResult, error) {
-	s, err := ss.b.session(ctx)
+	resp, entries, err := ss.ask(ctx, req, intent, params, facts, explain, false)
 	if err != nil {
 		return nil, err
+	}
+	res := renderEvaluation(intent, resp, entries, ss.dynamic, explain)
+	if req != nil {
+		if e, args := autoRun(entries); e != nil {
+			ran := ss.invoke(ctx, req, e.name, args)
+			res = appendRun(res, e, args, ran)
+		}
+	}
+	return res, nil
+}
+
+// ask sends an intent request and installs the selected macro-tools: in
+// place of the current selection, or beside it (merge).
+func (ss *mcpSession) ask(ctx context.Context, req *mcp.CallToolRequest, intent string, params map[string]any, facts []protocol.Fact, explain, merge bool) (*protocol.IntentResponse, []*macroEntry, error) {
+	s, err := ss.b.session(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	st := ss.workingState(s)
 	extra := facts
@@ -366,21 +384,21 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 		if transportFailure(err) {
 			ss.b.broken(s)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if perr := ss.b.opts.Limits.checkEvaluation(resp); perr != nil {
-		return nil, perr
+		return nil, nil, perr
 	}
 	st.Add(facts...)
-	entries := ss.installTools(resp, intent, params, extra)
-	return renderEvaluation(intent, resp, entries, ss.dynamic, explain), nil
+	return resp, ss.installTools(resp, intent, params, extra, merge), nil
 }
 
 // installTools makes resp's macro-tools the session's selection: they
-// replace every macro-tool of earlier evaluations and, in ModeDynamic,
-// become MCP tools (the SDK then sends notifications/tools/list_changed).
-// Required skills become resources.
-func (ss *mcpSession) installTools(resp *protocol.IntentResponse, intent string, params map[string]any, extra []protocol.Fact) []*macroEntry {
+// replace every macro-tool of earlier evaluations (or, with merge, those
+// of the same name) and, in ModeDynamic, become MCP tools (the SDK then
+// sends notifications/tools/list_changed). Required skills become
+// resources.
+func (ss *mcpSession) installTools(resp *protocol.IntentResponse, intent string, params map[string]any, extra []protocol.Fact, merge bool) []*macroEntry {
 	dyn := ss.dynamic
 	ss.install.Lock()
 	defer ss.install.Unlock()
@@ -401,6 +419,16 @@ func (ss *mcpSession) installTools(resp *protocol.IntentResponse, intent string,
 	}
 	ss.mu.Lock()
 	old := ss.registered
+	if merge {
+		for n, e := range ss.tools {
+			if tools[n] == nil {
+				tools[n] = e
+			}
+		}
+	}
+	for n := range tools {
+		ss.origins[n] = tools[n].intent
+	}
 	ss.tools = tools
 	ss.registered = nil
 	if dyn {
@@ -507,7 +535,7 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if e := ss.tools[name]; e != nil {
+	if e := ss.tools[name]; e != nil && (e.expires.IsZero() || time.Now().Before(e.expires)) {
 		return e, nil
 	}
 	names := make([]string, 0, len(ss.tools))
@@ -523,6 +551,9 @@ func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
 // renders the result.
 func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) *mcp.CallToolResult {
 	e, current := ss.entry(name)
+	if e == nil && req.Params.InputResponses == nil && req.Params.RequestState == "" {
+		e, current = ss.reach(ctx, req, name)
+	}
 	if e == nil {
 		perr := protocol.Errorf(CodeUnknownTool, "no evaluation of this session selected a tool named %q", bounded(name, 64))
 		sug := "call an intent tool first"
@@ -574,7 +605,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		return errorResult(perr)
 	}
 	ss.workingState(s).Apply(resp)
-	return renderInvoke(e, resp)
+	return ss.withNext(ctx, req, renderInvoke(e, resp), resp)
 }
 
 // confirm implements confirmation through MCP elicitation (a multi

@@ -105,7 +105,8 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // field a.b of the structuredContent of turn N's call (for example the
 // edit id a preview returned, "$6.result.edit"), and every object
 // {"$match": [N, "regexp"]} with the first group of regexp matched against
-// the text of turn N's answer (a Playwright element ref of a snapshot).
+// the text of turn N's answer (a Playwright element ref of a snapshot),
+// read as JSON with "json": true (a JSON string of the answer).
 export function resolveRefs(v, results, texts = []) {
   if (typeof v === "string") {
     const m = /^\$(\d+)((?:\.[A-Za-z0-9_]+)+)$/.exec(v);
@@ -121,7 +122,7 @@ export function resolveRefs(v, results, texts = []) {
       const [n, re] = v.$match;
       const m = new RegExp(re).exec(texts[n] ?? "");
       if (!m) throw new Error(`$match ${re}: not in turn ${n}'s answer`);
-      return m[1] ?? m[0];
+      return v.json ? JSON.parse(m[1] ?? m[0]) : m[1] ?? m[0];
     }
     return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, resolveRefs(e, results, texts)]));
   }

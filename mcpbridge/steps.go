@@ -1,0 +1,199 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// One model turn per job step. Three things save the model a turn:
+//
+//   - autoRun: a tool the rules fully decided runs in the call that
+//     selected it.
+//   - withNext: the answer of a macro-tool carries the selection of the
+//     intents it suggests next, so the model calls the next tool at once
+//     instead of calling the intent first.
+//   - reach: invoke_macro_tool with a tool the current selection lacks
+//     evaluates the intent that selects it, in the same call.
+
+// mandatoryPhase is the selection phase of the tools an intent's rules
+// made mandatory (Spec 05: the skeleton of the selection).
+const mandatoryPhase = "skeleton"
+
+// maxNext bounds the suggested intents a macro-tool's answer evaluates.
+const maxNext = 2
+
+// autoRun returns the tool of an evaluation the rules fully decided, with
+// its arguments: the evaluation made exactly one tool mandatory; it needs
+// no confirmation and has no side effect (its safety block says so); and
+// each of its parameters has exactly one possible value: an enum of one,
+// bound by the rules from the facts (sent when required), or the default
+// of an optional parameter (left to the server). A parameter without
+// either (free text, a choice among several values) is the model's. The decision is the rules'
+// (which tools are mandatory, which values a parameter may take); the
+// bridge only reads it off the response. nil when no tool qualifies.
+func autoRun(entries []*macroEntry) (*macroEntry, map[string]any) {
+	var only *macroEntry
+	for _, e := range entries {
+		if m := e.tool.Metadata; m != nil && m.SelectionPhase == mandatoryPhase {
+			if only != nil {
+				return nil, nil // more than one mandatory tool: the model chooses
+			}
+			only = e
+		}
+	}
+	if only == nil || only.tool.InputSchema == nil {
+		return nil, nil
+	}
+	s := only.tool.Safety
+	if s == nil || s.RequiresUserConfirmation || slices.ContainsFunc(s.SideEffects, func(x string) bool { return x != "none" }) {
+		return nil, nil
+	}
+	props, _ := only.tool.InputSchema["properties"].(map[string]any)
+	req := requiredOf(only.tool.InputSchema)
+	args := map[string]any{}
+	for name, v := range props {
+		p, _ := v.(map[string]any)
+		enum, _ := p["enum"].([]any)
+		_, hasDefault := p["default"]
+		switch {
+		case len(enum) == 1:
+			if slices.Contains(req, name) {
+				args[name] = enum[0]
+			}
+		case hasDefault && !slices.Contains(req, name) && len(enum) == 0:
+			// the server fills it in
+		default:
+			return nil, nil // a value the model must choose
+		}
+	}
+	return only, args
+}
+
+// appendRun adds to an evaluation's answer the answer of the tool autoRun
+// ran at once.
+func appendRun(res *mcp.CallToolResult, e *macroEntry, args map[string]any, ran *mcp.CallToolResult) *mcp.CallToolResult {
+	var b strings.Builder
+	b.WriteString(textOf(res))
+	fmt.Fprintf(&b, "\nRan %s%s at once (the rules fixed its arguments):\n%s", e.name, compactArgs(args), textOf(ran))
+	out := textResult(b.String())
+	out.IsError = ran.IsError
+	return out
+}
+
+// compactArgs writes arguments as (k=v, ...).
+func compactArgs(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + compactJSON(args[k])
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// textOf is the text of a result's text items.
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// withNext adds to a macro-tool's answer what comes next: each intent the
+// server suggests (at most maxNext) is evaluated with the working state
+// and the continuation facts, and its selection joins the session's, so
+// the answer lists the tools the model may call next with
+// invoke_macro_tool. A suggested intent that selects nothing, or cannot
+// be evaluated yet (it needs facts only the model can state), is named.
+func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult, resp *protocol.InvokeResponse) *mcp.CallToolResult {
+	if resp.Next == nil || len(resp.Next.SuggestedIntents) == 0 {
+		return res
+	}
+	var b strings.Builder
+	b.WriteString(textOf(res))
+	var named []string
+	merge := false
+	for i, sug := range resp.Next.SuggestedIntents {
+		if i >= maxNext || ss.dynamic {
+			named = append(named, sug.Name)
+			continue
+		}
+		_, entries, err := ss.ask(ctx, req, sug.Name, sug.Params, nil, false, merge)
+		if err != nil || len(entries) == 0 {
+			named = append(named, sug.Name+ss.needs(sug.Name))
+			continue
+		}
+		merge = true
+		fmt.Fprintf(&b, "\nnext %s:", sug.Name)
+		for _, e := range entries {
+			b.WriteString("\n- ")
+			writeTool(&b, e)
+		}
+	}
+	if len(named) > 0 {
+		fmt.Fprintf(&b, "\nnext: %s", strings.Join(named, ", "))
+	}
+	return textResult(b.String())
+}
+
+// reach evaluates what a call of a tool the current selection lacks
+// needs, in the same call: the intent that selected a tool of that name
+// earlier in the session, then the intents the last invocation suggested,
+// then every intent of the manifest, until one selects it. It returns the
+// entry, or nil and the names the session can call.
+func (ss *mcpSession) reach(ctx context.Context, req *mcp.CallToolRequest, name string) (*macroEntry, []string) {
+	var order []string
+	add := func(in string) {
+		if in != "" && !slices.Contains(order, in) {
+			order = append(order, in)
+		}
+	}
+	ss.mu.Lock()
+	add(ss.origins[name])
+	st := ss.state
+	ss.mu.Unlock()
+	if st != nil {
+		for _, sug := range st.Suggested() {
+			add(sug.Name)
+		}
+	}
+	if m := ss.b.Manifest(); m != nil {
+		for _, in := range m.Intents {
+			add(in.Name)
+		}
+	}
+	for _, in := range order {
+		if _, _, err := ss.ask(ctx, req, in, nil, nil, false, false); err != nil {
+			continue
+		}
+		if e, _ := ss.entry(name); e != nil {
+			return e, nil
+		}
+	}
+	return ss.entry(name)
+}
+
+// needs is " (needs a, b)" for an intent with required facts (the model
+// states them with the intent), or "".
+func (ss *mcpSession) needs(intent string) string {
+	if m := ss.b.Manifest(); m != nil {
+		for _, in := range m.Intents {
+			if in.Name == intent && len(in.RequiredFacts) > 0 {
+				return " (needs " + strings.Join(in.RequiredFacts, ", ") + ")"
+			}
+		}
+	}
+	return ""
+}

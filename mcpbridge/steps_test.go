@@ -1,0 +1,157 @@
+package mcpbridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/manglecp/manglecp/mcpbridge"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// decided is a macro-tool the rules made mandatory with its one required
+// parameter bound to one value.
+func decided(name string, values ...any) protocol.MacroTool {
+	t := tool(name, false)
+	t.Metadata = &protocol.ToolMetadata{SelectionPhase: "skeleton", Score: 100}
+	t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{
+		"request_id": map[string]any{"type": "string", "enum": values},
+		"verbose":    map[string]any{"type": "boolean", "default": false},
+	}, "required": []any{"request_id"}}
+	return t
+}
+
+// TestAutoRun: a tool the rules fully decided (the only mandatory tool,
+// no confirmation, no side effect, each required parameter with one
+// possible value) runs in the call that selected it; otherwise the model
+// chooses.
+func TestAutoRun(t *testing.T) {
+	confirm := decided("trace", "r2")
+	confirm.Safety = &protocol.Safety{RequiresUserConfirmation: true, SideEffects: []string{"filesystem"}}
+	writes := decided("trace", "r2")
+	writes.Safety = &protocol.Safety{SideEffects: []string{"filesystem"}, Reversible: true}
+	flesh := decided("trace", "r2")
+	flesh.Metadata.SelectionPhase = "flesh"
+	hidden := decided("trace", "r2")
+	hidden.Safety = nil
+	free := decided("trace", "r2")
+	free.InputSchema["properties"].(map[string]any)["text"] = map[string]any{"type": "string"}
+	tests := []struct {
+		name  string
+		tools []protocol.MacroTool
+		runs  bool
+	}{
+		{"one mandatory, one value", []protocol.MacroTool{decided("trace", "r2"), tool("other", false)}, true},
+		{"two values", []protocol.MacroTool{decided("trace", "r2", "r3")}, false},
+		{"two mandatory", []protocol.MacroTool{decided("trace", "r2"), decided("trace2", "r2")}, false},
+		{"asks the user", []protocol.MacroTool{confirm}, false},
+		{"side effect", []protocol.MacroTool{writes}, false},
+		{"not mandatory", []protocol.MacroTool{flesh}, false},
+		{"safety not disclosed", []protocol.MacroTool{hidden}, false},
+		{"an optional parameter without a value", []protocol.MacroTool{free}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			fake.setEvaluate(selects(tt.tools...))
+			fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+				return &protocol.InvokeResponse{Result: map[string]any{"root_cause": "404"}, Observability: protocol.Observability{Summary: "Traced r2."}}, nil
+			})
+			h := newHarness(t, fake, nil, hostOptions{})
+			res := h.call(t, "diagnose", diagnoseArgs)
+			ran := strings.Contains(text(res), `Ran trace(request_id="r2") at once (the rules fixed its arguments):`+"\nTraced r2.\n{\"root_cause\":\"404\"}")
+			if ran != tt.runs || (fake.invokeCount() == 1) != tt.runs {
+				t.Fatalf("ran = %v (%d invocations), want %v: %s", ran, fake.invokeCount(), tt.runs, text(res))
+			}
+			if tt.runs {
+				if got := fake.lastInvoke(t); got.MacroID != "trace-0001" || got.Args["request_id"] != "r2" || len(got.Args) != 1 {
+					t.Errorf("invoke request %+v", got)
+				}
+			}
+		})
+	}
+}
+
+// TestReachEvaluatesWhatItNeeds: invoke_macro_tool with a tool the
+// current selection lacks evaluates the intent that selects it in the same
+// call (the one that selected it before, else each intent in turn) rather
+// than failing; a tool no intent selects is x-bridge_unknown_tool.
+func TestReachEvaluatesWhatItNeeds(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if req.Intent.Name == "observe" {
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("look", false)}}, nil
+		}
+		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("trace_request", false)}}, nil
+	})
+	h := newHarness(t, fake, nil, hostOptions{})
+	call := func(name string) string {
+		return text(h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": name, "arguments": map[string]any{"target": "x"}}))
+	}
+	// No evaluation yet: diagnose, then observe, is evaluated.
+	if got := call("look"); got != "look: done\n{\"ok\":true}" {
+		t.Fatalf("look before any evaluation: %s", got)
+	}
+	if got := fake.lastInvoke(t); got.MacroID != "look-0001" {
+		t.Errorf("invoked %s", got.MacroID)
+	}
+	// Another evaluation replaced the selection; look is reached again
+	// through the intent that selected it (one evaluation).
+	h.call(t, "diagnose", diagnoseArgs)
+	fake.mu.Lock()
+	before := len(fake.evals)
+	fake.mu.Unlock()
+	if got := call("look"); got != "look: done\n{\"ok\":true}" {
+		t.Fatalf("look after diagnose: %s", got)
+	}
+	fake.mu.Lock()
+	evals, last := len(fake.evals)-before, fake.evals[len(fake.evals)-1].Intent.Name
+	fake.mu.Unlock()
+	if evals != 1 || last != "observe" {
+		t.Errorf("%d evaluations, the last of %s; want 1 of observe", evals, last)
+	}
+	res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "nothing"})
+	if e := errorOf(t, res); e.Code != protocol.CodeBridgeUnknownTool || e.Details == nil || !strings.Contains(e.Details.Suggestion, "trace_request") && !strings.Contains(e.Details.Suggestion, "look") {
+		t.Errorf("unknown tool: %+v", e)
+	}
+}
+
+// TestNextIntentsSelectionInAnswer: a macro-tool's answer lists the tools
+// of the intent it suggests next, which the model then calls without
+// calling the intent; an intent that cannot be evaluated yet is named.
+func TestNextIntentsSelectionInAnswer(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if req.Intent.Name == "observe" {
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("look", false)}}, nil
+		}
+		for _, f := range req.Facts {
+			if f.Pred == "url" {
+				return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("trace_request", false)}}, nil
+			}
+		}
+		return nil, protocol.Errorf(protocol.CodeInvalidFacts, "diagnose needs url")
+	})
+	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+		return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "ok"},
+			Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "observe"}, {Name: "diagnose"}}}}, nil
+	})
+	h := newHarness(t, fake, nil, hostOptions{})
+	res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "look", "arguments": map[string]any{"target": "x"}})
+	if want := "ok\nnext observe:\n- look(target*: string): The look tool.\nnext: diagnose (needs url)"; text(res) != want {
+		t.Fatalf("answer %q, want %q", text(res), want)
+	}
+	fake.mu.Lock()
+	before := len(fake.evals)
+	fake.mu.Unlock()
+	if res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "look", "arguments": map[string]any{"target": "y"}}); res.IsError {
+		t.Fatalf("look: %s", text(res))
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	// Only the answer's own look-ahead reached the server (observe;
+	// diagnose lacks its required url, which the client checks first).
+	if n := len(fake.evals) - before; n != 1 {
+		t.Errorf("%d evaluations for the second call, want 1 (its look-ahead only)", n)
+	}
+}
