@@ -30,6 +30,8 @@ const (
 	CodePermissionDenied  protocol.Code = "x-permission_denied"
 	CodeInvalidPattern    protocol.Code = "x-invalid_pattern"
 	CodeFileLinked        protocol.Code = "x-file_linked"
+	CodeEditInvalid       protocol.Code = "x-edit_invalid"
+	CodeEditExpired       protocol.Code = "x-edit_expired"
 )
 
 // Codes returns the domain's error codes with their HTTP status,
@@ -56,6 +58,10 @@ func Codes() []protocol.CodeInfo {
 			Description: "The text to replace occurs more than once; data: path, count, lines"},
 		{Code: CodeFileChanged, HTTPStatus: http.StatusConflict, Recoverable: true,
 			Description: "The file changed since the client saw it: its digest differs from the one sent; data: path, expected_digest, actual_digest"},
+		{Code: CodeEditInvalid, HTTPStatus: http.StatusForbidden, Recoverable: true,
+			Description: "The edit id is not one this server issued to this identity for this file, change and diff (or the diff argument is not the previewed one); preview the edit again; data: edit"},
+		{Code: CodeEditExpired, HTTPStatus: http.StatusGone, Recoverable: true,
+			Description: "The edit id expired (ten minutes after the preview by default); preview the edit again; data: edit, expired_at"},
 		{Code: CodeFileExists, HTTPStatus: http.StatusConflict, Recoverable: true,
 			Description: "A write would replace an existing file whose digest the client did not send; data: path, digest"},
 		{Code: CodeDestinationExists, HTTPStatus: http.StatusConflict, Recoverable: true,

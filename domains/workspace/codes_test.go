@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
@@ -127,6 +128,30 @@ func TestDomainCodes(t *testing.T) {
 		e := f.fails("reorganize", facts(mentioned("api/x.txt")), "move", map[string]any{"from": "api/x.txt", "to": "web/x.txt"}, true, workspace.CodeCrossRootMove)
 		if e.Details.Data["from"] != "api/x.txt" || e.Details.Data["to"] != "web/x.txt" {
 			t.Errorf("data %v", e.Details.Data)
+		}
+	})
+	t.Run("edit id of another identity", func(t *testing.T) {
+		covered[workspace.CodeEditInvalid] = true
+		alice, bob := authFixtures(t)
+		pre, next := alice.preview()
+		e := bob.fails("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true, workspace.CodeEditInvalid)
+		if e.Details == nil || e.Details.Suggestion == "" || e.Details.Data["edit"] != pre.Result["edit"] {
+			t.Errorf("details %+v", e.Details)
+		}
+	})
+	t.Run("expired edit id", func(t *testing.T) {
+		covered[workspace.CodeEditExpired] = true
+		f := newFixture(t, workspace.Config{})
+		pre, next := f.preview()
+		m := f.eval("edit", next...)["apply_edit"]
+		workspace.SetClock(f.ws, func() time.Time { return time.Now().Add(time.Hour) })
+		_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
+		if err == nil || err.Code() != workspace.CodeEditExpired {
+			t.Fatalf("got %v, want %s", err, workspace.CodeEditExpired)
+		}
+		f.checkRegistered(err)
+		if d := err.Payload.Details; d == nil || d.Suggestion == "" || d.Data["expired_at"] == nil {
+			t.Errorf("details %+v", d)
 		}
 	})
 	t.Run("permission denied", func(t *testing.T) {

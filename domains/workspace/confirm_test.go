@@ -50,7 +50,7 @@ func TestConfirmation(t *testing.T) {
 			}
 			args := c.args
 			if c.tool == "apply_edit" {
-				args = map[string]any{"edit": m.InputSchema["properties"].(map[string]any)["edit"].(map[string]any)["enum"].([]any)[0]}
+				args = map[string]any{"diff": enumOf(m, "diff")[0]}
 			}
 			_, err := f.invoke(m, args, false)
 			if err == nil || err.Code() != protocol.CodeConfirmationRequired {
@@ -86,7 +86,7 @@ func TestStaleEdit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.root, "notes.txt"), []byte("hello\nworld\nagain\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.invoke(m, map[string]any{"edit": pre.Result["edit"]}, true)
+	_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
 	if err == nil || err.Code() != workspace.CodeFileChanged {
 		t.Fatalf("got %v, want %s", err, workspace.CodeFileChanged)
 	}
@@ -101,7 +101,7 @@ func TestStaleEdit(t *testing.T) {
 	// A fresh preview of the current content applies.
 	pre = f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
 	next = append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
-	f.ok("edit", next, "apply_edit", map[string]any{"edit": pre.Result["edit"]}, true)
+	f.ok("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true)
 	if got := f.file("notes.txt"); got != "hello\nthere\nagain\n" {
 		t.Errorf("after the fresh preview: %q", got)
 	}

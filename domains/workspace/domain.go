@@ -24,6 +24,7 @@ package workspace
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"fmt"
@@ -54,6 +55,7 @@ const (
 	DefaultMaxWalkDepth   = 64
 	DefaultMaxSearchBytes = 64 << 20
 	DefaultMaxSearchTime  = 5 * time.Second
+	DefaultEditTTL        = 10 * time.Minute
 )
 
 // Config configures the domain.
@@ -93,12 +95,23 @@ type Config struct {
 	// stops reading and answers with what it found, saying so. Default
 	// [DefaultMaxSearchTime].
 	MaxSearchTime time.Duration
+	// EditKey signs the edit ids preview_edit issues (HMAC-SHA256): only
+	// an id signed with it lets apply_edit write. Empty: a random key made
+	// by Open, so ids do not survive a restart. Replicas serving the same
+	// roots behind one address must share it (e.g. the server's
+	// confirmation key).
+	EditKey []byte
+	// EditTTL is how long an edit id stays valid after its preview, by
+	// the server's clock. Default [DefaultEditTTL].
+	EditTTL time.Duration
 }
 
 // Workspace holds the open roots. Its methods are safe for concurrent use.
 type Workspace struct {
-	cfg   Config
-	roots []*root
+	cfg     Config
+	roots   []*root
+	editKey []byte
+	now     func() time.Time // the server's clock for edit ids
 }
 
 type root struct {
@@ -145,7 +158,14 @@ func Open(cfg Config) (*Workspace, error) {
 	if cfg.MaxSearchTime <= 0 {
 		cfg.MaxSearchTime = DefaultMaxSearchTime
 	}
-	w := &Workspace{cfg: cfg}
+	if cfg.EditTTL <= 0 {
+		cfg.EditTTL = DefaultEditTTL
+	}
+	w := &Workspace{cfg: cfg, now: time.Now, editKey: append([]byte(nil), cfg.EditKey...)}
+	if len(w.editKey) == 0 {
+		w.editKey = make([]byte, 32)
+		rand.Read(w.editKey)
+	}
 	used := map[string]bool{}
 	for _, dir := range cfg.Roots {
 		st, err := os.Stat(dir)
@@ -236,6 +256,12 @@ func (w *Workspace) Domain() manglecp.Domain {
 				Description:   "entry(Path, Kind): what a path of a focus, mentioned or previewed fact is on disk: dir, text, media, binary, missing or outside (not a valid path inside a root). Reads the file system, so it is not deterministic.",
 				Deterministic: false,
 				Compute:       a.entries,
+			},
+			"signed_edit": {
+				Arity:         4,
+				Description:   "signed_edit(Edit, Path, Diff, Until): a previewed fact whose edit id this server issued for that path, change and diff, unexpired by the server's clock; Until is its expiry in Unix nanoseconds. A previewed fact a client made itself gives none.",
+				Deterministic: false,
+				Compute:       a.signedEdits,
 			},
 			"root_count": {
 				Arity:         1,

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -49,7 +50,8 @@ func (a *actions) replace(shown, content, old, new, digest string) (string, erro
 	return strings.Replace(content, old, new, 1), nil
 }
 
-// previewEdit shows the unified diff of an edit without writing.
+// previewEdit shows the unified diff of an edit without writing, and
+// issues the edit's signed id (see editid.go).
 func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	l, err := a.at(c.Args, "path")
 	if err != nil {
@@ -57,110 +59,150 @@ func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.
 	}
 	shown := a.w.show(l)
 	out := &manglecp.Outcome{}
-	var before []byte
-	var after, digest string
+	e := &edit{path: shown, old: argString(c.Args, "old"), new: argString(c.Args, "new")}
+	e.identity, _ = manglecp.CallerIdentity(ctx)
+	var digest string
 	if err := out.Step("read", func() (string, error) {
 		var err error
-		before, _, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
+		e.before, _, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
 		if err != nil {
 			return "read failed", err
 		}
-		digest = digestOf(before)
+		digest = digestOf(e.before)
 		return digest, nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := out.Step("replace", func() (string, error) {
-		var err error
-		after, err = a.replace(shown, string(before), argString(c.Args, "old"), argString(c.Args, "new"), digest)
+		after, err := a.replace(shown, string(e.before), e.old, e.new, digest)
 		if err != nil {
 			return "no single match", err
 		}
+		e.after = []byte(after)
 		return "one match", nil
 	}); err != nil {
 		return nil, err
 	}
-	diff := unified(shown, string(before), after)
-	afterDigest := digestOf([]byte(after))
-	id := shown + "@" + afterDigest
-	out.Result = map[string]any{"path": shown, "diff": diff, "digest": digest, "edit": id}
-	previewed := protocol.NewFact("previewed", shown, digest, afterDigest, argString(c.Args, "old"), argString(c.Args, "new"))
-	previewed.T = &protocol.Temporal{At: c.EvalTime.UTC().Format(time.RFC3339Nano)}
+	e.diff = unified(shown, string(e.before), string(e.after))
+	e.confirm = confirmDiff(e.diff)
+	id, until := a.w.issue(e)
+	out.Result = map[string]any{"path": shown, "diff": e.diff, "digest": digest, "digest_after": digestOf(e.after),
+		"edit": id.String(), "expires_at": until.UTC().Format(time.RFC3339)}
+	if e.confirm != e.diff {
+		out.Result["confirm_diff"] = e.confirm
+	}
+	previewed := protocol.NewFact("previewed", shown, id.String(), e.old, e.new, e.confirm)
+	previewed.T = &protocol.Temporal{At: a.w.now().UTC().Format(time.RFC3339Nano)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown), previewed}
-	out.Summary = fmt.Sprintf("Previewed edit %s of %s; nothing was written. Evaluate edit with the previewed fact and apply it with apply_edit.", id, shown)
+	out.Summary = fmt.Sprintf("Previewed an edit of %s; nothing was written. Evaluate edit with the previewed fact and apply it with apply_edit before %s.",
+		shown, until.UTC().Format(time.RFC3339))
 	return out, ctx.Err()
 }
 
-// applyEdit writes the edit a preview showed (named "path@digest_after"
-// by the previewed fact preview_edit returned) if the file still has the
-// digest it had at the preview.
+// applyEdit writes the edit a preview showed. Its one argument is the
+// previewed diff (so the user confirming it sees it), which names the
+// previewed fact the macro-tool was synthesized from; that fact's edit id
+// must be one this server issued to this identity, unexpired, for that
+// path, change and diff; the file must still be the one the preview read,
+// and the edit replayed on it must give the content the preview signed.
 func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	id := argString(c.Args, "edit")
+	diffArg := argString(c.Args, "diff")
+	invalid := func(raw, why string) error {
+		return fail(CodeEditInvalid, "preview the edit again with preview_edit and apply the diff it returns",
+			map[string]any{"edit": bounded(raw)}, "the edit cannot be applied: %s", why)
+	}
+	// The previewed facts with this diff whose id the server issued for
+	// them (the OFFER tag): normally one, or the same edit previewed again.
 	var pv *preview
+	var id editID
+	var expired *editID
+	checked := 0
 	for _, f := range c.Facts {
-		if p, ok := readPreview(f); ok && p.path+"@"+p.after == id {
-			pv = &p
+		p, ok := readPreview(f)
+		if !ok || p.diff != diffArg {
+			continue
+		}
+		if checked++; checked > maxSignedEdits {
+			break
+		}
+		pid, ok := parseEditID(p.id)
+		if !ok || !hmac.Equal(pid.offer, a.w.offerTag(&edit{path: p.path, old: p.old, new: p.new, confirm: p.diff}, pid.expiry)) {
+			continue
+		}
+		if a.w.expired(pid) {
+			expired = &pid
+			continue
+		}
+		switch {
+		case pv == nil:
+			pv, id = &p, pid
+		case pv.path != p.path || pv.old != p.old || pv.new != p.new:
+			return nil, invalid(p.id, "two different previewed edits have this diff")
+		case pid.expiry > id.expiry:
+			pv, id = &p, pid
 		}
 	}
-	if pv == nil {
-		// The rules only offer ids of previews in the facts.
-		return nil, fmt.Errorf("no previewed fact for edit %q", id)
+	if pv == nil && expired != nil {
+		until := time.Unix(expired.expiry, 0).UTC().Format(time.RFC3339)
+		return nil, fail(CodeEditExpired, "preview the edit again with preview_edit", map[string]any{"edit": expired.String(), "expired_at": until},
+			"the previewed edit expired at %s", until)
 	}
+	if pv == nil {
+		return nil, invalid("", "no previewed fact with an edit id this server issued has this diff")
+	}
+	raw := pv.id
+	e := &edit{path: pv.path, old: pv.old, new: pv.new, confirm: pv.diff}
+	e.identity, _ = manglecp.CallerIdentity(ctx)
 	l, err := a.w.resolve(pv.path)
 	if err != nil {
 		return nil, err
 	}
 	shown := a.w.show(l)
 	out := &manglecp.Outcome{}
-	var before []byte
 	var st fs.FileInfo
 	if err := out.Step("check_digest", func() (string, error) {
 		var err error
-		before, st, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
+		e.before, st, err = a.w.readText(l, a.w.cfg.MaxReadBytes)
 		if err != nil {
 			return "read failed", err
 		}
-		if got := digestOf(before); got != pv.digest {
+		if got := digestOf(e.before); got != id.before {
 			return "changed", fail(CodeFileChanged, "preview the edit again on the file's current content",
-				map[string]any{"path": shown, "expected_digest": bounded(pv.digest), "actual_digest": got},
-				"%s changed since the preview (digest %s, not %s)", quote(shown), got, quote(pv.digest))
+				map[string]any{"path": shown, "expected_digest": bounded(id.before), "actual_digest": got},
+				"%s changed since the preview (digest %s, not %s)", quote(shown), got, quote(id.before))
 		}
 		return "unchanged", nil
 	}); err != nil {
 		return nil, err
 	}
-	after, err := a.replace(shown, string(before), pv.old, pv.new, pv.digest)
-	if err != nil {
+	if err := out.Step("check_edit", func() (string, error) {
+		after, err := a.replace(shown, string(e.before), e.old, e.new, id.before)
+		if err != nil {
+			return "no single match", err
+		}
+		e.after = []byte(after)
+		e.diff = unified(shown, string(e.before), after)
+		if !hmac.Equal(id.apply, a.w.applyTag(e, id.expiry)) {
+			return "not the previewed edit", invalid(raw, "its id was issued to another identity, or the file or the edit is not the one previewed")
+		}
+		return "the previewed edit", nil
+	}); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := out.Step("write", func() (string, error) {
-		return fmt.Sprintf("%d bytes", len(after)), a.w.writeFile(l, []byte(after), st.Mode().Perm())
+		return fmt.Sprintf("%d bytes", len(e.after)), a.w.writeFile(l, e.after, st.Mode().Perm())
 	}); err != nil {
 		return nil, err
 	}
-	digest := digestOf([]byte(after))
-	out.Result = map[string]any{"path": shown, "diff": unified(shown, string(before), after), "digest": digest}
+	digest := digestOf(e.after)
+	out.Result = map[string]any{"path": shown, "diff": e.diff, "digest": digest}
 	out.Retract = []protocol.Fact{protocol.NewFact("previewed", pv.path, nil, nil, nil, nil)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown)}
 	out.Summary = fmt.Sprintf("Applied the previewed edit to %s (new digest %s).", shown, digest)
 	return out, nil
-}
-
-// preview is a previewed fact.
-type preview struct{ path, digest, after, old, new string }
-
-func readPreview(f protocol.Fact) (preview, bool) {
-	if f.Pred != "previewed" || len(f.Args) != 5 {
-		return preview{}, false
-	}
-	var p preview
-	for i, dst := range []*string{&p.path, &p.digest, &p.after, &p.old, &p.new} {
-		*dst, _ = f.Args[i].(string)
-	}
-	return p, true
 }
 
 // writeFile creates a file, or replaces one whose digest the client sent.

@@ -229,3 +229,10 @@ func (f *fixture) with(t *testing.T) *fixture {
 	g.t = t
 	return &g
 }
+
+// enumOf is the enum of a macro-tool's parameter.
+func enumOf(m protocol.MacroTool, param string) []any {
+	p, _ := m.InputSchema["properties"].(map[string]any)[param].(map[string]any)
+	e, _ := p["enum"].([]any)
+	return e
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
@@ -82,8 +83,8 @@ func TestJobs(t *testing.T) {
 				if f.file("notes.txt") != tree["notes.txt"] {
 					t.Error("the preview wrote the file")
 				}
-				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"pred":"previewed"`) || !strings.Contains(got, `"t":{"at":`) {
-					t.Errorf("continuation facts %s lack the timed preview", got)
+				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"pred":"previewed","args":["notes.txt","e1.`) || !strings.Contains(got, `"t":{"at":`) {
+					t.Errorf("continuation facts %s lack the signed preview", got)
 				}
 			}},
 		{name: "create directory", intent: "reorganize", facts: facts(change("mkdir")), tool: "create_dir", args: map[string]any{"path": "out/x/y"}, confirm: true,
@@ -154,16 +155,19 @@ func TestEditFlow(t *testing.T) {
 		t.Errorf("apply_edit safety %+v", apply.Safety)
 	}
 	edit := pre.Result["edit"].(string)
-	if got := jsonOf(t, apply.InputSchema["properties"].(map[string]any)["edit"]); got != `{"enum":["`+edit+`"],"type":"string"}` {
-		t.Errorf("edit param %s, want the one previewed edit %s", got, edit)
+	if got := jsonOf(t, apply.InputSchema["required"]); got != `["diff"]` {
+		t.Errorf("apply_edit requires %s, want the diff alone", got)
 	}
-	if !strings.HasPrefix(edit, "src/util.go@") || digest == "" {
+	if !strings.HasPrefix(edit, "e1.") || !strings.Contains(edit, "."+digest+".") {
 		t.Errorf("edit id %q, digest %q", edit, digest)
+	}
+	if got := enumOf(apply, "diff"); len(got) != 1 || got[0] != pre.Result["diff"] {
+		t.Errorf("diff param %v, want the previewed diff %q", got, pre.Result["diff"])
 	}
 	if apply.Validity == nil || apply.Validity.ExpiresAt == nil {
 		t.Errorf("apply_edit has no validity window: %+v", apply.Validity)
 	}
-	applyArgs := map[string]any{"edit": edit}
+	applyArgs := map[string]any{"diff": pre.Result["diff"]}
 	r := f.ok("edit", next, "apply_edit", applyArgs, true)
 	if got := f.file("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
 		t.Errorf("not applied:\n%s", got)
@@ -171,8 +175,14 @@ func TestEditFlow(t *testing.T) {
 	if r.Result["diff"] != pre.Result["diff"] {
 		t.Errorf("applied diff %q differs from the preview %q", r.Result["diff"], pre.Result["diff"])
 	}
-	// Eleven minutes later the preview is stale: apply_edit is not offered.
-	f.evalAt = f.evalAt.Add(11 * 60e9)
+	// Eleven minutes later by the server's clock the preview is stale:
+	// apply_edit is not offered.
+	pre = f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "helper2", "new": "helper3"}, false)
+	next = append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)
+	if tools := f.eval("edit", next...); tools["apply_edit"].Name == "" {
+		t.Fatalf("apply_edit not offered after the second preview")
+	}
+	workspace.SetClock(f.ws, func() time.Time { return time.Now().Add(11 * time.Minute) })
 	if tools := f.eval("edit", next...); tools["apply_edit"].Name != "" {
 		t.Errorf("apply_edit offered 11 minutes after the preview")
 	}

@@ -32,9 +32,12 @@ decl_arg("change", 0, "kind", "string").
 
 decl_predicate("previewed", "both", "An edit preview_edit showed (it returns this fact).").
 decl_arg("previewed", 0, "path", "string").
-decl_arg("previewed", 1, "digest", "string").
-decl_arg("previewed", 2, "digest_after", "string").
-decl_arg("previewed", 3, "old", "string").
-decl_arg("previewed", 4, "new", "string").
+decl_arg("previewed", 1, "edit", "string").
+decl_arg("previewed", 2, "old", "string").
+decl_arg("previewed", 3, "new", "string").
+decl_arg("previewed", 4, "diff", "string").
 
+# previewed is temporal: preview_edit stamps it with the time of the
+# preview. The time is the client's to send and gives nothing: an edit id
+# expires by its own signed expiry, by the server's clock.
 decl_temporal("previewed").

@@ -29,15 +29,15 @@ several_text_files(1) :- text_count(N), N >= 2.
 wants(Kind) :- change(Kind).
 has_change(1) :- change(_).
 
-# An edit preview stays usable for ten minutes (Spec 03 section 4.6). A
-# previewed fact without "t" holds always, so it is always recent.
-recent_preview(Path, After) :- <-[0m, 10m] previewed(Path, _, After, _, _), entry(Path, "text").
-has_recent_preview(1) :- recent_preview(_, _).
+# An edit can be applied only with an edit id this server issued at the
+# preview. previewed(...) is a client fact, which a client can write
+# itself, so it counts only through signed_edit(Edit, Path, Diff, Until),
+# an external predicate computed by Go: the previewed facts whose id is
+# signed with the server's edit key for that path, change and diff, and
+# has not expired by the server's clock (Until, in Unix nanoseconds).
+# apply_edit checks the rest (the identity, the file, the result) itself.
+open_edit(Edit, Diff, Until) :- signed_edit(Edit, Path, Diff, Until), entry(Path, "text").
+has_open_edit(1) :- open_edit(_, _, _).
 
-# The window of apply_edit ends ten minutes after the last timed preview.
-preview_window_end(Nanos) :-
-  previewed(_, _, _, _, _)@[From, End], eval_time(Now), :time:le(End, Now),
-  Until = fn:time:add(End, fn:duration:parse("10m")), Nanos = fn:time:to_unix_nanos(Until).
-last_preview_window_end(Max) :- preview_window_end(N) |> do fn:group_by(), let Max = fn:max(N).
-open_preview(Path) :- previewed(Path, _, _, _, _)@[From, End], eval_time(Now), :time:gt(End, Now).
-has_open_preview(1) :- open_preview(_).
+# The window of apply_edit ends when the last of the open edits expires.
+last_edit_expiry(Max) :- open_edit(_, _, U) |> do fn:group_by(), let Max = fn:max(U).

@@ -112,12 +112,13 @@ tool_idempotent("read_media").
 
 # ---- edit ----
 # An edit is previewed (a unified diff, nothing written) before it is
-# applied; apply_edit exists only for a recent preview of a text file
-# (a previewed fact, which preview_edit returns as a continuation fact),
-# writes exactly what the preview showed, and only if the file still has
-# the digest it had then.
+# applied; apply_edit exists only for an open edit (a previewed fact whose
+# signed id the server issued, unexpired: signed_edit), and its argument
+# is the previewed diff, so the user confirming it sees the diff.
+# It writes exactly what the preview showed, and only if the file still
+# has the content it had then.
 mandatory_for_intent("edit", "preview_edit") :- text_file(_), !wants("write").
-mandatory_for_intent("edit", "apply_edit") :- has_recent_preview(1), !wants("write").
+mandatory_for_intent("edit", "apply_edit") :- has_open_edit(1), !wants("write").
 mandatory_for_intent("edit", "write_file") :- wants("write").
 mandatory_for_intent("edit", "write_file") :- missing_file(_).
 
@@ -139,11 +140,10 @@ tool("apply_edit").
 tool_action("apply_edit", "apply_edit").
 tool_description("apply_edit", "Write a previewed edit if the file is unchanged.").
 tool_summary("apply_edit", "Apply a previewed edit.").
-tool_param("apply_edit", "edit", "string", "").
-tool_param_required("apply_edit", "edit").
-tool_param_enum("apply_edit", "edit", Id) :- recent_preview(Path, After), Id = fn:string:concat(Path, "@", After).
-tool_valid_until("apply_edit", Until) :- last_preview_window_end(Until), !has_open_preview(1).
-tool_valid_from("apply_edit", Now) :- has_recent_preview(1), eval_time(Now).
+tool_param("apply_edit", "diff", "string", "").
+tool_param_required("apply_edit", "diff").
+tool_param_enum("apply_edit", "diff", Diff) :- open_edit(_, Diff, _).
+tool_valid_until("apply_edit", Until) :- last_edit_expiry(Until).
 tool_next_intent("apply_edit", "read", "Read the result.").
 
 tool("write_file").
