@@ -107,7 +107,8 @@ type Config struct {
 	// ReportDir is where write_diagnosis_report writes its reports. It
 	// must be a directory (not a symlink) owned by the server's user.
 	// Default: a private directory (0700) under the user cache directory
-	// (e.g. ~/.cache/manglecp/reports). Created on first write.
+	// (e.g. ~/.cache/manglecp/reports). Created on first write; [Domain]
+	// logs a warning naming it when it could not be written.
 	ReportDir string
 	// BrowserPath is the Chromium binary (a path or a name on PATH).
 	// Empty: the first of chrome.DefaultNames found; "none": no browser.
@@ -145,6 +146,7 @@ func Domain(cfg Config) manglecp.Domain {
 	if cfg.ReportDir == "" {
 		cfg.ReportDir = defaultReportDir()
 	}
+	warnReportDir(cfg.ReportDir, cfg.Logger)
 	a := &actions{reports: &reports{dir: cfg.ReportDir}}
 	h := &health{}
 	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes,
