@@ -18,11 +18,13 @@ import (
 // signature writes a macro-tool's input schema as the short signature a
 // model reads once, in the answer that selected the tool:
 //
-//	name(path*: "src/a.go"|"src/b.go", old*: string, depth: integer=3)
+//	name(path*: "src/a.go"|"src/b.go", old*: string, id="r2", depth: integer=3)
 //
 // Required parameters are starred; an enum lists its values (quoted
-// strings), a default follows "="; an array of T is T[]. Parameters are
-// sorted, required ones first. A tool whose schema was not disclosed
+// strings), a default follows "="; an array of T is T[]. A required
+// parameter the rules fixed (an enum of one) is name=VALUE, or name=fixed
+// when the value is long: the model may leave it out (fillFixed).
+// Parameters are sorted, required ones first. A tool whose schema was not disclosed
 // (condensed or minimal disclosure) is name(...): the server validates.
 func toolSignature(name string, schema map[string]any) string {
 	props, _ := schema["properties"].(map[string]any)
@@ -47,6 +49,15 @@ func toolSignature(name string, schema map[string]any) string {
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		p, _ := props[n].(map[string]any)
+		if v, ok := fixedValue(p, slices.Contains(req, n)); ok {
+			// The rules fixed it: the bridge fills it in when left out.
+			if js := compactJSON(v); len(js) <= maxShownFixed {
+				parts = append(parts, n+"="+js)
+			} else {
+				parts = append(parts, n+"=fixed")
+			}
+			continue
+		}
 		s := n
 		if slices.Contains(req, n) {
 			s += "*"
@@ -58,6 +69,35 @@ func toolSignature(name string, schema map[string]any) string {
 		parts = append(parts, s)
 	}
 	return name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// maxShownFixed is the longest fixed value a signature shows (as JSON);
+// a longer one (a diff) is written "=fixed": the model need not send it.
+const maxShownFixed = 48
+
+// fixedValue reports the one value a required parameter may take (an enum
+// of one, which the rules bind from the facts).
+func fixedValue(p map[string]any, required bool) (any, bool) {
+	enum, _ := p["enum"].([]any)
+	if !required || len(enum) != 1 {
+		return nil, false
+	}
+	return enum[0], true
+}
+
+// fillFixed adds to args each required parameter the model left out whose
+// value the rules fixed.
+func fillFixed(schema map[string]any, args map[string]any) {
+	props, _ := schema["properties"].(map[string]any)
+	for _, n := range requiredOf(schema) {
+		if _, ok := args[n]; ok {
+			continue
+		}
+		p, _ := props[n].(map[string]any)
+		if v, ok := fixedValue(p, true); ok {
+			args[n] = v
+		}
+	}
 }
 
 // typeOf is a property's type as the signature writes it.

@@ -562,6 +562,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 		return errorResult(perr.WithDetails(&protocol.ErrorDetails{Suggestion: sug}))
 	}
+	fillFixed(e.tool.InputSchema, args)
 	if errs := e.args.check(e.tool.InputSchema, args); len(errs) > 0 {
 		// Before the user is asked or the server is called: the model
 		// corrects its call from the errors and the signature.

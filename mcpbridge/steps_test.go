@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/manglecp/manglecp/mcpbridge"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -153,5 +155,34 @@ func TestNextIntentsSelectionInAnswer(t *testing.T) {
 	// diagnose lacks its required url, which the client checks first).
 	if n := len(fake.evals) - before; n != 1 {
 		t.Errorf("%d evaluations for the second call, want 1 (its look-ahead only)", n)
+	}
+}
+
+// TestFixedArgumentsFilled: a required parameter the rules fixed (an enum
+// of one value) may be left out: the bridge fills it in before it checks
+// the arguments, asks the user (who sees it) and calls the server.
+func TestFixedArgumentsFilled(t *testing.T) {
+	fake := newFake()
+	apply := tool("apply_edit", true)
+	apply.InputSchema = map[string]any{"type": "object", "properties": map[string]any{
+		"diff": map[string]any{"type": "string", "enum": []any{"--- a/src/x.go\n+++ b/src/x.go\n@@ -1 +1 @@\n-old line\n+new line\n"}},
+	}, "required": []any{"diff"}, "additionalProperties": false}
+	fake.setEvaluate(selects(apply))
+	var asked string
+	h := newHarness(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{elicit: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = r.Params.Message
+		return accept(ctx, r)
+	}})
+	if res := h.call(t, "diagnose", diagnoseArgs); !strings.Contains(text(res), "apply_edit(diff=fixed)") {
+		t.Errorf("signature: %s", text(res))
+	}
+	if res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "apply_edit"}); res.IsError {
+		t.Fatalf("apply_edit without its fixed argument: %s", text(res))
+	}
+	if got := fake.lastInvoke(t); got.Args["diff"] != "--- a/src/x.go\n+++ b/src/x.go\n@@ -1 +1 @@\n-old line\n+new line\n" {
+		t.Errorf("invoked with %+v", got.Args)
+	}
+	if !strings.Contains(asked, `+new line`) {
+		t.Errorf("the user was asked %q, without the diff", asked)
 	}
 }

@@ -20,6 +20,7 @@ func TestToolSignature(t *testing.T) {
 		{"required first, sorted", `{"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string"},"c":{"type":"string"}},"required":["c"]}`, `t(c*: string, a: string, b: integer)`},
 		{"enum and default", `{"type":"object","properties":{"path":{"enum":["src/a.go","src/b.go"]},"net":{"type":"boolean","default":true}},"required":["path"]}`, `t(path*: "src/a.go"|"src/b.go", net: boolean=true)`},
 		{"array", `{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}}}}`, `t(paths: string[])`},
+		{"fixed by the rules", `{"type":"object","properties":{"id":{"type":"string","enum":["r2"]},"diff":{"type":"string","enum":["--- a/src/util.go\n+++ b/src/util.go\n@@ -1,4 +1,4 @@\n-// widget helper"]},"x":{"type":"string","enum":["only"]}},"required":["id","diff"]}`, `t(diff=fixed, id="r2", x: "only")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
