@@ -1,0 +1,132 @@
+package upstream
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Kind classifies an upstream failure.
+type Kind int
+
+// The kinds of [Error].
+const (
+	// Unreachable: the upstream could not be started or connected, or it
+	// exited (or its connection dropped) during the call.
+	Unreachable Kind = iota + 1
+	// Timeout: the upstream did not answer within the call timeout.
+	Timeout
+	// ToolFailed: the upstream answered the call with an error (a tool
+	// result with isError, or a JSON-RPC error such as an unknown tool).
+	ToolFailed
+	// ProtocolMismatch: the upstream does not speak a version of MCP the
+	// client knows, or sent a message that breaks the protocol or its
+	// bounds (a message or a tool list too large).
+	ProtocolMismatch
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Unreachable:
+		return "unreachable"
+	case Timeout:
+		return "timeout"
+	case ToolFailed:
+		return "tool failed"
+	case ProtocolMismatch:
+		return "protocol mismatch"
+	}
+	return "unknown"
+}
+
+// MaxMessage is the most bytes of an upstream's own text an [Error]
+// carries.
+const MaxMessage = 300
+
+// Error is an upstream failure. Message is safe to show a client: bounded
+// to [MaxMessage] bytes, control characters escaped, absolute paths cut to
+// their last element and stack trace lines removed. The unsanitized cause
+// is Unwrap's, for the server's log only.
+type Error struct {
+	Upstream string
+	Kind     Kind
+	Message  string
+	// RetryAfter, when positive, is when a restarting upstream is tried
+	// again.
+	RetryAfter time.Duration
+	err        error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("upstream %s: %s: %s", e.Upstream, e.Kind, e.Message)
+}
+
+// Unwrap returns the underlying cause (not sanitized).
+func (e *Error) Unwrap() error { return e.err }
+
+func newError(name string, kind Kind, cause error, format string, args ...any) *Error {
+	return &Error{Upstream: name, Kind: kind, Message: Sanitize(fmt.Sprintf(format, args...), MaxMessage), err: cause}
+}
+
+var (
+	// absPath matches an absolute Unix or Windows path of two or more
+	// elements.
+	absPath = regexp.MustCompile(`(?:[A-Za-z]:\\|/)(?:[^\s/\\:'"<>()\[\],;]+[/\\])+[^\s/\\:'"<>()\[\],;]*`)
+	// stackLine matches the lines of a stack trace (Node, Python, Go, Java).
+	stackLine = regexp.MustCompile(`^\s*(at\s|File "|Traceback|goroutine \d|\S+\.go:\d+|\S+\.(js|ts|mjs|py):\d+)`)
+)
+
+// Sanitize makes upstream text safe to show: stack trace lines dropped,
+// absolute paths shortened to ".../last", control characters escaped,
+// bounded to max bytes (cut on a rune boundary, "..." appended).
+func Sanitize(s string, max int) string {
+	if len(s) > 16*max {
+		s = s[:16*max] // bound the work on hostile input
+	}
+	var keep []string
+	for _, line := range strings.Split(s, "\n") {
+		if stackLine.MatchString(line) {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	s = strings.Join(keep, "\n")
+	s = absPath.ReplaceAllStringFunc(s, func(p string) string {
+		p = strings.ReplaceAll(p, `\`, "/")
+		return ".../" + path.Base(strings.TrimRight(p, "/"))
+	})
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case r == '\n':
+			b.WriteString(" ")
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return Truncate(b.String(), max)
+}
+
+// Truncate cuts s to at most max bytes on a rune boundary, appending "..."
+// when it cut.
+func Truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

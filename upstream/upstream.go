@@ -1,0 +1,689 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Default bounds of an upstream (see [Config]).
+const (
+	DefaultCallTimeout     = 60 * time.Second
+	DefaultConnectTimeout  = 30 * time.Second
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultMaxTools        = 256
+	DefaultMinBackoff      = 500 * time.Millisecond
+	DefaultMaxBackoff      = 30 * time.Second
+)
+
+// stableAfter is how long a session must live for its restart count to
+// start again from the minimum backoff.
+const stableAfter = 30 * time.Second
+
+// namePattern is what an upstream name may be: it prefixes its tools'
+// names.
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
+
+// Config configures one upstream MCP server.
+type Config struct {
+	// Name identifies the upstream (1-16 lower-case letters and digits,
+	// starting with a letter); the gateway prefixes its tools with it.
+	Name string
+	// Command runs the upstream over stdio (program and arguments). Exactly
+	// one of Command and URL is set.
+	Command []string
+	// URL is a streamable-HTTP MCP endpoint.
+	URL string
+	// Dial, when set instead of Command and URL, returns the transport to
+	// an in-process server (mcp.NewInMemoryTransports) and what ends it.
+	Dial func(ctx context.Context) (mcp.Transport, func(), error)
+	// Env holds KEY=VALUE pairs added to the server's environment for
+	// Command.
+	Env []string
+	// Dir is Command's working directory ("" the server's).
+	Dir string
+	// Lazy starts Command only when a call needs it: the tools are listed
+	// at Start, then the process stops until the first call. Otherwise it
+	// runs from Start on and is restarted with backoff when it dies.
+	Lazy bool
+	// CallTimeout bounds one tool call (default [DefaultCallTimeout]);
+	// ConnectTimeout the start, initialization and tool listing (default
+	// [DefaultConnectTimeout]).
+	CallTimeout, ConnectTimeout time.Duration
+	// MaxMessageBytes bounds one message from the upstream: a stdio line
+	// or an HTTP answer (default [DefaultMaxMessageBytes]). A larger one
+	// ends the session with ProtocolMismatch.
+	MaxMessageBytes int
+	// MaxTools bounds the tools read from the upstream (default
+	// [DefaultMaxTools]); more are dropped, with a warning in the log.
+	MaxTools int
+	// MinBackoff and MaxBackoff bound the wait before a restart, doubled
+	// at each failure in a row (defaults [DefaultMinBackoff],
+	// [DefaultMaxBackoff]).
+	MinBackoff, MaxBackoff time.Duration
+	// Logger receives the upstream's stderr and lifecycle (default: none).
+	Logger *slog.Logger
+	// OnStatus, when set, is called with the upstream's status whenever it
+	// changes (from a goroutine of the upstream; it must not block).
+	OnStatus func(Status)
+}
+
+// Check reports what is wrong with c.
+func (c *Config) Check() error {
+	if !namePattern.MatchString(c.Name) {
+		return fmt.Errorf("upstream name %q: use 1-16 lower-case letters and digits, starting with a letter", Truncate(c.Name, 40))
+	}
+	set := 0
+	for _, ok := range []bool{len(c.Command) > 0, c.URL != "", c.Dial != nil} {
+		if ok {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("upstream %s: give a command or a URL", c.Name)
+	}
+	if c.URL != "" && !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+		return fmt.Errorf("upstream %s: the URL must be http:// or https://", c.Name)
+	}
+	for _, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("upstream %s: environment entry %q is not KEY=VALUE", c.Name, Truncate(kv, 40))
+		}
+	}
+	return nil
+}
+
+func (c *Config) defaults() {
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultMinBackoff
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = max(DefaultMaxBackoff, c.MinBackoff)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Tool is an upstream tool as listed, with the MCP annotations' hints
+// resolved by the specification's defaults (readOnlyHint false,
+// destructiveHint true, idempotentHint false, openWorldHint true;
+// destructive and idempotent mean something only for a tool that is not
+// read-only).
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	InputSchema map[string]any
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// Status is an upstream's state: "starting", "up", "idle" (a lazy
+// upstream not running), "restarting" or "down" (closed, or never
+// reached), with the reason when it is not up.
+type Status struct {
+	Name     string `json:"-"`
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	Tools    int    `json:"tools"`
+	Restarts int    `json:"restarts,omitempty"`
+}
+
+// Upstream is one supervised upstream MCP server. Its methods are safe for
+// concurrent use.
+type Upstream struct {
+	cfg    Config
+	client *mcp.Client
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	sess     *session
+	dialing  chan struct{} // closed when the dial in progress ends
+	tools    []Tool
+	server   string // serverInfo.name
+	state    string
+	reason   string
+	failures int // restarts in a row without a stable session
+	restarts int
+	nextTry  time.Time
+	closed   bool
+}
+
+// session is one connection to the upstream (and its process).
+type session struct {
+	cs      *mcp.ClientSession
+	stop    func() // ends the process, if any
+	started time.Time
+	done    chan struct{} // closed when the connection ended
+
+	mu     sync.Mutex
+	reason string // why it ended
+}
+
+// setReason records why s ended, unless a reason is already recorded.
+func (s *session) setReason(r string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == "" {
+		s.reason = r
+	}
+}
+
+func (s *session) why() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
+}
+
+// New returns the upstream c describes, not yet started.
+func New(c Config) (*Upstream, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	c.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &Upstream{cfg: c, ctx: ctx, cancel: cancel, state: "starting"}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "manglecp-gateway", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.cfg.Logger.Warn("upstream tool list changed; the rules keep the tools listed at start (restart the server to serve the new list)", "upstream", u.cfg.Name)
+		},
+	})
+	return u, nil
+}
+
+// Name is the upstream's name.
+func (u *Upstream) Name() string { return u.cfg.Name }
+
+// Config returns the upstream's configuration, with defaults filled in.
+func (u *Upstream) Config() Config { return u.cfg }
+
+// Start connects to the upstream and lists its tools. A lazy upstream is
+// stopped again after listing. When it fails, the upstream is "down" with
+// the reason and, unless lazy, retried in the background with backoff.
+func (u *Upstream) Start(ctx context.Context) error {
+	s, err := u.session(ctx)
+	if err != nil {
+		if !u.cfg.Lazy {
+			u.scheduleRestart()
+		}
+		return err
+	}
+	if u.cfg.Lazy {
+		u.drop(s, "")
+		u.setState("idle", "started on the next call")
+	}
+	return nil
+}
+
+// Tools returns the tools listed at the first successful start, in name
+// order (nil before).
+func (u *Upstream) Tools() []Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools
+}
+
+// ServerName is the serverInfo.name the upstream gave at initialization.
+func (u *Upstream) ServerName() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.server
+}
+
+// Status returns the upstream's current status.
+func (u *Upstream) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.statusLocked()
+}
+
+func (u *Upstream) statusLocked() Status {
+	return Status{Name: u.cfg.Name, State: u.state, Reason: u.reason, Tools: len(u.tools), Restarts: u.restarts}
+}
+
+func (u *Upstream) setState(state, reason string) {
+	u.mu.Lock()
+	changed := u.state != state || u.reason != reason
+	u.state, u.reason = state, reason
+	st := u.statusLocked()
+	u.mu.Unlock()
+	if changed && u.cfg.OnStatus != nil {
+		u.cfg.OnStatus(st)
+	}
+}
+
+// Call calls the upstream tool name with args, within the call timeout
+// and ctx. The result is the upstream's, unchanged: bounding it for a
+// client is the caller's job (its size is bounded by MaxMessageBytes). A
+// failure is an *Error, or ctx's error when ctx ended first.
+func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	s, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout)
+	defer cancel()
+	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil {
+		if res == nil {
+			return nil, newError(u.cfg.Name, ProtocolMismatch, nil, "the upstream answered %s with no result", name)
+		}
+		return res, nil
+	}
+	select {
+	case <-s.done:
+		return nil, newError(u.cfg.Name, Unreachable, err, "the upstream stopped during the call: %s", s.why())
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if cctx.Err() != nil {
+		return nil, newError(u.cfg.Name, Timeout, err, "no answer to %s within %s", name, u.cfg.CallTimeout)
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return nil, newError(u.cfg.Name, ToolFailed, err, "%s", werr.Message)
+	}
+	kind, msg := classify(err, u.cfg.MaxMessageBytes)
+	if kind == Unreachable || kind == ProtocolMismatch {
+		u.drop(s, msg)
+		if !u.cfg.Lazy {
+			u.scheduleRestart()
+		}
+	}
+	return nil, newError(u.cfg.Name, kind, err, "%s", msg)
+}
+
+// classify turns a connection error into a kind and a message.
+func classify(err error, maxBytes int) (Kind, string) {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return Timeout, "no answer in time"
+	case strings.Contains(msg, "protocol version"):
+		return ProtocolMismatch, "the upstream does not speak a supported MCP version"
+	case strings.Contains(msg, "too long") || strings.Contains(msg, "exceeds") || strings.Contains(msg, "too large") || errors.Is(err, errTooLarge):
+		return ProtocolMismatch, fmt.Sprintf("the upstream sent a message over %d bytes", maxBytes)
+	case strings.Contains(msg, "invalid character") || strings.Contains(msg, "unmarshal") || strings.Contains(msg, "decod"):
+		return ProtocolMismatch, "the upstream sent a message that is not MCP JSON-RPC"
+	}
+	return Unreachable, "the upstream connection failed"
+}
+
+// session returns the live session, connecting when there is none and
+// the backoff allows. Only one dial runs at a time; other callers wait for
+// it.
+func (u *Upstream) session(ctx context.Context) (*session, error) {
+	for {
+		u.mu.Lock()
+		switch {
+		case u.closed:
+			u.mu.Unlock()
+			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+		case u.sess != nil:
+			s := u.sess
+			u.mu.Unlock()
+			return s, nil
+		case u.dialing != nil:
+			ch := u.dialing
+			u.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if wait := time.Until(u.nextTry); wait > 0 {
+			reason := u.reason
+			u.mu.Unlock()
+			e := newError(u.cfg.Name, Unreachable, nil, "the upstream is restarting (%s); next attempt in %s", reason, wait.Round(time.Millisecond))
+			e.RetryAfter = wait
+			return nil, e
+		}
+		ch := make(chan struct{})
+		u.dialing = ch
+		u.mu.Unlock()
+		s, err := u.dial(ctx)
+		u.mu.Lock()
+		u.dialing = nil
+		close(ch)
+		if err != nil {
+			u.failures++
+			u.nextTry = time.Now().Add(u.backoffLocked())
+			u.mu.Unlock()
+			var e *Error
+			reason := "unreachable"
+			if errors.As(err, &e) {
+				reason = e.Message
+			}
+			u.setState("down", reason)
+			return nil, err
+		}
+		if u.closed {
+			u.mu.Unlock()
+			s.close()
+			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+		}
+		u.sess = s
+		u.mu.Unlock()
+		u.setState("up", "")
+		u.wg.Add(1)
+		go u.watch(s)
+		return s, nil
+	}
+}
+
+func (u *Upstream) backoffLocked() time.Duration {
+	d := u.cfg.MinBackoff
+	for i := 1; i < u.failures && d < u.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, u.cfg.MaxBackoff)
+}
+
+// watch waits for s to end; unless it was dropped on purpose, the
+// upstream is restarting (or idle, when lazy).
+func (u *Upstream) watch(s *session) {
+	defer u.wg.Done()
+	err := s.cs.Wait()
+	if err != nil {
+		s.setReason("the upstream connection ended: " + Sanitize(err.Error(), 120))
+	}
+	s.setReason("the upstream exited")
+	reason := s.why()
+	close(s.done)
+	u.mu.Lock()
+	current := u.sess == s
+	if current {
+		u.sess = nil
+		if time.Since(s.started) >= stableAfter {
+			u.failures = 0
+		}
+		u.failures++
+		u.restarts++
+		u.nextTry = time.Now().Add(u.backoffLocked())
+	}
+	closed := u.closed
+	u.mu.Unlock()
+	s.stop()
+	if !current || closed {
+		return
+	}
+	u.cfg.Logger.Warn("upstream stopped", "upstream", u.cfg.Name, "reason", reason)
+	if u.cfg.Lazy {
+		u.setState("idle", reason+"; started on the next call")
+		return
+	}
+	u.setState("restarting", reason)
+	u.scheduleRestart()
+}
+
+// scheduleRestart reconnects in the background once the backoff passed.
+func (u *Upstream) scheduleRestart() {
+	u.mu.Lock()
+	wait := time.Until(u.nextTry)
+	closed := u.closed
+	u.mu.Unlock()
+	if closed {
+		return
+	}
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		t := time.NewTimer(max(wait, 0))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-u.ctx.Done():
+			return
+		}
+		if _, err := u.session(u.ctx); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.RetryAfter > 0 {
+				return // another restart is already waiting
+			}
+			u.cfg.Logger.Warn("upstream restart failed", "upstream", u.cfg.Name, "error", err.Error())
+			u.scheduleRestart()
+		}
+	}()
+}
+
+// drop ends s on purpose (reason "" for a lazy stop).
+func (u *Upstream) drop(s *session, reason string) {
+	u.mu.Lock()
+	if u.sess == s {
+		u.sess = nil
+	}
+	u.mu.Unlock()
+	if reason == "" {
+		reason = "stopped"
+	}
+	s.setReason(reason)
+	s.close()
+}
+
+func (s *session) close() {
+	_ = s.cs.Close()
+	s.stop()
+}
+
+// dial starts (or connects to) the upstream, initializes the session and,
+// the first time, lists the tools.
+func (u *Upstream) dial(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
+	defer cancel()
+	var (
+		t    mcp.Transport
+		stop = func() {}
+	)
+	switch {
+	case u.cfg.Dial != nil:
+		dt, end, err := u.cfg.Dial(ctx)
+		if err != nil {
+			return nil, newError(u.cfg.Name, Unreachable, err, "cannot connect to the upstream")
+		}
+		t, stop = dt, end
+		if stop == nil {
+			stop = func() {}
+		}
+	case len(u.cfg.Command) > 0:
+		p, err := startProcess(u.cfg, &u.wg)
+		if err != nil {
+			return nil, newError(u.cfg.Name, Unreachable, err, "cannot start the upstream command %s", u.cfg.Command[0])
+		}
+		t, stop = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: u.cfg.MaxMessageBytes}, p.stop
+	default:
+		t = &mcp.StreamableClientTransport{
+			Endpoint:             u.cfg.URL,
+			HTTPClient:           &http.Client{Transport: &boundedTransport{max: int64(u.cfg.MaxMessageBytes)}},
+			MaxRetries:           -1,
+			DisableStandaloneSSE: true,
+			MaxEventSize:         u.cfg.MaxMessageBytes,
+		}
+	}
+	cs, err := u.client.Connect(ctx, t, nil)
+	if err != nil {
+		stop()
+		kind, msg := classify(err, u.cfg.MaxMessageBytes)
+		if kind == Timeout {
+			msg = fmt.Sprintf("the upstream did not initialize within %s", u.cfg.ConnectTimeout)
+		}
+		if kind == Unreachable {
+			msg = "the upstream did not start or initialize: " + Sanitize(err.Error(), 150)
+		}
+		return nil, newError(u.cfg.Name, kind, err, "%s", msg)
+	}
+	s := &session{cs: cs, stop: stop, started: time.Now(), done: make(chan struct{})}
+	u.mu.Lock()
+	listed := u.tools != nil
+	u.mu.Unlock()
+	if !listed {
+		tools, err := u.list(ctx, cs)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		name := ""
+		if r := cs.InitializeResult(); r != nil && r.ServerInfo != nil {
+			name = Truncate(r.ServerInfo.Name, 100)
+		}
+		u.mu.Lock()
+		u.tools, u.server = tools, name
+		u.mu.Unlock()
+	}
+	return s, nil
+}
+
+// list reads the tool list, bounded by MaxTools (and as many pages).
+func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]Tool, error) {
+	var out []Tool
+	cursor := ""
+	for page := 0; ; page++ {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			kind, msg := classify(err, u.cfg.MaxMessageBytes)
+			if kind == Timeout {
+				msg = fmt.Sprintf("the upstream did not list its tools within %s", u.cfg.ConnectTimeout)
+			}
+			return nil, newError(u.cfg.Name, kind, err, "tools/list: %s", msg)
+		}
+		for _, t := range res.Tools {
+			if t == nil {
+				continue
+			}
+			if len(out) == u.cfg.MaxTools {
+				u.cfg.Logger.Warn("upstream lists more tools than the bound; the rest are dropped", "upstream", u.cfg.Name, "max_tools", u.cfg.MaxTools)
+				return sortTools(out), nil
+			}
+			out = append(out, toTool(t))
+		}
+		if res.NextCursor == "" || page >= u.cfg.MaxTools {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if out == nil {
+		out = []Tool{}
+	}
+	return sortTools(out), nil
+}
+
+func sortTools(ts []Tool) []Tool {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	return ts
+}
+
+func toTool(t *mcp.Tool) Tool {
+	out := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Destructive: true, OpenWorld: true}
+	if m, ok := t.InputSchema.(map[string]any); ok {
+		out.InputSchema = m
+	}
+	if a := t.Annotations; a != nil {
+		out.ReadOnly, out.Idempotent = a.ReadOnlyHint, a.IdempotentHint
+		if a.DestructiveHint != nil {
+			out.Destructive = *a.DestructiveHint
+		}
+		if a.OpenWorldHint != nil {
+			out.OpenWorld = *a.OpenWorldHint
+		}
+		if out.Title == "" {
+			out.Title = a.Title
+		}
+	}
+	if out.ReadOnly {
+		out.Destructive, out.Idempotent = false, true
+	}
+	return out
+}
+
+// Close stops the upstream and waits for its goroutines and process.
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil
+	}
+	u.closed = true
+	s := u.sess
+	u.sess = nil
+	u.mu.Unlock()
+	u.cancel()
+	if s != nil {
+		s.setReason("closed")
+		s.close()
+	}
+	u.wg.Wait()
+	u.setState("down", "closed")
+	return nil
+}
+
+// errTooLarge is an HTTP answer over MaxMessageBytes.
+var errTooLarge = errors.New("upstream answer too large")
+
+// boundedTransport bounds the body of every HTTP answer.
+type boundedTransport struct{ max int64 }
+
+func (b *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > b.max {
+		resp.Body.Close()
+		return nil, errTooLarge
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &limitedBody{rc: resp.Body, left: b.max}
+	}
+	return resp, nil
+}
+
+// limitedBody fails a read past its bound.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.rc.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (l *limitedBody) Close() error { return l.rc.Close() }

@@ -1,0 +1,144 @@
+// Package upstreamtest is a fake upstream MCP server for the tests of
+// package upstream and the gateway domain: well-behaved tools (echo, add,
+// write, slow, crash, huge answers, failures with stack traces and paths)
+// and hostile modes (a huge tool list, a message over any bound, invalid
+// schemas, a stderr flood). It runs in process ([Server]) or as a command
+// over stdio: a test binary re-executes itself with [EnvMode] set and
+// calls [MainIfFake] from TestMain.
+package upstreamtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EnvMode is the environment variable that makes a test binary a fake
+// upstream: its value is the mode ("normal", "hugelist", "hugeline",
+// "badschema", "stderrflood").
+const EnvMode = "MANGLECP_FAKE_UPSTREAM"
+
+// MainIfFake serves the fake upstream over stdio and exits when EnvMode is
+// set; otherwise it returns.
+func MainIfFake() {
+	mode := os.Getenv(EnvMode)
+	if mode == "" {
+		return
+	}
+	if mode == "stderrflood" {
+		go func() {
+			for i := 0; ; i++ {
+				fmt.Fprintf(os.Stderr, "flood line %d %s\n", i, strings.Repeat("x", 4000))
+			}
+		}()
+	}
+	fmt.Fprintln(os.Stderr, "fake upstream running in /secret/dir/server.js")
+	if err := Server(mode).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func yes() *bool { b := true; return &b }
+func no() *bool  { b := false; return &b }
+
+func obj(props map[string]any, required ...string) map[string]any {
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		r := make([]any, len(required))
+		for i, x := range required {
+			r[i] = x
+		}
+		s["required"] = r
+	}
+	return s
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func args(req *mcp.CallToolRequest) map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(req.Params.Arguments, &m)
+	return m
+}
+
+// Server returns the fake upstream in mode.
+func Server(mode string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake-upstream", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text back. Second sentence.", InputSchema: obj(map[string]any{
+		"text": map[string]any{"type": "string", "description": "What to echo.", "maxLength": 1000}}, "text"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no()}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(fmt.Sprint(args(req)["text"])), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "add", Description: "Add two integers.", InputSchema: obj(map[string]any{
+		"a": map[string]any{"type": "integer"}, "b": map[string]any{"type": "integer"},
+		"tags": map[string]any{"type": "array", "items": obj(map[string]any{"k": map[string]any{"type": "string"}}, "k")}}, "a", "b"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no()}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a := args(req)
+			return text(fmt.Sprint(a["a"].(float64) + a["b"].(float64))), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "delete-everything", Description: "Delete all records.", InputSchema: obj(nil),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: yes(), OpenWorldHint: no()}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("deleted"), nil })
+	s.AddTool(&mcp.Tool{Name: "fetch_url", Description: "Fetch a URL.", InputSchema: obj(map[string]any{"url": map[string]any{"type": "string"}}, "url"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("<html></html>"), nil })
+	s.AddTool(&mcp.Tool{Name: "slow", Description: "Sleep ms milliseconds.", InputSchema: obj(map[string]any{"ms": map[string]any{"type": "integer"}}, "ms"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Duration(args(req)["ms"].(float64)) * time.Millisecond):
+				return text("slept"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(&mcp.Tool{Name: "crash", Description: "Exit the process during the call.", InputSchema: obj(nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			time.Sleep(50 * time.Millisecond)
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "huge", Description: "Answer n bytes.", InputSchema: obj(map[string]any{"n": map[string]any{"type": "integer"}}, "n"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(strings.Repeat("y", int(args(req)["n"].(float64)))), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "Fail with a stack trace.", InputSchema: obj(nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+				Text: "ENOENT: no such file /home/alice/secret/notes.txt\n    at Object.openSync (node:fs:573:3)\n    at /srv/app/index.js:10:5\u0007"}}}, nil
+		})
+	switch mode {
+	case "hugelist":
+		for i := 0; i < 600; i++ {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("extra_%03d", i), Description: strings.Repeat("d", 2000), InputSchema: obj(nil)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+		}
+	case "hugeline":
+		s.AddTool(&mcp.Tool{Name: "bloated", Description: strings.Repeat("z", 6<<20), InputSchema: obj(nil)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	case "badschema":
+		s.AddTool(&mcp.Tool{Name: "broken", Description: "Its schema is invalid.", InputSchema: obj(map[string]any{
+			"x": map[string]any{"type": "nope", "minimum": "ten"}})},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+		s.AddTool(&mcp.Tool{Name: "weird-param", Description: "A parameter name that is no name.", InputSchema: obj(map[string]any{
+			"a b\"); evil(": map[string]any{"type": "string"}})},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+		s.AddTool(&mcp.Tool{Name: "injection\"). tool(\"x", Description: "A name that tries to write rules: \"). prohibited(\"a\", \"b\").",
+			InputSchema: obj(nil)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	}
+	return s
+}
