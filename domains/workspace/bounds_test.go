@@ -353,3 +353,45 @@ func TestWriteHardLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkWideDirectoryBounded: a walk over a directory of 20,000 entries
+// that may visit 10 reads the directory in small batches, not whole (9 MB
+// allocated before, growing with the directory; now about 0.2-0.9 MB).
+func TestWalkWideDirectoryBounded(t *testing.T) {
+	dir := t.TempDir()
+	wide := filepath.Join(dir, "wide")
+	if err := os.Mkdir(wide, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		f, err := os.Create(filepath.Join(wide, fmt.Sprintf("file-with-a-longish-name-%05d.txt", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}, MaxScanFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, args := range []map[string]any{
+		{"path": "wide"},
+		{"glob": "*.txt", "path": "wide"},
+		{"text": "x", "path": "wide"},
+	} {
+		tool := "search"
+		if len(args) == 1 {
+			tool = "tree"
+		}
+		var out *manglecp.Outcome
+		n := allocated(func() { out, err = runAction(t, ws, tool, args) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s %v: %d bytes allocated", tool, args, n)
+		if n > 2<<20 || out.Result["truncated"] != true {
+			t.Errorf("%s %v: %d bytes allocated (want under 2 MiB), truncated %v", tool, args, n, out.Result["truncated"])
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -275,11 +276,18 @@ const (
 	stopMatches = "matches" // MaxMatches lines or MaxEntries paths found
 )
 
-// walk visits the entries below l (all roots for the virtual top) in
-// lexical order without following symbolic links, stopping after
-// MaxScanFiles entries and entering no directory deeper than
-// MaxWalkDepth levels below l. It returns why it stopped early ("" when it
-// visited everything) and how many entries it visited.
+// walkBatch is how many entries of a directory a walk reads at a time.
+const walkBatch = 512
+
+// walk visits the entries below l (all roots for the virtual top) without
+// following symbolic links, stopping after MaxScanFiles entries and
+// entering no directory deeper than MaxWalkDepth levels below l. It reads
+// each directory in batches of walkBatch entries, visited in lexical
+// order within a batch (a directory up to that size in lexical order), so
+// a directory of a million entries costs no more memory than a small one.
+// fn may return fs.SkipDir for a directory (not entered) or fs.SkipAll. It
+// returns why it stopped early ("" when it visited everything) and how
+// many entries it visited.
 func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (stop string, visited int, err error) {
 	starts := []loc{l}
 	if l.root == nil {
@@ -288,54 +296,94 @@ func (w *Workspace) walk(ctx context.Context, l loc, fn walkFunc) (stop string, 
 			starts = append(starts, loc{root: r, rel: "."})
 		}
 	}
+	wk := &walker{w: w, ctx: ctx, fn: fn}
 	for _, s := range starts {
-		prefix := ""
-		if l.root == nil {
-			prefix = s.root.name + "/"
-		}
-		err := fs.WalkDir(s.root.fs.FS(), s.rel, func(p string, d fs.DirEntry, err error) error {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
-			if err != nil {
-				if p == s.rel {
-					return w.fsError(w.show(s), err)
-				}
-				return nil // unreadable below the start: skip it
-			}
-			if p == s.rel {
-				if !d.IsDir() {
-					shown := w.show(s)
-					return fail(CodeNotADirectory, "name a directory", map[string]any{"path": shown}, "%s is not a directory", quote(shown))
-				}
-				return nil
-			}
-			if visited >= w.cfg.MaxScanFiles {
-				stop = stopEntries
-				return fs.SkipAll
-			}
-			visited++
-			rel := p
-			if s.rel != "." {
-				rel = strings.TrimPrefix(p, s.rel+"/")
-			}
-			if err := fn(loc{root: s.root, rel: p}, prefix+rel, d); err != nil || !d.IsDir() {
-				return err
-			}
-			if strings.Count(rel, "/")+1 >= w.cfg.MaxWalkDepth {
-				stop = stopDepth
-				return fs.SkipDir
-			}
-			return nil
-		})
+		shown := w.show(s)
+		st, err := s.root.fs.Stat(s.rel)
 		if err != nil {
-			return stop, visited, err
+			return wk.stop, wk.visited, w.fsError(shown, err)
 		}
-		if stop == stopEntries {
+		if !st.IsDir() {
+			return wk.stop, wk.visited, fail(CodeNotADirectory, "name a directory", map[string]any{"path": shown}, "%s is not a directory", quote(shown))
+		}
+		if l.root == nil {
+			wk.prefix = s.root.name + "/"
+		}
+		err = wk.dir(s.root, s.rel, "", 1)
+		if err == fs.SkipAll {
+			err = nil
+		}
+		if err != nil {
+			return wk.stop, wk.visited, err
+		}
+		if wk.stop == stopEntries {
 			break
 		}
 	}
-	return stop, visited, nil
+	return wk.stop, wk.visited, nil
+}
+
+// walker is the state of one walk.
+type walker struct {
+	w       *Workspace
+	ctx     context.Context
+	fn      walkFunc
+	prefix  string
+	stop    string
+	visited int
+}
+
+// dir visits the entries of the directory p (rel below the walk's start,
+// "" for the start itself; depth the level of its entries) and below.
+func (wk *walker) dir(r *root, p, rel string, depth int) error {
+	f, err := r.fs.Open(p)
+	if err != nil {
+		if rel == "" {
+			return wk.w.fsError(wk.w.show(loc{root: r, rel: p}), err)
+		}
+		return nil // unreadable below the start: skip it
+	}
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(walkBatch)
+		sort.Slice(batch, func(i, j int) bool { return batch[i].Name() < batch[j].Name() })
+		for _, d := range batch {
+			if cerr := wk.ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if wk.visited >= wk.w.cfg.MaxScanFiles {
+				wk.stop = stopEntries
+				return fs.SkipAll
+			}
+			wk.visited++
+			child, childRel := d.Name(), d.Name()
+			if p != "." {
+				child = p + "/" + child
+			}
+			if rel != "" {
+				childRel = rel + "/" + childRel
+			}
+			switch err := wk.fn(loc{root: r, rel: child}, wk.prefix+childRel, d); {
+			case err == fs.SkipDir:
+				continue
+			case err != nil:
+				return err
+			}
+			if !d.IsDir() {
+				continue
+			}
+			if depth >= wk.w.cfg.MaxWalkDepth {
+				wk.stop = stopDepth
+				continue
+			}
+			if err := wk.dir(r, child, childRel, depth+1); err != nil {
+				return err
+			}
+		}
+		if err != nil || len(batch) == 0 {
+			return nil // io.EOF, or unreadable from here on: skip the rest
+		}
+	}
 }
 
 // mentionedFacts builds mentioned facts for up to n paths.
