@@ -465,7 +465,7 @@ type caller struct {
 // shared: the identity, or the peer address of an anonymous caller.
 func (c *caller) shareKey() string {
 	if c.anonymous {
-		return "peer:" + c.peer
+		return "peer:" + ratelimit.ClientKey(c.peer) // IPv6 per /64, as the limits
 	}
 	return "identity:" + c.name
 }
