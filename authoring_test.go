@@ -147,3 +147,29 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestReloadChecksTheContract: a reload loads rules exactly as the start
+// does, so a contract mistake (here a misspelled contract predicate and
+// an intent nobody declared) is refused naming file and line, and the
+// previous rules keep serving.
+func TestReloadChecksTheContract(t *testing.T) {
+	srv, err := manglecp.NewServer(manglecp.Domain{ID: "tickets", Description: "t", RulesName: "mine",
+		Rules: fstest.MapFS{"domain/t.mg": {Data: []byte(typedRules)}},
+		Actions: map[string]manglecp.ActionSpec{"escalate": {Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {
+			return &manglecp.Outcome{}, nil
+		}}}}, &manglecp.Options{ConfirmationKey: []byte("k"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := typedRules + "tool_descripton(\"escalate_ticket\", \"Escalate.\").\nrelevant_to_intent(\"triag\", \"escalate_ticket\", 10).\n"
+	err = srv.Reload(fstest.MapFS{"domain/t.mg": {Data: []byte(broken)}})
+	for _, want := range []string{"mine/domain/t.mg:15: tool_descripton is not a contract predicate", "did you mean tool_description?",
+		"mine/domain/t.mg:16: relevant_to_intent names the intent \"triag\""} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Reload: %v\nwant %q", err, want)
+		}
+	}
+	if got := srv.Manifest().Intents; len(got) != 1 || got[0].Name != "triage" {
+		t.Errorf("the previous rules stopped serving: %v", got)
+	}
+}
