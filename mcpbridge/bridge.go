@@ -129,6 +129,8 @@ type Bridge struct {
 	sess     *client.Session
 	manifest *protocol.Manifest // the last one within the limits
 	refused  *protocol.Manifest // the last pushed one over them, logged once
+
+	confirms confirmLedger // questions asked and not yet answered, of every MCP session (consent.go)
 }
 
 // New returns a bridge to the server dial reaches. It dials once, so that
@@ -290,5 +292,5 @@ func (b *Bridge) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() }, &o)
+	return b.versionedHandler(&o)
 }

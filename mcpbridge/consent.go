@@ -2,8 +2,11 @@ package mcpbridge
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -71,4 +74,58 @@ func confirmMessage(e *macroEntry, safety *protocol.Safety, description string, 
 	}
 	fmt.Fprintf(&b, " Arguments: %s", bounded(args, 500))
 	return b.String()
+}
+
+// maxPending bounds the confirmations the MCP sessions of one bridge may
+// have asked and not yet seen answered (each holds a macro_id and a
+// digest: under 200 bytes).
+const maxPending = 1024
+
+// confirmLedger holds the questions asked of every MCP session of a
+// bridge until they are answered (once) or expire. It is the bridge's,
+// not a session's: over stateless HTTP (MCP 2026-07-28) the answer comes
+// in a new request, which a new bridge session serves. The zero value is
+// ready to use.
+type confirmLedger struct {
+	mu      sync.Mutex
+	pending map[string]pendingConfirm
+}
+
+// add remembers a question under its one-time nonce; false when maxPending
+// questions are waiting.
+func (l *confirmLedger) add(nonce string, p pendingConfirm, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		l.pending = map[string]pendingConfirm{}
+	}
+	for k, v := range l.pending {
+		if !now.Before(v.expires) {
+			delete(l.pending, k)
+		}
+	}
+	if len(l.pending) >= maxPending {
+		return false
+	}
+	l.pending[nonce] = p
+	return true
+}
+
+// take returns and forgets the question asked with nonce.
+func (l *confirmLedger) take(nonce string, now time.Time) (pendingConfirm, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.pending[nonce]
+	delete(l.pending, nonce)
+	if !ok || !now.Before(p.expires) {
+		return pendingConfirm{}, false
+	}
+	return p, true
+}
+
+// digest is the SHA-256 of the canonical arguments a question is bound
+// to, so a pending question holds 32 bytes whatever the arguments.
+func digest(args string) string {
+	sum := sha256.Sum256([]byte(args))
+	return string(sum[:])
 }

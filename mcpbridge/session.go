@@ -31,10 +31,6 @@ const (
 	skillURIPrefix = "manglecp://skills/"
 )
 
-// maxPending bounds the confirmations one MCP session may have asked and
-// not yet seen answered.
-const maxPending = 32
-
 // mcpSession is the state of one MCP session: the working state sent with
 // every evaluation, the macro-tools of the latest evaluation, and the
 // confirmations asked through elicitation.
@@ -53,8 +49,7 @@ type mcpSession struct {
 	origins    map[string]string      // every tool name selected in this session -> the intent that selected it
 	registered []string               // macro-tools registered as MCP tools (ModeDynamic)
 	skills     []string               // skill resource URIs registered
-	pending    map[string]pendingConfirm
-	state      *client.State // the working state, made with the first session's facts profile
+	state      *client.State          // the working state, made with the first session's facts profile
 }
 
 // macroEntry is one selected macro-tool.
@@ -72,7 +67,7 @@ type macroEntry struct {
 }
 
 // pendingConfirm is a confirmation asked through elicitation, bound to
-// one macro_id and one set of arguments.
+// one macro_id and one set of arguments (their digest).
 type pendingConfirm struct {
 	macroID string
 	args    string
@@ -93,10 +88,11 @@ func (b *Bridge) newSession() *mcpSession {
 	if m == nil {
 		m = &protocol.Manifest{}
 	}
-	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, origins: map[string]string{}, pending: map[string]pendingConfirm{}}
+	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, origins: map[string]string{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(m, b.singleIntentTool(len(m.Intents)), ss.dynamic),
 		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),
+		SetCacheable: cacheable,
 		Capabilities: &mcp.ServerCapabilities{
 			// The tool list changes only in ModeDynamic.
 			Tools:     &mcp.ToolCapabilities{ListChanged: ss.dynamic},
@@ -551,7 +547,10 @@ func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
 // renders the result.
 func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) *mcp.CallToolResult {
 	e, current := ss.entry(name)
-	if e == nil && req.Params.InputResponses == nil && req.Params.RequestState == "" {
+	if e == nil {
+		// Over stateless HTTP (MCP 2026-07-28) every request, the answer
+		// to a confirmation too, comes to a new session: the pending
+		// question binds the macro_id the evaluation yields again.
 		e, current = ss.reach(ctx, req, name)
 	}
 	if e == nil {
@@ -622,8 +621,8 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 	argsKey := canonicalArgs(args)
 	p := req.Params
 	if p.InputResponses != nil || p.RequestState != "" {
-		pend, ok := ss.takePending(p.RequestState, time.Now())
-		if !ok || pend.macroID != e.tool.MacroID || pend.args != argsKey {
+		pend, ok := ss.b.confirms.take(p.RequestState, time.Now())
+		if !ok || pend.macroID != e.tool.MacroID || pend.args != digest(argsKey) {
 			return "", nil, protocol.Errorf(CodeConfirmationDeclined, "the confirmation answer does not match a question this bridge asked for this call; %s was not run", e.name)
 		}
 		r, _ := p.InputResponses["confirm"].(*mcp.ElicitResult)
@@ -640,7 +639,7 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 		return "", nil, protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this host does not support MCP elicitation, so it cannot be asked; it was not run", e.name)
 	}
 	nonce := rand.Text()
-	if !ss.addPending(nonce, pendingConfirm{macroID: e.tool.MacroID, args: argsKey, expires: time.Now().Add(10 * time.Minute)}) {
+	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: time.Now().Add(10 * time.Minute)}, time.Now()) {
 		return "", nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
 	}
 	safety, desc := ss.disclose(ctx, e)
@@ -672,34 +671,6 @@ func canonicalArgs(args map[string]any) string {
 		return "?"
 	}
 	return string(raw)
-}
-
-func (ss *mcpSession) addPending(nonce string, p pendingConfirm) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	now := time.Now()
-	for k, v := range ss.pending {
-		if !now.Before(v.expires) {
-			delete(ss.pending, k)
-		}
-	}
-	if len(ss.pending) >= maxPending {
-		return false
-	}
-	ss.pending[nonce] = p
-	return true
-}
-
-// takePending returns and forgets the confirmation asked with nonce.
-func (ss *mcpSession) takePending(nonce string, now time.Time) (pendingConfirm, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	p, ok := ss.pending[nonce]
-	delete(ss.pending, nonce)
-	if !ok || !now.Before(p.expires) {
-		return pendingConfirm{}, false
-	}
-	return p, true
 }
 
 // progress forwards the MangleCP progress of one call to the host as MCP
