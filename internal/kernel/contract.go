@@ -10,6 +10,8 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // The contract is typed by the names of its declared arguments
@@ -489,10 +491,11 @@ func misspelledPredicates(files []*sourceFile, contract map[string][]string, rea
 	return errs
 }
 
-// didYouMean returns "; did you mean "x"?" for the candidate closest to s,
-// or "".
+// didYouMean returns "; did you mean "x"?" for the candidate a user most
+// plausibly meant by s (protocol.Closest, as the CLI and the server
+// suggest intents), or "".
 func didYouMean(s string, candidates []string) string {
-	if best := closest(s, candidates); best != "" {
+	if best := protocol.Closest(s, candidates); best != "" && best != s {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return ""
@@ -500,7 +503,9 @@ func didYouMean(s string, candidates []string) string {
 
 // closest returns the candidate nearest to s by edit distance when it is
 // near enough to be a typo (at most 2 edits, and fewer than a third of
-// s), or "". Ties go to the first in sorted order.
+// s), or "". Ties go to the first in sorted order. It is stricter than
+// protocol.Closest because it decides errors: a predicate nothing reads is
+// an error only when it is this close to a contract predicate.
 func closest(s string, candidates []string) string {
 	sorted := append([]string(nil), candidates...)
 	sort.Strings(sorted)
