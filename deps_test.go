@@ -28,7 +28,10 @@ func TestLayering(t *testing.T) {
 		{mod + "/protocol", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/"}},
 		{mod + "/transport", []string{mangle, mod + "/internal/", mod + "/domains/"}},
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli", mod + "/store/", "github.com/redis/go-redis/v9"}},
-		{mod + "/store/redis", []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
+		// The store contract and the Redis store link neither the server
+		// (which links the kernel) nor the engine (issue 30).
+		{mod + "/store", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/"}},
+		{mod + "/store/redis", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
 		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
@@ -47,6 +50,7 @@ func TestLayering(t *testing.T) {
 		// on internal/ above).
 		{mod + "/internal/parallel", []string{mangle, mod}},
 		{mod + "/internal/freelist", []string{mangle, mod}},
+		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/internal/kernel"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()

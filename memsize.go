@@ -108,6 +108,21 @@ func macroSize(ev *evaluation, t kernel.Tool, schema map[string]any) int64 {
 	return n + ev.summarized().heap
 }
 
+// decodedMacroSize is the memory of a definition decoded from a stored
+// record: like macroSize, with the output schema (a copy of its own, not
+// the action's) and the tool's strings.
+func decodedMacroSize(d *macroDef) int64 {
+	n := roundAlloc(int64(unsafe.Sizeof(macroDef{}))) + jsonValueBytes(d.schema) + jsonValueBytes(d.output)
+	n += roundAlloc(int64(cap(d.tool.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
+	for _, s := range []string{d.id, d.tool.Name, d.tool.Description, d.tool.Summary, d.tool.Instructions, d.intent.Name} {
+		n += roundAlloc(int64(len(s)))
+	}
+	if d.intent.Params != nil {
+		n += jsonValueBytes(d.intent.Params)
+	}
+	return n + factsHeapBytes(d.facts)
+}
+
 // factsHeapBytes is the memory of a request's facts. It is computed once
 // per evaluation (see factsSummary): every definition of it holds the same
 // facts.

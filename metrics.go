@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Help:    "Facts derived per successful evaluation (the gas the created-facts limit bounds).",
 			Buckets: prometheus.ExponentialBuckets(10, 4, 9)}),
 		macroLookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "manglecp_macro_cache_lookups_total",
-			Help: "Macro-tool lookups on invoke: hit, miss (unknown, evicted, expired) or error (store failed)."},
+			Help: "Macro-tool lookups on invoke: hit, miss (unknown, evicted, expired), rejected (a stored record that does not authenticate or has an unknown version; answered macro_not_found) or error (store failed)."},
 			[]string{"result"}),
 		macroBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "manglecp_macro_cache_stored_bytes_total",
 			Help: "Bytes of macro-tool definitions written to the store."}),
@@ -61,20 +61,18 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.requests, m.evalSeconds, m.invokeSeconds, m.gas, m.macroLookups, m.macroBytes,
 		m.inflight, m.sessions, m.reloads, m.storeErrors}
-	if st, ok := s.store.(StoreStats); ok {
-		cs = append(cs,
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_entries",
-				Help: "Macro-tools held by the in-memory store."}, func() float64 { n, _ := st.MacroStats(); return float64(n) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_bytes",
-				Help: "Bytes of macro-tools held by the in-memory store."}, func() float64 { _, b := st.MacroStats(); return float64(b) }))
-	}
+	cs = append(cs,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_entries",
+			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := s.macros.stats(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_bytes",
+			Help: "Bytes of the macro-tools this process keeps decoded."}, func() float64 { _, b := s.macros.stats(); return float64(b) }))
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	// Pre-create the common series so dashboards see zeros, not gaps.
-	for _, r := range []string{"hit", "miss", "error"} {
+	for _, r := range []string{"hit", "miss", "rejected", "error"} {
 		m.macroLookups.WithLabelValues(r)
 	}
 	for _, o := range []string{"ok", "failed"} {

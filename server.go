@@ -51,6 +51,7 @@ type Server struct {
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store
+	macros   *macroCache  // decoded macro-tools, in front of Options.Store
 	results  *resultCache // nil when Options.ResultCacheBytes < 0
 	confirm  *confirmer
 	log      *slog.Logger
@@ -126,6 +127,7 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		actions:   d.Actions,
 		samples:   samples,
 		store:     store,
+		macros:    newMacroCache(o.Store, o.MacroCacheBytes),
 		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
 		log:       o.Logger,
 		tracer:    newTracer(o.TracerProvider),
@@ -435,13 +437,10 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 	return raw, err == nil
 }
 
-// CacheStats reports the macro cache's entries and bytes, when the store
-// can tell cheaply (the in-memory store can); else zeros.
+// CacheStats reports the entries and bytes of the macro-tools this
+// process keeps decoded (with a shared store, in front of it).
 func (s *Server) CacheStats() (entries int, bytes int64) {
-	if st, ok := s.store.(StoreStats); ok {
-		return st.MacroStats()
-	}
-	return 0, 0
+	return s.macros.stats()
 }
 
 // MaxMessageBytes is the advertised and enforced message size limit.

@@ -1,15 +1,18 @@
 package manglecp_test
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// sharedStore hides the in-memory store's type, so servers take the path
-// every shared store takes: encoded definitions, decoded on invoke.
+// sharedStore is a store given to the servers (as a shared store is):
+// they store encoded definitions and decode them on invoke.
 type sharedStore struct{ manglecp.Store }
 
 // TestServersShareAStore: two servers with one store behave as one for
@@ -41,5 +44,40 @@ func TestServersShareAStore(t *testing.T) {
 	b.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "w1", conf), alice).invokeResponse(t)
 	if e := a.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "w2", conf), alice).errorPayload(t); e.Code != protocol.CodeConfirmationInvalid || !strings.Contains(e.Message, "already used") {
 		t.Errorf("replay on the first server: %+v", e)
+	}
+}
+
+// TestUnknownRecordVersionIsNotFound: a replica reading a macro-tool
+// stored in a record version it does not know (as a newer replica of a
+// rolling upgrade writes) answers macro_not_found and logs why; it never
+// reads the record into its own version's fields.
+func TestUnknownRecordVersionIsNotFound(t *testing.T) {
+	shared := manglecp.NewMemoryStore(0)
+	mut := func(o *manglecp.Options) { o.Store = shared }
+	a := newHarness(t, nil, mut)
+	resp := a.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "e", diagnoseRequest()), nil).intentResponse(t)
+	chain := tool(t, resp, "diagnose_causal_chain")
+	ctx := context.Background()
+	raw, err := shared.GetMacro(ctx, chain.MacroID)
+	if err != nil || !bytes.HasPrefix(raw, []byte(`{"v":1,`)) {
+		t.Fatalf("stored record %.40q %v", raw, err)
+	}
+	inv := map[string]any{"macro_id": chain.MacroID, "args": map[string]any{"request_id": "r42"}}
+	for _, v := range []string{`{"v":2,`, `{"v":0,`, `{`} {
+		next := append([]byte(v), raw[len(`{"v":1,`):]...)
+		if err := shared.PutMacros(ctx, []manglecp.StoredMacro{{ID: chain.MacroID, Data: next, TTL: time.Hour}}); err != nil {
+			t.Fatal(err)
+		}
+		b := newHarness(t, nil, mut) // nothing decoded yet: it reads the store
+		if e := b.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "i1", inv), nil).errorPayload(t); e.Code != protocol.CodeMacroNotFound {
+			t.Errorf("%s...: %s, want macro_not_found", v, e.Code)
+		}
+		if l := b.logs.String(); !strings.Contains(l, "stored macro-tool rejected") || !strings.Contains(l, `"request_id":"i1"`) {
+			t.Errorf("%s...: the refusal is not logged with the request id:\n%s", v, l)
+		}
+	}
+	// The evaluating server keeps its decoded definition: no store read.
+	if r := a.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "i2", inv), nil); r.env.Type != protocol.TypeInvokeResponse {
+		t.Errorf("the evaluating server: %s", r.raw)
 	}
 }

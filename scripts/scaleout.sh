@@ -50,6 +50,7 @@ redis_port=$((BASE_PORT + 79))
 "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" --loglevel warning >"$work/redis.log" 2>&1 &
 pids+=($!)
 export MANGLECP_CONFIRMATION_KEY="scaleout shared confirmation key $(date +%s)"
+export MANGLECP_STORE_KEY="scaleout shared store key $(date +%s)"
 
 wait_http() { # URL
 	for _ in $(seq 1 200); do

@@ -55,7 +55,11 @@ type fileConfig struct {
 	} `json:"identities"`
 	RuleCoverage    bool   `json:"rule_coverage"`
 	ConfirmationKey string `json:"confirmation_key"`
-	RateLimit       struct {
+	// StoreKey authenticates the macro-tools replicas keep in a shared
+	// store (--store redis); every replica needs the same one, and not the
+	// confirmation key. MANGLECP_STORE_KEY when empty.
+	StoreKey  string `json:"store_key"`
+	RateLimit struct {
 		PerSecond float64 `json:"per_second"`
 		Burst     int     `json:"burst"`
 	} `json:"rate_limit"`
@@ -124,6 +128,7 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.MacroCache.MaxBytes >= 0 && c.MaxEvents >= 0 && c.MaxStateDelta >= 0 && c.InvokeTimeoutMS >= 0, "sizes and timeouts must not be negative")
 	check(c.ResultCache.MaxBytes >= -1, "result_cache.max_bytes must be -1 (off), 0 (default) or a size in bytes")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
+	check(c.StoreKey == "" || len(c.StoreKey) >= 16, "store_key must be at least 16 characters")
 	check(c.QueueTimeoutMS >= 0, "queue_timeout_ms must not be negative")
 	_, perr := transport.ParseTrustedProxies(c.TrustedProxies)
 	check(perr == nil, "trusted_proxies: %v", perr)

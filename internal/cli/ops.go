@@ -21,6 +21,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/store"
 	redisstore "github.com/manglecp/manglecp/store/redis"
 )
 
@@ -30,13 +31,16 @@ type opsFlags struct {
 	logFormat   string
 	logLevel    string
 	store       string
+	// storeKey is store_key of the config file (serve sets it); else
+	// MANGLECP_STORE_KEY.
+	storeKey string
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this HOST:PORT instead of the public listener")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info (one access log line per request), warn or error")
-	fs.StringVar(&f.store, "store", "memory", "where replicas share macro-tools, confirmation nonces and rate limits: memory (this process) or redis://HOST:PORT/DB (Redis or Valkey); redis needs a shared confirmation key")
+	fs.StringVar(&f.store, "store", "memory", "where replicas share macro-tools, confirmation nonces and rate limits: memory (this process) or redis://HOST:PORT/DB (Redis or Valkey); redis needs a shared confirmation key and a shared store key (store_key in --config or MANGLECP_STORE_KEY)")
 }
 
 // logger builds the logger the flags ask for.
@@ -102,10 +106,18 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 			o.close(ctx)
 			return nil, errors.New("--store redis: replicas must share the confirmation key; set confirmation_key in --config or MANGLECP_CONFIRMATION_KEY (at least 16 characters)")
 		}
+		storeKey := f.storeKey
+		if storeKey == "" {
+			storeKey = os.Getenv("MANGLECP_STORE_KEY")
+		}
+		if len(storeKey) < store.MinKeyBytes || storeKey == string(opts.ConfirmationKey) {
+			o.close(ctx)
+			return nil, fmt.Errorf("--store redis: replicas must share a store key, which authenticates the macro-tools they keep in Redis; set store_key in --config or MANGLECP_STORE_KEY (at least %d characters, and not the confirmation key: hosts hold that one)", store.MinKeyBytes)
+		}
 		redisstore.SetLogger(logger)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		st, err := redisstore.New(cctx, redisstore.Options{URL: f.store, MaxBytes: opts.MacroCacheBytes})
+		st, err := redisstore.New(cctx, redisstore.Options{URL: f.store, MaxBytes: opts.MacroCacheBytes, Key: []byte(storeKey)})
 		if err != nil {
 			o.close(ctx)
 			return nil, fmt.Errorf("--store: %w", err)

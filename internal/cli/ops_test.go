@@ -62,8 +62,9 @@ func TestServeOpsFlags(t *testing.T) {
 	}
 }
 
-// TestServeStoreFlag: --store redis needs a shared confirmation key, and
-// serves with a real Redis when given one; bad values are refused.
+// TestServeStoreFlag: --store redis needs a shared confirmation key and a
+// shared store key of its own, and serves with a real Redis when given
+// them; bad values are refused.
 func TestServeStoreFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -89,6 +90,18 @@ func TestServeStoreFlag(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	t.Setenv("MANGLECP_CONFIRMATION_KEY", "a key shared by every replica")
+	// The store key authenticates stored macro-tools (issue 26 item 10):
+	// without one, with a short one, or with the confirmation key (which
+	// hosts hold), start-up fails before Redis is even dialled.
+	for _, key := range []string{"", "short", "a key shared by every replica"} {
+		t.Setenv("MANGLECP_STORE_KEY", key)
+		stderr := &lockedBuffer{}
+		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
+		if code == 0 || !strings.Contains(stderr.String(), "must share a store key") {
+			t.Errorf("store key %q: exit %d, stderr %s", key, code, stderr.String())
+		}
+	}
+	t.Setenv("MANGLECP_STORE_KEY", "another key shared by every replica")
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -87,6 +87,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if d.Close != nil {
 		defer func() { _ = d.Close() }()
 	}
+	if *config != "" {
+		if c, err := loadConfig(*config); err == nil { // already checked by configure
+			of.storeKey = c.StoreKey
+		}
+	}
 	// Before the local key file: with --store redis the key must be the
 	// configured one every replica shares.
 	ops, err := of.setupOps(ctx, opts, logger)

@@ -1,4 +1,4 @@
-// Package redis is a [manglecp.Store] in Redis or Valkey, so that several
+// Package redis is a [store.Store] in Redis or Valkey, so that several
 // replicas of a MangleCP server behind a load balancer share macro-tools
 // (evaluate on one, invoke on any), confirmation-token nonces (a token is
 // accepted once across all replicas) and per-identity rate limits.
@@ -9,6 +9,14 @@
 // operation is one round trip (a Lua script where it must be atomic). The
 // store needs a single Redis or Valkey node (or a primary with replicas),
 // not Redis Cluster: its scripts touch several keys.
+//
+// Replicas trust only the macro-tools they can authenticate: each is
+// stored sealed ([store.Seal]) under the key every replica shares
+// (Options.Key), bound to its Redis key, and a record that does not verify
+// (changed, planted, copied to another key, written under another key) is
+// refused: GetMacro fails with an error matching [store.ErrRejected],
+// which the server answers as macro_not_found and logs. Rate limits run on
+// Redis's clock (TIME), not on each replica's.
 package redis
 
 import (
@@ -21,7 +29,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/store"
 )
 
 // Options configure [New].
@@ -36,20 +44,30 @@ type Options struct {
 	// Timeout bounds one operation (dial, read, write); default 1 s, so a
 	// dead Redis is reported quickly instead of stalling requests.
 	Timeout time.Duration
+	// Key authenticates the stored macro-tools (HMAC-SHA256, see
+	// [store.Seal]): every replica of the deployment must have the same
+	// one, at least store.MinKeyBytes long; anyone who can write Redis
+	// without it cannot make a replica accept a record. Required.
+	Key []byte
 }
 
-// Store is the Redis implementation of [manglecp.Store].
+// Store is the Redis implementation of [store.Store].
 type Store struct {
 	c        *goredis.Client
 	prefix   string
 	maxBytes int64
+	key      []byte
 }
 
-var _ manglecp.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // New connects to Redis (it pings once and fails when Redis does not
-// answer, so start-up fails loudly on a wrong address).
+// answer, so start-up fails loudly on a wrong address). It fails without
+// a Key of at least store.MinKeyBytes.
 func New(ctx context.Context, o Options) (*Store, error) {
+	if len(o.Key) < store.MinKeyBytes {
+		return nil, fmt.Errorf("redis store: the key that authenticates stored macro-tools must be at least %d bytes, shared by every replica", store.MinKeyBytes)
+	}
 	ro, err := goredis.ParseURL(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis store: %w", err)
@@ -65,7 +83,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 64 << 20
 	}
-	s := &Store{c: goredis.NewClient(ro), prefix: o.Prefix, maxBytes: o.MaxBytes}
+	s := &Store{c: goredis.NewClient(ro), prefix: o.Prefix, maxBytes: o.MaxBytes, key: append([]byte(nil), o.Key...)}
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		_ = s.c.Close()
 		return nil, fmt.Errorf("redis store: %s does not answer: %w", redactedAddr(ro), err)
@@ -132,13 +150,17 @@ return v
 `)
 
 // takeScript is a GCRA token bucket: the key holds the theoretical arrival
-// time (ms). It returns 0 when allowed, else the ms to wait.
-// KEYS: bucket. ARGV: now ms, emission interval ms, burst.
+// time (ms). It returns 0 when allowed, else the ms to wait. The clock is
+// Redis's own (TIME), so replicas whose clocks differ share one bucket
+// correctly (Redis 5 and later replicate a script's effects, so reading
+// the clock in a script that writes is allowed).
+// KEYS: bucket. ARGV: emission interval ms, burst.
 var takeScript = goredis.NewScript(`
-local now = tonumber(ARGV[1])
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
 local allowAt = tat + interval - burst * interval
 if now < allowAt then return math.ceil(allowAt - now) end
@@ -147,13 +169,18 @@ redis.call('SET', KEYS[1], tostring(new), 'PX', math.ceil(new - now) + 1000)
 return 0
 `)
 
-// PutMacros stores definitions, one script call each, in one pipeline.
-func (s *Store) PutMacros(ctx context.Context, macros []manglecp.StoredMacro) error {
+// PutMacros stores definitions, sealed under the store's key for their
+// Redis keys, one script call each, in one pipeline.
+func (s *Store) PutMacros(ctx context.Context, macros []store.Macro) error {
+	sealed := make([][]byte, len(macros))
+	for i, m := range macros {
+		sealed[i] = store.Seal(s.key, s.macroKey(m.ID), m.Data)
+	}
 	pipe := s.c.Pipeline()
-	for _, m := range macros {
+	for i, m := range macros {
 		ttl := max(m.TTL.Milliseconds(), 1)
 		putScript.Run(ctx, pipe, s.putKeys(m.ID),
-			m.Data, ttl, 0, s.maxBytes, m.ID, s.prefix+"m:")
+			sealed[i], ttl, 0, s.maxBytes, m.ID, s.prefix+"m:")
 	}
 	_, err := pipe.Exec(ctx)
 	if isNoScript(err) { // scripts not loaded yet (new or flushed Redis): load and retry once
@@ -163,9 +190,9 @@ func (s *Store) PutMacros(ctx context.Context, macros []manglecp.StoredMacro) er
 			}
 		}
 		pipe = s.c.Pipeline()
-		for _, m := range macros {
+		for i, m := range macros {
 			putScript.EvalSha(ctx, pipe, s.putKeys(m.ID),
-				m.Data, max(m.TTL.Milliseconds(), 1), 0, s.maxBytes, m.ID, s.prefix+"m:")
+				sealed[i], max(m.TTL.Milliseconds(), 1), 0, s.maxBytes, m.ID, s.prefix+"m:")
 		}
 		_, err = pipe.Exec(ctx)
 	}
@@ -180,9 +207,12 @@ func isNoScript(err error) bool {
 	return err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
-// GetMacro returns the definition of id, or nil when absent.
+// GetMacro returns the definition of id, or nil when absent. A stored
+// value whose seal does not verify for this key fails with an error
+// matching [store.ErrRejected].
 func (s *Store) GetMacro(ctx context.Context, id string) ([]byte, error) {
-	v, err := getScript.Run(ctx, s.c, []string{s.macroKey(id), s.prefix + "lru", s.prefix + "tick"}, id).Result()
+	key := s.macroKey(id)
+	v, err := getScript.Run(ctx, s.c, []string{key, s.prefix + "lru", s.prefix + "tick"}, id).Result()
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
 	}
@@ -193,7 +223,7 @@ func (s *Store) GetMacro(ctx context.Context, id string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("redis store: unexpected reply %T", v)
 	}
-	return []byte(str), nil
+	return store.Open(s.key, key, []byte(str))
 }
 
 // UseNonce records nonce with SET NX for ttl.
@@ -205,8 +235,9 @@ func (s *Store) UseNonce(ctx context.Context, nonce string, ttl time.Duration) (
 	return err == nil, err
 }
 
-// Take applies the token bucket of key (GCRA) across all replicas.
-func (s *Store) Take(ctx context.Context, key string, limit manglecp.RateLimit, now time.Time) (time.Duration, error) {
+// Take applies the token bucket of key (GCRA) across all replicas, on
+// Redis's clock: now is not used.
+func (s *Store) Take(ctx context.Context, key string, limit store.RateLimit, _ time.Time) (time.Duration, error) {
 	if limit.PerSecond <= 0 {
 		return 0, nil
 	}
@@ -214,7 +245,7 @@ func (s *Store) Take(ctx context.Context, key string, limit manglecp.RateLimit, 
 	if math.IsInf(interval, 0) || math.IsNaN(interval) {
 		return 0, nil
 	}
-	ms, err := takeScript.Run(ctx, s.c, []string{s.prefix + "r:" + key}, now.UnixMilli(), interval, max(1, limit.Burst)).Int64()
+	ms, err := takeScript.Run(ctx, s.c, []string{s.prefix + "r:" + key}, interval, max(1, limit.Burst)).Int64()
 	if err != nil {
 		return 0, err
 	}

@@ -2,9 +2,12 @@ package redis_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os/exec"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/store"
 	redisstore "github.com/manglecp/manglecp/store/redis"
 )
 
@@ -92,17 +96,28 @@ var start = time.Date(2026, 2, 19, 14, 30, 10, 0, time.UTC)
 const (
 	aliceToken = "alice-token-0123456789"
 	bobToken   = "bob-token-0123456789ab"
+	olgaToken  = "olga-token-0123456789a"
 )
 
+// storeKey is the key the replicas of the tests share to authenticate
+// stored macro-tools.
+var storeKey = []byte("shared store key of the deployment")
+
 // replicas starts n servers of the browser domain that share one Redis,
-// the confirmation key and two identities, as a deployment behind a load
-// balancer would. Each has its own Redis client.
+// the confirmation key, the store key and two identities, as a deployment
+// behind a load balancer would. Each has its own Redis client.
 func replicas(t *testing.T, r *redisServer, n int, clk *clock) []*manglecp.Server {
 	t.Helper()
+	return replicasWith(t, r, n, clk, t.TempDir(), nil)
+}
+
+// replicasWith is replicas writing reports to reports and logging to log
+// (nil: discarded), with a third identity, olga, allowed only to diagnose.
+func replicasWith(t *testing.T, r *redisServer, n int, clk *clock, reports string, log io.Writer) []*manglecp.Server {
+	t.Helper()
 	var out []*manglecp.Server
-	reports := t.TempDir()
 	for range n {
-		st, err := redisstore.New(context.Background(), redisstore.Options{URL: r.url(), Timeout: 300 * time.Millisecond})
+		st, err := redisstore.New(context.Background(), redisstore.Options{URL: r.url(), Timeout: 300 * time.Millisecond, Key: storeKey})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +129,9 @@ func replicas(t *testing.T, r *redisServer, n int, clk *clock) []*manglecp.Serve
 			Identities: []manglecp.Identity{
 				{Name: "alice", Token: aliceToken, Permissions: []string{"*"}},
 				{Name: "bob", Token: bobToken, Permissions: []string{"*"}},
+				{Name: "olga", Token: olgaToken, Permissions: []string{"intent:diagnose_error"}},
 			},
+			Logger: slog.New(slog.NewTextHandler(cmp.Or(log, io.Discard), nil)),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -272,14 +289,14 @@ func TestStoreTTLAndBound(t *testing.T) {
 	ctx := context.Background()
 	var stores []*redisstore.Store
 	for range 3 {
-		st, err := redisstore.New(ctx, redisstore.Options{URL: r.url(), MaxBytes: 10_000})
+		st, err := redisstore.New(ctx, redisstore.Options{URL: r.url(), MaxBytes: 10_000, Key: storeKey})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
 		stores = append(stores, st)
 	}
-	if err := stores[0].PutMacros(ctx, []manglecp.StoredMacro{{ID: "short", Data: []byte("x"), TTL: 300 * time.Millisecond}}); err != nil {
+	if err := stores[0].PutMacros(ctx, []store.Macro{{ID: "short", Data: []byte("x"), TTL: 300 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := stores[1].GetMacro(ctx, "short"); err != nil || string(v) != "x" {
@@ -293,7 +310,7 @@ func TestStoreTTLAndBound(t *testing.T) {
 	}
 	blob := make([]byte, 3000)
 	for i := range 10 {
-		if err := stores[i%3].PutMacros(ctx, []manglecp.StoredMacro{{ID: fmt.Sprint("m", i), Data: blob, TTL: time.Minute}}); err != nil {
+		if err := stores[i%3].PutMacros(ctx, []store.Macro{{ID: fmt.Sprint("m", i), Data: blob, TTL: time.Minute}}); err != nil {
 			t.Fatal(err)
 		}
 		if i == 7 { // holds m5 m6 m7; touch m5: it becomes recently used and survives
@@ -319,7 +336,7 @@ func TestStoreTTLAndBound(t *testing.T) {
 		t.Errorf("replay on another client: %v %v", fresh, err)
 	}
 	// Rate limit: a burst of 2 at 1/s is shared by all clients.
-	lim := manglecp.RateLimit{PerSecond: 1, Burst: 2}
+	lim := store.RateLimit{PerSecond: 1, Burst: 2}
 	now := time.Now()
 	var waits []time.Duration
 	for i := range 3 {
@@ -387,7 +404,7 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	r := startRedis(t)
 	var rs []*manglecp.Server
 	for range 2 {
-		st, err := redisstore.New(context.Background(), redisstore.Options{URL: r.url()})
+		st, err := redisstore.New(context.Background(), redisstore.Options{URL: r.url(), Key: storeKey})
 		if err != nil {
 			t.Fatal(err)
 		}
