@@ -168,7 +168,23 @@ func TestEveryTargetIsHeldToTheAllowList(t *testing.T) {
 			if strings.Contains(obs.Title+obs.Text, secret) {
 				t.Errorf("page carries the blocked host's answer: %q %q", obs.Title, obs.Text)
 			}
-			t.Logf("console: %+v", obs.Console)
+			// The channels ran (the test cannot pass because a worker never
+			// started) and failed.
+			var all strings.Builder
+			for _, c := range obs.Console {
+				all.WriteString(c.Message + "\n")
+			}
+			for _, ran := range []string{"dedicated: fetch failed", "shared: fetch failed", "sw: fetch failed", "WebSocket connection to"} {
+				if !strings.Contains(all.String(), ran) {
+					t.Errorf("no %q in the console: %s", ran, all.String())
+				}
+			}
+			// The refusals are reported: the tab's own requests and the
+			// connections of its other targets that the gate refused.
+			if obs.BlockedTotal < 5 || len(obs.Blocked) == 0 {
+				t.Errorf("blocked %d: %v", obs.BlockedTotal, obs.Blocked)
+			}
+			t.Logf("blocked %d (%d popups closed); console: %+v", obs.BlockedTotal, obs.PopupsClosed, obs.Console)
 		})
 	}
 }
