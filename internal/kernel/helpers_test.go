@@ -43,7 +43,7 @@ const browserRules = "../../domains/browser/rules"
 var externals = map[string][]External{
 	browserRules: {{Name: "browser_allowed_host", Arity: 1}, {Name: "browser_available", Arity: 1},
 		{Name: "report_exists", Arity: 1}, {Name: "url_parts", Arity: 3}},
-	workspaceRules: {{Name: "entry", Arity: 2}, {Name: "root_count", Arity: 1}},
+	workspaceRules: {{Name: "entry", Arity: 2}, {Name: "root_count", Arity: 1}, {Name: "signed_edit", Arity: 4}},
 }
 
 // workspaceRules and ticketsRules are the workspace domain's and the
