@@ -1,0 +1,374 @@
+// Package gateway is a MangleCP domain built from upstream MCP servers:
+// each tool an upstream lists (package upstream supervises them) becomes a
+// MangleCP tool named UPSTREAM_TOOL, whose action validates the arguments
+// against the upstream's own input schema and calls it. The tool list
+// becomes server facts (upstream_tool, upstream_hint, tool_param, ...; see
+// rules/domain/gateway.mg), so rule packs (.mg, as for every domain)
+// declare the intents and decide which upstream tools each intent offers;
+// the gateway's own policy puts destructive tools behind confirmation
+// unless a pack waives it.
+//
+// Packs are embedded for the MCP filesystem server, Playwright MCP and the
+// "everything" reference server (packs/), chosen by the name an upstream
+// gives at initialization or by [Upstream.Pack]; [Config.Rules] replaces
+// them with a pack of one's own (manglecp adopt writes a start).
+//
+// Upstream failures become the domain's error codes (see [Codes]) with the
+// upstream's message bounded and stripped of stack traces and paths;
+// results are bounded by [Config.MaxResultBytes]. The manifest's
+// x-upstreams extension says which upstreams are up; the server is
+// degraded, naming the reason, while one is not, and the others keep
+// serving.
+package gateway
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"testing/fstest"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/upstream"
+)
+
+//go:embed rules packs
+var embedded embed.FS
+
+// ID is the domain id advertised in the manifest.
+const ID = "gateway"
+
+// DefaultMaxResultBytes bounds the text of one result.
+const DefaultMaxResultBytes = 32 << 10
+
+// Upstream configures one upstream and the pack that serves it.
+type Upstream struct {
+	upstream.Config
+	// Pack names the embedded pack for it ("filesystem", "playwright",
+	// "everything"); "" chooses by the server's name, "none" uses none.
+	// Ignored when Config.Rules is set.
+	Pack string
+}
+
+// Config configures the gateway.
+type Config struct {
+	Upstreams []Upstream
+	// Rules, when set, is the rule pack (domain/*.mg, policy/*.mg) used
+	// instead of the embedded ones; RulesName names it in errors.
+	Rules     fs.FS
+	RulesName string
+	// MaxResultBytes bounds the text of one result (default
+	// [DefaultMaxResultBytes]); longer text is cut and says so.
+	MaxResultBytes int
+	// Logger receives the upstreams' stderr and lifecycle.
+	Logger *slog.Logger
+}
+
+// Gateway is the running upstreams and the domain serving them.
+type Gateway struct {
+	cfg       Config
+	upstreams []*upstream.Upstream
+	entries   map[string]map[string]*entry // upstream -> tool -> entry
+	rules     fstest.MapFS
+
+	mu     sync.Mutex
+	report manglecp.HealthReport
+	status map[string]upstream.Status
+}
+
+// packByServer maps the serverInfo.name of known servers to their pack.
+var packByServer = map[string]string{
+	"secure-filesystem-server":   "filesystem",
+	"Playwright":                 "playwright",
+	"example-servers/everything": "everything",
+	"mcp-servers/everything":     "everything",
+}
+
+// Packs lists the embedded packs.
+func Packs() []string {
+	ents, _ := fs.ReadDir(embedded, "packs")
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// Open starts every upstream (at once, bounded by their connect timeout
+// and ctx) and builds the rules from their tool lists. An upstream that
+// does not start is served degraded, without its tools, and retried in
+// the background; Open fails only on a configuration error. Close the
+// gateway (or the domain's Close) to stop them.
+func Open(ctx context.Context, cfg Config) (*Gateway, error) {
+	if len(cfg.Upstreams) == 0 {
+		return nil, errors.New("gateway: no upstream configured")
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{cfg: cfg, entries: map[string]map[string]*entry{}, status: map[string]upstream.Status{}}
+	seen := map[string]bool{}
+	for _, uc := range cfg.Upstreams {
+		if seen[uc.Name] {
+			g.closeAll()
+			return nil, fmt.Errorf("gateway: upstream %s is configured twice", uc.Name)
+		}
+		seen[uc.Name] = true
+		if uc.Pack != "" && uc.Pack != "none" && !hasPack(uc.Pack) {
+			g.closeAll()
+			return nil, fmt.Errorf("gateway: upstream %s: no embedded pack %q (%s)", uc.Name, uc.Pack, strings.Join(Packs(), ", "))
+		}
+		c := uc.Config
+		if c.Logger == nil {
+			c.Logger = cfg.Logger
+		}
+		c.OnStatus = g.onStatus
+		u, err := upstream.New(c)
+		if err != nil {
+			g.closeAll()
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		g.upstreams = append(g.upstreams, u)
+	}
+	var wg sync.WaitGroup
+	for _, u := range g.upstreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := u.Start(ctx); err != nil {
+				cfg.Logger.Warn("upstream did not start; serving without its tools", "upstream", u.Name(), "error", err.Error())
+			}
+		}()
+	}
+	wg.Wait()
+	if err := g.buildRules(); err != nil {
+		g.closeAll()
+		return nil, err
+	}
+	return g, nil
+}
+
+func hasPack(name string) bool {
+	_, err := fs.Stat(embedded, "packs/"+name)
+	return err == nil && !strings.Contains(name, "/")
+}
+
+// buildRules assembles the gateway's rules, each upstream's catalogue and
+// the packs into one file system.
+func (g *Gateway) buildRules() error {
+	files := fstest.MapFS{}
+	if err := copyMG(files, embedded, "rules", "", ""); err != nil {
+		return err
+	}
+	packs := map[string]bool{}
+	for i, u := range g.upstreams {
+		tools := u.Tools()
+		if tools == nil {
+			continue // not started: no catalogue
+		}
+		pack := ""
+		if g.cfg.Rules == nil {
+			pack = g.cfg.Upstreams[i].Pack
+			if pack == "" {
+				pack = packByServer[u.ServerName()]
+			}
+			if pack == "none" {
+				pack = ""
+			}
+		}
+		entries, facts, skipped := catalogue(u.Name(), pack, tools)
+		for _, s := range skipped {
+			g.cfg.Logger.Warn("upstream tool left out", "upstream", u.Name(), "tool", s)
+		}
+		g.entries[u.Name()] = entries
+		files["domain/upstream_"+u.Name()+".mg"] = &fstest.MapFile{Data: []byte(facts), Mode: 0o444}
+		if pack != "" && !packs[pack] {
+			packs[pack] = true
+			if err := copyMG(files, embedded, "packs/"+pack, "pack_"+pack+"_", ""); err != nil {
+				return err
+			}
+		}
+	}
+	if g.cfg.Rules != nil {
+		if err := copyMG(files, g.cfg.Rules, ".", "rules_", g.cfg.RulesName); err != nil {
+			return err
+		}
+	}
+	g.rules = files
+	return nil
+}
+
+// copyMG copies domain/*.mg and policy/*.mg of src under dir into dst,
+// prefixing each file name.
+func copyMG(dst fstest.MapFS, src fs.FS, dir, prefix, name string) error {
+	for _, layer := range []string{"domain", "policy"} {
+		ents, err := fs.ReadDir(src, path.Join(dir, layer))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("gateway: rules %s: %w", name, err)
+		}
+		for _, e := range ents {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".mg") {
+				continue
+			}
+			data, err := fs.ReadFile(src, path.Join(dir, layer, e.Name()))
+			if err != nil {
+				return fmt.Errorf("gateway: rules %s: %w", name, err)
+			}
+			dst[layer+"/"+prefix+e.Name()] = &fstest.MapFile{Data: data, Mode: 0o444}
+		}
+	}
+	return nil
+}
+
+// Rules returns the assembled rules: the gateway's, the catalogues and
+// the packs.
+func (g *Gateway) Rules() fs.FS { return g.rules }
+
+// Upstreams returns the supervised upstreams.
+func (g *Gateway) Upstreams() []*upstream.Upstream { return g.upstreams }
+
+// Domain returns the MangleCP domain: its Close stops the upstreams.
+func (g *Gateway) Domain() manglecp.Domain {
+	actions := map[string]manglecp.ActionSpec{}
+	for _, u := range g.upstreams {
+		actions[u.Name()] = manglecp.ActionSpec{Run: g.action(u)}
+	}
+	return manglecp.Domain{
+		ID:          ID,
+		Description: "Upstream MCP servers under Mangle rules: " + strings.Join(g.names(), ", ") + ".",
+		Categories:  []string{"gateway"},
+		Rules:       g.rules,
+		RulesName:   "gateway",
+		Actions:     actions,
+		Codes:       Codes(),
+		Health:      g.setReport,
+		Close:       g.Close,
+	}
+}
+
+func (g *Gateway) names() []string {
+	var out []string
+	for _, u := range g.upstreams {
+		out = append(out, u.Name())
+	}
+	return out
+}
+
+// Close stops every upstream.
+func (g *Gateway) Close() error {
+	g.closeAll()
+	return nil
+}
+
+func (g *Gateway) closeAll() {
+	var wg sync.WaitGroup
+	for _, u := range g.upstreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = u.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// onStatus records an upstream's status and reports the gateway's health.
+func (g *Gateway) onStatus(st upstream.Status) {
+	g.mu.Lock()
+	g.status[st.Name] = st
+	report := g.report
+	value, degraded := g.healthLocked()
+	g.mu.Unlock()
+	if report != nil {
+		report("x-upstreams", value, degraded)
+	}
+}
+
+func (g *Gateway) setReport(r manglecp.HealthReport) {
+	g.mu.Lock()
+	g.report = r
+	for _, u := range g.upstreams {
+		if _, ok := g.status[u.Name()]; !ok {
+			g.status[u.Name()] = u.Status()
+		}
+	}
+	value, degraded := g.healthLocked()
+	g.mu.Unlock()
+	r("x-upstreams", value, degraded)
+}
+
+// healthLocked is the x-upstreams extension and the degraded reason: an
+// upstream that is neither up nor idle (lazy) degrades the server.
+func (g *Gateway) healthLocked() (map[string]any, string) {
+	value := map[string]any{}
+	var reasons []string
+	names := make([]string, 0, len(g.status))
+	for n := range g.status {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st := g.status[n]
+		value[n] = st
+		if st.State != "up" && st.State != "idle" {
+			reasons = append(reasons, fmt.Sprintf("upstream %s is %s: %s", n, st.State, st.Reason))
+		}
+	}
+	return value, strings.Join(reasons, "; ")
+}
+
+// Status returns every upstream's status, by name.
+func (g *Gateway) Status() map[string]upstream.Status {
+	out := map[string]upstream.Status{}
+	for _, u := range g.upstreams {
+		out[u.Name()] = u.Status()
+	}
+	return out
+}
+
+// action is the action running every tool of u.
+func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
+	entries := g.entries[u.Name()]
+	return func(ctx context.Context, call *manglecp.Call) (*manglecp.Outcome, error) {
+		e := entries[call.Tool]
+		if e == nil {
+			return nil, fail(CodeToolFailed, "the upstream did not list this tool at start", nil, "upstream %s has no tool %s", u.Name(), quote(call.Tool))
+		}
+		if errs := validate(e.schema, call.Args); len(errs) > 0 {
+			return nil, invalidArguments(e, errs)
+		}
+		start := time.Now()
+		res, err := u.Call(ctx, e.original, call.Args)
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		text, truncated, total := shape(res, g.cfg.MaxResultBytes)
+		if res.IsError {
+			return nil, fail(CodeToolFailed, "read the message, fix the arguments or the situation, and call again",
+				map[string]any{"upstream": u.Name(), "tool": e.original},
+				"%s failed: %s", e.original, upstream.Sanitize(text, upstream.MaxMessage))
+		}
+		out := &manglecp.Outcome{Result: map[string]any{"text": text}}
+		if truncated {
+			out.Result["truncated"] = true
+			out.Result["total_bytes"] = total
+		}
+		out.Events = append(out.Events, eventFor(e, time.Since(start)))
+		return out, nil
+	}
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", upstream.Truncate(s, 80)) }

@@ -1,0 +1,190 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+	"github.com/manglecp/manglecp/upstream"
+	"github.com/manglecp/manglecp/upstream/upstreamtest"
+)
+
+func TestMain(m *testing.M) {
+	upstreamtest.MainIfFake()
+	os.Exit(m.Run())
+}
+
+var maxTools int64 = 30
+
+var confirmKey = []byte("gateway-test-confirmation-key!!!")
+
+// fakePack offers every tool of upstream "fake" for one intent.
+var fakePack = fstest.MapFS{"domain/fake.mg": {Data: []byte(`
+decl_intent("use_fake", "Use the fake upstream.").
+mandatory_for_intent("use_fake", T) :- upstream_tool("fake", T, _).
+`)}}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// inMemory is an upstream named name served in process in mode.
+func inMemory(name, mode string) gateway.Upstream {
+	return gateway.Upstream{Config: upstream.Config{Name: name, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := upstreamtest.Server(mode).Connect(ctx, st, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ct, func() { _ = ss.Close() }, nil
+	}}}
+}
+
+// command is an upstream named name: the test binary as a fake over stdio.
+func command(t *testing.T, name, mode string) gateway.Upstream {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gateway.Upstream{Config: upstream.Config{Name: name, Command: []string{exe}, Env: []string{upstreamtest.EnvMode + "=" + mode},
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}
+}
+
+type fixture struct {
+	t    *testing.T
+	gw   *gateway.Gateway
+	srv  *manglecp.Server
+	sess *client.Session
+	logs *syncBuffer
+	hs   *httptest.Server
+}
+
+func newFixture(t *testing.T, cfg gateway.Config) *fixture {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	gw, err := gateway.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := manglecp.NewServer(gw.Domain(), &manglecp.Options{ConfirmationKey: confirmKey, Logger: cfg.Logger})
+	if err != nil {
+		_ = gw.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	t.Cleanup(hs.Close)
+	sess, err := client.Dial(context.Background(), hs.URL, &client.Options{MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return &fixture{t: t, gw: gw, srv: srv, sess: sess, logs: logs, hs: hs}
+}
+
+func (f *fixture) eval(intent string, facts ...protocol.Fact) map[string]protocol.MacroTool {
+	f.t.Helper()
+	resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{
+		Intent: protocol.Intent{Name: intent}, Facts: facts,
+		Constraints: &protocol.Constraints{MaxToolsReturned: &maxTools},
+		Options: &protocol.Options{DisclosurePreference: protocol.DisclosureFull},
+	})
+	if err != nil {
+		f.t.Fatalf("evaluate %s: %v", intent, err)
+	}
+	out := map[string]protocol.MacroTool{}
+	for _, m := range resp.MacroTools {
+		out[m.Name] = m
+	}
+	return out
+}
+
+// call evaluates intent, invokes tool with args and returns the answer or
+// the error.
+func (f *fixture) call(intent, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
+	f.t.Helper()
+	tools := f.eval(intent)
+	m, ok := tools[tool]
+	if !ok {
+		f.t.Fatalf("%s does not offer %s (offers %v)", intent, tool, keys(tools))
+	}
+	var opts []client.CallOption
+	if confirm {
+		opts = append(opts, client.WithConfirmation(confirmKey, time.Minute))
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	resp, err := f.sess.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: m.MacroID, Args: args}, opts...)
+	if err != nil {
+		ce, ok := err.(*client.Error)
+		if !ok {
+			f.t.Fatalf("invoke %s: %v", tool, err)
+		}
+		info, ok := f.srv.Registry().Lookup(ce.Code())
+		if !ok {
+			f.t.Fatalf("%s is not registered", ce.Code())
+		}
+		if ce.Status != info.HTTPStatus || ce.Payload.Recoverable != info.Recoverable {
+			f.t.Errorf("%s: status %d recoverable %v, registered %d %v", ce.Code(), ce.Status, ce.Payload.Recoverable, info.HTTPStatus, info.Recoverable)
+		}
+		return nil, ce
+	}
+	return resp, nil
+}
+
+func (f *fixture) ok(intent, tool string, args map[string]any, confirm bool) *protocol.InvokeResponse {
+	f.t.Helper()
+	resp, err := f.call(intent, tool, args, confirm)
+	if err != nil {
+		f.t.Fatalf("%s: %v (details %+v)", tool, err, err.Payload.Details)
+	}
+	return resp
+}
+
+func (f *fixture) fails(intent, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
+	f.t.Helper()
+	_, err := f.call(intent, tool, args, confirm)
+	if err == nil {
+		f.t.Fatalf("%s %v succeeded, want %s", tool, args, code)
+	}
+	if err.Code() != code {
+		f.t.Fatalf("%s %v: %s (%s), want %s", tool, args, err.Code(), err.Payload.Message, code)
+	}
+	return err.Payload
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

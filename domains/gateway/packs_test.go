@@ -1,0 +1,158 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/testenv"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/upstream"
+)
+
+// npmBin returns the path of an npm package's program installed by
+// scripts/deps (npm.sh into .cache/npm, npm_gateway.sh into
+// .cache/npm-gateway), or skips (fails under MANGLECP_TEST_REQUIRE=1).
+func npmBin(t *testing.T, cache, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", ".cache", cache, "node_modules", ".bin", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		testenv.Missing(t, name+" (scripts/deps/npm.sh, scripts/deps/npm_gateway.sh)")
+	}
+	testenv.LookPath(t, "node")
+	return p
+}
+
+func filesystemUpstream(t *testing.T, root string) gateway.Upstream {
+	return gateway.Upstream{Config: upstream.Config{Name: "fs", Command: []string{npmBin(t, "npm", "mcp-server-filesystem"), root}}}
+}
+
+func everythingUpstream(t *testing.T) gateway.Upstream {
+	return gateway.Upstream{Config: upstream.Config{Name: "ev", Command: []string{npmBin(t, "npm-gateway", "mcp-server-everything")}}}
+}
+
+func playwrightUpstream(t *testing.T) gateway.Upstream {
+	chromium := testenv.LookPath(t, "chromium", "chromium-browser")
+	dir := t.TempDir()
+	return gateway.Upstream{Config: upstream.Config{Name: "pw", Dir: dir, Command: []string{npmBin(t, "npm", "playwright-mcp"),
+		"--headless", "--no-sandbox", "--isolated", "--executable-path", chromium, "--output-dir", dir}}}
+}
+
+// TestFilesystemPack: the MCP filesystem server behind its embedded pack:
+// the intents offer the tools of their jobs, reads work, edits and moves
+// need confirmation and then change the files, read_file is never offered.
+func TestFilesystemPack(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
+	want := map[string][]string{
+		"explore_files":  {"fs_list_directory", "fs_search_files", "fs_directory_tree", "fs_get_file_info"},
+		"read_files":     {"fs_read_text_file", "fs_read_multiple_files"},
+		"edit_files":     {"fs_edit_file", "fs_write_file"},
+		"organize_files": {"fs_move_file", "fs_create_directory"},
+	}
+	for intent, tools := range want {
+		got := f.eval(intent)
+		for _, tool := range tools {
+			if _, ok := got[tool]; !ok {
+				t.Errorf("%s does not offer %s (offers %v)", intent, tool, keys(got))
+			}
+		}
+		if _, ok := got["fs_read_file"]; ok {
+			t.Errorf("%s offers the deprecated read_file", intent)
+		}
+		if len(got) > 5 {
+			t.Errorf("%s offers %d tools", intent, len(got))
+		}
+	}
+	path := filepath.Join(root, "notes.txt")
+	r := f.ok("read_files", "fs_read_text_file", map[string]any{"path": path}, false)
+	if r.Result["text"] != "hello\nworld\n" {
+		t.Errorf("read = %q", r.Result["text"])
+	}
+	edit := map[string]any{"path": path, "edits": []any{map[string]any{"oldText": "world", "newText": "gateway"}}}
+	f.fails("edit_files", "fs_edit_file", edit, false, protocol.CodeConfirmationRequired)
+	f.ok("edit_files", "fs_edit_file", edit, true)
+	if b, _ := os.ReadFile(path); string(b) != "hello\ngateway\n" {
+		t.Errorf("after the edit: %q", b)
+	}
+	f.fails("edit_files", "fs_edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"old": "x"}}}, true, gateway.CodeInvalidArguments)
+	f.ok("organize_files", "fs_move_file", map[string]any{"source": path, "destination": filepath.Join(root, "moved.txt")}, true)
+	if _, err := os.Stat(filepath.Join(root, "moved.txt")); err != nil {
+		t.Errorf("move: %v", err)
+	}
+	e := f.fails("read_files", "fs_read_text_file", map[string]any{"path": "/etc/passwd"}, false, gateway.CodeToolFailed)
+	if strings.Contains(e.Message, root) {
+		t.Errorf("the error shows the server's path %s: %s", root, e.Message)
+	}
+}
+
+// TestEverythingPack: every tool of the reference server is reachable
+// from one of the pack's intents; media is described, not passed on.
+func TestEverythingPack(t *testing.T) {
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{everythingUpstream(t)}})
+	reached := map[string]bool{}
+	for _, intent := range []string{"try_samples", "toggle_samples"} {
+		for name := range f.eval(intent) {
+			reached[name] = true
+		}
+	}
+	for _, u := range f.gw.Upstreams() {
+		for _, tool := range u.Tools() {
+			name := "ev_" + strings.ReplaceAll(tool.Name, "-", "_")
+			if !reached[name] {
+				t.Errorf("%s is reachable from no intent", name)
+			}
+		}
+	}
+	if r := f.ok("try_samples", "ev_echo", map[string]any{"message": "hi"}, false); !strings.Contains(fmt.Sprint(r.Result["text"]), "hi") {
+		t.Errorf("echo = %v", r.Result)
+	}
+	if r := f.ok("try_samples", "ev_get_tiny_image", nil, false); !strings.Contains(fmt.Sprint(r.Result["text"]), "[image image/png") {
+		t.Errorf("tiny image = %.200v", r.Result)
+	}
+	f.fails("try_samples", "ev_get_sum", map[string]any{"a": "one", "b": 2}, false, protocol.CodeSchemaValidationFailed)
+}
+
+// TestPlaywrightPack: Playwright MCP with Debian's chromium behind its
+// pack: navigate (confirmation waived), then the console through
+// inspect_page; running arbitrary code is never offered.
+func TestPlaywrightPack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><h1>Orders</h1><script>console.error("orders failed: 404")</script></body></html>`)
+	}))
+	defer page.Close()
+	up := playwrightUpstream(t)
+	up.ConnectTimeout = 60 * time.Second
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}})
+	for _, intent := range []string{"browse", "interact", "inspect_page"} {
+		if _, ok := f.eval(intent)["pw_browser_run_code_unsafe"]; ok {
+			t.Errorf("%s offers browser_run_code_unsafe", intent)
+		}
+	}
+	r := f.ok("browse", "pw_browser_navigate", map[string]any{"url": page.URL}, false)
+	if !strings.Contains(fmt.Sprint(r.Result["text"]), "Page URL: "+page.URL) {
+		t.Errorf("navigate = %.300v", r.Result)
+	}
+	r = f.ok("inspect_page", "pw_browser_console_messages", map[string]any{}, false)
+	if !strings.Contains(fmt.Sprint(r.Result["text"]), "orders failed: 404") {
+		t.Errorf("console = %.300v", r.Result)
+	}
+	if e := f.eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {
+		t.Errorf("browser_evaluate needs no confirmation")
+	}
+}
