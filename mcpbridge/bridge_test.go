@@ -121,8 +121,9 @@ func TestSessionFlow(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("trace_request: %s", text(res))
 			}
-			// The suggested intent is evaluated: its tools are listed.
-			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext observe:\n- trace_request(target*: string): The trace_request tool.\n- write_report(target*: string): The write_report tool. (asks the user)"; text(res) != want {
+			// The suggested intent is evaluated: its tools are listed, by
+			// name only when the model saw them exactly so before.
+			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext observe:\n- trace_request (as before)\n- write_report (as before)"; text(res) != want {
 				t.Errorf("answer %q, want %q", text(res), want)
 			}
 			got := fake.lastInvoke(t)

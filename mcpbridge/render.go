@@ -23,7 +23,8 @@ import (
 // selected, each once as a signature with its one-line description and
 // the rules' instructions, the skills they require, and the warnings that
 // change what the model should do.
-func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, dynamic, explain bool) *mcp.CallToolResult {
+func (ss *mcpSession) renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, explain bool) *mcp.CallToolResult {
+	dynamic := ss.dynamic
 	var b strings.Builder
 	switch len(entries) {
 	case 0:
@@ -35,7 +36,7 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 	}
 	for _, e := range entries {
 		b.WriteString("\n- ")
-		writeTool(&b, e)
+		ss.writeTool(&b, e)
 	}
 	if len(entries) > 0 {
 		if dynamic {
@@ -57,19 +58,37 @@ func renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*m
 }
 
 // writeTool writes one selected macro-tool: its signature, description,
-// whether the user is asked first, and the rules' instructions.
-func writeTool(b *strings.Builder, e *macroEntry) {
+// whether the user is asked first, and the rules' instructions. A tool
+// this session already showed the model exactly so (it is in the
+// conversation) is named only: "name (as before)".
+func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
+	line := toolLine(e)
+	ss.mu.Lock()
+	seen := ss.shown[e.name] == line
+	ss.shown[e.name] = line
+	ss.mu.Unlock()
+	if seen {
+		b.WriteString(e.name + " (as before)")
+		return
+	}
+	b.WriteString(line)
+}
+
+// toolLine is a selected macro-tool as the model reads it.
+func toolLine(e *macroEntry) string {
+	var b strings.Builder
 	t := &e.tool
 	b.WriteString(toolSignature(e.name, t.InputSchema))
 	if t.Description != "" {
-		fmt.Fprintf(b, ": %s", oneLine(t.Description))
+		fmt.Fprintf(&b, ": %s", oneLine(t.Description))
 	}
 	if t.Safety != nil && t.Safety.RequiresUserConfirmation {
 		b.WriteString(" (asks the user)")
 	}
 	if ci := t.ContextInjection; ci != nil && ci.Instructions != "" {
-		fmt.Fprintf(b, "\n  %s", oneLine(ci.Instructions))
+		fmt.Fprintf(&b, "\n  %s", oneLine(ci.Instructions))
 	}
+	return b.String()
 }
 
 // writeWarnings writes the warnings that change what the model should

@@ -139,7 +139,7 @@ func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, re
 		fmt.Fprintf(&b, "\nnext %s:", sug.Name)
 		for _, e := range entries {
 			b.WriteString("\n- ")
-			writeTool(&b, e)
+			ss.writeTool(&b, e)
 		}
 	}
 	if len(named) > 0 {
