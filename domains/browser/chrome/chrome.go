@@ -168,6 +168,7 @@ type Browser struct {
 	rootCancel context.CancelFunc
 	allocStop  context.CancelFunc
 	monitor    context.CancelFunc // stops the running browser's monitor
+	nowhere    *gate              // the default context's proxy: allows nothing
 	gen        uint64             // counts the browser processes started
 	failedAt   time.Time          // last failed start; retried after a pause
 	failure    string
@@ -327,16 +328,16 @@ func (b *Browser) CheckURL(raw string) (*url.URL, error) {
 // create sends its traffic through its own gate; the flags make the rest
 // of the browser (its default context) go nowhere, keep WebRTC off
 // non-proxied UDP, and limit V8's heap per isolate.
-func (b *Browser) launchOptions() []chromedp.ExecAllocatorOption {
+func (b *Browser) launchOptions(nowhere string) []chromedp.ExecAllocatorOption {
 	return append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(b.path),
 		chromedp.WindowSize(1280, 800),
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("hide-scrollbars", true),
-		// A proxy that refuses everything (a closed port): the default
-		// context's own requests never leave. Loopback too.
-		chromedp.ProxyServer("http://127.0.0.1:9"),
+		// A gate that allows nothing: the default context's own requests
+		// never leave. Loopback too.
+		chromedp.ProxyServer(nowhere),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
@@ -362,7 +363,18 @@ func (b *Browser) start() (context.Context, uint64, error) {
 	b.mu.Lock()
 	b.stopLocked() // a crashed browser: reap what is left
 	b.mu.Unlock()
-	allocCtx, allocStop := chromedp.NewExecAllocator(context.Background(), b.launchOptions()...)
+	b.mu.Lock()
+	if b.nowhere == nil {
+		g, err := openGate(&allowList{}, b.log)
+		if err != nil {
+			b.mu.Unlock()
+			return nil, 0, fmt.Errorf("starting Chromium: %w", err)
+		}
+		b.nowhere = g
+	}
+	nowhere := b.nowhere.URL()
+	b.mu.Unlock()
+	allocCtx, allocStop := chromedp.NewExecAllocator(context.Background(), b.launchOptions(nowhere)...)
 	root, rootCancel := chromedp.NewContext(allocCtx)
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(root) }()
@@ -436,6 +448,10 @@ func (b *Browser) Close() error {
 	if b.rootCancel != nil {
 		b.stopLocked()
 		b.log.Info("Chromium stopped")
+	}
+	if b.nowhere != nil {
+		b.nowhere.Close()
+		b.nowhere = nil
 	}
 	return nil
 }
