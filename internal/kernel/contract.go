@@ -57,6 +57,7 @@ type contractNames struct {
 	paramsOpen                 map[string]bool                  // tool -> a tool_param with a variable name
 	allParamsOpen, intentsOpen bool
 	predicates                 map[string]bool // every predicate defined, read, declared or in the profile
+	conflicts                  LoadErrors      // parameters declared with two constant types
 }
 
 // paramDecl is a tool_param clause with a constant tool and parameter.
@@ -142,8 +143,14 @@ func readContractNames(files []*sourceFile) *contractNames {
 					n.params[name] = map[string]*paramDecl{}
 				}
 				typ, _ := constString(args[2])
-				if prev := n.params[name][param]; prev == nil || (typ != "" && typ < prev.typ) {
-					n.params[name][param] = &paramDecl{typ: typ, file: f.name, line: f.clauseLine(i)}
+				here := &paramDecl{typ: typ, file: f.name, line: f.clauseLine(i)}
+				prev := n.params[name][param]
+				if prev != nil && typ != "" && prev.typ != "" && typ != prev.typ {
+					n.conflicts = append(n.conflicts, &LoadError{File: here.file, Line: here.line, Message: fmt.Sprintf(
+						"tool_param: parameter %q of tool %q is declared %s here and %s at %s:%d; a parameter has one type", param, name, typ, prev.typ, prev.file, prev.line)})
+				}
+				if prev == nil || (typ != "" && typ < prev.typ) {
+					n.params[name][param] = here
 				}
 			}
 		}
@@ -206,6 +213,7 @@ func checkContract(files []*sourceFile, externals []External) error {
 			}
 		}
 	})
+	errs = append(errs, names.conflicts...)
 	errs = append(errs, misspelledPredicates(files, contract, read)...)
 	errs = append(errs, checkInputSchemas(files, names)...)
 	if len(errs) > 0 {
