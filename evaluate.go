@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -385,7 +386,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	if setAside > 0 {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnOutputFactsIgnored,
-			Message: fmt.Sprintf("%d facts of output-only predicates (a state delta fed back) were accepted and not used: the server asserts or derives those itself", setAside),
+			Message: fmt.Sprintf("%s of output-only predicates (a state delta fed back) accepted and not used: the server asserts or derives those itself", plural.S(setAside, "fact")),
 			Details: map[string]any{"count": setAside}})
 	}
 	if !ev.knownIntent {

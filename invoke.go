@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -76,7 +77,7 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, fmt.Errorf("the input schema of tool %s (macro-tool %s) does not compile, a defect of the rules: %w", def.tool.Name, def.id, err)
 	}
 	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
-		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%d argument errors against the input_schema of %s", len(errs), def.tool.Name).
+		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%s against the input_schema of %s", plural.S(len(errs), "argument error"), def.tool.Name).
 			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
 	}
 	if def.tool.RequiresConfirmation && !autoConfirmed(callerFrom(ctx), def.tool.SideEffects) {
@@ -218,7 +219,7 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 	}
 	summary := out.Summary
 	if summary == "" {
-		summary = fmt.Sprintf("%s ran %d steps.", def.tool.Name, len(events))
+		summary = fmt.Sprintf("%s ran %s.", def.tool.Name, plural.S(len(events), "step"))
 	}
 	return &protocol.InvokeResponse{
 		Result:        result,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -40,7 +41,7 @@ func (a *actions) observeSummary(ctx context.Context, c *manglecp.Call) (*mangle
 				console["latest_error"] = latest
 			}
 			out.Result["console"] = console
-			return fmt.Sprintf("%d console events, %d errors", len(p.console), counts["error"]), nil
+			return plural.S(len(p.console), "console event") + ", " + plural.S(counts["error"], "error"), nil
 		})
 	} else {
 		out.Skip("read_console", "focus is "+focus)
@@ -56,13 +57,13 @@ func (a *actions) observeSummary(ctx context.Context, c *manglecp.Call) (*mangle
 				failed = append(failed, entry)
 			}
 			out.Result["network"] = map[string]any{"requests": len(p.requests), "responses": len(p.responses), "failed": failed}
-			return fmt.Sprintf("%d requests, %d failed", len(p.requests), len(failed)), nil
+			return fmt.Sprintf("%s, %d failed", plural.S(len(p.requests), "request"), len(failed)), nil
 		})
 	} else {
 		out.Skip("read_network", "focus is "+focus)
 	}
-	out.Summary = fmt.Sprintf("Observed %s: %d console events and %d network requests (%d failed).",
-		orUnknown(p.url()), len(p.console), len(p.requests), len(p.failed()))
+	out.Summary = fmt.Sprintf("Observed %s: %s and %s (%d failed).",
+		orUnknown(p.url()), plural.S(len(p.console), "console event"), plural.S(len(p.requests), "network request"), len(p.failed()))
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", p.url())}
 	return out, ctx.Err()
 }
@@ -121,7 +122,7 @@ func (a *actions) consoleErrors(ctx context.Context, c *manglecp.Call) (*manglec
 	if session != "" {
 		out.Result["session_id"] = session
 	}
-	out.Summary = fmt.Sprintf("Found %d console errors with %d distinct messages.", total, len(order))
+	out.Summary = fmt.Sprintf("Found %s with %s.", plural.S(total, "console error"), plural.S(len(order), "distinct message"))
 	return out, ctx.Err()
 }
 
@@ -199,7 +200,7 @@ func (a *actions) causalChain(ctx context.Context, c *manglecp.Call) (*manglecp.
 		if err != nil {
 			return err.Error(), err
 		}
-		return fmt.Sprintf("matched %d console errors to %s", ch.errors, requestID), nil
+		return fmt.Sprintf("matched %s to %s", plural.S(ch.errors, "console error"), requestID), nil
 	}); err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func (a *actions) causalChain(ctx context.Context, c *manglecp.Call) (*manglecp.
 	out.Assert = []protocol.Fact{diagnosed}
 	out.Retract = []protocol.Fact{protocol.NewFact("diagnosed_error", requestID, nil)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", p.url())}
-	out.Summary = fmt.Sprintf("Traced %s to %d console errors. Root cause: %s.", requestID, ch.errors, ch.rootCause)
+	out.Summary = fmt.Sprintf("Traced %s to %s. Root cause: %s.", requestID, plural.S(ch.errors, "console error"), ch.rootCause)
 	return out, ctx.Err()
 }
 
@@ -236,7 +237,7 @@ func (a *actions) writeReport(ctx context.Context, c *manglecp.Call) (*manglecp.
 		if err != nil {
 			return err.Error(), err
 		}
-		return fmt.Sprintf("%d steps", len(ch.steps)), nil
+		return plural.S(len(ch.steps), "step"), nil
 	}); err != nil {
 		return nil, err
 	}
@@ -335,7 +336,7 @@ func (a *actions) automationPlan(ctx context.Context, c *manglecp.Call) (*mangle
 		case action != "fill" && value != "":
 			problems = append(problems, action+" takes no value")
 		}
-		return fmt.Sprintf("%d problems", len(problems)), nil
+		return plural.S(len(problems), "problem"), nil
 	})
 	plan := []any{}
 	if len(problems) == 0 {
@@ -351,7 +352,7 @@ func (a *actions) automationPlan(ctx context.Context, c *manglecp.Call) (*mangle
 	}
 	out.Result = map[string]any{"valid": len(problems) == 0, "problems": problems, "plan": plan, "goals": p.goals}
 	if len(problems) == 0 {
-		out.Summary = fmt.Sprintf("Planned a validated %s on %s in %d steps.", action, target, len(plan))
+		out.Summary = fmt.Sprintf("Planned a validated %s on %s in %s.", action, target, plural.S(len(plan), "step"))
 	} else {
 		out.Summary = fmt.Sprintf("The %s on %s is not valid: %s.", action, target, strings.Join(problems, "; "))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -214,11 +215,11 @@ func pageResult(obs *chrome.Observation) (map[string]any, string) {
 			res["kept"] = strings.Join(cut, "; ")
 		}
 	}
-	sum := fmt.Sprintf("%s (HTTP %d, %q): %d requests", obs.URL, obs.Status, obs.Title, len(obs.Requests))
+	sum := fmt.Sprintf("%s (HTTP %d, %q): %s", obs.URL, obs.Status, obs.Title, plural.S(len(obs.Requests), "request"))
 	if len(failedText) > 0 {
 		sum += fmt.Sprintf(" (%d failed: %s)", len(failedText), strings.Join(first(failedText, 3), ", "))
 	}
-	sum += fmt.Sprintf(", %d console errors, %d interactive elements.", errs, len(obs.Elements))
+	sum += fmt.Sprintf(", %s, %s.", plural.S(errs, "console error"), plural.S(len(obs.Elements), "interactive element"))
 	if len(cut) > 0 {
 		sum += " Kept the " + strings.Join(cut, "; ") + "."
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/internal/factcodec"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -192,7 +193,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if rep.OK {
 			fmt.Fprintf(stdout, "ok: %d rules, %d intents (%s), %d predicates\n", rep.Rules, len(rep.Intents), strings.Join(rep.Intents, ", "), rep.Predicates)
 		} else {
-			fmt.Fprintf(stdout, "%d errors\n", len(rep.Errors))
+			fmt.Fprintln(stdout, plural.S(len(rep.Errors), "error"))
 		}
 	}
 	if !rep.OK {
