@@ -836,9 +836,16 @@ func (s *Server) errorEnvelope(id, logID string, err error) *protocol.Envelope {
 			return protocol.ErrorEnvelope(id, internalError(id, logID))
 		}
 		var ke *kernel.Error
-		if errors.As(err, &ke) && ke.Cause != nil {
+		switch {
+		case errors.As(err, &ke) && ke.Cause != nil:
 			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "cause", ke.Cause.Error())
-		} else if s.registry.HTTPStatus(pe.Code) >= 500 {
+		case pe.Code == protocol.CodeServerNotReady:
+			// Refused while booting or draining: the server works as meant.
+			s.log.Info("request refused: the server is not ready", "request_id", id, "log_id", logID, "error", err.Error())
+		case s.registry.HTTPStatus(pe.Code) >= 500 && s.registry.Recoverable(pe.Code):
+			// A condition the client retries (a timeout): not a defect.
+			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
+		case s.registry.HTTPStatus(pe.Code) >= 500:
 			s.log.Error("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
 		}
 		return s.registry.ErrorEnvelope(id, pe)
