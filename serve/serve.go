@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -62,7 +63,8 @@ type Options struct {
 	Grace time.Duration
 	// MaxConnsPerIP bounds the connections one client IP may hold open at
 	// once; more are closed when accepted. Default
-	// [transport.DefaultMaxConnsPerIP]; negative means no bound.
+	// [transport.DefaultMaxConnsPerIP]; negative means no bound. The
+	// connections of HTTP.TrustedProxies are not counted.
 	MaxConnsPerIP int
 	// AllowedHosts are Host names answered besides the loopback names
 	// (localhost, 127.0.0.1, ::1) when the listener is on a loopback
@@ -191,7 +193,11 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	o := opts.withDefaults()
 	log := o.logger()
 	if o.MaxConnsPerIP > 0 {
-		ln = transport.LimitListener(ln, o.MaxConnsPerIP)
+		var proxies []netip.Prefix // their connections carry many clients: uncounted
+		if o.HTTP != nil {
+			proxies = o.HTTP.TrustedProxies
+		}
+		ln = transport.LimitListenerExempting(ln, o.MaxConnsPerIP, proxies)
 	}
 	ho := o.httpOptions(ln.Addr())
 	sw := newSwitch(manglecp.NewBooting(d, o.Server))

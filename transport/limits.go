@@ -190,17 +190,46 @@ func (d *Drain) Wait(ctx context.Context) error {
 // accepted (perIP <= 0 means DefaultMaxConnsPerIP). It bounds what one
 // peer can hold open: sessions, slow bodies, unread answers.
 func LimitListener(ln net.Listener, perIP int) net.Listener {
+	return LimitListenerExempting(ln, perIP, nil)
+}
+
+// LimitListenerExempting is [LimitListener] that does not count
+// connections from the exempt prefixes: the trusted reverse proxies
+// ([HTTPOptions.TrustedProxies]), whose connections carry every client
+// behind them, so a per-IP limit on them would be one limit for everyone.
+// The proxy bounds its own connections; the byte budgets still bound what
+// they hold.
+func LimitListenerExempting(ln net.Listener, perIP int, exempt []netip.Prefix) net.Listener {
 	if perIP <= 0 {
 		perIP = DefaultMaxConnsPerIP
 	}
-	return &limitListener{Listener: ln, perIP: perIP, open: map[string]int{}}
+	return &limitListener{Listener: ln, perIP: perIP, exempt: exempt, open: map[string]int{}}
 }
 
 type limitListener struct {
 	net.Listener
-	perIP int
-	mu    sync.Mutex
-	open  map[string]int
+	perIP  int
+	exempt []netip.Prefix
+	mu     sync.Mutex
+	open   map[string]int
+}
+
+// exempted reports whether a's connections go uncounted.
+func (l *limitListener) exempted(a net.Addr) bool {
+	if len(l.exempt) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := ap.Addr().Unmap().WithZone("")
+	for _, p := range l.exempt {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Accept returns the next connection whose IP is under its limit.
@@ -209,6 +238,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.exempted(c.RemoteAddr()) {
+			return c, nil
 		}
 		ip := remoteIP(c.RemoteAddr())
 		l.mu.Lock()

@@ -3,6 +3,7 @@ package transport
 import (
 	"net"
 	"testing"
+	"time"
 )
 
 // TestRemoteIPPerPrefix: the per-IP connection limit counts IPv4 callers by
@@ -24,5 +25,61 @@ func TestRemoteIPPerPrefix(t *testing.T) {
 		if got := remoteIP(tt.addr); got != tt.want {
 			t.Errorf("remoteIP(%v) = %q, want %q", tt.addr, got, tt.want)
 		}
+	}
+}
+
+// TestLimitListenerExemptsTrustedProxies: connections from a trusted
+// proxy carry every client behind it and are not counted; others are.
+func TestLimitListenerExemptsTrustedProxies(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, _ := ParseTrustedProxies([]string{"127.0.0.1"})
+	ln := LimitListenerExempting(inner, 1, trusted)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func(from string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Skipf("cannot dial from %s here: %v", from, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	wantAccepted := func(n int) {
+		t.Helper()
+		for i := range n {
+			select {
+			case c := <-accepted:
+				t.Cleanup(func() { c.Close() }) // held open: it counts
+			case <-time.After(3 * time.Second):
+				t.Fatalf("connection %d of %d not accepted", i+1, n)
+			}
+		}
+	}
+	for range 3 {
+		dial("127.0.0.1") // the proxy: beyond the limit of 1
+	}
+	wantAccepted(3)
+	dial("127.0.0.2")
+	wantAccepted(1)
+	dial("127.0.0.2") // a client's second connection: closed on accept
+	select {
+	case c := <-accepted:
+		c.Close()
+		t.Fatal("a client's second connection was accepted with a limit of 1")
+	case <-time.After(200 * time.Millisecond):
 	}
 }

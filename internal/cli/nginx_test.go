@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -121,7 +123,7 @@ func TestNginxTrustedProxy(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", upstream, "--auth-token", token, "--browser-path", "none",
-			"--trusted-proxies", "127.0.0.1/32"}, nil, io.Discard, stderr)
+			"--trusted-proxies", "127.0.0.1/32", "--max-conns-per-ip", "2"}, nil, io.Discard, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -199,6 +201,23 @@ func TestNginxTrustedProxy(t *testing.T) {
 	if st, b := call(other, "another-wrong-key-0123456789", ""); st != http.StatusUnauthorized {
 		t.Errorf("a third client's wrong key: %d %s, want 401 auth_invalid (the attacker's limit is its own)", st, b)
 	}
+	// Each WebSocket session holds one connection from nginx: beyond
+	// --max-conns-per-ip (2 here), which does not count a trusted proxy's.
+	wsCtx, wsCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wsCancel()
+	for i := range 4 {
+		c, resp, err := websocket.Dial(wsCtx, "ws"+strings.TrimPrefix(base, "http")+"/manglecp/ws", &websocket.DialOptions{
+			HTTPClient: user, HTTPHeader: http.Header{"X-Manglecp-Api-Key": {token}}})
+		if err != nil {
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			t.Fatalf("WebSocket session %d through nginx: %v (status %d)", i+1, err, status)
+		}
+		defer c.CloseNow()
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("correct-token calls: %d of 20 succeeded; attacker's answers by status: %v", ok, statuses)
