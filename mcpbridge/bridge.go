@@ -20,14 +20,13 @@ type Mode string
 
 // The modes of [Options.Mode].
 const (
-	// ModeAuto decides per MCP session. A host on MCP 2026-07-28 or later
-	// says whether it follows tools/list_changed (it subscribes to tool
-	// list changes, or does not): dynamic if it does, meta if not. A host on
-	// an earlier MCP version cannot say, so it gets both: the macro-tools
-	// as MCP tools and the invoke_macro_tool meta-tool.
+	// ModeAuto is the default, the same as ModeMeta: the tool list never
+	// changes, for every host and MCP version.
 	ModeAuto Mode = "auto"
-	// ModeDynamic registers each evaluation's macro-tools as MCP tools and
-	// sends notifications/tools/list_changed; there is no meta-tool.
+	// ModeDynamic (opt-in) registers each evaluation's macro-tools as MCP
+	// tools and sends notifications/tools/list_changed; there is no
+	// meta-tool. Every change voids a host's prompt cache, and MCP
+	// 2026-07-28 forbids it: a host asking for that version is refused.
 	ModeDynamic Mode = "dynamic"
 	// ModeMeta never changes the tool list: the macro-tools are described
 	// in the intent tool's result and called through invoke_macro_tool.
@@ -61,8 +60,8 @@ const MaxPerIntentTools = 3
 // IntentToolName is the one intent tool of [IntentToolsSingle].
 const IntentToolName = "evaluate_intent"
 
-// MetaToolName is the name of the meta-tool of [ModeMeta] (and of
-// [ModeAuto] for hosts that cannot say whether they follow list_changed).
+// MetaToolName is the fixed tool through which the model calls the
+// selected macro-tools ([ModeAuto], [ModeMeta]).
 const MetaToolName = "invoke_macro_tool"
 
 // Dialer opens a session to the MangleCP server the bridge serves, for

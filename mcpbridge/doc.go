@@ -1,13 +1,22 @@
-// Package mcpbridge makes any MangleCP server an MCP server: MCP hosts
+// Package mcpbridge makes any MangleCP server an MCP server for hosts
 // (Claude Desktop, Cursor, the MCP Inspector, any client of the MCP SDKs)
-// see one small tool per intent of the server's manifest (or, past
-// MaxPerIntentTools intents, one evaluate_intent tool whose intent
-// argument names them: [Options.IntentTools]), call it with facts about
-// their situation, and get back the few macro-tools the
-// server's rules selected, which the bridge then registers as MCP tools
-// (notifications/tools/list_changed). Calling one invokes it on the
-// server; the bridge keeps the working state (the state deltas) and sends
-// it with later evaluations. docs/mcp.md describes the mapping.
+// in as few model tokens as a whole job allows. Hosts see one small tool
+// per intent of the server's manifest (or, past MaxPerIntentTools
+// intents, one evaluate_intent tool whose intent argument names them:
+// [Options.IntentTools]) and invoke_macro_tool, a tool list that never
+// changes as a side effect of a call, for every host and MCP version. A
+// model calls an intent tool with facts about its situation; the answer
+// describes the few macro-tools the server's rules selected, once, as
+// short signatures; the model calls one through invoke_macro_tool, which
+// the bridge checks against the tool's full input schema and invokes on
+// the server. Answers are one text item without bookkeeping; the bridge
+// keeps the macro_ids and the working state (the state deltas, resource
+// manglecp://state) and sends it with later evaluations. A macro-tool's
+// answer carries the selection of the intents it suggests next, a tool the
+// selection lacks is reached in the same call, and a tool the rules fully
+// decided runs at once. [ModeDynamic] (opt-in, refused on MCP 2026-07-28)
+// registers the selected macro-tools as MCP tools instead.
+// docs/mcp.md describes the mapping; docs/TOKENS.md what a job costs.
 //
 // The bridge speaks MangleCP through package client only: it never links
 // the Mangle engine, so it bridges to any MangleCP server, remote (HTTP,
@@ -22,9 +31,9 @@
 //
 // Safety: macro-tool annotations come from the safety block; a macro-tool
 // that requires confirmation runs only after the user accepted through MCP
-// elicitation, and the bridge signs the confirmation token only then. A
-// host without elicitation gets an error result; the bridge never
-// confirms on its own.
+// elicitation, asked with the tool, its side effects and its arguments,
+// and the bridge signs the confirmation token only then. A host without
+// elicitation gets an error result; the bridge never confirms on its own.
 //
 // Errors: every failure reaches the host as a tool result with isError and
 // structuredContent {code, message, recoverable, retry_after_ms, details}

@@ -55,7 +55,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fl.IntVar(&lim.MaxTools, "max-tools", mcpbridge.DefaultMaxTools, "the most macro-tools accepted in one evaluation's answer")
 	fl.IntVar(&lim.MaxDescriptionBytes, "max-description-bytes", mcpbridge.DefaultMaxDescriptionBytes, "the longest description (domain, intent, predicate, macro-tool) accepted from TARGET")
 	fl.IntVar(&lim.MaxSchemaBytes, "max-schema-bytes", mcpbridge.DefaultMaxSchemaBytes, "the largest macro-tool input schema accepted from TARGET, in bytes of JSON")
-	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto, dynamic (tools/list_changed) or meta (one invoke_macro_tool)")
+	mode := fl.String("tools", "auto", "how macro-tools reach the host: auto or meta (a tool list that never changes; the model calls them through invoke_macro_tool) or dynamic (opt-in: they join the tool list, tools/list_changed; refused on MCP 2026-07-28)")
 	intentTools := fl.String("intent-tools", "auto", "how intents reach the host: per-intent (one tool each), single (one "+mcpbridge.IntentToolName+" tool with an intent argument) or auto (per-intent up to "+fmt.Sprint(mcpbridge.MaxPerIntentTools)+" intents, single beyond)")
 	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
 	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
