@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,5 +80,39 @@ func TestUnknownRecordVersionIsNotFound(t *testing.T) {
 	// The evaluating server keeps its decoded definition: no store read.
 	if r := a.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "i2", inv), nil); r.env.Type != protocol.TypeInvokeResponse {
 		t.Errorf("the evaluating server: %s", r.raw)
+	}
+}
+
+// countingStore counts the definitions read from the store it wraps.
+type countingStore struct {
+	manglecp.Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) GetMacro(ctx context.Context, id string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.GetMacro(ctx, id)
+}
+
+// TestDecodedCacheInFrontOfStore: whatever the store, a server keeps the
+// definitions it evaluated or decoded: the evaluating server invokes
+// without reading the store, another reads it once, then not again.
+func TestDecodedCacheInFrontOfStore(t *testing.T) {
+	st := &countingStore{Store: manglecp.NewMemoryStore(0)}
+	mut := func(o *manglecp.Options) { o.Store = st }
+	a, b := newHarness(t, nil, mut), newHarness(t, nil, mut)
+	resp := a.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, "e", diagnoseRequest()), nil).intentResponse(t)
+	inv := map[string]any{"macro_id": tool(t, resp, "diagnose_causal_chain").MacroID, "args": map[string]any{"request_id": "r42"}}
+	for i, c := range []struct {
+		h     *harness
+		reads int64
+	}{{a, 0}, {a, 0}, {b, 1}, {b, 1}} {
+		c.h.post("/manglecp/invoke", envelope(t, protocol.TypeInvokeRequest, "i", inv), nil).invokeResponse(t)
+		if n := st.gets.Load(); n != c.reads {
+			t.Errorf("invoke %d: %d store reads, want %d", i, n, c.reads)
+		}
+	}
+	if entries, bytes := b.srv.CacheStats(); entries != 1 || bytes <= 0 {
+		t.Errorf("the other server keeps %d definitions (%d bytes), want the one it decoded", entries, bytes)
 	}
 }
