@@ -45,17 +45,79 @@ const consoleGuardJS = `(() => {
   Object.defineProperty(globalThis, name, {value: () => Math.max(0, n - max)});
 })()`
 
-// tab is one isolated page: a tab in a browser context of its own whose
-// every target reaches the network only through its gate, with downloads
-// denied, dialogs dismissed, other pages of the context (popups) closed,
-// and the tab's own requests to hosts not allowed failed before they are
-// sent. It is the reusable unit of isolation: anything that makes a
-// browser context for pages opens it with [Browser.openTab] and ends it
-// with [tab.close], which never leaves the browser's event routing
-// blocked, however many events the page still sends.
-type tab struct {
+// isolated is a browser context held to the allow-list: every target of
+// it (tabs, their frames, popups, workers, service workers) reaches the
+// network only through the context's gate, and downloads are denied. It
+// is the reusable unit of isolation: today each [Browser.Run] makes one
+// with one tab; a context that lives longer (a browser session with
+// several tabs) is made the same way and gets its tabs from
+// [isolated.openTab]. Pages of the context that none of its tabs is
+// (popups) are closed.
+type isolated struct {
 	b    *Browser
+	root context.Context // the browser's chromedp context
 	gate *gate
+	id   cdp.BrowserContextID
+
+	mu   sync.Mutex
+	tabs map[target.ID]bool // the context's own tabs
+}
+
+// newIsolated creates an isolated browser context under root, the
+// browser's chromedp context. ctx bounds the creation.
+func (b *Browser) newIsolated(ctx, root context.Context) (*isolated, error) {
+	g, err := openGate(b.allow, b.log)
+	if err != nil {
+		return nil, err
+	}
+	cctx, done := context.WithCancel(root)
+	defer done()
+	stop := context.AfterFunc(ctx, done)
+	defer stop()
+	res, err := chromedp.CallBrowser(cctx, target.CreateBrowserContext, target.CreateBrowserContextParams{
+		// Every target of the context connects through the gate, loopback
+		// included (Chromium bypasses proxies for loopback unless told).
+		ProxyServer:     g.URL(),
+		ProxyBypassList: "<-loopback>",
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	c := &isolated{b: b, root: root, gate: g, id: res.BrowserContextID, tabs: map[target.ID]bool{}}
+	if _, err := chromedp.CallBrowser(cctx, browser.SetDownloadBehavior,
+		browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: c.id}); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// own reports whether id is one of the context's tabs.
+func (c *isolated) own(id target.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tabs[id]
+}
+
+// close disposes of the browser context (closing what is left in it) and
+// stops its gate. Close its tabs first (tab.close).
+func (c *isolated) close() {
+	ctx, done := context.WithTimeout(c.root, closeWait)
+	defer done()
+	_, _ = chromedp.CallBrowser(ctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: c.id})
+	c.gate.Close()
+}
+
+// tab is one page of an isolated context, with dialogs dismissed, other
+// pages of the context (popups) closed, and the tab's own requests to
+// hosts not allowed failed before they are sent (the gate holds anyway).
+// Its events go to a collector. End it with [tab.close], which never
+// leaves the browser's event routing blocked, however many events the
+// page still sends.
+type tab struct {
+	b  *Browser
+	in *isolated
 	// ctx is the chromedp context of the tab: its event loop runs until
 	// close, so events keep being consumed. cancel ends it.
 	ctx    context.Context
@@ -67,7 +129,6 @@ type tab struct {
 	stopWith func() bool
 
 	targetID target.ID
-	bctx     cdp.BrowserContextID
 
 	helpers   sync.WaitGroup // goroutines answering paused requests, dialogs, popups
 	helpersMu sync.Mutex
@@ -77,41 +138,33 @@ type tab struct {
 	crashed   atomic.Bool
 }
 
-// openTab creates an isolated tab under root, the browser's chromedp
-// context; events go to col. ctx bounds the creation and the tab's
-// actions (tab.op).
-func (b *Browser) openTab(ctx, root context.Context, col *collector) (*tab, error) {
-	g, err := openGate(b.allow, b.log)
-	if err != nil {
-		return nil, err
-	}
-	tctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-		// Every target of the context connects through the gate, loopback
-		// included (Chromium bypasses proxies for loopback unless told).
-		p.ProxyServer = g.URL()
-		p.ProxyBypassList = "<-loopback>"
-	}))
-	t := &tab{b: b, gate: g, ctx: tctx, cancel: cancel}
+// openTab creates a tab in the context; events go to col. ctx bounds the
+// creation and the tab's actions (tab.op).
+func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
+	b := c.b
+	tctx, cancel := chromedp.NewContext(c.root, chromedp.WithExistingBrowserContext(c.id))
+	t := &tab{b: b, in: c, ctx: tctx, cancel: cancel}
 	// The first Run attaches the target; its event loop lives on tctx, so
 	// tctx (not ctx) is what it runs with.
 	created := make(chan error, 1)
 	go func() { created <- chromedp.Do(tctx) }()
+	var err error
 	select {
 	case err = <-created:
 	case <-ctx.Done():
 		err = ctx.Err()
 		cancel()
 		<-created
-		g.Close()
 		return nil, err
 	}
 	if err != nil {
 		cancel()
-		g.Close()
 		return nil, err
 	}
-	c := chromedp.FromContext(tctx)
-	t.targetID, t.bctx = c.Target.TargetID, c.BrowserContextID
+	t.targetID = chromedp.FromContext(tctx).Target.TargetID
+	c.mu.Lock()
+	c.tabs[t.targetID] = true
+	c.mu.Unlock()
 	t.op, t.stopOp = context.WithCancel(tctx)
 	t.stopWith = context.AfterFunc(ctx, t.stopOp)
 	col.onFlood = func() {
@@ -146,12 +199,6 @@ func (b *Browser) openTab(ctx, root context.Context, col *collector) (*tab, erro
 	if _, err := chromedp.Call(t.op, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 		Source: fmt.Sprintf(consoleGuardJS, floodFactor*b.cfg.MaxConsole, col.guard)}); err != nil {
 		return fail(err)
-	}
-	if t.bctx != "" {
-		if _, err := chromedp.CallBrowser(t.op, browser.SetDownloadBehavior,
-			browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: t.bctx}); err != nil {
-			return fail(err)
-		}
 	}
 	if _, err := chromedp.Call(t.op, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return fail(err)
@@ -194,7 +241,7 @@ func (t *tab) event(ev any, col *collector) {
 	case *target.EventTargetCreated:
 		// Another page of this browser context (a popup, or a page a popup
 		// opened): closed. Its connections went through the gate anyway.
-		if i := e.TargetInfo; i != nil && i.Type == "page" && i.BrowserContextID == t.bctx && i.TargetID != t.targetID {
+		if i := e.TargetInfo; i != nil && i.Type == "page" && i.BrowserContextID == t.in.id && !t.in.own(i.TargetID) {
 			t.popups.Add(1)
 			id := i.TargetID
 			t.async(func() { _, _ = chromedp.CallBrowser(t.op, target.CloseTarget, target.CloseTargetParams{TargetID: id}) })
@@ -241,5 +288,7 @@ func (t *tab) close() {
 		t.b.checkSoon()
 	}
 	t.cancel()
-	t.gate.Close()
+	t.in.mu.Lock()
+	delete(t.in.tabs, t.targetID)
+	t.in.mu.Unlock()
 }

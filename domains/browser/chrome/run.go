@@ -350,7 +350,7 @@ func argsText(args []*runtime.RemoteObject) string {
 	return strings.Join(parts, " ")
 }
 
-// Run performs a task in a fresh, isolated browser context (see tab) and
+// Run performs a task in a fresh, isolated browser context (see isolated) and
 // returns what it saw. It waits for a page slot first (a [BusyError] when
 // none frees in time). It returns when the task is done, ctx ends or
 // MaxLoadTime passes; the tab and its browser context are closed before
@@ -379,7 +379,12 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 
 	col := newCollector(&b.cfg)
 	obs := &Observation{Session: fmt.Sprintf("tab%d", b.tabs.Add(1))}
-	tb, err := b.openTab(ctx, root, col)
+	ic, err := b.newIsolated(ctx, root)
+	if err != nil {
+		return nil, b.runError(ctx, gen, err)
+	}
+	defer ic.close()
+	tb, err := ic.openTab(ctx, col)
 	if err != nil {
 		return nil, b.runError(ctx, gen, err)
 	}
@@ -394,7 +399,7 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 		obs.Requests = append(obs.Requests, *r)
 	}
 	obs.Blocked = append([]string(nil), col.blocked...)
-	gateBlocked, gateRefused := tb.gate.Blocked()
+	gateBlocked, gateRefused := ic.gate.Blocked()
 	for _, g := range gateBlocked {
 		if len(obs.Blocked) < maxBlocked {
 			obs.Blocked = append(obs.Blocked, g)
