@@ -113,7 +113,7 @@ func TestWarningWhenEveryToolExpired(t *testing.T) {
 			}
 			if tc.want {
 				inv := h.invoke("i", map[string]any{"macro_id": resp.MacroTools[0].MacroID, "args": map[string]any{}})
-				if e := inv.errorPayload(t); e.Code != protocol.CodeMacroExpired {
+				if e := inv.errorPayload(t); e.Code != protocol.CodeMacroExpired || !strings.Contains(e.Message, "with no eval_time or a recent one") {
 					t.Errorf("invoking the expired tool: %s", inv.raw)
 				}
 			}

@@ -64,7 +64,7 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		at = req.EvalTime.Time
 	}
 	if t := def.tool.ValidUntil; t != nil && now.After(*t) {
-		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s; evaluate the intent again", def.id, t.UTC().Format(time.RFC3339)).
+		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s (the server's clock is %s); evaluate the intent again, with no eval_time or a recent one: an earlier eval_time gives tools that are expired already", def.id, t.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)).
 			WithDetails(&protocol.ErrorDetails{MacroID: def.id, ExpiredAt: t.UTC().Format(time.RFC3339Nano)})
 	}
 	if t := def.tool.ValidFrom; t != nil && now.Before(*t) {
