@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +101,22 @@ func TestServeStoreFlag(t *testing.T) {
 		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), "must share a store key") {
 			t.Errorf("store key %q: exit %d, stderr %s", key, code, stderr.String())
+		}
+	}
+	// store_key in --config is read too (and checked: 16 characters).
+	t.Setenv("MANGLECP_STORE_KEY", "")
+	for key, want := range map[string]string{
+		"short":                         "store_key must be at least 16 characters",
+		"a key shared by every replica": "must share a store key",
+	} {
+		cfg := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"confirmation_key": "a key shared by every replica", "store_key": %q}`, key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stderr := &lockedBuffer{}
+		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
+		if code == 0 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("store_key %q in --config: exit %d, stderr %s", key, code, stderr.String())
 		}
 	}
 	t.Setenv("MANGLECP_STORE_KEY", "another key shared by every replica")
