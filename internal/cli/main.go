@@ -33,6 +33,7 @@ var commands = []command{
 	}},
 	{"mcp", mcpCmd},
 	{"new", newCmd},
+	{"adopt", adoptCmd},
 	{"inspect", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return inspectCmd(ctx, args, stdout, stderr)
 	}},

@@ -52,6 +52,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names answered besides the loopback names (localhost, 127.0.0.1, ::1) when --addr is a loopback address; \"*\" answers any Host")
 	dom := addDomainFlags(fs)
 	addBrowserFlags(fs, &dom.browser)
+	ups := addUpstreamFlags(fs)
 	pos, code, ok := parseArgs(h, fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -82,6 +83,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
+	}
+	if ups.enabled() { // the gateway domain (internal/cli/gateway.go) with --rules as its pack
+		if d, err = ups.gateway(ctx, rules, logger); err != nil {
+			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
+			return 1
+		}
 	}
 	// The domain's resources (the browser) are released on every way out.
 	if d.Close != nil {

@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/manglecp/manglecp/upstream"
+)
+
+// maxPerIntent is how many tools one adopted intent offers: the server
+// returns at most five macro-tools by default, so every tool stays
+// reachable.
+const maxPerIntent = 5
+
+// Adopt writes a starting rule pack for upstream name from its tools: the
+// domain file declares each tool (so `manglecp check` passes on the pack
+// alone) and intents grouping them by what their annotations say:
+// read-only (NAME_read), destructive (NAME_change, each tool behind
+// confirmation in the policy file), and the rest (NAME_act), five tools
+// at most per intent (NAME_read_2, ... beyond), so every tool is reachable
+// from one intent. Read-only tools score higher than the others, and the
+// first read-only tools are also offered, lower, beside each change.
+func Adopt(name string, tools []upstream.Tool) (domain, policy string) {
+	var read, change, act []string
+	for _, t := range tools {
+		n := toolName(name, t.Name)
+		switch {
+		case t.ReadOnly:
+			read = append(read, n)
+		case t.Destructive:
+			change = append(change, n)
+		default:
+			act = append(act, n)
+		}
+	}
+	var d, p strings.Builder
+	fmt.Fprintf(&d, "# Starting rules for upstream %s, written by manglecp adopt: review the\n", name)
+	fmt.Fprintf(&d, "# intents and their descriptions, and offer each tool where its job needs it.\n\n")
+	group := func(kind, desc string, names []string, score int) {
+		for i := 0; i*maxPerIntent < len(names); i++ {
+			intent := name + "_" + kind
+			if i > 0 {
+				intent = fmt.Sprintf("%s_%d", intent, i+1)
+			}
+			part := names[i*maxPerIntent : min(len(names), (i+1)*maxPerIntent)]
+			fmt.Fprintf(&d, "decl_intent(%s, %s).\n", mgString(intent), mgString(upstream.Truncate(desc+": "+strings.Join(trimPrefix(name, part), ", ")+".", 200)))
+			for _, n := range part {
+				fmt.Fprintf(&d, "relevant_to_intent(%s, %s, %d).\n", mgString(intent), mgString(n), score)
+			}
+			if kind != "read" {
+				for _, r := range read[:min(len(read), 1)] {
+					fmt.Fprintf(&d, "relevant_to_intent(%s, %s, %d).\n", mgString(intent), mgString(r), 40)
+				}
+			}
+			d.WriteString("\n")
+		}
+	}
+	group("read", "Read-only", read, 80)
+	group("change", "Changes (asks the user first)", change, 60)
+	group("act", "Other actions", act, 60)
+	d.WriteString("# The catalogue (the gateway also writes it from the live tool list).\n")
+	for _, t := range tools {
+		n := toolName(name, t.Name)
+		fmt.Fprintf(&d, "tool(%s).\ntool_action(%s, %s).\n", mgString(n), mgString(n), mgString(name))
+	}
+	fmt.Fprintf(&p, "# Safety for upstream %s, written by manglecp adopt: destructive tools need\n", name)
+	fmt.Fprintf(&p, "# the user's confirmation (delete a line to waive it after review).\n")
+	for _, n := range change {
+		fmt.Fprintf(&p, "requires_confirmation(%s).\n", mgString(n))
+	}
+	return d.String(), p.String()
+}
+
+func trimPrefix(name string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.TrimPrefix(n, name+"_")
+	}
+	return out
+}

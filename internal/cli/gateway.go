@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/upstream"
+)
+
+// upstreamFlags are serve's flags for upstream MCP servers (a stable
+// contract): --upstream NAME=COMMAND or NAME=URL (repeatable),
+// --upstream-config FILE (the same with environment, working directory,
+// pack and laziness per upstream), --upstream-lazy, --upstream-timeout,
+// --upstream-max-result. With any upstream, serve serves the gateway
+// domain and --rules DIR is its rule pack.
+type upstreamFlags struct {
+	specs       upstreamList
+	file        string
+	lazy        bool
+	callTimeout time.Duration
+	maxResult   int
+}
+
+// upstreamList collects repeated --upstream flags.
+type upstreamList []string
+
+func (l *upstreamList) String() string { return strings.Join(*l, " ") }
+
+func (l *upstreamList) Set(s string) error {
+	if _, _, ok := strings.Cut(s, "="); !ok {
+		return fmt.Errorf("want NAME=COMMAND or NAME=URL")
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// addUpstreamFlags registers the upstream flags on fs.
+func addUpstreamFlags(fs *flag.FlagSet) *upstreamFlags {
+	u := &upstreamFlags{}
+	fs.Var(&u.specs, "upstream", "an upstream MCP server served through the gateway domain: NAME=COMMAND ARGS... (stdio; arguments split at spaces) or NAME=http(s)://URL (streamable HTTP); repeat for several")
+	fs.StringVar(&u.file, "upstream-config", "", "JSON file of upstream MCP servers with env, dir, pack and lazy per upstream (docs/gateway.md)")
+	fs.BoolVar(&u.lazy, "upstream-lazy", false, "start --upstream commands on their first call (their tools are listed at start, then they stop)")
+	fs.DurationVar(&u.callTimeout, "upstream-timeout", upstream.DefaultCallTimeout, "how long one upstream tool call may take")
+	fs.IntVar(&u.maxResult, "upstream-max-result", gateway.DefaultMaxResultBytes, "bytes of an upstream tool's answer passed on; the rest is cut, saying so")
+	return u
+}
+
+// enabled reports whether any upstream is configured.
+func (u *upstreamFlags) enabled() bool { return len(u.specs) > 0 || u.file != "" }
+
+// upstreamFile is the --upstream-config file.
+type upstreamFile struct {
+	Upstreams []upstreamEntry `json:"upstreams"`
+}
+
+// upstreamEntry is one upstream of the --upstream-config file.
+type upstreamEntry struct {
+	Name    string            `json:"name"`
+	Command []string          `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Lazy    *bool             `json:"lazy,omitempty"`
+	Pack    string            `json:"pack,omitempty"`
+	// CallTimeout is a Go duration ("30s"); default --upstream-timeout.
+	CallTimeout string `json:"call_timeout,omitempty"`
+}
+
+// configs returns the upstreams the flags and the file configure.
+func (u *upstreamFlags) configs() ([]gateway.Upstream, error) {
+	var out []gateway.Upstream
+	for _, s := range u.specs {
+		name, target, _ := strings.Cut(s, "=")
+		c := upstream.Config{Name: name, Lazy: u.lazy, CallTimeout: u.callTimeout}
+		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+			c.URL = target
+		} else {
+			c.Command = strings.Fields(target)
+		}
+		if err := c.Check(); err != nil {
+			return nil, fmt.Errorf("--upstream: %w", err)
+		}
+		out = append(out, gateway.Upstream{Config: c})
+	}
+	if u.file != "" {
+		raw, err := os.ReadFile(u.file)
+		if err != nil {
+			return nil, fmt.Errorf("--upstream-config: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		var f upstreamFile
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("--upstream-config %s: %w", u.file, err)
+		}
+		for _, e := range f.Upstreams {
+			c := upstream.Config{Name: e.Name, Command: e.Command, URL: e.URL, Dir: e.Dir, Lazy: u.lazy, CallTimeout: u.callTimeout}
+			if e.Lazy != nil {
+				c.Lazy = *e.Lazy
+			}
+			if e.CallTimeout != "" {
+				d, err := time.ParseDuration(e.CallTimeout)
+				if err != nil || d <= 0 {
+					return nil, fmt.Errorf("--upstream-config %s: upstream %s: call_timeout %q is not a positive duration", u.file, e.Name, e.CallTimeout)
+				}
+				c.CallTimeout = d
+			}
+			keys := make([]string, 0, len(e.Env))
+			for k := range e.Env {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				c.Env = append(c.Env, k+"="+e.Env[k])
+			}
+			if err := c.Check(); err != nil {
+				return nil, fmt.Errorf("--upstream-config %s: %w", u.file, err)
+			}
+			out = append(out, gateway.Upstream{Config: c, Pack: e.Pack})
+		}
+	}
+	return out, nil
+}
+
+// gateway starts the upstreams and returns the gateway domain serving
+// them, with the rule pack of *rulesDir (then cleared: the gateway
+// assembles its rules itself, and SIGHUP reloads them as assembled).
+func (u *upstreamFlags) gateway(ctx context.Context, rulesDir *string, logger *slog.Logger) (manglecp.Domain, error) {
+	ups, err := u.configs()
+	if err != nil {
+		return manglecp.Domain{}, err
+	}
+	cfg := gateway.Config{Upstreams: ups, MaxResultBytes: u.maxResult, Logger: logger}
+	if *rulesDir != "" {
+		cfg.Rules, cfg.RulesName = os.DirFS(*rulesDir), *rulesDir
+		*rulesDir = ""
+	}
+	g, err := gateway.Open(ctx, cfg)
+	if err != nil {
+		return manglecp.Domain{}, err
+	}
+	return g.Domain(), nil
+}

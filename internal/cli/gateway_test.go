@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/internal/testenv"
+)
+
+// TestUpstreamFlags: --upstream NAME=COMMAND and NAME=URL, and the
+// --upstream-config file with env, dir, pack, lazy and call_timeout.
+func TestUpstreamFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "up.json")
+	if err := os.WriteFile(file, []byte(`{"upstreams": [{"name": "fs", "command": ["node", "server.js", "/data dir"],
+		"env": {"B": "2", "A": "1"}, "dir": "/srv", "lazy": true, "pack": "filesystem", "call_timeout": "5s"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := newFlagSet("serve")
+	u := addUpstreamFlags(fs)
+	if err := fs.Parse([]string{"--upstream", "ev=npx -y server", "--upstream", "web=https://example.com/mcp", "--upstream-config", file}); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := u.configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ups) != 3 || strings.Join(ups[0].Command, "|") != "npx|-y|server" || ups[1].URL != "https://example.com/mcp" {
+		t.Fatalf("configs = %+v", ups)
+	}
+	fsu := ups[2]
+	if strings.Join(fsu.Command, "|") != "node|server.js|/data dir" || strings.Join(fsu.Env, ",") != "A=1,B=2" || fsu.Dir != "/srv" ||
+		!fsu.Lazy || fsu.Pack != "filesystem" || fsu.CallTimeout != 5*time.Second {
+		t.Errorf("file upstream = %+v", fsu)
+	}
+	for _, bad := range []string{"noequals", "Bad=cmd", "a="} {
+		fs := newFlagSet("serve")
+		u := addUpstreamFlags(fs)
+		if err := fs.Parse([]string{"--upstream", bad}); err == nil {
+			if _, err := u.configs(); err == nil {
+				t.Errorf("--upstream %s accepted", bad)
+			}
+		}
+	}
+}
+
+// TestAdoptWritesCheckedRules: adopt connects to the everything server
+// and writes rules that `manglecp check` accepts, every tool reachable.
+func TestAdoptWritesCheckedRules(t *testing.T) {
+	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	if _, err := os.Stat(bin); err != nil {
+		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
+	}
+	testenv.LookPath(t, "node")
+	dir := filepath.Join(t.TempDir(), "ev-rules")
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"adopt", "ev", "--out", dir, "--", bin}, nil, &out, &errb); code != 0 {
+		t.Fatalf("adopt = %d: %s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), []string{"check", dir, "--actions", "ev"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("check = %d: %s%s", code, out.String(), errb.String())
+	}
+	domain, _ := os.ReadFile(filepath.Join(dir, "domain", "ev.mg"))
+	policy, _ := os.ReadFile(filepath.Join(dir, "policy", "ev.mg"))
+	for _, line := range strings.Split(string(domain), "\n") {
+		if strings.HasPrefix(line, "tool(") {
+			name := strings.TrimSuffix(strings.TrimPrefix(line, "tool("), ").")
+			if !strings.Contains(string(domain), ", "+name+", ") {
+				t.Errorf("%s is reachable from no intent", name)
+			}
+		}
+	}
+	if !strings.Contains(string(policy), "requires_confirmation") && strings.Contains(string(domain), "ev_change") {
+		t.Error("destructive tools without confirmation")
+	}
+}
