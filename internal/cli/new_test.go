@@ -44,6 +44,24 @@ func TestNewDomainRuns(t *testing.T) {
 	if code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir); code != 1 || !strings.Contains(errOut, "not empty") {
 		t.Fatalf("new into a non-empty directory: exit %d %s", code, errOut)
 	}
+	// The guide's figure: a two-tool domain with one confirmed tool in at
+	// most 60 lines of rules and Go (neither blank nor comments).
+	lines := 0
+	for _, f := range []string{"main.go", "domain/incidents.mg", "policy/incidents.mg"} {
+		raw, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(raw), "\n") {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "//") && !strings.HasPrefix(l, "#") {
+				lines++
+			}
+		}
+	}
+	if lines != 55 {
+		t.Errorf("the scaffold has %d lines of rules and Go; docs/write-a-domain.md says 55 (at most 60)", lines)
+	}
 	goWork := "go 1.26.8\n\nuse ./incidents\n\nreplace github.com/manglecp/manglecp => " + repo + "\n"
 	if err := os.WriteFile(filepath.Join(work, "go.work"), []byte(goWork), 0o644); err != nil {
 		t.Fatal(err)
