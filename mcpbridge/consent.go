@@ -15,45 +15,64 @@ import (
 // (Spec 05 section 5.3); every domain accepts it.
 const upgradePredicate = "disclosure_upgrade"
 
-// disclose returns the safety block and description of e for the
-// question to the user. A tool the server disclosed at condensed or
-// minimal level (under the token budget) comes without its safety block:
-// the bridge then asks the server again for the evaluation that selected
-// it, with disclosure_upgrade(macro_id), and takes the block of the tool
-// with the same macro_id. It returns nil safety when the server does not
-// say (or its facts profile lacks disclosure_upgrade).
-func (ss *mcpSession) disclose(ctx context.Context, e *macroEntry) (*protocol.Safety, string) {
-	if e.tool.Safety != nil {
-		return e.tool.Safety, e.tool.Description
+// disclose returns e's definition at full disclosure: e's own when the
+// server disclosed its safety block and input schema; otherwise the
+// bridge asks the server again for the evaluation that selected it (same
+// intent, facts and eval time), with disclosure_upgrade(macro_id), and
+// takes the tool with the same macro_id (Spec 05 section 5.3). A tool the
+// server condensed under the token budget thus still gets the question
+// its side effects deserve and the arguments its schema fixes. nil when
+// the server does not say (or its facts profile lacks
+// disclosure_upgrade). The answer is kept for the entry.
+func (ss *mcpSession) disclose(ctx context.Context, e *macroEntry) *protocol.MacroTool {
+	if e.tool.Safety != nil && e.tool.InputSchema != nil {
+		return &e.tool
+	}
+	ss.mu.Lock()
+	full := e.full
+	ss.mu.Unlock()
+	if full != nil {
+		return full
 	}
 	s, err := ss.b.session(ctx)
 	if err != nil || s.Manifest() == nil || s.Manifest().FactsProfile.Predicate(upgradePredicate) == nil {
-		return nil, e.tool.Description
+		return nil
 	}
 	extra := append(append([]protocol.Fact(nil), e.extra...), protocol.NewFact(upgradePredicate, e.tool.MacroID))
 	r := ss.workingState(s).Request(protocol.Intent{Name: e.intent, Params: e.params}, extra...)
+	if !e.evalTime.IsZero() {
+		// The macro_id is bound to the evaluation time of its selection.
+		r.EvalTime = &e.evalTime
+	}
 	resp, err := s.Evaluate(ctx, r)
 	if err != nil {
-		ss.b.opts.Logger.WarnContext(ctx, "disclosing a tool for its confirmation", "tool", e.name, "error", err.Error())
-		return nil, e.tool.Description
+		ss.b.opts.Logger.WarnContext(ctx, "disclosing a tool", "tool", e.name, "error", err.Error())
+		return nil
 	}
 	for _, t := range resp.MacroTools {
 		if t.MacroID == e.tool.MacroID && t.Safety != nil {
-			desc := t.Description
-			if desc == "" {
-				desc = e.tool.Description
-			}
-			return t.Safety, desc
+			t := t
+			ss.mu.Lock()
+			e.full = &t
+			ss.mu.Unlock()
+			return &t
 		}
 	}
-	return nil, e.tool.Description
+	return nil
 }
 
 // confirmMessage is what the user is asked: always the tool, what it
 // does, its side effects (or that the server did not disclose them) and
 // the arguments it will run with, whatever the disclosure level the model
 // saw.
-func confirmMessage(e *macroEntry, safety *protocol.Safety, description string, args string) string {
+func confirmMessage(e *macroEntry, full *protocol.MacroTool, args string) string {
+	safety, description := e.tool.Safety, e.tool.Description
+	if full != nil {
+		safety = full.Safety
+		if full.Description != "" {
+			description = full.Description
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Allow %q to run?", e.name)
 	if description != "" {

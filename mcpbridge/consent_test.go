@@ -84,3 +84,54 @@ func TestConsentSaysWhatItConsentsTo(t *testing.T) {
 		}
 	}
 }
+
+// TestUndisclosedToolFixedArguments: a tool the server condensed (no
+// schema, no safety block) is fetched at full disclosure when called: the
+// argument the rules fixed is filled in and the user is asked with it and
+// the tool's side effects.
+func TestUndisclosedToolFixedArguments(t *testing.T) {
+	full := tool("write_report", true)
+	full.InputSchema["properties"].(map[string]any)["target"] = map[string]any{"type": "string", "enum": []any{"r42"}}
+	fake := newFake()
+	fake.manifest.FactsProfile.Predicates = append(fake.manifest.FactsProfile.Predicates, protocol.PredicateSchema{
+		Predicate: "disclosure_upgrade", Arity: 1, ArgTypes: []string{"string"}, ArgNames: []string{"macro_id"}, Direction: protocol.DirectionInput})
+	var evalTimes []string
+	var mu sync.Mutex
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		mu.Lock()
+		if req.EvalTime != nil {
+			evalTimes = append(evalTimes, req.EvalTime.Format("15:04:05"))
+		}
+		mu.Unlock()
+		resp := selects(full)
+		for _, f := range req.Facts {
+			if f.Pred == "disclosure_upgrade" {
+				return resp(context.Background(), req)
+			}
+		}
+		condensed := full
+		condensed.Safety, condensed.InputSchema, condensed.DisclosureLevel, condensed.Description = nil, nil, protocol.DisclosureMinimal, ""
+		return selects(condensed)(context.Background(), req)
+	})
+	var asked string
+	h := newHarness(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{elicit: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = r.Params.Message
+		return accept(ctx, r)
+	}})
+	if res := h.call(t, "diagnose", diagnoseArgs); !strings.Contains(text(res), "write_report(...)") {
+		t.Fatalf("diagnose: %s", text(res))
+	}
+	if res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "write_report"}); res.IsError {
+		t.Fatalf("write_report: %s", text(res))
+	}
+	if want := `Allow "write_report" to run? The write_report tool. Side effects: filesystem. It cannot be undone. Arguments: {"target":"r42"}`; asked != want {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The upgrade asks at the evaluation time of the selection, to which
+	// the macro_id is bound.
+	if len(evalTimes) != 1 || evalTimes[0] != "14:10:05" {
+		t.Errorf("eval times sent %v, want one, the selection's (14:10:05)", evalTimes)
+	}
+}

@@ -62,9 +62,12 @@ type macroEntry struct {
 
 	// The evaluation that selected it: its intent, params and the facts
 	// sent beside the working state, to ask for it again (disclose).
-	intent string
-	params map[string]any
-	extra  []protocol.Fact
+	intent   string
+	params   map[string]any
+	extra    []protocol.Fact
+	evalTime protocol.Time
+
+	full *protocol.MacroTool // at full disclosure, once asked for (disclose); under mcpSession.mu
 }
 
 // pendingConfirm is a confirmation asked through elicitation, bound to
@@ -407,7 +410,7 @@ func (ss *mcpSession) installTools(resp *protocol.IntentResponse, intent string,
 		for i := 2; ss.reserved[name] || tools[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", toolName(t.Name), i)
 		}
-		e := &macroEntry{name: name, tool: t, args: &validator{}, intent: intent, params: params, extra: extra}
+		e := &macroEntry{name: name, tool: t, args: &validator{}, intent: intent, params: params, extra: extra, evalTime: resp.EvalTimeUsed}
 		if t.Validity != nil && t.Validity.ExpiresAt != nil {
 			e.expires = t.Validity.ExpiresAt.Time
 		}
@@ -562,14 +565,22 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 		return errorResult(perr.WithDetails(&protocol.ErrorDetails{Suggestion: sug}))
 	}
-	fillFixed(e.tool.InputSchema, args)
-	if errs := e.args.check(e.tool.InputSchema, args); len(errs) > 0 {
+	def := &e.tool
+	if def.InputSchema == nil {
+		// Condensed or minimal disclosure: the full definition says which
+		// arguments the rules fixed and which the tool takes.
+		if full := ss.disclose(ctx, e); full != nil {
+			def = full
+		}
+	}
+	fillFixed(def.InputSchema, args)
+	if errs := e.args.check(def.InputSchema, args); len(errs) > 0 {
 		// Before the user is asked or the server is called: the model
 		// corrects its call from the errors and the signature.
 		return errorResult(protocol.Errorf(CodeInvalidArguments, "the arguments of %s do not match its parameters", e.name).
-			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, Suggestion: "call " + toolSignature(e.name, e.tool.InputSchema)}))
+			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, Suggestion: "call " + toolSignature(e.name, def.InputSchema)}))
 	}
-	needConfirm := e.tool.Safety != nil && e.tool.Safety.RequiresUserConfirmation
+	needConfirm := def.Safety != nil && def.Safety.RequiresUserConfirmation
 	var token string
 	if needConfirm || req.Params.InputResponses != nil || req.Params.RequestState != "" {
 		tok, ask, perr := ss.confirm(ctx, req, e, args)
@@ -643,10 +654,9 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: time.Now().Add(10 * time.Minute)}, time.Now()) {
 		return "", nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
 	}
-	safety, desc := ss.disclose(ctx, e)
 	return "", &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
-			Message:         confirmMessage(e, safety, desc, argsKey),
+			Message:         confirmMessage(e, ss.disclose(ctx, e), argsKey),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		}},
 		RequestState: nonce,
