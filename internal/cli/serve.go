@@ -45,7 +45,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.StringVar(&gc.limit, "memory-limit", "", "soft memory limit of the process, e.g. 512MiB (as GOMEMLIMIT); default GOMEMLIMIT from the environment, else 1GiB")
 	var of opsFlags
 	of.register(fs)
-	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP may hold open at once; more are closed when accepted")
+	perIP := fs.Int("max-conns-per-ip", transport.DefaultMaxConnsPerIP, "connections one client IP (IPv6: /64) may hold open at once; more are closed when accepted. Those of --trusted-proxies are not counted")
 	writeTimeout := fs.Duration("write-timeout", transport.DefaultWriteTimeout, "how long writing one answer may take; a client that does not read for this long is disconnected and its queued work dropped")
 	var pf proxyFlags
 	pf.register(fs)
