@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -138,8 +138,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	check(c.Browser.MaxPageBytes >= 0, "browser.max_page_bytes must not be negative")
 	for i, h := range c.Browser.AllowedHosts {
-		check(h != "" && !strings.ContainsAny(h, "/:") || strings.HasPrefix(h, "[") || strings.Count(h, ":") > 1,
-			"browser.allowed_hosts[%d] must be a host name or IP address without scheme, port or path", i)
+		_, _, err := chrome.ParseAllowedHost(h)
+		check(err == nil, "browser.allowed_hosts[%d] must be a host name or IP address, optionally with :port, without scheme or path (%v)", i, err)
 	}
 	if a := c.OAuth; a != nil {
 		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser"
+)
+
+// TestBrowserFlags: the browser flags reach browser.Config; host:port
+// entries pass the flag and the config file alike.
+func TestBrowserFlags(t *testing.T) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var b browserFlags
+	addBrowserFlags(fs, &b)
+	err := fs.Parse([]string{"--browser-allowed-hosts", "127.0.0.1:8080, app.test", "--browser-max-pages", "2",
+		"--browser-max-queued", "-1", "--browser-queue-wait", "3s", "--browser-page-memory-mb", "256",
+		"--browser-max-console", "50", "--browser-max-load-time", "15s", "--browser-health-interval", "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c browser.Config
+	b.apply(&c)
+	want := browser.Config{AllowedHosts: []string{"127.0.0.1:8080", "app.test"}, MaxPages: 2, MaxQueued: -1,
+		QueueWait: 3 * time.Second, PageMemoryMB: 256, MaxConsole: 50, MaxLoadTime: 15 * time.Second, HealthInterval: 2 * time.Second}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("config %+v\nwant %+v", c, want)
+	}
+
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	_ = os.WriteFile(good, []byte(`{"browser":{"allowed_hosts":["127.0.0.1:8080","[::1]:9000","shop.test"]}}`), 0o644)
+	if _, err := loadConfig(good); err != nil {
+		t.Errorf("host:port entries: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"browser":{"allowed_hosts":["shop.test:http"]}}`), 0o644)
+	if _, err := loadConfig(bad); err == nil || !strings.Contains(err.Error(), "allowed_hosts[0]") {
+		t.Errorf("a bad port: %v", err)
+	}
+}
