@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"text/template"
 
 	"github.com/manglecp/manglecp"
@@ -75,9 +76,7 @@ func newCmd(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wri
 	return exitOK
 }
 
-func fileName(pattern, name string) string {
-	return string(bytes.ReplaceAll([]byte(pattern), []byte("NAME"), []byte(name)))
-}
+func fileName(pattern, name string) string { return strings.ReplaceAll(pattern, "NAME", name) }
 
 // renderScaffold renders every template for a domain, by file name.
 func renderScaffold(name, module string) (map[string][]byte, error) {
