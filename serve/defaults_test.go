@@ -58,3 +58,18 @@ func TestNilOptionsLogWhereItListens(t *testing.T) {
 		t.Errorf("stderr does not say which confirmation key signs:\n%s", got.String())
 	}
 }
+
+// TestMain points the user config directory at a temporary one: servers
+// with nil options create their confirmation key file there, never in the
+// home directory of whoever runs the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "manglecp-serve-test-config-")
+	if err == nil {
+		os.Setenv("XDG_CONFIG_HOME", dir)
+	}
+	code := m.Run()
+	if err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
