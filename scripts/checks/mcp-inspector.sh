@@ -77,7 +77,7 @@ check "tools/list (MCP 2026-07-28): one tool per intent and invoke_macro_tool" "
 # 2. An intent tool with the README's facts selects the causal-chain tool.
 out=$(inspector 0 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json "$readme_facts")
 check "tools/call diagnose_error selects diagnose_causal_chain" "$out" \
-	"d.result.content[0].text.includes('diagnose_causal_chain(request_id*')"
+	"d.result.content[0].text.includes('diagnose_causal_chain(request_id=\"r42\"')"
 
 # 3. A macro-tool by its own name (--tools dynamic, MCP 2025-11-25): a
 #    session that starts with the intent lists it.
