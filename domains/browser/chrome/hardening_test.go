@@ -44,6 +44,7 @@ const keep = [];
 for (let i = 0; ; i++) keep.push({i, s: 'x' + i, a: [i, i + 1, i + 2]});
 </script>`)
 	page("/slow", `<title>slow</title><script>fetch('/hold')</script>`)
+	page("/hang", `<title>hang</title><script>console.log('before the loop'); while (true) {}</script>`)
 	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
@@ -123,6 +124,33 @@ func TestDOMFloodIsCapped(t *testing.T) {
 		t.Errorf("took %v, %d of %d elements, truncated %v, text %d bytes, incomplete %q", took, len(obs.Elements), obs.ElementsTotal, obs.Truncated, len(obs.Text), obs.Incomplete)
 	}
 	t.Logf("DOM flood: %v, %d of at least %d elements, incomplete %q", took.Round(time.Millisecond), len(obs.Elements), obs.ElementsTotal, obs.Incomplete)
+}
+
+// TestHungPageAnswersIncomplete: a page whose script never ends gets an
+// answer with what was seen and why it is incomplete, within the page's
+// time, not a failure; the next page works and the browser is not
+// restarted for it.
+func TestHungPageAnswersIncomplete(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	start := time.Now()
+	obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/hang"})
+	took := time.Since(start)
+	if err != nil || !strings.Contains(obs.Incomplete, "did not finish loading") || took > chrome.DefaultMaxLoadTime+5*time.Second {
+		t.Fatalf("hung page: %v %+v after %v", err, obs, took)
+	}
+	if len(obs.Console) != 1 || obs.Console[0].Message != "before the loop" {
+		t.Errorf("console %+v", obs.Console)
+	}
+	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+		t.Errorf("next page: %v", err)
+	}
+	if h := b.Health(); !h.OK || h.Restarts != 0 {
+		t.Errorf("health %+v", h)
+	}
+	t.Logf("hung page answered in %v: %s", took.Round(time.Millisecond), obs.Incomplete)
 }
 
 // browserPID is the pid of the browser process the test started.
