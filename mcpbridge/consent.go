@@ -91,9 +91,14 @@ func confirmMessage(e *macroEntry, full *protocol.MacroTool, args string) string
 			b.WriteString(" It cannot be undone.")
 		}
 	}
-	fmt.Fprintf(&b, " Arguments: %s", bounded(args, 500))
+	// Up to 2 KiB, so that an edit's diff (the workspace's apply_edit takes
+	// the previewed diff, itself cut within 1 KiB) is shown whole.
+	fmt.Fprintf(&b, " Arguments: %s", bounded(args, maxConsentArgs))
 	return b.String()
 }
+
+// maxConsentArgs bounds the arguments a consent question quotes, in bytes.
+const maxConsentArgs = 2048
 
 // maxPending bounds the confirmations the MCP sessions of one bridge may
 // have asked and not yet seen answered (each holds a macro_id and a
