@@ -36,10 +36,11 @@ const defaultMCPBudget = 550
 func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "mcp", synopsis: "manglecp mcp [TARGET] [flags]",
 		description: "Serves a MangleCP server to MCP hosts (Claude Desktop, Cursor, the MCP Inspector, ...) over stdio,\n" +
-			"or MCP streamable HTTP with --http. The host sees one tool per intent (or, past 3 intents, one\n" +
-			"evaluate_intent tool with an intent argument); calling it with facts adds the macro-tools the\n" +
-			"rules select (tools/list_changed, or invoke_macro_tool for hosts that do not follow list\n" +
-			"changes). Tools that need confirmation are asked through MCP elicitation.\n" +
+			"or MCP streamable HTTP with --http. The host's tool list never changes: one tool per intent (or,\n" +
+			"past 3 intents, one evaluate_intent tool with an intent argument) and invoke_macro_tool. Calling\n" +
+			"an intent answers with the macro-tools the rules select, as short signatures; the model calls\n" +
+			"them through invoke_macro_tool, which checks the arguments first. Tools that need confirmation\n" +
+			"are asked through MCP elicitation.\n" +
 			"Without TARGET it serves an embedded domain in process (--domain browser, the default, or\n" +
 			"--domain workspace --root DIR), configured as serve does. See docs/mcp.md.",
 		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
@@ -68,6 +69,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
 	dom := addDomainFlags(fl) // embedded domain only: --domain, --root (as serve)
 	addBrowserFlags(fl, &dom.browser)
+	ups := addUpstreamFlags(fl) // upstream MCP servers through the gateway domain, as serve (internal/cli/gateway.go)
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -148,6 +150,12 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1
+		}
+		if ups.enabled() {
+			if d, err = ups.gateway(ctx, rules, logger); err != nil {
+				fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
+				return 1
+			}
 		}
 		if len(sopts.ConfirmationKey) == 0 {
 			// The bridge and the in-process server share a fresh key: the
