@@ -14,7 +14,7 @@ import (
 
 // Bounds of what the catalogue keeps of an upstream's tool list.
 const (
-	maxDescription      = 400 // bytes of a tool description
+	maxDescription      = 200 // bytes of a tool description: what a model reads every time, its first sentence
 	maxSummary          = 120 // bytes of a tool summary
 	maxParamDescription = 160 // bytes of a parameter description
 	maxParams           = 32  // parameters of one tool
@@ -70,7 +70,7 @@ func catalogue(up string, pack string, tools []upstream.Tool) (entries map[strin
 		q := mgString(name)
 		fmt.Fprintf(&b, "\nupstream_tool(%s, %s, %s).\n", mgString(up), q, mgString(t.Name))
 		fmt.Fprintf(&b, "tool(%s).\ntool_action(%s, %s).\n", q, q, mgString(up))
-		desc := upstream.Sanitize(t.Description, maxDescription)
+		desc := sentences(upstream.Sanitize(t.Description, 4*maxDescription), maxDescription)
 		if desc == "" {
 			desc = upstream.Sanitize(t.Title, maxDescription)
 		}
@@ -321,4 +321,14 @@ func defaultConstant(v any, typ string) string {
 		}
 	}
 	return ""
+}
+
+// sentences is the first sentence of s, within max bytes: a tool's
+// description is read by the model in every answer that offers it, so
+// the gateway keeps what says what the tool does.
+func sentences(s string, max int) string {
+	if i := strings.Index(s, ". "); i >= 0 && i < max {
+		return s[:i+1]
+	}
+	return upstream.Truncate(s, max)
 }

@@ -33,7 +33,6 @@ import (
 	"strings"
 	"sync"
 	"testing/fstest"
-	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/upstream"
@@ -350,7 +349,6 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 		if errs := validate(e.schema, call.Args); len(errs) > 0 {
 			return nil, invalidArguments(e, errs)
 		}
-		start := time.Now()
 		res, err := u.Call(ctx, e.original, call.Args)
 		if err != nil {
 			return nil, upstreamError(err)
@@ -361,14 +359,27 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 				map[string]any{"upstream": u.Name(), "tool": e.original},
 				"%s failed: %s", e.original, upstream.Sanitize(text, upstream.MaxMessage))
 		}
-		out := &manglecp.Outcome{Result: map[string]any{"text": text}}
-		if truncated {
-			out.Result["truncated"] = true
-			out.Result["total_bytes"] = total
-		}
-		out.Events = append(out.Events, eventFor(e, time.Since(start)))
-		return out, nil
+		return outcome(e, text, truncated, total), nil
 	}
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", upstream.Truncate(s, 80)) }
+
+// maxSummaryText is the longest one-line answer that is the summary
+// itself rather than a result.
+const maxSummaryText = 300
+
+// outcome is the answer of a call: a short one-line text is the summary
+// (it says what happened, and a model reads it once); other text is the
+// result's "text", with truncated and total_bytes when it was cut.
+func outcome(e *entry, text string, truncated bool, total int) *manglecp.Outcome {
+	if !truncated && text != "" && len(text) <= maxSummaryText && !strings.Contains(text, "\n") {
+		return &manglecp.Outcome{Summary: text, Result: map[string]any{}}
+	}
+	out := &manglecp.Outcome{Summary: e.original + ":", Result: map[string]any{"text": text}}
+	if truncated {
+		out.Result["truncated"] = true
+		out.Result["total_bytes"] = total
+	}
+	return out
+}

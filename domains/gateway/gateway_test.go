@@ -33,7 +33,7 @@ func TestToolsAreActions(t *testing.T) {
 		t.Errorf("echo input schema %v lacks text", echo.InputSchema)
 	}
 	resp := f.ok("use_fake", "fake_echo", map[string]any{"text": "hello"}, false)
-	if resp.Result["text"] != "hello" {
+	if answer(resp) != "hello" {
 		t.Errorf("echo result = %v", resp.Result)
 	}
 	fetch := tools["fake_fetch_url"]
@@ -60,13 +60,13 @@ func TestDestructiveNeedsConfirmation(t *testing.T) {
 		t.Fatalf("delete-everything safety = %+v, want confirmation and side effect upstream", del.Safety)
 	}
 	f.fails("use_fake", "fake_delete_everything", nil, false, protocol.CodeConfirmationRequired)
-	if r := f.ok("use_fake", "fake_delete_everything", nil, true); r.Result["text"] != "deleted" {
+	if r := f.ok("use_fake", "fake_delete_everything", nil, true); answer(r) != "deleted" {
 		t.Errorf("confirmed: %v", r.Result)
 	}
 
 	waived := fakePackWith("policy/waive.mg", `confirmation_waived(T) :- upstream_tool("fake", T, "delete-everything").`)
 	g := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: waived})
-	if r := g.ok("use_fake", "fake_delete_everything", nil, false); r.Result["text"] != "deleted" {
+	if r := g.ok("use_fake", "fake_delete_everything", nil, false); answer(r) != "deleted" {
 		t.Errorf("waived: %v", r.Result)
 	}
 }
@@ -92,7 +92,7 @@ func TestArgumentsValidatedBeforeTheCall(t *testing.T) {
 	if e.Details == nil || e.Details.SchemaErrors[0].Keyword != "maxLength" {
 		t.Fatalf("details = %+v, want maxLength", e.Details)
 	}
-	if r := f.ok("use_fake", "fake_add", map[string]any{"a": 2, "b": 3, "tags": []any{map[string]any{"k": "v"}}}, false); r.Result["text"] != "5" {
+	if r := f.ok("use_fake", "fake_add", map[string]any{"a": 2, "b": 3, "tags": []any{map[string]any{"k": "v"}}}, false); answer(r) != "5" {
 		t.Errorf("add = %v", r.Result)
 	}
 }
@@ -115,7 +115,7 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 	}
 	f.fails("use_fake", "fake_slow", map[string]any{"ms": 5000}, false, gateway.CodeTimeout)
 	r := f.ok("use_fake", "fake_huge", map[string]any{"n": 100000}, false)
-	text, _ := r.Result["text"].(string)
+	text := answer(r)
 	if len(text) > 1100 || r.Result["truncated"] != true {
 		t.Errorf("huge: %d bytes, truncated %v", len(text), r.Result["truncated"])
 	}
@@ -149,7 +149,7 @@ func TestKilledMidCallThroughTheGateway(t *testing.T) {
 func TestOneUpstreamDown(t *testing.T) {
 	down := gateway.Upstream{Config: upstream.Config{Name: "gone", Command: []string{"/nonexistent/server"}, MinBackoff: time.Hour, MaxBackoff: time.Hour}}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal"), down}, Rules: fakePack})
-	if r := f.ok("use_fake", "fake_echo", map[string]any{"text": "up"}, false); r.Result["text"] != "up" {
+	if r := f.ok("use_fake", "fake_echo", map[string]any{"text": "up"}, false); answer(r) != "up" {
 		t.Errorf("echo: %v", r.Result)
 	}
 	m := f.srv.Manifest()

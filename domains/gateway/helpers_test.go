@@ -114,7 +114,7 @@ func (f *fixture) eval(intent string, facts ...protocol.Fact) map[string]protoco
 	resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{
 		Intent: protocol.Intent{Name: intent}, Facts: facts,
 		Constraints: &protocol.Constraints{MaxToolsReturned: &maxTools},
-		Options: &protocol.Options{DisclosurePreference: protocol.DisclosureFull},
+		Options:     &protocol.Options{DisclosurePreference: protocol.DisclosureFull},
 	})
 	if err != nil {
 		f.t.Fatalf("evaluate %s: %v", intent, err)
@@ -187,4 +187,13 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// answer is what a call answered: the result's text, or the summary when
+// the text was one short line.
+func answer(r *protocol.InvokeResponse) string {
+	if t, ok := r.Result["text"].(string); ok {
+		return t
+	}
+	return r.Observability.Summary
 }

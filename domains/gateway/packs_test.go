@@ -78,8 +78,8 @@ func TestFilesystemPack(t *testing.T) {
 	}
 	path := filepath.Join(root, "notes.txt")
 	r := f.ok("read_files", "fs_read_text_file", map[string]any{"path": path}, false)
-	if r.Result["text"] != "hello\nworld\n" {
-		t.Errorf("read = %q", r.Result["text"])
+	if answer(r) != "hello\nworld\n" {
+		t.Errorf("read = %q", answer(r))
 	}
 	edit := map[string]any{"path": path, "edits": []any{map[string]any{"oldText": "world", "newText": "gateway"}}}
 	f.fails("edit_files", "fs_edit_file", edit, false, protocol.CodeConfirmationRequired)
@@ -116,10 +116,10 @@ func TestEverythingPack(t *testing.T) {
 			}
 		}
 	}
-	if r := f.ok("try_samples", "ev_echo", map[string]any{"message": "hi"}, false); !strings.Contains(fmt.Sprint(r.Result["text"]), "hi") {
+	if r := f.ok("try_samples", "ev_echo", map[string]any{"message": "hi"}, false); !strings.Contains(answer(r), "hi") {
 		t.Errorf("echo = %v", r.Result)
 	}
-	if r := f.ok("try_samples", "ev_get_tiny_image", nil, false); !strings.Contains(fmt.Sprint(r.Result["text"]), "[image image/png") {
+	if r := f.ok("try_samples", "ev_get_tiny_image", nil, false); !strings.Contains(answer(r), "[image image/png") {
 		t.Errorf("tiny image = %.200v", r.Result)
 	}
 	f.fails("try_samples", "ev_get_sum", map[string]any{"a": "one", "b": 2}, false, protocol.CodeSchemaValidationFailed)
@@ -145,11 +145,11 @@ func TestPlaywrightPack(t *testing.T) {
 		}
 	}
 	r := f.ok("browse", "pw_browser_navigate", map[string]any{"url": page.URL}, false)
-	if !strings.Contains(fmt.Sprint(r.Result["text"]), "Page URL: "+page.URL) {
+	if !strings.Contains(answer(r), "Page URL: "+page.URL) {
 		t.Errorf("navigate = %.300v", r.Result)
 	}
 	r = f.ok("inspect_page", "pw_browser_console_messages", map[string]any{}, false)
-	if !strings.Contains(fmt.Sprint(r.Result["text"]), "orders failed: 404") {
+	if !strings.Contains(answer(r), "orders failed: 404") {
 		t.Errorf("console = %.300v", r.Result)
 	}
 	if e := f.eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
 
@@ -60,9 +58,4 @@ func shape(res *mcp.CallToolResult, max int) (text string, truncated bool, total
 		truncated = true
 	}
 	return text, truncated, total
-}
-
-// eventFor is the event of one upstream call.
-func eventFor(e *entry, took time.Duration) protocol.Event {
-	return protocol.Event{Action: "upstream_call", Status: protocol.EventSuccess, DurationMS: took.Milliseconds(), Detail: e.original}
 }

@@ -184,6 +184,11 @@ export async function runJob(file, opts) {
         const over = run.turns.filter((t) => t.defs > max).length;
         checks.push({ run: run.label, what: `tool definitions at every turn <= ${g.defs}x ${anchor.label}'s whole list (${Math.round(max)})`, gate, ok: over === 0, detail: `${run.turns.length - over} of ${run.turns.length} turns` });
       }
+      if (g.max_tools !== undefined) {
+        // The number of tools the model sees at every turn (issue 31: several upstreams behind one entry).
+        const over = run.turns.filter((t) => t.tools > g.max_tools).length;
+        checks.push({ run: run.label, what: `tools listed at every turn <= ${g.max_tools}`, gate, ok: over === 0, detail: `${run.turns.length - over} of ${run.turns.length} turns` });
+      }
     }
     if (spec.gates?.done !== false) checks.push({ run: run.label, what: "job done", gate: true, ok: run.done });
   }
