@@ -16,15 +16,21 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 	"github.com/manglecp/manglecp/upstream"
 	"github.com/manglecp/manglecp/upstream/upstreamtest"
 )
 
+// builds builds manglecp for the tests that run it as an upstream.
+var builds testenv.Builds
+
 func TestMain(m *testing.M) {
 	upstreamtest.MainIfFake()
-	os.Exit(m.Run())
+	code := m.Run()
+	builds.Close()
+	os.Exit(code)
 }
 
 var maxTools int64 = 30

@@ -16,8 +16,6 @@ mandatory_for_intent("explore_files", T) :- fs_tool(T, "search_files").
 relevant_to_intent("explore_files", T, 60) :- fs_tool(T, "directory_tree").
 relevant_to_intent("explore_files", T, 50) :- fs_tool(T, "get_file_info").
 relevant_to_intent("explore_files", T, 40) :- fs_tool(T, "list_allowed_directories").
-relevant_to_intent("explore_files", T, 30) :- fs_tool(T, "list_directory_with_sizes").
-conflicts_with(A, B) :- fs_tool(A, "list_directory"), fs_tool(B, "list_directory_with_sizes").
 
 # read: text first; several files at once; media when asked.
 mandatory_for_intent("read_files", T) :- fs_tool(T, "read_text_file").
@@ -33,7 +31,7 @@ relevant_to_intent("edit_files", T, 40) :- fs_tool(T, "read_text_file").
 # organize
 mandatory_for_intent("organize_files", T) :- fs_tool(T, "move_file").
 relevant_to_intent("organize_files", T, 60) :- fs_tool(T, "create_directory").
-relevant_to_intent("organize_files", T, 30) :- fs_tool(T, "list_directory").
+relevant_to_intent("organize_files", T, 30) :- fs_tool(T, "list_directory_with_sizes").
 
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "search_files").
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "list_directory").
