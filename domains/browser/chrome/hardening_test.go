@@ -32,6 +32,10 @@ func hostile(t *testing.T) *httptest.Server {
 	}
 	page("/", `<title>fine</title><p>fine</p><button id="b">b</button>`)
 	page("/console-flood", `<title>flood</title><script>for (let i = 0; i < 100000; i++) console.error('flood ' + i);</script><p>after</p>`)
+	page("/console-flood-frame", `<title>flood</title><body><script>
+const f = document.createElement('iframe'); document.body.appendChild(f);
+const c = f.contentWindow.console; for (let i = 0; i < 100000; i++) c.error('flood ' + i);</script>`)
+	page("/rejection-flood", `<title>flood</title><script>for (let i = 0; i < 100000; i++) Promise.reject(new Error('rejected ' + i));</script>`)
 	page("/dom-flood", `<title>dom</title><body><script>
 document.body.innerHTML = '<a href="#x">link text</a> '.repeat(20000) + '<p>' + 'word '.repeat(200000) + '</p>';
 </script>`)
@@ -105,6 +109,18 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 		}
 	}
 	t.Logf("flood %v: kept %d of %d; during: %v", took.Round(time.Millisecond), len(obs.Console), obs.ConsoleTotal, during.Load())
+	// The same through a fresh frame's console, and as unhandled
+	// rejections.
+	for _, p := range []string{"/console-flood-frame", "/rejection-flood"} {
+		start := time.Now()
+		obs, err := b.Run(ctx, chrome.Task{URL: ts.URL + p})
+		took := time.Since(start)
+		if err != nil || took > 10*time.Second || len(obs.Console) != chrome.DefaultMaxConsole || obs.ConsoleTotal < 100000 || obs.Incomplete != "" {
+			t.Errorf("%s: %v after %v: %+v", p, err, took, obs)
+			continue
+		}
+		t.Logf("%s %v: kept %d of %d", p, took.Round(time.Millisecond), len(obs.Console), obs.ConsoleTotal)
+	}
 }
 
 // TestDOMFloodIsCapped: a page with 20,000 links and 200,000 words is

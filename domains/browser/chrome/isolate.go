@@ -27,22 +27,32 @@ import (
 const closeWait = 5 * time.Second
 
 // consoleGuardJS wraps the console methods that print so that only the
-// first %d calls print; the function named %q returns how many calls it
-// dropped. A page can get around it (a fresh frame's console); the
-// collector's own flood limit and the run's time budget still hold then.
+// first %d calls (and uncaught errors) print; the function named %q returns how many calls it
+// dropped. Same-origin frames (also a fresh iframe a page makes to get an
+// unwrapped console) share the top frame's count. A page can still get
+// around it; the collector's own flood limit and the run's time budget
+// hold then.
 const consoleGuardJS = `(() => {
   const max = %d, name = %q;
-  let n = 0;
   if (Object.prototype.hasOwnProperty.call(globalThis, name)) return;
+  let st = null;
+  try { if (window.top !== window) st = window.top[name + '_state'] || null; } catch (e) {}
+  st = st || {n: 0};
   for (const m of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'count', 'timeLog', 'timeEnd', 'group', 'groupCollapsed', 'assert']) {
     const orig = console[m];
     if (typeof orig !== 'function') continue;
     console[m] = {[m](...args) {
       if (m === 'assert' && args[0]) return;
-      if (++n <= max) return orig.apply(console, args);
+      if (++st.n <= max) return orig.apply(console, args);
     }}[m];
   }
-  Object.defineProperty(globalThis, name, {value: () => Math.max(0, n - max)});
+  // Uncaught errors and unhandled rejections count too; past the limit
+  // their report is suppressed.
+  const uncaught = e => { if ((e.type === 'unhandledrejection' || e instanceof ErrorEvent) && ++st.n > max) e.preventDefault(); };
+  globalThis.addEventListener('error', uncaught, true);
+  globalThis.addEventListener('unhandledrejection', uncaught, true);
+  Object.defineProperty(globalThis, name + '_state', {value: st});
+  Object.defineProperty(globalThis, name, {value: () => Math.max(0, st.n - max)});
 })()`
 
 // isolated is a browser context held to the allow-list: every target of
