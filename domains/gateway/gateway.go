@@ -75,6 +75,7 @@ type Gateway struct {
 	cfg       Config
 	upstreams []*upstream.Upstream
 	entries   map[string]map[string]*entry // upstream -> tool -> entry
+	packs     map[string]string            // upstream -> embedded pack
 	rules     fstest.MapFS
 
 	mu     sync.Mutex
@@ -115,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{cfg: cfg, entries: map[string]map[string]*entry{}, status: map[string]upstream.Status{}}
+	g := &Gateway{cfg: cfg, entries: map[string]map[string]*entry{}, packs: map[string]string{}, status: map[string]upstream.Status{}}
 	seen := map[string]bool{}
 	for _, uc := range cfg.Upstreams {
 		if seen[uc.Name] {
@@ -185,6 +186,7 @@ func (g *Gateway) buildRules() error {
 				pack = ""
 			}
 		}
+		g.packs[u.Name()] = pack
 		entries, facts, skipped := catalogue(u.Name(), pack, tools)
 		for _, s := range skipped {
 			g.cfg.Logger.Warn("upstream tool left out", "upstream", u.Name(), "tool", s)
@@ -341,6 +343,7 @@ func (g *Gateway) Status() map[string]upstream.Status {
 // action is the action running every tool of u.
 func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 	entries := g.entries[u.Name()]
+	known := readers[g.packs[u.Name()]]
 	return func(ctx context.Context, call *manglecp.Call) (*manglecp.Outcome, error) {
 		e := entries[call.Tool]
 		if e == nil {
@@ -359,7 +362,11 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 				map[string]any{"upstream": u.Name(), "tool": e.original},
 				"%s failed: %s", e.original, upstream.Sanitize(text, upstream.MaxMessage))
 		}
-		return outcome(e, text, truncated, total), nil
+		out := outcome(e, text, truncated, total)
+		if read := known[e.original]; read != nil && !truncated {
+			out.Assert = read(call.Args, text)
+		}
+		return out, nil
 	}
 }
 

@@ -115,6 +115,12 @@ func newFixture(t *testing.T, cfg gateway.Config) *fixture {
 	return &fixture{t: t, gw: gw, srv: srv, sess: sess, logs: logs, hs: hs}
 }
 
+// evalFacts is eval with facts.
+func (f *fixture) evalFacts(intent string, facts ...protocol.Fact) map[string]protocol.MacroTool {
+	f.t.Helper()
+	return f.eval(intent, facts...)
+}
+
 func (f *fixture) eval(intent string, facts ...protocol.Fact) map[string]protocol.MacroTool {
 	f.t.Helper()
 	resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{

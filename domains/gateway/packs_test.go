@@ -76,6 +76,20 @@ func TestFilesystemPack(t *testing.T) {
 			t.Errorf("%s offers %d tools", intent, len(got))
 		}
 	}
+	// A listing becomes facts; with two files found, reading them at
+	// once comes first.
+	if err := os.WriteFile(filepath.Join(root, "more.txt"), []byte("more\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lr := f.ok("explore_files", "fs_list_directory", map[string]any{"path": root}, false)
+	listed := lr.StateDelta.Assert
+	if len(listed) != 2 || listed[0].Pred != "fs_listed" {
+		t.Fatalf("listing state delta = %v", listed)
+	}
+	read := f.evalFacts("read_files", listed...)
+	if m := read["fs_read_multiple_files"]; m.Metadata == nil || m.Metadata.Score < 90 {
+		t.Errorf("with two files listed, read_multiple_files = %+v, want score 90", m.Metadata)
+	}
 	path := filepath.Join(root, "notes.txt")
 	r := f.ok("read_files", "fs_read_text_file", map[string]any{"path": path}, false)
 	if answer(r) != "hello\nworld\n" {
@@ -151,6 +165,9 @@ func TestPlaywrightPack(t *testing.T) {
 	r = f.ok("inspect_page", "pw_browser_console_messages", map[string]any{}, false)
 	if !strings.Contains(answer(r), "orders failed: 404") {
 		t.Errorf("console = %.300v", r.Result)
+	}
+	if d := r.StateDelta.Assert; len(d) == 0 || d[0].Pred != "pw_console" || d[0].Args[0] != "error" {
+		t.Errorf("console facts = %v", d)
 	}
 	if e := f.eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {
 		t.Errorf("browser_evaluate needs no confirmation")

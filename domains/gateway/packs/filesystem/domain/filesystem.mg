@@ -35,3 +35,14 @@ relevant_to_intent("organize_files", T, 30) :- fs_tool(T, "list_directory_with_s
 
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "search_files").
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "list_directory").
+
+# What the listings and searches answered (the gateway reads list_directory
+# and search_files answers into fs_listed facts, which come back with the
+# working state): with several files found, reading them at once comes first.
+decl_predicate("fs_listed", "both", "A path a listing or search answered, and its kind: file, dir or match.").
+decl_arg("fs_listed", 0, "path", "string").
+decl_arg("fs_listed", 1, "kind", "string").
+decl_intent_fact("read_files", "fs_listed", "optional").
+decl_intent_fact("explore_files", "fs_listed", "optional").
+fs_found(N) :- fs_listed(P, K), K != "dir" |> do fn:group_by(), let N = fn:count().
+relevant_to_intent("read_files", T, 90) :- fs_tool(T, "read_multiple_files"), fs_found(N), N >= 2.

@@ -38,3 +38,21 @@ relevant_to_intent("inspect_page", T, 10) :- pw_tool(T, "browser_evaluate").
 
 tool_next_intent(T, "inspect_page", "Diagnose what the page did.") :- pw_tool(T, "browser_navigate").
 tool_next_intent(T, "interact", "Act on the page.") :- pw_tool(T, "browser_snapshot").
+
+# What the page did (the gateway reads browser_console_messages and
+# browser_network_requests answers into these facts, which come back with
+# the working state): a failed request puts its details first.
+decl_predicate("pw_console", "both", "A console message of the page: level (error, warning, info, log, debug) and text.").
+decl_arg("pw_console", 0, "level", "string").
+decl_arg("pw_console", 1, "text", "string").
+decl_predicate("pw_request", "both", "A network request of the page: method, URL and HTTP status.").
+decl_arg("pw_request", 0, "method", "string").
+decl_arg("pw_request", 1, "url", "string").
+decl_arg("pw_request", 2, "status", "number").
+decl_intent_fact("inspect_page", "pw_console", "optional").
+decl_intent_fact("inspect_page", "pw_request", "optional").
+decl_intent_fact("interact", "pw_console", "optional").
+decl_intent_fact("interact", "pw_request", "optional").
+pw_failed_request(1) :- pw_request(_, _, S), S >= 400.
+relevant_to_intent("inspect_page", T, 95) :- pw_tool(T, "browser_network_request"), pw_failed_request(1).
+tool_instructions(T, "A request failed (status 400 or more): read it with this tool.") :- pw_tool(T, "browser_network_request"), pw_failed_request(1).
