@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ func hostile(t *testing.T) *httptest.Server {
 const f = document.createElement('iframe'); document.body.appendChild(f);
 const c = f.contentWindow.console; for (let i = 0; i < 100000; i++) c.error('flood ' + i);</script>`)
 	page("/rejection-flood", `<title>flood</title><script>for (let i = 0; i < 100000; i++) Promise.reject(new Error('rejected ' + i));</script>`)
+	page("/request-flood", `<title>requests</title><script>for (let i = 0; i < 20000; i++) fetch('/x?' + i).catch(() => {});</script>`)
+	page("/x", `x`)
 	page("/dom-flood", `<title>dom</title><body><script>
 document.body.innerHTML = '<a href="#x">link text</a> '.repeat(20000) + '<p>' + 'word '.repeat(200000) + '</p>';
 </script>`)
@@ -167,6 +170,56 @@ func TestHungPageAnswersIncomplete(t *testing.T) {
 		t.Errorf("health %+v", h)
 	}
 	t.Logf("hung page answered in %v: %s", took.Round(time.Millisecond), obs.Incomplete)
+}
+
+// TestRequestFloodIsBounded: a page starting 20,000 requests is answered
+// (as far as it got, or stopped at its memory limit), the helpers answering its paused requests stay
+// bounded, and the next page works.
+func TestRequestFloodIsBounded(t *testing.T) {
+	path := needChromium(t)
+	ts := hostile(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	var most atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if n := int64(runtime.NumGoroutine()); n > most.Load() {
+				most.Store(n)
+			}
+		}
+	}()
+	start := time.Now()
+	obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/request-flood"})
+	close(stop)
+	<-done
+	// 20,000 pending requests can take the renderer over its memory
+	// limit: then the answer is that it was stopped.
+	var pe *chrome.PageError
+	if err != nil && !errors.As(err, &pe) {
+		t.Fatalf("request flood: %v after %v", err, time.Since(start))
+	}
+	if obs == nil {
+		obs = &chrome.Observation{Incomplete: err.Error()}
+	}
+	if most.Load() > 400 { // without the bound: 546 to 1,104
+		t.Errorf("up to %d goroutines", most.Load())
+	}
+	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
+		t.Errorf("next page: %v", err)
+	}
+	t.Logf("request flood: %v, %d of %d requests, up to %d goroutines, incomplete %q", time.Since(start).Round(time.Millisecond),
+		len(obs.Requests), obs.RequestsTotal, most.Load(), obs.Incomplete)
 }
 
 // browserPID is the pid of the browser process the test started.

@@ -146,7 +146,13 @@ type tab struct {
 	quiet     atomic.Bool // the listener drops every event
 	popups    atomic.Int64
 	crashed   atomic.Bool
+	paused    atomic.Int64 // requests paused and not answered yet
+	unpaused  atomic.Bool  // interception turned off (maxPaused)
 }
+
+// maxPaused bounds the tab's requests waiting for an answer to their
+// interception (each holds a helper goroutine).
+const maxPaused = 256
 
 // openTab creates a tab in the context; events go to col. ctx bounds the
 // creation and the tab's actions (tab.op).
@@ -235,15 +241,26 @@ func (t *tab) event(ev any, col *collector) {
 	}
 	switch e := ev.(type) {
 	case *fetch.EventRequestPaused:
+		// Each paused request needs an answer from a helper goroutine. A
+		// page that starts requests faster than they are answered would
+		// make them without bound: past maxPaused the tab's interception
+		// is turned off (the gate still refuses what is not allowed).
+		if t.paused.Add(1) > maxPaused && t.unpaused.CompareAndSwap(false, true) {
+			t.async(func() { _, _ = chromedp.Call(t.op, fetch.Disable, cdp.Empty{}) })
+		}
 		id, raw := e.RequestID, e.Request.URL
 		if u, net := networkURL(raw); net && (u == nil || !t.b.allow.urlAllows(u)) {
 			col.block(raw)
 			t.async(func() {
+				defer t.paused.Add(-1)
 				_, _ = chromedp.Call(t.op, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient})
 			})
 			return
 		}
-		t.async(func() { _, _ = chromedp.Call(t.op, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) })
+		t.async(func() {
+			defer t.paused.Add(-1)
+			_, _ = chromedp.Call(t.op, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
+		})
 	case *page.EventJavascriptDialogOpening:
 		t.async(func() {
 			_, _ = chromedp.Call(t.op, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
