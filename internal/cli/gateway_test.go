@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,4 +82,81 @@ func TestAdoptWritesCheckedRules(t *testing.T) {
 	if !strings.Contains(string(policy), "requires_confirmation") && strings.Contains(string(domain), "ev_change") {
 		t.Error("destructive tools without confirmation")
 	}
+}
+
+// TestServeWithUpstreams runs `manglecp serve --upstream ev=... --upstream
+// gone=...`: the gateway domain serves the everything server's pack while
+// the other upstream is down (manifest degraded naming it, /readyz 503),
+// and ending serve stops the upstream process.
+func TestServeWithUpstreams(t *testing.T) {
+	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	if _, err := os.Stat(bin); err != nil {
+		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
+	}
+	testenv.LookPath(t, "node")
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &lockedBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream", "ev=" + bin, "--upstream", "gone=/nonexistent/server"}, nil, &bytes.Buffer{}, stderr)
+	}()
+	var m struct {
+		Payload struct {
+			Status string `json:"status"`
+			Domain struct {
+				ID string `json:"id"`
+			} `json:"domain"`
+			Intents []struct {
+				Name string `json:"name"`
+			} `json:"intents"`
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"payload"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/.well-known/manglecp/manifest.json")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			if m.Payload.Status == "degraded" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come up degraded (%s): %v\n%s", m.Payload.Status, err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ups := string(m.Payload.Extensions["x-upstreams"])
+	if m.Payload.Domain.ID != "gateway" || len(m.Payload.Intents) != 2 || !strings.Contains(ups, `"ev":{"state":"up"`) || !strings.Contains(ups, `"gone":{"state":"down"`) {
+		t.Errorf("manifest: domain %s, intents %v, x-upstreams %s", m.Payload.Domain.ID, m.Payload.Intents, ups)
+	}
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d %s", resp.StatusCode, body)
+	}
+	if reason := string(m.Payload.Extensions["x-degraded_reason"]); !strings.Contains(reason, "upstream gone is down") || strings.Contains(reason, "/nonexistent") {
+		t.Errorf("x-degraded_reason = %s", reason)
+	}
+	children := testenv.ChildPIDs(t)
+	if len(children) == 0 {
+		t.Error("no upstream process runs")
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit code %d\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not exit after its context ended")
+	}
+	testenv.WaitGone(t, children)
 }
