@@ -13,10 +13,7 @@ import (
 	"github.com/manglecp/manglecp/transport"
 )
 
-var (
-	_ transport.DataBorrower = (*manglecp.Server)(nil)
-	_ transport.DataBorrower = (*manglecp.Booting)(nil)
-)
+var _ transport.DataBorrower = (*manglecp.Server)(nil)
 
 // TestHandleKeepsNoData: the server keeps nothing of a message's bytes once
 // Handle has returned (it says so as a transport.DataBorrower, and the

@@ -58,15 +58,16 @@ func (p *domainParts) apply(ext map[string]any) {
 
 // reportPart is the HealthReport NewServer gives the domain.
 func (s *Server) reportPart(part string, value any, degraded string) {
+	s.life.mu.Lock()
+	defer s.life.mu.Unlock()
 	s.parts.set(part, value, degraded)
-	reason, _ := s.degraded.Load().(string)
-	s.SetDegraded(reason) // the status and manifest again, with the part
+	s.settle() // the status and manifest again, with the part
 }
 
 // degradedReason is why the server is degraded: the reason SetDegraded
-// was given and the domain's degraded parts.
+// was given and the domain's degraded parts. The caller holds s.life.mu.
 func (s *Server) degradedReason() string {
-	reason, _ := s.degraded.Load().(string)
+	reason := s.life.reason
 	reasons := []string{}
 	if reason != "" {
 		reasons = append(reasons, reason)

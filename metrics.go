@@ -123,7 +123,7 @@ func (m *metrics) storeError(op string) {
 // SessionOpened counts an open session connection (WebSocket or stdio) in
 // the metrics; call the returned function when it closes.
 func (s *Server) SessionOpened() (closed func()) {
-	if s.metrics == nil {
+	if !s.loaded.Load() || s.metrics == nil { // booting: no metrics yet
 		return noEnd
 	}
 	s.metrics.sessions.Inc()

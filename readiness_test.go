@@ -18,7 +18,7 @@ import (
 // TestBooting: while rules load, the manifest says "booting" and requests
 // get server_not_ready (503) with retry_after_ms.
 func TestBooting(t *testing.T) {
-	b := manglecp.NewBooting(browser.Domain(browser.Config{ReportDir: t.TempDir()}), nil)
+	b := manglecp.New(browser.Domain(browser.Config{ReportDir: t.TempDir()}), nil)
 	hs := httptest.NewServer(transport.NewHTTPHandler(b, nil))
 	defer hs.Close()
 	h := &harness{t: t, http: hs}

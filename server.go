@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +31,9 @@ import (
 const ConformanceLevel = 3
 
 // Server answers MangleCP messages for one domain. It is safe for
-// concurrent use. Create it with [NewServer].
+// concurrent use. Create it with [New] and load it with [Server.Load]
+// (it answers from the first moment, "booting" until loaded), or with
+// [NewServer], which does both.
 type Server struct {
 	opts   Options
 	domain Domain
@@ -58,9 +59,15 @@ type Server struct {
 	metrics  *metrics // nil when Options.Metrics is nil
 	tracer   trace.Tracer
 
-	status   atomic.Value // protocol.Status
-	degraded atomic.Value // string: why the server is degraded
-	parts    domainParts  // the domain's parts' health (Domain.Health)
+	// state is the lifecycle state (lifecycle.go), changed only under
+	// life.mu. loaded is set by Load, before the state leaves booting, once
+	// the fields that need the rules are set: a reader that sees it true
+	// may read them.
+	state    atomic.Uint32
+	life     lifecycle
+	loaded   atomic.Bool
+	loadErr  error       // what New could not build; Load returns it
+	parts    domainParts // the domain's parts' health (Domain.Health)
 	manifest atomic.Pointer[manifestSnapshot]
 	inflight inflight
 
@@ -92,43 +99,36 @@ type manifestSnapshot struct {
 	etag     string
 }
 
-// NewServer loads the domain's rules and returns a ready server. It fails,
-// naming file and line, when a rule file is invalid, and when the rules name
-// an action the domain does not register.
+// NewServer loads the domain's rules and returns a ready server: it is
+// [New] then [Server.Load], kept for callers that need no booting phase.
+// It fails, naming file and line, when a rule file is invalid, and when
+// the rules name an action the domain does not register.
 func NewServer(d Domain, opts *Options) (*Server, error) {
-	o := opts.withDefaults()
-	if d.Rules == nil {
-		return nil, errors.New("manglecp: domain has no rules")
+	s := New(d, opts)
+	if err := s.Load(context.Background()); err != nil {
+		return nil, err
 	}
+	return s, nil
+}
+
+// New returns the server of d in the "booting" state, without loading
+// anything: its manifest says "booting" (with the limits and whether
+// authentication is required, OAuth included) and every request gets
+// server_not_ready with retry_after_ms (Spec 04 section 4.2). A host
+// serves it from the first moment and calls [Server.Load]; sessions
+// opened meanwhile receive the ready manifest and every later change.
+func New(d Domain, opts *Options) *Server {
+	o := opts.withDefaults()
 	reg, err := d.registry()
 	if err != nil {
-		return nil, err
-	}
-	prog, err := loadProgram(d)
-	if err != nil {
-		return nil, err
-	}
-	samples, err := readSamples(d.Samples)
-	if err != nil {
-		return nil, err
-	}
-	key, err := confirmationKey(o)
-	if err != nil {
-		return nil, err
-	}
-	store := o.Store
-	if store == nil {
-		store = newMemoryStore(o.MacroCacheBytes, o.Now)
+		reg, _ = protocol.NewRegistry() // the standard codes; Load fails with err
 	}
 	s := &Server{
 		opts:      o,
 		domain:    d,
 		registry:  reg,
+		loadErr:   err,
 		actions:   d.Actions,
-		samples:   samples,
-		store:     store,
-		macros:    newMacroCache(o.Store, o.MacroCacheBytes),
-		confirm:   newConfirmer(key, o.ConfirmationTTL, store),
 		log:       o.Logger,
 		tracer:    newTracer(o.TracerProvider),
 		authFails: newAuthFailures(),
@@ -141,6 +141,79 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 		factBuffers: freelist.New(freelist.PerProcessor(), 8<<20, (*factSetBuffers).bytes),
 		rawFacts:    freelist.New(freelist.PerProcessor(), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
 	}
+	s.state.Store(uint32(stateBooting))
+	s.life.mu.Lock()
+	s.publishManifest(stateBooting)
+	s.life.mu.Unlock()
+	return s
+}
+
+// Load loads the domain's rules, sample requests, confirmation key, store
+// and metrics, then moves the server from booting to ready (or degraded,
+// when SetDegraded was called meanwhile), telling open sessions, and gives
+// the domain its HealthReport (Domain.Health). It fails, naming file and
+// line, when a rule file is invalid, when the rules name an action the
+// domain does not register, or when ctx ended; the server is then stopped.
+// Load is called once, while booting; a server drained meanwhile stays
+// draining and Load reports it.
+func (s *Server) Load(ctx context.Context) error {
+	if err := s.load(ctx); err != nil {
+		s.stop()
+		return err
+	}
+	s.life.mu.Lock()
+	to := stateReady
+	if s.life.reason != "" { // SetDegraded was called while booting
+		to = stateDegraded
+	}
+	moved := s.moveTo(to)
+	s.life.mu.Unlock()
+	if !moved {
+		return fmt.Errorf("manglecp: the server is %s, not booting: not loaded", s.Status())
+	}
+	if s.domain.Health != nil {
+		s.domain.Health(s.reportPart)
+	}
+	return nil
+}
+
+// load sets the fields that need the rules, then marks the server loaded.
+func (s *Server) load(ctx context.Context) error {
+	s.reloadMu.Lock() // a Reload called meanwhile waits for the rules
+	defer s.reloadMu.Unlock()
+	if state(s.state.Load()) != stateBooting || s.loaded.Load() {
+		return fmt.Errorf("manglecp: Load: the server is %s, not booting", s.Status())
+	}
+	d, o := s.domain, s.opts
+	if s.loadErr != nil {
+		return s.loadErr
+	}
+	if d.Rules == nil {
+		return errors.New("manglecp: domain has no rules")
+	}
+	prog, err := loadProgram(d)
+	if err != nil {
+		return err
+	}
+	samples, err := readSamples(d.Samples)
+	if err != nil {
+		return err
+	}
+	key, err := confirmationKey(o)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	store := o.Store
+	if store == nil {
+		store = newMemoryStore(o.MacroCacheBytes, o.Now)
+	}
+	s.samples = samples
+	s.store = store
+	s.macros = newMacroCache(o.Store, o.MacroCacheBytes)
+	s.confirm = newConfirmer(key, o.ConfirmationTTL, store)
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a
 		// cacheable answer: no cache, so no request pays for a key.
@@ -149,14 +222,11 @@ func NewServer(d Domain, opts *Options) (*Server, error) {
 	s.prog.Store(prog)
 	m, err := newMetrics(o.Metrics, s)
 	if err != nil {
-		return nil, fmt.Errorf("manglecp: metrics: %w", err)
+		return fmt.Errorf("manglecp: metrics: %w", err)
 	}
 	s.metrics = m
-	s.setStatus(protocol.StatusReady)
-	if d.Health != nil {
-		d.Health(s.reportPart)
-	}
-	return s, nil
+	s.loaded.Store(true) // after every field above: readers check it first
+	return nil
 }
 
 // loadProgram loads a domain's rules with the kernel layers and checks
@@ -218,6 +288,9 @@ func unregistered(refs []kernel.ActionRef, actions map[string]ActionSpec) kernel
 func (s *Server) Reload(rules fs.FS) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
+	if !s.loaded.Load() {
+		return fmt.Errorf("manglecp: Reload: the server is %s and has no rules loaded (Load)", s.Status())
+	}
 	d := s.domain
 	d.Rules = rules
 	prog, err := loadProgram(d)
@@ -262,25 +335,6 @@ func joinName(base, name string) string {
 	return base + "/" + name
 }
 
-// Status is the server's readiness state.
-func (s *Server) Status() protocol.Status { return s.status.Load().(protocol.Status) }
-
-func (s *Server) setStatus(st protocol.Status) {
-	s.status.Store(st)
-	m := s.buildManifest(st)
-	raw, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("manglecp: manifest does not encode: %v", err)) // programmer error: manifest types are plain data
-	}
-	sum := sha256.Sum256(raw)
-	s.manifest.Store(&manifestSnapshot{manifest: m, json: raw, etag: `"` + hex.EncodeToString(sum[:12]) + `"`})
-	s.subsMu.Lock()
-	for _, fn := range s.subs {
-		go fn()
-	}
-	s.subsMu.Unlock()
-}
-
 // OnManifestChange calls fn (in its own goroutine) whenever the manifest
 // changes, e.g. on draining; session transports push the new manifest
 // (Spec 04 section 6.2). The returned function unsubscribes.
@@ -300,34 +354,12 @@ func (s *Server) OnManifestChange(fn func()) (unsubscribe func()) {
 	}
 }
 
-// SetDegraded switches the server to "degraded" (Spec 04 section 4.1):
-// it keeps serving, and the manifest explains why in
-// extensions["x-degraded_reason"]. An empty reason returns to "ready".
-func (s *Server) SetDegraded(reason string) {
-	s.degraded.Store(reason)
-	if s.Status() == protocol.StatusDraining {
-		return // draining is final
-	}
-	if reason == "" && s.parts.degraded() == "" {
-		s.setStatus(protocol.StatusReady)
-		return
-	}
-	s.setStatus(protocol.StatusDegraded)
-}
-
-// Drain switches the server to "draining": new requests get
-// server_not_ready, requests already admitted finish. Wait for them with
-// [Server.Wait]. Draining is final: a later reload or SetDegraded does not
-// make the server ready again.
-func (s *Server) Drain() {
-	s.inflight.close()
-	s.setStatus(protocol.StatusDraining)
-}
-
-// Close releases the domain's resources (see Domain.Close), once. Call it
-// after Drain and Wait, when no request runs any more; requests that still
-// need the domain afterwards fail.
+// Close stops the server (it admits nothing more) and releases the
+// domain's resources (see Domain.Close), once. Call it after Drain and
+// Wait, when no request runs any more; requests that still need the domain
+// afterwards fail.
 func (s *Server) Close() error {
+	s.stop()
 	s.closeOnce.Do(func() {
 		if s.domain.Close != nil {
 			s.closeErr = s.domain.Close()
@@ -429,7 +461,11 @@ func (s *Server) ManifestEnvelope() *protocol.Envelope {
 // SkillJSON returns a skill of the domain's catalogue as JSON, for clients
 // fetching referenced skills.
 func (s *Server) SkillJSON(id string) ([]byte, bool) {
-	sk, ok := s.prog.Load().Skill(id)
+	p := s.prog.Load()
+	if p == nil { // booting
+		return nil, false
+	}
+	sk, ok := p.Skill(id)
 	if !ok {
 		return nil, false
 	}
@@ -578,6 +614,9 @@ func (s *Server) BorrowsData() bool { return true }
 // Every error comes from the registry; internal failures are logged with
 // the request id and masked.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
+	if !s.loaded.Load() {
+		return s.notLoaded(in)
+	}
 	start := time.Now()
 	rec := &requestInfo{logID: "r" + strconv.FormatUint(s.nextID.Add(1), 10)}
 	ctx, span := s.startRequest(ctx)
@@ -586,6 +625,14 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Env
 	s.metrics.inflightAdd(-1)
 	s.finishRequest(ctx, span, in, out, rec, time.Since(start))
 	return out
+}
+
+// notLoaded answers a request that arrives before Load is done (or after
+// it failed): server_not_ready, correlated when the id is readable; the
+// message is not otherwise judged.
+func (s *Server) notLoaded(in *protocol.Inbound) *protocol.Envelope {
+	env, _ := protocol.DecodeEnvelope(in.Data)
+	return protocol.ErrorEnvelope(env.IDString(), protocol.Errorf(protocol.CodeServerNotReady, "the server is %s", s.Status()).WithRetryAfter(500))
 }
 
 // requestInfo is what handle learns about a request, for the access log,
@@ -750,6 +797,9 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 // valid credentials is refused without its body being read. Failed
 // attempts are rate limited per peer like those of [Server.Handle].
 func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	if !s.loaded.Load() {
+		return nil // booting: Handle answers server_not_ready whoever asks
+	}
 	_, err := s.authenticatePeer(ctx, c, peer)
 	return err
 }

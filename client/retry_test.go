@@ -199,7 +199,7 @@ func (s *switchHandler) MaxMessageBytes() int64         { return s.get().MaxMess
 // unknown, and refreshes the manifest once the server is ready.
 func TestBootingServer(t *testing.T) {
 	d := browser.Domain(browser.Config{ReportDir: t.TempDir()})
-	sw := &switchHandler{h: manglecp.NewBooting(d, nil)}
+	sw := &switchHandler{h: manglecp.New(d, nil)}
 	srv := newServer(t, nil)
 	var changes []protocol.Status
 	sl := &sleeper{}

@@ -289,7 +289,7 @@ func (s *switching) MaxMessageBytes() int64         { return s.h().MaxMessageByt
 // fails manifest.status when it never does.
 func TestBooting(t *testing.T) {
 	d := browser.Domain(browser.Config{ReportDir: t.TempDir()})
-	var booting transport.Handler = manglecp.NewBooting(d, nil)
+	var booting transport.Handler = manglecp.New(d, nil)
 
 	sw := &switching{}
 	sw.cur.Store(&booting)

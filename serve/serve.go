@@ -200,9 +200,11 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 		ln = transport.LimitListenerExempting(ln, o.MaxConnsPerIP, proxies)
 	}
 	ho := o.httpOptions(ln.Addr())
-	sw := newSwitch(manglecp.NewBooting(d, o.Server))
+	// The server answers "booting" from the first moment and becomes ready
+	// when Load is done; sessions opened meanwhile are told.
+	srv := manglecp.New(d, o.Server)
 	hs := &http.Server{
-		Handler:           transport.WithOps(sw, transport.NewHTTPHandler(sw, ho), o.opsOptions(ho, o.OpsListener == nil)),
+		Handler:           transport.WithOps(srv, transport.NewHTTPHandler(srv, ho), o.opsOptions(ho, o.OpsListener == nil)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -213,7 +215,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	}
 	if o.OpsListener != nil {
 		ops := &http.Server{
-			Handler:           transport.NewOpsHandler(sw, o.opsOptions(ho, true)),
+			Handler:           transport.NewOpsHandler(srv, o.opsOptions(ho, true)),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
@@ -230,14 +232,15 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 		}
 		errc <- hs.Serve(ln)
 	}()
-	srv, err := manglecp.NewServer(d, o.Server)
-	if err != nil {
+	if err := srv.Load(ctx); err != nil {
 		_ = hs.Close()
 		<-errc
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil // ctx ended while loading: nothing to drain
+		}
 		return err
 	}
 	defer func() { _ = srv.Close() }() // the domain's resources, after draining
-	sw.set(srv)
 	scheme := "http"
 	if o.TLS != nil {
 		scheme = "https"

@@ -148,14 +148,19 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	s.limitBeforeAuth(ctx)
 	// Subscribe before the first manifest goes out, so no change is missed;
 	// pushes wait until the first manifest was written.
+	// Pushes take turns, each reading the manifest when its turn comes, so
+	// the last one written is the current manifest.
 	firstSent := make(chan struct{})
 	if n, ok := h.(ManifestNotifier); ok {
+		var pushMu sync.Mutex
 		stop := n.OnManifestChange(func() {
 			select {
 			case <-firstSent:
 			case <-ctx.Done():
 				return
 			}
+			pushMu.Lock()
+			defer pushMu.Unlock()
 			m, _ := h.ManifestJSON()
 			_ = s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: m})
 		})

@@ -1,0 +1,134 @@
+package manglecp_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+func manifestStatus(t *testing.T, s *manglecp.Server) protocol.Status {
+	t.Helper()
+	raw, _ := s.ManifestJSON()
+	var m protocol.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Status
+}
+
+// TestDrainIsFinalUnderRace: SetDegraded racing Drain never turns a
+// draining server's status or manifest back to ready or degraded.
+func TestDrainIsFinalUnderRace(t *testing.T) {
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	for round := 0; round < 20; round++ {
+		s, err := manglecp.NewServer(d, &manglecp.Options{ConfirmationKey: []byte("k")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var running, wg sync.WaitGroup
+		stop := make(chan struct{})
+		for g := 0; g < 8; g++ {
+			running.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					if (g+i)%2 == 0 {
+						s.SetDegraded("racing")
+					} else {
+						s.SetDegraded("")
+					}
+					if i == 0 {
+						running.Done()
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			}()
+		}
+		running.Wait() // every goroutine is changing the status
+		s.Drain()
+		close(stop)
+		wg.Wait()
+		if st, ms := s.Status(), manifestStatus(t, s); st != protocol.StatusDraining || ms != protocol.StatusDraining {
+			t.Fatalf("round %d: after Drain, status %s and manifest %s, want draining", round, st, ms)
+		}
+	}
+}
+
+// TestLoad: New answers booting; Load makes the server ready (degraded
+// when SetDegraded was called while booting); a second Load fails; a
+// server whose rules do not load is stopped; a server drained while
+// booting stays draining.
+func TestLoad(t *testing.T) {
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	opts := &manglecp.Options{ConfirmationKey: []byte("k")}
+	s := manglecp.New(d, opts)
+	if s.Status() != protocol.StatusBooting || manifestStatus(t, s) != protocol.StatusBooting {
+		t.Fatalf("New: %s", s.Status())
+	}
+	if _, etag := s.ManifestJSON(); etag != `"booting"` {
+		t.Errorf("booting ETag %s", etag)
+	}
+	s.SetDegraded("known before loading")
+	if s.Status() != protocol.StatusBooting {
+		t.Fatalf("SetDegraded while booting: %s", s.Status())
+	}
+	if err := s.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status() != protocol.StatusDegraded || s.Manifest().Extensions["x-degraded_reason"] != "known before loading" {
+		t.Fatalf("after Load: %s %v", s.Status(), s.Manifest().Extensions["x-degraded_reason"])
+	}
+	if err := s.Load(context.Background()); err == nil {
+		t.Error("a second Load did not fail")
+	}
+
+	bad := manglecp.Domain{ID: "bad", Description: "bad", RulesName: "rules",
+		Rules: fstest.MapFS{"domain/bad.mg": {Data: []byte("this is not mangle\n")}}}
+	b := manglecp.New(bad, opts)
+	if err := b.Load(context.Background()); err == nil {
+		t.Fatal("bad rules loaded")
+	}
+	if b.Status() != protocol.StatusDraining {
+		t.Errorf("after a failed Load: %s, want draining (stopped)", b.Status())
+	}
+
+	dr := manglecp.New(d, opts)
+	dr.Drain()
+	if err := dr.Load(context.Background()); err == nil || dr.Status() != protocol.StatusDraining {
+		t.Errorf("Load after Drain: %v, status %s", err, dr.Status())
+	}
+}
+
+// TestBootingAuthRequired: whether auth is required is known while
+// booting, OAuth included.
+func TestBootingAuthRequired(t *testing.T) {
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	for _, tc := range []struct {
+		name string
+		opts *manglecp.Options
+		want bool
+	}{
+		{"none", nil, false},
+		{"identities", &manglecp.Options{Identities: []manglecp.Identity{{Name: "a", Token: "t"}}}, true},
+		{"oauth", &manglecp.Options{OAuth: &manglecp.OAuth{Issuer: "https://idp.example", Audience: "a", JWKSURL: "http://127.0.0.1:1/jwks"}}, true},
+	} {
+		s := manglecp.New(d, tc.opts)
+		raw, _ := s.ManifestJSON()
+		var m protocol.Manifest
+		_ = json.Unmarshal(raw, &m)
+		if s.AuthRequired() != tc.want || m.Auth.Required != tc.want {
+			t.Errorf("%s: AuthRequired %v, manifest auth.required %v, want %v", tc.name, s.AuthRequired(), m.Auth.Required, tc.want)
+		}
+	}
+}
