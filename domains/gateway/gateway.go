@@ -74,13 +74,19 @@ type Config struct {
 type Gateway struct {
 	cfg       Config
 	upstreams []*upstream.Upstream
-	entries   map[string]map[string]*entry // upstream -> tool -> entry
-	packs     map[string]string            // upstream -> embedded pack
-	rules     fstest.MapFS
 
-	mu     sync.Mutex
-	report manglecp.HealthReport
-	status map[string]upstream.Status
+	cat     sync.RWMutex                 // guards entries, packs, rules
+	entries map[string]map[string]*entry // upstream -> tool -> entry
+	packs   map[string]string            // upstream -> embedded pack
+	rules   fstest.MapFS
+
+	mu      sync.Mutex
+	report  manglecp.HealthReport
+	status  map[string]upstream.Status
+	reload  func(fs.FS) error
+	opened  bool
+	joining map[string]bool // upstreams whose late tools are being added
+	bg      sync.WaitGroup
 }
 
 // packByServer maps the serverInfo.name of known servers to their pack.
@@ -155,7 +161,66 @@ func Open(ctx context.Context, cfg Config) (*Gateway, error) {
 		g.closeAll()
 		return nil, err
 	}
+	g.mu.Lock()
+	g.opened = true
+	g.mu.Unlock()
 	return g, nil
+}
+
+// SetReload gives the gateway the server's reload (Server.Reload): an
+// upstream that was down at start and comes up later then joins with its
+// tools, the rules rebuilt and reloaded. Without it, such an upstream
+// serves only after a restart.
+func (g *Gateway) SetReload(reload func(fs.FS) error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reload = reload
+	for _, u := range g.upstreams {
+		g.joinIfLateLocked(u.Status())
+	}
+}
+
+// joinIfLateLocked starts join for an upstream that is up with tools the
+// catalogue lacks. g.mu is held.
+func (g *Gateway) joinIfLateLocked(st upstream.Status) {
+	if !g.opened || g.reload == nil || st.State != "up" || st.Tools == 0 || g.joining[st.Name] {
+		return
+	}
+	g.cat.RLock()
+	_, has := g.entries[st.Name]
+	g.cat.RUnlock()
+	if has {
+		return
+	}
+	if g.joining == nil {
+		g.joining = map[string]bool{}
+	}
+	g.joining[st.Name] = true
+	g.bg.Add(1)
+	go g.join(st.Name)
+}
+
+// join rebuilds the rules with the tools of an upstream that came up
+// after start and reloads the server with them.
+func (g *Gateway) join(name string) {
+	defer g.bg.Done()
+	defer func() {
+		g.mu.Lock()
+		delete(g.joining, name)
+		g.mu.Unlock()
+	}()
+	if err := g.buildRules(); err != nil {
+		g.cfg.Logger.Error("rules with a late upstream do not build", "upstream", name, "error", err.Error())
+		return
+	}
+	g.mu.Lock()
+	reload := g.reload
+	g.mu.Unlock()
+	if err := reload(g.Rules()); err != nil {
+		g.cfg.Logger.Error("rules with a late upstream do not load; the previous rules keep serving", "upstream", name, "error", err.Error())
+		return
+	}
+	g.cfg.Logger.Info("upstream joined with its tools", "upstream", name)
 }
 
 func hasPack(name string) bool {
@@ -167,6 +232,8 @@ func hasPack(name string) bool {
 // the packs into one file system.
 func (g *Gateway) buildRules() error {
 	files := fstest.MapFS{}
+	allEntries := map[string]map[string]*entry{}
+	allPacks := map[string]string{}
 	if err := copyMG(files, embedded, "rules", "", ""); err != nil {
 		return err
 	}
@@ -186,12 +253,12 @@ func (g *Gateway) buildRules() error {
 				pack = ""
 			}
 		}
-		g.packs[u.Name()] = pack
+		allPacks[u.Name()] = pack
 		entries, facts, skipped := catalogue(u.Name(), pack, tools)
 		for _, s := range skipped {
 			g.cfg.Logger.Warn("upstream tool left out", "upstream", u.Name(), "tool", s)
 		}
-		g.entries[u.Name()] = entries
+		allEntries[u.Name()] = entries
 		files["domain/upstream_"+u.Name()+".mg"] = &fstest.MapFile{Data: []byte(facts), Mode: 0o444}
 		if pack != "" && !packs[pack] {
 			packs[pack] = true
@@ -205,7 +272,9 @@ func (g *Gateway) buildRules() error {
 			return err
 		}
 	}
-	g.rules = files
+	g.cat.Lock()
+	g.rules, g.entries, g.packs = files, allEntries, allPacks
+	g.cat.Unlock()
 	return nil
 }
 
@@ -236,7 +305,11 @@ func copyMG(dst fstest.MapFS, src fs.FS, dir, prefix, name string) error {
 
 // Rules returns the assembled rules: the gateway's, the catalogues and
 // the packs.
-func (g *Gateway) Rules() fs.FS { return g.rules }
+func (g *Gateway) Rules() fs.FS {
+	g.cat.RLock()
+	defer g.cat.RUnlock()
+	return g.rules
+}
 
 // Upstreams returns the supervised upstreams.
 func (g *Gateway) Upstreams() []*upstream.Upstream { return g.upstreams }
@@ -251,7 +324,7 @@ func (g *Gateway) Domain() manglecp.Domain {
 		ID:          ID,
 		Description: "Upstream MCP servers under Mangle rules: " + strings.Join(g.names(), ", ") + ".",
 		Categories:  []string{"gateway"},
-		Rules:       g.rules,
+		Rules:       g.Rules(),
 		RulesName:   "gateway",
 		Actions:     actions,
 		Codes:       Codes(),
@@ -271,6 +344,7 @@ func (g *Gateway) names() []string {
 // Close stops every upstream.
 func (g *Gateway) Close() error {
 	g.closeAll()
+	g.bg.Wait()
 	return nil
 }
 
@@ -292,6 +366,7 @@ func (g *Gateway) onStatus(st upstream.Status) {
 	g.status[st.Name] = st
 	report := g.report
 	value, degraded := g.healthLocked()
+	g.joinIfLateLocked(st)
 	g.mu.Unlock()
 	if report != nil {
 		report("x-upstreams", value, degraded)
@@ -342,10 +417,11 @@ func (g *Gateway) Status() map[string]upstream.Status {
 
 // action is the action running every tool of u.
 func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
-	entries := g.entries[u.Name()]
-	known := readers[g.packs[u.Name()]]
 	return func(ctx context.Context, call *manglecp.Call) (*manglecp.Outcome, error) {
-		e := entries[call.Tool]
+		g.cat.RLock()
+		e := g.entries[u.Name()][call.Tool]
+		known := readers[g.packs[u.Name()]]
+		g.cat.RUnlock()
 		if e == nil {
 			return nil, fail(CodeToolFailed, "the upstream did not list this tool at start", nil, "upstream %s has no tool %s", u.Name(), quote(call.Tool))
 		}

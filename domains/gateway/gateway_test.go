@@ -3,10 +3,14 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/protocol"
@@ -188,4 +192,42 @@ func TestHostileUpstream(t *testing.T) {
 		t.Error("skipped tools are not logged")
 	}
 	_ = context.Background
+}
+
+// TestLateUpstreamJoins: an upstream down at start serves without its
+// tools, degraded; when it comes up, the gateway rebuilds the rules and
+// reloads the server, and its tools are offered.
+func TestLateUpstreamJoins(t *testing.T) {
+	var tries atomic.Int32
+	late := inMemory("late", "normal")
+	dial := late.Dial
+	late.Dial = func(ctx context.Context) (mcp.Transport, func(), error) {
+		if tries.Add(1) <= 2 {
+			return nil, nil, errors.New("not yet")
+		}
+		return dial(ctx)
+	}
+	late.MinBackoff, late.MaxBackoff = 50*time.Millisecond, 100*time.Millisecond
+	pack := fstest.MapFS{"domain/any.mg": {Data: []byte(`
+decl_intent("use_any", "Use any upstream.").
+mandatory_for_intent("use_any", T) :- upstream_tool(_, T, "echo").
+`)}}
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal"), late}, Rules: pack})
+	f.gw.SetReload(f.srv.Reload)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := f.eval("use_any")["late_echo"]; ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("late_echo never offered; tries %d, status %+v", tries.Load(), f.gw.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r := f.ok("use_any", "late_echo", map[string]any{"text": "joined"}, false); answer(r) != "joined" {
+		t.Errorf("late echo = %q", answer(r))
+	}
+	if m := f.srv.Manifest(); m.Status != protocol.StatusReady {
+		t.Errorf("status %s after the upstream joined", m.Status)
+	}
 }

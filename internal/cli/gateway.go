@@ -28,6 +28,8 @@ type upstreamFlags struct {
 	lazy        bool
 	callTimeout time.Duration
 	maxResult   int
+
+	gw *gateway.Gateway // set by gateway
 }
 
 // upstreamList collects repeated --upstream flags.
@@ -148,5 +150,14 @@ func (u *upstreamFlags) gateway(ctx context.Context, rulesDir *string, logger *s
 	if err != nil {
 		return manglecp.Domain{}, err
 	}
+	u.gw = g
 	return g.Domain(), nil
+}
+
+// loaded connects the gateway to the loaded server: an upstream down at
+// start joins with its tools when it comes up (the rules reloaded).
+func (u *upstreamFlags) loaded(srv *manglecp.Server) {
+	if u != nil && u.gw != nil {
+		u.gw.SetReload(srv.Reload)
+	}
 }

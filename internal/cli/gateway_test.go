@@ -160,3 +160,60 @@ func TestServeWithUpstreams(t *testing.T) {
 	}
 	testenv.WaitGone(t, children)
 }
+
+// TestServeLateUpstreamJoins: an upstream (from --upstream-config) that
+// fails its first start serves degraded without its tools, then joins with
+// them once its restart succeeds: serve reloads the rules.
+func TestServeLateUpstreamJoins(t *testing.T) {
+	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	if _, err := os.Stat(bin); err != nil {
+		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
+	}
+	testenv.LookPath(t, "node")
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started-once")
+	script := `if [ -f "$1" ]; then exec "$2"; else touch "$1"; exit 1; fi`
+	cfg, _ := json.Marshal(map[string]any{"upstreams": []any{map[string]any{"name": "ev", "command": []string{"sh", "-c", script, "sh", marker, bin}}}})
+	file := filepath.Join(dir, "up.json")
+	if err := os.WriteFile(file, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &lockedBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream-config", file}, nil, &bytes.Buffer{}, stderr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not exit")
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var m struct {
+			Payload struct {
+				Status  string `json:"status"`
+				Intents []struct {
+					Name string `json:"name"`
+				} `json:"intents"`
+			} `json:"payload"`
+		}
+		resp, err := http.Get("http://" + addr + "/.well-known/manglecp/manifest.json")
+		if err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			if m.Payload.Status == "ready" && len(m.Payload.Intents) == 2 {
+				break // the everything pack's intents: the upstream joined
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the late upstream never joined (status %s, intents %v)\n%s", m.Payload.Status, m.Payload.Intents, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -157,6 +157,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer stop()
 	loaded := fingerprint(*rules) // what the server is about to load; later changes trigger a reload
 	so.Loaded = func(srv *manglecp.Server) {
+		ups.loaded(srv) // a late upstream joins (internal/cli/gateway.go)
 		go watchRules(ctx, srv, *rules, d.Rules, loaded, *watch, logger)
 	}
 	if err := libserve.Serve(ctx, ln, d, so); err != nil {
