@@ -93,13 +93,23 @@ type fixture struct {
 
 func newFixture(t *testing.T, cfg gateway.Config) *fixture {
 	t.Helper()
+	return newFixtureWith(t, cfg, nil)
+}
+
+// newFixtureWith is newFixture with the server's options changed by opt.
+func newFixtureWith(t *testing.T, cfg gateway.Config, opt func(*manglecp.Options)) *fixture {
+	t.Helper()
 	logs := &syncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	gw, err := gateway.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := manglecp.NewServer(gw.Domain(), &manglecp.Options{ConfirmationKey: confirmKey, Logger: cfg.Logger})
+	opts := &manglecp.Options{ConfirmationKey: confirmKey, Logger: cfg.Logger}
+	if opt != nil {
+		opt(opts)
+	}
+	srv, err := manglecp.NewServer(gw.Domain(), opts)
 	if err != nil {
 		_ = gw.Close()
 		t.Fatal(err)
