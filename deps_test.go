@@ -51,6 +51,10 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/parallel", []string{mangle, mod}},
 		{mod + "/internal/freelist", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/internal/kernel"}},
+		// The upstream supervisor knows MCP only (issue 31); the gateway
+		// domain reaches upstreams through it, never through the bridge.
+		{mod + "/upstream", []string{mangle, mod}},
+		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
