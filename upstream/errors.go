@@ -29,6 +29,7 @@ const (
 	ProtocolMismatch
 )
 
+// String names the kind ("unreachable", "timeout", ...).
 func (k Kind) String() string {
 	switch k {
 	case Unreachable:
@@ -61,6 +62,7 @@ type Error struct {
 	err        error
 }
 
+// Error says which upstream failed, how and why.
 func (e *Error) Error() string {
 	return fmt.Sprintf("upstream %s: %s: %s", e.Upstream, e.Kind, e.Message)
 }

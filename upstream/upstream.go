@@ -298,27 +298,29 @@ func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (
 		}
 		return res, nil
 	}
-	select {
-	case <-s.done:
-		return nil, newError(u.cfg.Name, Unreachable, err, "the upstream stopped during the call: %s", s.why())
-	default:
-	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
-	}
-	if cctx.Err() != nil {
-		return nil, newError(u.cfg.Name, Timeout, err, "no answer to %s within %s", name, u.cfg.CallTimeout)
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		return nil, newError(u.cfg.Name, ToolFailed, err, "%s", werr.Message)
 	}
+	if cctx.Err() != nil {
+		return nil, newError(u.cfg.Name, Timeout, err, "no answer to %s within %s", name, u.cfg.CallTimeout)
+	}
+	// The connection failed: if the process is ending, say so.
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return nil, newError(u.cfg.Name, Unreachable, err, "the upstream stopped during the call: %s", s.why())
+	case <-t.C:
+	}
 	kind, msg := classify(err, u.cfg.MaxMessageBytes)
 	if kind == Unreachable || kind == ProtocolMismatch {
-		u.drop(s, msg)
-		if !u.cfg.Lazy {
-			u.scheduleRestart()
-		}
+		s.setReason(msg)
+		u.ended(s)
+		s.close()
 	}
 	return nil, newError(u.cfg.Name, kind, err, "%s", msg)
 }
@@ -420,8 +422,16 @@ func (u *Upstream) watch(s *session) {
 		s.setReason("the upstream connection ended: " + Sanitize(err.Error(), 120))
 	}
 	s.setReason("the upstream exited")
-	reason := s.why()
 	close(s.done)
+	u.ended(s)
+	s.stop()
+}
+
+// ended records that s is over: unless it was dropped on purpose (it is
+// no longer the current session), the upstream is restarting with
+// backoff, or idle when lazy.
+func (u *Upstream) ended(s *session) {
+	reason := s.why()
 	u.mu.Lock()
 	current := u.sess == s
 	if current {
@@ -435,7 +445,6 @@ func (u *Upstream) watch(s *session) {
 	}
 	closed := u.closed
 	u.mu.Unlock()
-	s.stop()
 	if !current || closed {
 		return
 	}

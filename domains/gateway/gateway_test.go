@@ -189,6 +189,9 @@ func TestHostileUpstream(t *testing.T) {
 	if _, ok := tools["x"]; ok {
 		t.Error("a tool name wrote a rule")
 	}
+	if m, ok := tools["fake_escapes"]; !ok || !strings.Contains(m.Description, `a\b`) || !strings.Contains(m.Description, "é中") {
+		t.Errorf("escapes: %q (offered %v)", m.Description, ok)
+	}
 	if !strings.Contains(f.logs.String(), "upstream tool left out") {
 		t.Error("skipped tools are not logged")
 	}

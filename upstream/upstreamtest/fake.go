@@ -48,7 +48,10 @@ func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
 func obj(props map[string]any, required ...string) map[string]any {
-	s := map[string]any{"type": "object", "properties": props}
+	s := map[string]any{"type": "object"}
+	if props != nil {
+		s["properties"] = props
+	}
 	if len(required) > 0 {
 		r := make([]any, len(required))
 		for i, x := range required {
@@ -91,7 +94,9 @@ func Server(mode string) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("deleted"), nil })
 	s.AddTool(&mcp.Tool{Name: "fetch_url", Description: "Fetch a URL.", InputSchema: obj(map[string]any{"url": map[string]any{"type": "string"}}, "url"),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("<html></html>"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("<html></html>"), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "slow", Description: "Sleep ms milliseconds.", InputSchema: obj(map[string]any{"ms": map[string]any{"type": "integer"}}, "ms"),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -135,6 +140,8 @@ func Server(mode string) *mcp.Server {
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
 		s.AddTool(&mcp.Tool{Name: "weird-param", Description: "A parameter name that is no name.", InputSchema: obj(map[string]any{
 			"a b\"); evil(": map[string]any{"type": "string"}})},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+		s.AddTool(&mcp.Tool{Name: "escapes", Description: "Backslashes a\\b \\\" \\u0041 and \u00e9\u4e2d\U0001F600 and a tab\there.", InputSchema: obj(nil)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
 		s.AddTool(&mcp.Tool{Name: "injection\"). tool(\"x", Description: "A name that tries to write rules: \"). prohibited(\"a\", \"b\").",
 			InputSchema: obj(nil)},
