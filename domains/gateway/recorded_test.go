@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,26 +9,21 @@ import (
 
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/upstream"
+	"github.com/manglecp/manglecp/upstream/upstreamtest"
 )
 
 // recorded serves, in process, the tool list a real server answered
 // (testdata/tools/PACK.json, recorded with the MCP Inspector CLI from the
 // versions scripts/deps installs), every tool answering "ok".
 func recorded(t *testing.T, name, pack string) gateway.Upstream {
-	raw, err := os.ReadFile(filepath.Join("testdata", "tools", pack+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list struct{ Tools []*mcp.Tool }
-	if err := json.Unmarshal(raw, &list); err != nil {
+	file := filepath.Join("testdata", "tools", pack+".json")
+	if _, err := upstreamtest.Recorded(file, "recorded-"+pack); err != nil {
 		t.Fatal(err)
 	}
 	return gateway.Upstream{Pack: pack, Config: upstream.Config{Name: name, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
-		s := mcp.NewServer(&mcp.Implementation{Name: "recorded-" + pack, Version: "1"}, nil)
-		for _, tool := range list.Tools {
-			s.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-			})
+		s, err := upstreamtest.Recorded(file, "recorded-"+pack)
+		if err != nil {
+			return nil, nil, err
 		}
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := s.Connect(ctx, st, nil)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	iofs "io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,7 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/internal/testenv"
+	"github.com/manglecp/manglecp/upstream"
+	"github.com/manglecp/manglecp/upstream/upstreamtest"
 )
 
 // TestUpstreamFlags: --upstream NAME=COMMAND and NAME=URL, and the
@@ -215,5 +221,57 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 			t.Fatalf("the late upstream never joined (status %s, intents %v)\n%s", m.Payload.Status, m.Payload.Intents, stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestCheckPassesOnEmbeddedPacks: the rules the gateway assembles from
+// its own rules, the three embedded packs and the catalogues of the real
+// servers' recorded tool lists pass `manglecp check` (with the actions the
+// gateway registers: one per upstream).
+func TestCheckPassesOnEmbeddedPacks(t *testing.T) {
+	var ups []gateway.Upstream
+	for name, pack := range map[string]string{"fs": "filesystem", "pw": "playwright", "ev": "everything"} {
+		file := filepath.Join("..", "..", "domains", "gateway", "testdata", "tools", pack+".json")
+		ups = append(ups, gateway.Upstream{Pack: pack, Config: upstream.Config{Name: name, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
+			s, err := upstreamtest.Recorded(file, "recorded")
+			if err != nil {
+				return nil, nil, err
+			}
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := s.Connect(ctx, st, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ct, func() { _ = ss.Close() }, nil
+		}}})
+	}
+	g, err := gateway.Open(context.Background(), gateway.Config{Upstreams: ups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	dir := t.TempDir()
+	err = iofs.WalkDir(g.Rules(), ".", func(p string, d iofs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := iofs.ReadFile(g.Rules(), p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, p), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"check", dir, "--actions", "fs,pw,ev"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("check = %d:\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "9 intents") {
+		t.Errorf("check: %s", out.String())
 	}
 }

@@ -149,3 +149,24 @@ func Server(mode string) *mcp.Server {
 	}
 	return s
 }
+
+// Recorded returns a server that lists the tools of a recorded tools/list
+// answer (a JSON file with a "tools" array, as the MCP Inspector CLI
+// prints it) under serverInfo name, every tool answering "ok".
+func Recorded(file, name string) (*mcp.Server, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var list struct{ Tools []*mcp.Tool }
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	for _, tool := range list.Tools {
+		s.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("ok"), nil
+		})
+	}
+	return s, nil
+}
