@@ -135,6 +135,15 @@ func (l *confirmLedger) add(nonce string, p pendingConfirm, now time.Time) bool 
 	return true
 }
 
+// following reports whether the question asked with nonce, still
+// waiting, is for a tool that follows a call (chainStep).
+func (l *confirmLedger) following(nonce string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.pending[nonce]
+	return ok && p.chain != nil
+}
+
 // take returns and forgets the question asked with nonce.
 func (l *confirmLedger) take(nonce string, now time.Time) (pendingConfirm, bool) {
 	l.mu.Lock()

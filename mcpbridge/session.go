@@ -76,6 +76,7 @@ type pendingConfirm struct {
 	macroID string
 	args    string
 	expires time.Time
+	chain   *chainStep // the question was asked for a tool that follows the call at once (steps.go)
 }
 
 // Server returns a new MCP server for one MCP session: its tools are one
@@ -164,7 +165,7 @@ func instructions(m *protocol.Manifest, single, dynamic bool) string {
 func metaTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        MetaToolName,
-		Description: "Call a tool an intent selected: {tool, arguments}.",
+		Description: "Call a tool an intent offers: {tool, arguments}.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -345,7 +346,7 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 	res := ss.renderEvaluation(intent, resp, entries, explain)
 	if req != nil {
 		if e, args := autoRun(entries); e != nil {
-			ran := ss.invoke(ctx, req, e.name, args)
+			ran := ss.invoke(ctx, req, e.name, args, false)
 			res = appendRun(res, e, args, ran)
 		}
 	}
@@ -489,7 +490,7 @@ func (ss *mcpSession) macroHandler(name string) mcp.ToolHandler {
 		if perr != nil {
 			return errorResult(perr), nil
 		}
-		return ss.invoke(ctx, req, name, args), nil
+		return ss.invoke(ctx, req, name, args, true), nil
 	}
 }
 
@@ -506,7 +507,7 @@ func (ss *mcpSession) metaHandler(ctx context.Context, req *mcp.CallToolRequest)
 	if perr != nil {
 		return errorResult(perr), nil
 	}
-	return ss.invoke(ctx, req, a.Tool, args), nil
+	return ss.invoke(ctx, req, a.Tool, args, true), nil
 }
 
 // parseObject decodes tool arguments as a JSON object (numbers exact).
@@ -548,8 +549,15 @@ func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
 
 // invoke runs a selected macro-tool: asks the user first when it requires
 // confirmation (or when the server says so), applies the state delta and
-// renders the result.
-func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) *mcp.CallToolResult {
+// renders the result; with chain, a tool the rules decided follows it in
+// the same call (withNext).
+func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any, chain bool) *mcp.CallToolResult {
+	if res, ok := ss.resume(ctx, req, name, args); ok {
+		// The user answered the question of a tool that follows this
+		// call: this call ran when it was asked.
+		return res
+	}
+	origin := digest(name + "\x00" + canonicalArgs(args))
 	e, current := ss.entry(name)
 	if e == nil {
 		// Over stateless HTTP (MCP 2026-07-28) every request, the answer
@@ -592,6 +600,14 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 		token = tok
 	}
+	return ss.call(ctx, req, e, args, token, chain, origin)
+}
+
+// call invokes e on the server with args (and the user's confirmation
+// token, if asked), applies the state delta and renders the result, with
+// what comes next (withNext; chain: a decided tool follows; origin
+// identifies this call for a question that tool needs).
+func (ss *mcpSession) call(ctx context.Context, req *mcp.CallToolRequest, e *macroEntry, args map[string]any, token string, chain bool, origin string) *mcp.CallToolResult {
 	s, err := ss.b.session(ctx)
 	if err != nil {
 		return ss.fail(ctx, "invoke", err)
@@ -617,7 +633,7 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		return errorResult(perr)
 	}
 	ss.workingState(s).Apply(resp)
-	return ss.withNext(ctx, req, renderInvoke(e, resp), resp)
+	return ss.withNext(ctx, req, renderInvoke(e, resp), resp, chain, origin)
 }
 
 // confirm implements confirmation through MCP elicitation (a multi
@@ -650,11 +666,20 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 	if !elicitationSupported(req.Session) {
 		return "", nil, protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this host does not support MCP elicitation, so it cannot be asked; it was not run", e.name)
 	}
+	ask, perr = ss.askUser(ctx, e, args, nil)
+	return "", ask, perr
+}
+
+// askUser returns the input request that asks the user whether e may run
+// with args, and remembers the question under a one-time nonce (with the
+// step it continues, if any).
+func (ss *mcpSession) askUser(ctx context.Context, e *macroEntry, args map[string]any, chain *chainStep) (*mcp.CallToolResult, *protocol.Error) {
+	argsKey := canonicalArgs(args)
 	nonce := rand.Text()
-	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: time.Now().Add(10 * time.Minute)}, time.Now()) {
-		return "", nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
+	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: time.Now().Add(10 * time.Minute), chain: chain}, time.Now()) {
+		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
 	}
-	return "", &mcp.CallToolResult{
+	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
 			Message:         confirmMessage(e, ss.disclose(ctx, e), argsKey),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},

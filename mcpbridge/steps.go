@@ -3,21 +3,29 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// One model turn per job step. Three things save the model a turn:
+// One model turn per job step. Four things save the model a turn:
 //
 //   - autoRun: a tool the rules fully decided runs in the call that
 //     selected it.
 //   - withNext: the answer of a macro-tool carries the selection of the
 //     intents it suggests next, so the model calls the next tool at once
 //     instead of calling the intent first.
+//   - follow: in that answer, the tool the rules fully decided for a
+//     suggested intent follows the call at once: a pure one runs, one
+//     that requires confirmation is asked of the user (the question shows
+//     its arguments) and runs if accepted. One follows per call, never a
+//     tool with side effects that asks no one.
 //   - reach: invoke_macro_tool with a tool the current selection lacks
 //     evaluates the intent that selects it, in the same call.
 
@@ -38,6 +46,39 @@ const maxNext = 2
 // (which tools are mandatory, which values a parameter may take); the
 // bridge only reads it off the response. nil when no tool qualifies.
 func autoRun(entries []*macroEntry) (*macroEntry, map[string]any) {
+	e, args := decided(entries)
+	if e == nil || needsUser(e) {
+		return nil, nil
+	}
+	return e, args
+}
+
+// follows returns the tool of a suggested intent's selection that follows
+// a call at once (decided), with its arguments: one without side effects,
+// or one that requires the user's confirmation (asked in the same call).
+// A tool with side effects that asks no one never follows.
+func follows(entries []*macroEntry) (*macroEntry, map[string]any) {
+	e, args := decided(entries)
+	if e == nil {
+		return nil, nil
+	}
+	if s := e.tool.Safety; needsUser(e) && !s.RequiresUserConfirmation {
+		return nil, nil
+	}
+	return e, args
+}
+
+// needsUser reports whether e requires confirmation or has a side effect
+// (an undisclosed safety block counts as both).
+func needsUser(e *macroEntry) bool {
+	s := e.tool.Safety
+	return s == nil || s.RequiresUserConfirmation || slices.ContainsFunc(s.SideEffects, func(x string) bool { return x != "none" })
+}
+
+// decided returns the one mandatory tool of a selection whose every
+// parameter the rules decided, and its arguments (autoRun), whatever its
+// safety block says; nil when there is none.
+func decided(entries []*macroEntry) (*macroEntry, map[string]any) {
 	var only *macroEntry
 	for _, e := range entries {
 		if m := e.tool.Metadata; m != nil && m.SelectionPhase == mandatoryPhase {
@@ -47,11 +88,7 @@ func autoRun(entries []*macroEntry) (*macroEntry, map[string]any) {
 			only = e
 		}
 	}
-	if only == nil || only.tool.InputSchema == nil {
-		return nil, nil
-	}
-	s := only.tool.Safety
-	if s == nil || s.RequiresUserConfirmation || slices.ContainsFunc(s.SideEffects, func(x string) bool { return x != "none" }) {
+	if only == nil || only.tool.InputSchema == nil || only.tool.Safety == nil {
 		return nil, nil
 	}
 	props, _ := only.tool.InputSchema["properties"].(map[string]any)
@@ -117,7 +154,13 @@ func textOf(res *mcp.CallToolResult) string {
 // the answer lists the tools the model may call next with
 // invoke_macro_tool. A suggested intent that selects nothing, or cannot
 // be evaluated yet (it needs facts only the model can state), is named.
-func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult, resp *protocol.InvokeResponse) *mcp.CallToolResult {
+// With chain, the first tool the rules decided for a suggested intent
+// (follows) follows at once: a pure one runs and its answer (with what
+// comes after it, not followed further) is added; one that requires
+// confirmation is asked of the user now, and the answer is given when the
+// host returns with the user's answer (resume). origin identifies the
+// call (its tool and arguments) that the question continues.
+func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult, resp *protocol.InvokeResponse, chain bool, origin string) *mcp.CallToolResult {
 	if resp.Next == nil || len(resp.Next.SuggestedIntents) == 0 {
 		return res
 	}
@@ -136,6 +179,20 @@ func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, re
 			continue
 		}
 		merge = true
+		if e, args := follows(entries); chain && e != nil && req != nil {
+			chain = false
+			if !needsUser(e) {
+				ran := ss.invoke(ctx, req, e.name, args, false)
+				fmt.Fprintf(&b, "\nnext %s: ran %s%s at once:\n%s", sug.Name, e.name, compactArgs(args), textOf(ran))
+				continue
+			}
+			if ss.canAsk(req) && b.Len() <= maxFollowText {
+				ask, perr := ss.askUser(ctx, e, args, &chainStep{origin: origin, intent: sug.Name, entry: e, args: args, prefix: b.String()})
+				if perr == nil {
+					return ask
+				}
+			}
+		}
 		fmt.Fprintf(&b, "\nnext %s:", sug.Name)
 		for _, e := range entries {
 			b.WriteString("\n- ")
@@ -196,4 +253,78 @@ func (ss *mcpSession) needs(intent string) string {
 		}
 	}
 	return ""
+}
+
+// maxFollowText bounds, in bytes, the answer a question for a tool that
+// follows a call keeps until the user answers (the confirmation ledger
+// holds at most maxPending of them). A longer answer is given at once and
+// the tool is listed instead.
+const maxFollowText = 4096
+
+// chainStep is a tool that follows a call at once and needs the user's
+// confirmation: the call ran when the user was asked; its answer waits
+// here for the user's.
+type chainStep struct {
+	origin string         // digest of the call: tool name and arguments
+	intent string         // the suggested intent that selected the tool
+	entry  *macroEntry    // the tool that follows
+	args   map[string]any // its arguments, all decided by the rules
+	prefix string         // the call's answer, at most maxFollowText bytes
+}
+
+// canAsk reports whether the user can be asked in this call: the bridge
+// holds a confirmation key and the host supports elicitation.
+func (ss *mcpSession) canAsk(req *mcp.CallToolRequest) bool {
+	return len(ss.b.opts.ConfirmationKey) > 0 && req != nil && elicitationSupported(req.Session)
+}
+
+// resume answers the call that comes back with the user's answer to the
+// question of a tool that followed it (withNext): the call itself ran
+// when the question was asked; the tool runs now if the user accepted,
+// and the answer is the call's, then the tool's. ok is false when the
+// call carries no such answer (confirm handles the others).
+func (ss *mcpSession) resume(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) (*mcp.CallToolResult, bool) {
+	p := req.Params
+	if p.RequestState == "" || !ss.b.confirms.following(p.RequestState) {
+		return nil, false
+	}
+	pend, ok := ss.b.confirms.take(p.RequestState, time.Now())
+	if !ok || pend.chain == nil {
+		return nil, false
+	}
+	c := pend.chain
+	if c.origin != digest(name+"\x00"+canonicalArgs(args)) || pend.macroID != c.entry.tool.MacroID || pend.args != digest(canonicalArgs(c.args)) {
+		return errorResult(protocol.Errorf(CodeConfirmationDeclined, "the confirmation answer does not match a question this bridge asked for this call; %s was not run", c.entry.name)), true
+	}
+	var b strings.Builder
+	b.WriteString(c.prefix)
+	fmt.Fprintf(&b, "\nnext %s: %s%s", c.intent, c.entry.name, compactArgs(shownArgs(c.entry, c.args)))
+	r, _ := p.InputResponses["confirm"].(*mcp.ElicitResult)
+	if r == nil || r.Action != "accept" {
+		action := "no answer"
+		if r != nil {
+			action = r.Action
+		}
+		fmt.Fprintf(&b, " was not run: the user did not accept it (%s). To ask again, call:\n- ", bounded(action, 32))
+		ss.writeTool(&b, c.entry)
+		return textResult(b.String()), true
+	}
+	token := client.ConfirmationToken(ss.b.opts.ConfirmationKey, c.entry.tool.MacroID, ss.b.opts.ConfirmationTTL)
+	ran := ss.call(ctx, req, c.entry, maps.Clone(c.args), token, false, "")
+	fmt.Fprintf(&b, " ran at once, the user accepted:\n%s", textOf(ran))
+	out := textResult(b.String())
+	out.IsError = ran.IsError
+	return out, true
+}
+
+// shownArgs is args without those whose value the signature does not
+// show (too long: "=fixed"), which the model already read in the answer.
+func shownArgs(e *macroEntry, args map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		if len(compactJSON(v)) <= maxShownFixed {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -186,3 +186,92 @@ func TestFixedArgumentsFilled(t *testing.T) {
 		t.Errorf("the user was asked %q, without the diff", asked)
 	}
 }
+
+// TestFollowsAtOnce: in a macro-tool's answer, the one tool the rules
+// decided for the intent it suggests follows in the same call: a pure one
+// runs; one that requires confirmation is asked of the user (the question
+// shows its arguments) and runs only if accepted, the first call not run
+// again when the host returns with the answer; a tool with side effects
+// that asks no one, or one the host cannot ask about, is only listed.
+func TestFollowsAtOnce(t *testing.T) {
+	const diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-old line\n+new line\n"
+	apply := decided("apply_edit", diff)
+	apply.InputSchema = map[string]any{"type": "object", "properties": map[string]any{
+		"diff": map[string]any{"type": "string", "enum": []any{diff}},
+	}, "required": []any{"diff"}}
+	apply.Safety = &protocol.Safety{RequiresUserConfirmation: true, SideEffects: []string{"filesystem"}}
+	writes := decided("apply_edit", "r2")
+	writes.Safety = &protocol.Safety{SideEffects: []string{"filesystem"}, Reversible: true}
+	pure := decided("apply_edit", "r2")
+	key := &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}
+	tests := []struct {
+		name      string
+		follow    protocol.MacroTool
+		opts      *mcpbridge.Options
+		answer    string // the host's answer to the question; "" no elicitation
+		want      string // in the answer
+		applied   bool
+		askedDiff bool
+	}{
+		{"asked, accepted", apply, key, "accept", "ok\nnext edit: apply_edit() ran at once, the user accepted:\nApplied.", true, true},
+		{"asked, declined", apply, key, "decline", "ok\nnext edit: apply_edit() was not run: the user did not accept it (decline). To ask again, call:\n- apply_edit(diff=fixed)", false, true},
+		{"host cannot be asked", apply, key, "", "ok\nnext edit:\n- apply_edit(diff=fixed)", false, false},
+		{"no confirmation key", apply, nil, "accept", "ok\nnext edit:\n- apply_edit(diff=fixed)", false, false},
+		{"side effect, asks no one", writes, key, "accept", "ok\nnext edit:\n- apply_edit(request_id=\"r2\", verbose: boolean=false)", false, false},
+		{"pure", pure, key, "accept", "ok\nnext edit: ran apply_edit(request_id=\"r2\") at once:\nApplied.", true, false},
+	}
+	for _, tt := range tests {
+		for _, version := range []string{"", "2025-11-25"} { // MCP 2026-07-28 hosts retry the call themselves; for older ones the SDK does
+			t.Run(tt.name+" "+version, func(t *testing.T) {
+				fake := newFake()
+				fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+					if req.Intent.Name == "edit" {
+						return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tt.follow, tool("preview", false)}}, nil
+					}
+					return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("preview", false)}}, nil
+				})
+				var previews, applies int
+				var token string
+				fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+					if req.MacroID == "preview-0001" {
+						previews++
+						return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "ok"},
+							Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "edit"}}}}, nil
+					}
+					applies++
+					token = req.ConfirmationToken
+					return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "Applied."}}, nil
+				})
+				var asked string
+				host := hostOptions{protocolVersion: version}
+				if tt.answer != "" {
+					host.elicit = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						asked = r.Params.Message
+						return &mcp.ElicitResult{Action: tt.answer}, nil
+					}
+				}
+				opts := tt.opts
+				if opts == nil {
+					opts = &mcpbridge.Options{}
+				}
+				h := newHarness(t, fake, opts, host)
+				res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "preview", "arguments": map[string]any{"target": "x"}})
+				if !strings.HasPrefix(text(res), tt.want) {
+					t.Fatalf("answer %q, want it to begin %q", text(res), tt.want)
+				}
+				if previews != 1 {
+					t.Errorf("preview ran %d times, want once", previews)
+				}
+				if (applies == 1) != tt.applied || applies > 1 {
+					t.Errorf("apply_edit ran %d times, want applied=%v", applies, tt.applied)
+				}
+				if tt.applied && tt.follow.Safety.RequiresUserConfirmation && token == "" {
+					t.Error("apply_edit ran without a confirmation token")
+				}
+				if got := strings.Contains(asked, "+new line") && strings.Contains(asked, "filesystem"); got != tt.askedDiff {
+					t.Errorf("the question %q shows the diff: %v, want %v", asked, got, tt.askedDiff)
+				}
+			})
+		}
+	}
+}

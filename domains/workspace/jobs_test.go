@@ -285,7 +285,7 @@ func TestSelection(t *testing.T) {
 		{"edit", facts(mentioned("notes.txt")), "preview_edit"},
 		{"edit", facts(mentioned("notes.txt"), change("write")), "write_file"},
 		{"edit", facts(mentioned("new.txt")), "search,write_file"},
-		{"reorganize", nil, "create_dir"},
+		{"reorganize", nil, "create_dir,move"}, // move by any path: reached by name (tools.mg)
 		{"reorganize", facts(mentioned("src")), "create_dir,move"},
 		{"reorganize", facts(mentioned("src"), change("move")), "move"},
 		{"reorganize", facts(mentioned("src"), change("mkdir")), "create_dir"},
@@ -297,5 +297,42 @@ func TestSelection(t *testing.T) {
 	m := f.eval("explore", focus("gone"))["list_dir"]
 	if m.ContextInjection == nil || !strings.Contains(m.ContextInjection.Instructions, "does not exist") {
 		t.Errorf("list_dir for a missing focus: %+v", m.ContextInjection)
+	}
+}
+
+// TestFollowUps: what the rules decide follows a step at once (the MCP
+// bridge runs or asks for the one mandatory tool whose arguments they
+// fixed): reading a few found files together, the files read going on to
+// the edit, and applying an open edit after its preview (the user asked,
+// the question showing the diff), another preview staying on offer.
+func TestFollowUps(t *testing.T) {
+	f := newFixture(t, workspace.Config{})
+	phase := func(m protocol.MacroTool) string {
+		if m.Metadata == nil {
+			return ""
+		}
+		return m.Metadata.SelectionPhase
+	}
+	tools := f.eval("read", mentioned("src/main.go"), mentioned("src/util.go"))
+	if phase(tools["read_files"]) != "skeleton" || tools["read_file"].Name == "" || phase(tools["read_file"]) == "skeleton" {
+		t.Errorf("read of two files: read_files %q, read_file %q; want read_files the one mandatory tool", phase(tools["read_files"]), phase(tools["read_file"]))
+	}
+	r := f.ok("read", facts(mentioned("src/main.go"), mentioned("src/util.go")), "read_files", map[string]any{}, false)
+	var cont []string
+	if r.Next != nil {
+		for _, c := range r.Next.ContinuationFacts {
+			cont = append(cont, fmt.Sprint(c.Pred, c.Args))
+		}
+	}
+	if got := strings.Join(cont, " "); got != "mentioned[src/main.go] mentioned[src/util.go]" {
+		t.Errorf("read_files continues with %+v, want the files read as mentioned", r.Next)
+	}
+	pre := f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "// widget helper", "new": "// helper"}, false)
+	tools = f.eval("edit", append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)...)
+	if phase(tools["apply_edit"]) != "skeleton" || tools["preview_edit"].Name == "" || phase(tools["preview_edit"]) == "skeleton" {
+		t.Errorf("edit after a preview: apply_edit %q, preview_edit %q; want apply_edit the one mandatory tool", phase(tools["apply_edit"]), phase(tools["preview_edit"]))
+	}
+	if got := enumOf(tools["apply_edit"], "diff"); len(got) != 1 {
+		t.Errorf("apply_edit's diff: %v, want the previewed diff alone", got)
 	}
 }

@@ -258,6 +258,7 @@ func (a *actions) readFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	}
 	out := &manglecp.Outcome{}
 	files := []any{}
+	var read []string
 	okCount := 0
 	budget := 4 * a.w.cfg.MaxReadBytes
 	for _, p := range paths {
@@ -287,10 +288,14 @@ func (a *actions) readFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 		}
 		budget -= int64(len(res["content"].(string)))
 		files = append(files, res)
+		read = append(read, p)
 		okCount++
 	}
 	_ = out.Step("read", func() (string, error) { return fmt.Sprintf("%d of %d files", okCount, len(files)), nil })
 	out.Result = map[string]any{"files": files}
+	// The files read go on to the intent read_files suggests (edit), so
+	// it can offer to edit them without the model naming them again.
+	out.ContinuationFacts = mentionedFacts(read, 10)
 	out.Summary = fmt.Sprintf("Read %d of %d files.", okCount, len(files))
 	return out, ctx.Err()
 }

@@ -6,11 +6,15 @@
 # "." for the root itself); with several, the first segment names the root
 # ("api/src/a.go"). The server never shows its own absolute paths.
 
-decl_intent("explore", "List dirs, trees, file info.").
-decl_intent("find", "Find files by name or content.").
-decl_intent("read", "Read files.").
-decl_intent("edit", "Edit or write files.").
-decl_intent("reorganize", "Move files, make dirs.").
+# Each intent's description names the tools it can offer, with their
+# parameters: a model reads it in the fixed tool list and may call one at
+# once through invoke_macro_tool (the bridge evaluates the intent that
+# selects it in the same call), one model turn instead of two.
+decl_intent("explore", "List dirs, trees, file info: list_dir(path, sizes), tree(path, depth), file_info(path).").
+decl_intent("find", "Find files by name or content: search(glob, text, path).").
+decl_intent("read", "Read files: read_file(path, head, tail), read_files().").
+decl_intent("edit", "Edit or write files: preview_edit(path, old, new), then apply_edit; write_file(path, content, digest).").
+decl_intent("reorganize", "Move files, make dirs: move(from, to), create_dir(path).").
 
 decl_intent_fact("explore", "focus", "optional").
 decl_intent_fact("find", "focus", "optional").

@@ -25,7 +25,10 @@ existing(Path) :- mentioned(Path), entry(Path, "binary").
 
 text_count(N) :- text_file(P) |> do fn:group_by(), let N = fn:count().
 several_text_files(1) :- text_count(N), N >= 2.
+# "A few": read together at once (tools.mg).
+few_text_files(1) :- text_count(N), N >= 2, N <= 4.
 
+has_mentioned(1) :- mentioned(_).
 wants(Kind) :- change(Kind).
 has_change(1) :- change(_).
 

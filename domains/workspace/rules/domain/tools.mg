@@ -75,8 +75,13 @@ tool_idempotent("search").
 tool_next_intent("search", "read", "Read the files found.").
 
 # ---- read ----
-mandatory_for_intent("read", "read_file") :- text_file(_).
-mandatory_for_intent("read", "read_files") :- several_text_files(1).
+# A few text files (a search's finds) are read at once: read_files is then
+# the one mandatory tool and, taking no argument, runs in the call that
+# selected it. More than a few are the model's to choose from.
+mandatory_for_intent("read", "read_file") :- text_file(_), !few_text_files(1).
+relevant_to_intent("read", "read_file", 60) :- few_text_files(1).
+mandatory_for_intent("read", "read_files") :- few_text_files(1).
+relevant_to_intent("read", "read_files", 60) :- several_text_files(1), !few_text_files(1).
 mandatory_for_intent("read", "read_media") :- media_file(_).
 # A binary file that is neither text nor media: describe it instead.
 mandatory_for_intent("read", "file_info") :- binary_file(_).
@@ -117,7 +122,12 @@ tool_idempotent("read_media").
 # is the previewed diff, so the user confirming it sees the diff.
 # It writes exactly what the preview showed, and only if the file still
 # has the content it had then.
-mandatory_for_intent("edit", "preview_edit") :- text_file(_), !wants("write").
+# Once an edit is open, applying it is what follows the preview: apply_edit
+# is then the one mandatory tool, its diff fixed by the preview, so the
+# bridge asks the user (the question shows the diff) in the call that
+# previewed it; another preview stays on offer.
+mandatory_for_intent("edit", "preview_edit") :- text_file(_), !wants("write"), !has_open_edit(1).
+relevant_to_intent("edit", "preview_edit", 50) :- text_file(_), !wants("write"), has_open_edit(1).
 mandatory_for_intent("edit", "apply_edit") :- has_open_edit(1), !wants("write").
 mandatory_for_intent("edit", "write_file") :- wants("write").
 mandatory_for_intent("edit", "write_file") :- missing_file(_).
@@ -159,6 +169,10 @@ tool_param("write_file", "digest", "string", "Of the file it replaces.").
 
 # ---- reorganize ----
 mandatory_for_intent("reorganize", "move") :- existing(_), !wants("mkdir").
+# Without a mentioned path, move is still offered (its from is then any
+# path, which the move checks): a model that calls move by the name the
+# intent's description gives reaches it in the same call.
+mandatory_for_intent("reorganize", "move") :- intent("reorganize"), !has_mentioned(1), !wants("mkdir").
 mandatory_for_intent("reorganize", "create_dir") :- intent("reorganize"), !wants("move").
 
 tool("move").
