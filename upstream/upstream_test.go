@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -321,5 +324,45 @@ func TestUnreachable(t *testing.T) {
 	var e *upstream.Error
 	if !errors.As(err, &e) || e.RetryAfter <= 0 {
 		t.Fatalf("Call during backoff = %v, want unreachable with a retry time", err)
+	}
+}
+
+// TestStreamableHTTP: an upstream at a streamable-HTTP URL lists and
+// calls its tools; an answer over MaxMessageBytes is refused, bounded; a
+// server that went away is unreachable.
+func TestStreamableHTTP(t *testing.T) {
+	for _, jsonResponse := range []bool{true, false} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) { testStreamableHTTP(t, jsonResponse) })
+	}
+}
+
+func testStreamableHTTP(t *testing.T, jsonResponse bool) {
+	srv := upstreamtest.Server("normal")
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+	defer hs.Close()
+	c := upstream.Config{Name: "web", URL: hs.URL, MaxMessageBytes: 64 << 10, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+	u := start(t, c)
+	if len(u.Tools()) == 0 {
+		t.Fatal("no tools listed over HTTP")
+	}
+	res, err := u.Call(context.Background(), "echo", map[string]any{"text": "over http"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "over http" {
+		t.Fatalf("echo = %v, %v", res, err)
+	}
+	_, err = u.Call(context.Background(), "huge", map[string]any{"n": 1 << 20})
+	if k := kindOf(err); k != upstream.ProtocolMismatch && k != upstream.Unreachable {
+		t.Fatalf("a 1 MiB answer over a 64 KiB bound: %v", err)
+	}
+	hs.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err = u.Call(context.Background(), "echo", map[string]any{"text": "x"})
+		if kindOf(err) == upstream.Unreachable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the server went away: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
