@@ -8,10 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=domains/gateway/testdata/npm
 dir=.cache/npm-gateway
-if ! command -v npm >/dev/null 2>&1; then
-	echo "npm_gateway.sh: npm is missing: run scripts/deps/npm.sh first (it installs Node.js)" >&2
-	exit 1
-fi
+# npm.sh installs Node.js and npm when they are missing (and its own
+# packages, which the gateway's tests also use); run it first, whatever
+# order the shell lists the scripts in.
+scripts/deps/npm.sh
 if [ -d "$dir/node_modules" ] && cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
 	exit 0
 fi
