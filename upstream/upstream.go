@@ -142,6 +142,9 @@ type Tool struct {
 	Destructive bool
 	Idempotent  bool
 	OpenWorld   bool
+	// Annotated: the upstream sent annotations for the tool (the hints
+	// above are otherwise the specification's defaults).
+	Annotated bool
 }
 
 // Status is an upstream's state: "starting", "up", "idle" (a lazy
@@ -618,6 +621,7 @@ func toTool(t *mcp.Tool) Tool {
 		out.InputSchema = m
 	}
 	if a := t.Annotations; a != nil {
+		out.Annotated = true
 		out.ReadOnly, out.Idempotent = a.ReadOnlyHint, a.IdempotentHint
 		if a.DestructiveHint != nil {
 			out.Destructive = *a.DestructiveHint

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/manglecp/manglecp/upstream"
@@ -14,21 +15,25 @@ const maxPerIntent = 5
 
 // Adopt writes a starting rule pack for upstream name from its tools: the
 // domain file declares each tool (so `manglecp check` passes on the pack
-// alone) and intents grouping them by what their annotations say:
-// read-only (NAME_read), destructive (NAME_change, each tool behind
-// confirmation in the policy file), and the rest (NAME_act), five tools
-// at most per intent (NAME_read_2, ... beyond), so every tool is reachable
-// from one intent. Read-only tools score higher than the others, and the
-// first read-only tools are also offered, lower, beside each change.
+// alone) and intents grouping them by what their annotations say, or, for
+// a tool without annotations, its name and description: read-only
+// (NAME_read), destructive (NAME_change, each tool behind confirmation in
+// the policy file), open-world (NAME_web: reaches beyond the server) and
+// the rest (NAME_act), five tools at most per intent (NAME_read_2, ...
+// beyond), so every tool is reachable from one intent. Read-only tools
+// score higher than the others, and the first read-only tool is also
+// offered, lower, beside the others.
 func Adopt(name string, tools []upstream.Tool) (domain, policy string) {
-	var read, change, act []string
+	var read, change, web, act []string
 	for _, t := range tools {
 		n := toolName(name, t.Name)
-		switch {
-		case t.ReadOnly:
+		switch group(t) {
+		case "read":
 			read = append(read, n)
-		case t.Destructive:
+		case "change":
 			change = append(change, n)
+		case "web":
+			web = append(web, n)
 		default:
 			act = append(act, n)
 		}
@@ -36,7 +41,7 @@ func Adopt(name string, tools []upstream.Tool) (domain, policy string) {
 	var d, p strings.Builder
 	fmt.Fprintf(&d, "# Starting rules for upstream %s, written by manglecp adopt: review the\n", name)
 	fmt.Fprintf(&d, "# intents and their descriptions, and offer each tool where its job needs it.\n\n")
-	group := func(kind, desc string, names []string, score int) {
+	write := func(kind, desc string, names []string, score int) {
 		for i := 0; i*maxPerIntent < len(names); i++ {
 			intent := name + "_" + kind
 			if i > 0 {
@@ -55,9 +60,10 @@ func Adopt(name string, tools []upstream.Tool) (domain, policy string) {
 			d.WriteString("\n")
 		}
 	}
-	group("read", "Read-only", read, 80)
-	group("change", "Changes (asks the user first)", change, 60)
-	group("act", "Other actions", act, 60)
+	write("read", "Read-only", read, 80)
+	write("change", "Changes (asks the user first)", change, 60)
+	write("web", "Reaches outside the server", web, 60)
+	write("act", "Other actions", act, 60)
 	d.WriteString("# The catalogue (the gateway also writes it from the live tool list).\n")
 	for _, t := range tools {
 		n := toolName(name, t.Name)
@@ -77,4 +83,37 @@ func trimPrefix(name string, names []string) []string {
 		out[i] = strings.TrimPrefix(n, name+"_")
 	}
 	return out
+}
+
+var (
+	readName  = regexp.MustCompile(`^(get|list|read|search|find|fetch|describe|show|query|view|lookup|count|check|inspect|browse)([_\-.A-Z]|$)`)
+	writeName = regexp.MustCompile(`^(delete|remove|drop|destroy|write|overwrite|update|set|put|create|move|rename|kill|reset|purge|truncate|edit|patch|post|send|execute|exec|run)([_\-.A-Z]|$)`)
+	webWords  = regexp.MustCompile(`(?i)\b(url|http|web|internet|browser|fetch|download|email|api)\b`)
+)
+
+// group is a tool's group for Adopt: its annotations when it has them,
+// else what its name (its first word) and description say; a tool
+// nothing says is safe is a change (MCP's defaults), behind confirmation.
+func group(t upstream.Tool) string {
+	if t.Annotated {
+		switch {
+		case t.ReadOnly:
+			return "read"
+		case t.Destructive:
+			return "change"
+		case t.OpenWorld:
+			return "web"
+		}
+		return "act"
+	}
+	lower := strings.ToLower(t.Name)
+	switch {
+	case writeName.MatchString(lower):
+		return "change"
+	case readName.MatchString(lower):
+		return "read"
+	case webWords.MatchString(t.Name + " " + t.Description):
+		return "web"
+	}
+	return "change"
 }
