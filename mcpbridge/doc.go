@@ -12,9 +12,10 @@
 // the server. Answers are one text item without bookkeeping; the bridge
 // keeps the macro_ids and the working state (the state deltas, resource
 // manglecp://state) and sends it with later evaluations. A macro-tool's
-// answer carries the selection of the intents it suggests next, a tool the
-// selection lacks is reached in the same call, and a tool the rules fully
-// decided runs at once. [ModeDynamic] (opt-in, refused on MCP 2026-07-28)
+// answer carries the selection of the intents it suggests next (and the
+// one tool the rules decided for one of them follows at once: it runs, or
+// the user is asked whether it may), a tool the selection lacks is reached
+// in the same call, and a tool the rules fully decided runs at once. [ModeDynamic] (opt-in, refused on MCP 2026-07-28)
 // registers the selected macro-tools as MCP tools instead.
 // docs/mcp.md describes the mapping; docs/TOKENS.md what a job costs.
 //

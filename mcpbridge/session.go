@@ -155,7 +155,7 @@ func instructions(m *protocol.Manifest, single, dynamic bool) string {
 	if single {
 		call = "Call " + IntentToolName + " with an intent and facts about the situation, each [predicate, args...]"
 	}
-	then := "; the server's rules select the few tools that fit and the answer describes them: call one with " + MetaToolName + "."
+	then := "; the server's rules select the few tools that fit and the answer describes them: call one (or a tool an intent's description names) with " + MetaToolName + "."
 	if dynamic {
 		then = "; the server's rules select the few tools that fit, which then appear in your tool list."
 	}
@@ -556,6 +556,11 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		// The user answered the question of a tool that follows this
 		// call: this call ran when it was asked.
 		return res
+	}
+	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
+		// A call that carries the user's answer follows nothing: the
+		// follow-up would run under that answer, or ask again.
+		chain = false
 	}
 	origin := digest(name + "\x00" + canonicalArgs(args))
 	e, current := ss.entry(name)

@@ -298,7 +298,7 @@ func (ss *mcpSession) resume(ctx context.Context, req *mcp.CallToolRequest, name
 	}
 	var b strings.Builder
 	b.WriteString(c.prefix)
-	fmt.Fprintf(&b, "\nnext %s: %s%s", c.intent, c.entry.name, compactArgs(shownArgs(c.entry, c.args)))
+	fmt.Fprintf(&b, "\nnext %s: %s%s", c.intent, c.entry.name, compactArgs(shownArgs(c.args)))
 	r, _ := p.InputResponses["confirm"].(*mcp.ElicitResult)
 	if r == nil || r.Action != "accept" {
 		action := "no answer"
@@ -319,7 +319,7 @@ func (ss *mcpSession) resume(ctx context.Context, req *mcp.CallToolRequest, name
 
 // shownArgs is args without those whose value the signature does not
 // show (too long: "=fixed"), which the model already read in the answer.
-func shownArgs(e *macroEntry, args map[string]any) map[string]any {
+func shownArgs(args map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range args {
 		if len(compactJSON(v)) <= maxShownFixed {

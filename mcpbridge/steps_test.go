@@ -275,3 +275,34 @@ func TestFollowsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFollowAfterAnswer: a call that the user confirmed (the host
+// calls again with the answer) lists what follows it but runs nothing
+// more under that answer.
+func TestNoFollowAfterAnswer(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			fake := newFake()
+			fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+				if req.Intent.Name == "edit" {
+					return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{decided("trace", "r2")}}, nil
+				}
+				return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("save", true)}}, nil
+			})
+			var traces int
+			fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+				if req.MacroID == "save-0001" {
+					return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "saved"},
+						Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "edit"}}}}, nil
+				}
+				traces++
+				return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "traced"}}, nil
+			})
+			h := newHarness(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{protocolVersion: version, elicit: accept})
+			res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "save", "arguments": map[string]any{"target": "x"}})
+			if want := "saved\nnext edit:\n- trace(request_id=\"r2\", verbose: boolean=false): The trace tool."; res.IsError || text(res) != want || traces != 0 {
+				t.Fatalf("answer %q (%d traces), want %q and no trace", text(res), traces, want)
+			}
+		})
+	}
+}
