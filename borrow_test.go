@@ -13,11 +13,11 @@ import (
 	"github.com/manglecp/manglecp/transport"
 )
 
-var _ transport.DataBorrower = (*manglecp.Server)(nil)
+var _ transport.Handler = (*manglecp.Server)(nil)
 
 // TestHandleKeepsNoData: the server keeps nothing of a message's bytes once
-// Handle has returned (it says so as a transport.DataBorrower, and the
-// HTTP binding then reuses the buffer): after every answer the bytes are
+// Handle has returned (the transport.Handler contract: the HTTP binding
+// reuses the buffer): after every answer the bytes are
 // overwritten, and what the server kept (cached answers, macro-tools and
 // their facts) still answers exactly as before.
 func TestHandleKeepsNoData(t *testing.T) {

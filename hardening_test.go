@@ -83,7 +83,7 @@ func TestDrainWaitsOnlyForAdmittedWork(t *testing.T) {
 func TestAuthFailuresAreRateLimitedPerPeer(t *testing.T) {
 	const token = "correct-token-0123456789"
 	h := newHarness(t, nil, func(o *manglecp.Options) { o.AuthTokens = []string{token} })
-	var _ transport.Authenticator = h.srv // HTTP checks credentials before reading a body
+	var _ transport.Handler = h.srv // HTTP authenticates (Handler.Authenticate) before reading a body
 	ask := func(peer, tok string) *protocol.Error {
 		t.Helper()
 		env := h.srv.Handle(context.Background(), &protocol.Inbound{

@@ -25,6 +25,7 @@ type metrics struct {
 	sessions      prometheus.Gauge
 	reloads       *prometheus.CounterVec
 	storeErrors   *prometheus.CounterVec
+	auths         *prometheus.CounterVec
 }
 
 // latencyBuckets span 1 ms to about 30 s (max_compute_ms defaults to 30 s).
@@ -58,9 +59,11 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Help: "Rule reloads by outcome (ok or failed)."}, []string{"outcome"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "manglecp_store_errors_total",
 			Help: "Failed operations of the shared state store, by operation."}, []string{"op"}),
+		auths: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "manglecp_authentications_total",
+			Help: "Credential checks while authentication is required (one per request), by result: ok or the registry error code."}, []string{"result"}),
 	}
 	cs := []prometheus.Collector{m.requests, m.evalSeconds, m.invokeSeconds, m.gas, m.macroLookups, m.macroBytes,
-		m.inflight, m.sessions, m.reloads, m.storeErrors}
+		m.inflight, m.sessions, m.reloads, m.storeErrors, m.auths}
 	cs = append(cs,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_entries",
 			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := s.macros.stats(); return float64(n) }),
@@ -113,6 +116,18 @@ func (m *metrics) reload(outcome string) {
 // start, so an alert on manglecp_store_errors_total has a series to watch
 // before the first failure.
 var storeOps = []string{"get_macro", "put_macros", "rate_limit"}
+
+// authentication counts one credential check: ok, or the error's code.
+func (m *metrics) authentication(err *protocol.Error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = string(err.Code)
+	}
+	m.auths.WithLabelValues(result).Inc()
+}
 
 func (m *metrics) storeError(op string) {
 	if m != nil {

@@ -30,7 +30,7 @@ func opsHarness(t *testing.T, mut func(*manglecp.Options)) (*harness, *prometheu
 		}
 	})
 	h.http.Config.Handler = transport.WithOps(h.srv, transport.NewHTTPHandler(h.srv, nil),
-		&transport.OpsOptions{Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
+		&transport.OpsOptions{Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), SessionOpened: h.srv.SessionOpened})
 	return h, reg
 }
 

@@ -603,16 +603,12 @@ func (s *Server) externalDecls() []protocol.ExternalPredicate {
 // requestIDKey carries the request id in a context for logs.
 type requestIDKey struct{}
 
-// BorrowsData reports true: the server keeps no part of Inbound.Data once
-// Handle has returned (every value it keeps is decoded, so a copy), and
-// the HTTP binding may read a later body into the same buffer
-// (transport.DataBorrower).
-func (s *Server) BorrowsData() bool { return true }
-
 // Handle answers one inbound message. It returns the response envelope:
 // an intent_response, an invoke_response or an error, correlated by id.
 // Every error comes from the registry; internal failures are logged with
-// the request id and masked.
+// the request id and masked. It keeps no part of in.Data once it has
+// returned (every value it keeps is decoded, so a copy), as
+// transport.Handler requires; it trusts in.Caller when a transport set it.
 func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Envelope {
 	if !s.loaded.Load() {
 		return s.notLoaded(in)
@@ -767,9 +763,14 @@ func (s *Server) admit(ctx context.Context, env *protocol.Envelope, in *protocol
 		}
 		creds = &protocol.Credentials{Scheme: a.Scheme, Token: a.Token}
 	}
-	who, aerr := s.authenticatePeer(ctx, creds, in.Peer)
-	if aerr != nil {
-		return nil, aerr
+	var who *caller
+	if in.Caller != nil && env.Type != protocol.TypeAuthenticate {
+		who = fromProtocol(in.Caller) // the transport authenticated it (Authenticate)
+	} else {
+		var aerr *protocol.Error
+		if who, aerr = s.authenticatePeer(ctx, creds, in.Peer); aerr != nil {
+			return nil, aerr
+		}
 	}
 	limitKey := "identity:" + who.name
 	if who.anonymous {
@@ -792,16 +793,44 @@ func authenticateResponse(c *caller) *protocol.AuthenticateResponse {
 	return r
 }
 
-// CheckCredentials implements transport.Authenticator: transports call it
-// with header credentials before they read a message, so a peer without
-// valid credentials is refused without its body being read. Failed
-// attempts are rate limited per peer like those of [Server.Handle].
-func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+// Authenticate authenticates c for peer (transport.Handler): transports
+// call it with header credentials before they read a message, so a peer
+// without valid credentials is refused without its body being read, and
+// put the caller on the message (protocol.Inbound.Caller), so Handle does
+// not authenticate it again. Failed attempts are rate limited per peer like
+// those of [Server.Handle]. While booting it returns nil and nil: Handle
+// answers server_not_ready whoever asks.
+func (s *Server) Authenticate(ctx context.Context, c *protocol.Credentials, peer string) (*protocol.Caller, *protocol.Error) {
 	if !s.loaded.Load() {
-		return nil // booting: Handle answers server_not_ready whoever asks
+		return nil, nil
 	}
-	_, err := s.authenticatePeer(ctx, c, peer)
+	who, err := s.authenticatePeer(ctx, c, peer)
+	if err != nil {
+		return nil, err
+	}
+	return who.protocol(), nil
+}
+
+// CheckCredentials is [Server.Authenticate] without the caller: nil when c
+// is accepted (or authentication is off), else the registry error.
+func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error {
+	_, err := s.Authenticate(ctx, c, peer)
 	return err
+}
+
+// protocol is the caller as transports carry it.
+func (c *caller) protocol() *protocol.Caller {
+	return &protocol.Caller{Identity: c.name, Anonymous: c.anonymous, Permissions: append([]string(nil), c.permissions...),
+		TrustLevel: c.trust, AutoConfirmEffects: append([]string(nil), c.autoConfirm...)}
+}
+
+func fromProtocol(c *protocol.Caller) *caller {
+	name := c.Identity
+	if c.Anonymous {
+		name = "anonymous"
+	}
+	return &caller{name: name, permissions: append([]string(nil), c.Permissions...), anonymous: c.Anonymous,
+		trust: c.TrustLevel, autoConfirm: append([]string(nil), c.AutoConfirmEffects...)}
 }
 
 // authenticatePeer authenticates c for peer (the client's address, see
@@ -812,6 +841,9 @@ func (s *Server) CheckCredentials(ctx context.Context, c *protocol.Credentials, 
 // request without a credential guesses nothing and is not counted.
 func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
 	who, err, why := s.authenticate(ctx, c)
+	if s.AuthRequired() {
+		s.metrics.authentication(err)
+	}
 	if err == nil || c == nil || c.Token == "" {
 		return who, err
 	}

@@ -166,6 +166,7 @@ func ctxT(t *testing.T) context.Context {
 // fake is a transport.Handler for tests: answer decides each reply;
 // requests are counted and their ids recorded.
 type fake struct {
+	transport.HandlerDefaults
 	manifest []byte
 	answer   func(ctx context.Context, n int, env *protocol.Envelope, in *protocol.Inbound) *protocol.Envelope
 

@@ -172,6 +172,7 @@ func TestRetryRespectsContext(t *testing.T) {
 
 // switchHandler serves one handler, then another: a server that boots.
 type switchHandler struct {
+	transport.HandlerDefaults
 	mu sync.Mutex
 	h  transport.Handler
 }

@@ -275,6 +275,7 @@ func TestWithoutFixture(t *testing.T) {
 
 // switching serves a booting stand-in, then the server.
 type switching struct {
+	transport.HandlerDefaults
 	cur atomic.Pointer[transport.Handler]
 }
 

@@ -173,6 +173,7 @@ func browserFixture(t testing.TB) *conformance.Fixture {
 // message, ctx its context, out each answer (with the decoded request),
 // manifest the manifest payload.
 type broken struct {
+	transport.HandlerDefaults
 	srv      *manglecp.Server
 	inbound  func(in *protocol.Inbound)
 	in       func(req map[string]any)

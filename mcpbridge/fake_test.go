@@ -19,6 +19,7 @@ import (
 // fakeServer is a scripted MangleCP server: a transport.Handler whose
 // answers each test sets. It records every request it was sent.
 type fakeServer struct {
+	transport.HandlerDefaults
 	manifest protocol.Manifest
 
 	mu       sync.Mutex

@@ -14,10 +14,31 @@ type Inbound struct {
 	// Peer identifies the connection (a remote address) for rate limiting
 	// and logs when the caller is anonymous.
 	Peer string
+	// Caller, when set, is who the transport authenticated the request as
+	// (Handler.Authenticate on Credentials): the handler trusts it and does
+	// not authenticate the request again. Nil: the handler authenticates
+	// Credentials itself. An authenticate message's own credentials are
+	// always checked.
+	Caller *Caller
 	// Progress, when set, receives progress notes of a long invocation
 	// (session transports only, Spec 07 section 7); the transport sends them
 	// as progress messages before the final response.
 	Progress func(Progress)
+}
+
+// Caller is who sent a request, as the server authenticated it.
+type Caller struct {
+	// Identity is the configured identity's name, or the token's subject;
+	// "" for an anonymous caller (authentication off).
+	Identity string
+	// Anonymous is true when authentication is off.
+	Anonymous bool
+	// Permissions are what policy rules read (Spec 08 section 4).
+	Permissions []string
+	// TrustLevel and AutoConfirmEffects waive confirmation (Spec 08
+	// section 4.3) for an identity configured so.
+	TrustLevel         string
+	AutoConfirmEffects []string
 }
 
 // Credentials are what a caller presented (Spec 08 section 3).

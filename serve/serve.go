@@ -139,8 +139,8 @@ func (o *Options) httpOptions(addr net.Addr) *transport.HTTPOptions {
 
 // opsOptions are the operations endpoints of the main listener (with
 // /metrics when metrics) or of OpsListener.
-func (o *Options) opsOptions(h *transport.HTTPOptions, metrics bool) *transport.OpsOptions {
-	oo := &transport.OpsOptions{BasePath: h.BasePath}
+func (o *Options) opsOptions(srv *manglecp.Server, h *transport.HTTPOptions, metrics bool) *transport.OpsOptions {
+	oo := &transport.OpsOptions{BasePath: h.BasePath, SessionOpened: srv.SessionOpened}
 	if metrics {
 		oo.Metrics = o.Metrics
 	}
@@ -204,7 +204,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	// when Load is done; sessions opened meanwhile are told.
 	srv := manglecp.New(d, o.Server)
 	hs := &http.Server{
-		Handler:           transport.WithOps(srv, transport.NewHTTPHandler(srv, ho), o.opsOptions(ho, o.OpsListener == nil)),
+		Handler:           transport.WithOps(srv, transport.NewHTTPHandler(srv, ho), o.opsOptions(srv, ho, o.OpsListener == nil)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// No ReadTimeout/WriteTimeout: WebSocket sessions are long-lived; the
@@ -215,7 +215,7 @@ func Serve(ctx context.Context, ln net.Listener, d manglecp.Domain, opts *Option
 	}
 	if o.OpsListener != nil {
 		ops := &http.Server{
-			Handler:           transport.NewOpsHandler(srv, o.opsOptions(ho, true)),
+			Handler:           transport.NewOpsHandler(srv, o.opsOptions(srv, ho, true)),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}

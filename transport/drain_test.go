@@ -18,7 +18,10 @@ import (
 
 // drainingHandler answers every request at once, with server_not_ready
 // once draining is set; its manifest says so too.
-type drainingHandler struct{ draining atomic.Bool }
+type drainingHandler struct {
+	transport.HandlerDefaults
+	draining atomic.Bool
+}
 
 func (h *drainingHandler) ManifestJSON() ([]byte, string) {
 	if h.draining.Load() {

@@ -159,7 +159,7 @@ func TestStdioTrailingCR(t *testing.T) {
 
 // echoHandler answers every request with a tiny response and every
 // message it cannot decode with the registry error, as the server does.
-type echoHandler struct{}
+type echoHandler struct{ transport.HandlerDefaults }
 
 func (echoHandler) Handle(_ context.Context, in *protocol.Inbound) *protocol.Envelope {
 	env, perr := protocol.DecodeEnvelope(in.Data)

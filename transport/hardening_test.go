@@ -23,11 +23,12 @@ import (
 )
 
 // guarded is a handler that requires the token "secret": it checks
-// credentials before a message is read (transport.Authenticator), answers
+// credentials before a message is read (Handler.Authenticate), answers
 // authenticate messages, serves one skill, and answers requests with a
 // reply of replySize bytes after waiting for release (when set). It counts
 // the requests it saw and those whose context ended.
 type guarded struct {
+	transport.HandlerDefaults
 	replySize int
 	release   chan struct{}
 	handled   atomic.Int32
@@ -39,14 +40,14 @@ func (g *guarded) ManifestJSON() ([]byte, string) { return []byte(`{"status":"re
 func (g *guarded) MaxMessageBytes() int64         { return 16 << 20 }
 func (g *guarded) AuthRequired() bool             { return true }
 
-func (g *guarded) CheckCredentials(_ context.Context, c *protocol.Credentials, _ string) *protocol.Error {
+func (g *guarded) Authenticate(_ context.Context, c *protocol.Credentials, _ string) (*protocol.Caller, *protocol.Error) {
 	if c == nil || c.Token == "" {
-		return protocol.Errorf(protocol.CodeAuthRequired, "authentication required")
+		return nil, protocol.Errorf(protocol.CodeAuthRequired, "authentication required")
 	}
 	if c.Token != "secret" {
-		return protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
+		return nil, protocol.Errorf(protocol.CodeAuthInvalid, "the credentials are invalid")
 	}
-	return nil
+	return &protocol.Caller{Identity: "holder"}, nil
 }
 
 func (g *guarded) SkillJSON(id string) ([]byte, bool) {
@@ -72,8 +73,10 @@ func (g *guarded) Handle(ctx context.Context, in *protocol.Inbound) *protocol.En
 		out, _ := protocol.NewEnvelope(protocol.TypeAuthenticateResponse, id, map[string]any{"status": "authenticated"})
 		return out
 	}
-	if perr := g.CheckCredentials(ctx, in.Credentials, in.Peer); perr != nil {
-		return protocol.ErrorEnvelope(id, perr)
+	if in.Caller == nil { // a session's request: the transport left it to us
+		if _, perr := g.Authenticate(ctx, in.Credentials, in.Peer); perr != nil {
+			return protocol.ErrorEnvelope(id, perr)
+		}
 	}
 	g.running.Add(1)
 	defer g.running.Add(-1)

@@ -75,8 +75,8 @@ type HTTPOptions struct {
 
 // NewHTTPHandler serves the MangleCP HTTP binding: GET ManifestPath, POST
 // BasePath+"/evaluate" (intent_request) and BasePath+"/invoke"
-// (invoke_request), the WebSocket binding at BasePath+"/ws" and, when h
-// is a [SkillSource], GET BasePath+"/skills/{id}".
+// (invoke_request), the WebSocket binding at BasePath+"/ws" and GET
+// BasePath+"/skills/{id}" ([Handler.SkillJSON]).
 //
 // Every answer is a MangleCP envelope with the registry status of its code
 // (unknown paths, wrong methods, redirects the mux would make and refused
@@ -85,9 +85,10 @@ type HTTPOptions struct {
 // enforced before work: the Host allow-list, the method, Content-Type
 // application/json for POST (a cross-site form cannot send it without a
 // CORS preflight), the size announced by Content-Length, then credentials
-// from the headers when h is an [Authenticator] (a 401 carries
+// from the headers, once ([Handler.Authenticate]; a 401 carries
 // WWW-Authenticate; the body is never read), then the body is read, at most
-// the handler's MaxMessageBytes (message_too_large while reading).
+// the handler's MaxMessageBytes (message_too_large while reading), and
+// handed to the handler with the authenticated caller.
 func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -123,9 +124,7 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 		b.serveRequest(protocol.TypeInvokeRequest, w, r)
 	})
 	mux.Handle(base+"/ws", NewWSHandler(h, &ws))
-	if src, ok := h.(SkillSource); ok {
-		mux.HandleFunc(base+"/skills/{id}", func(w http.ResponseWriter, r *http.Request) { b.serveSkill(src, w, r) })
-	}
+	mux.HandleFunc(base+"/skills/{id}", b.serveSkill)
 	for pattern, handler := range o.Routes {
 		mux.Handle(pattern, handler)
 	}
@@ -136,36 +135,16 @@ func NewHTTPHandler(h Handler, opts *HTTPOptions) http.Handler {
 	return withClientAddr(b.guard(next), o.TrustedProxies, o.ForwardedHeader)
 }
 
-// authRequirer is implemented by handlers that know whether requests need
-// credentials.
-type authRequirer interface{ AuthRequired() bool }
-
 // binding holds what the HTTP endpoints share.
 type binding struct {
 	h      Handler
 	o      HTTPOptions
-	bodies *freelist.List[[]byte] // request bodies given back by a DataBorrower
+	bodies *freelist.List[[]byte] // request bodies given back (Handle borrows them)
 }
 
 // Bodies of at most maxKeptBody bytes are kept for later requests, one
 // per processor and at most freelist.MaxKept: 16 MiB in all.
 const maxKeptBody = 4 << 20
-
-// DataBorrower is implemented by a Handler that only borrows
-// Inbound.Data: it keeps no reference to the bytes, or to any slice of
-// them, once Handle has returned (*manglecp.Server does). The HTTP binding
-// then reads a later request's body into the same buffer, which spares a
-// large request the allocation (and the page faults) of a new one. A
-// handler that wraps another must answer for both.
-type DataBorrower interface {
-	BorrowsData() bool
-}
-
-// borrows reports whether b's handler only borrows Inbound.Data.
-func (b *binding) borrows() bool {
-	d, ok := b.h.(DataBorrower)
-	return ok && d.BorrowsData()
-}
 
 // guard checks the Host allow-list, refuses paths the mux would redirect
 // (it answers x-not_found naming the clean path instead), and turns every
@@ -308,10 +287,7 @@ func cors(h Handler, origins []string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		authOn := false
-		if a, ok := h.(authRequirer); ok {
-			authOn = a.AuthRequired()
-		}
+		authOn := h.AuthRequired()
 		hdr := w.Header()
 		hdr.Add("Vary", "Origin")
 		ok := allowed[origin] || (wildcard && !authOn)
@@ -388,7 +364,8 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 		return
 	}
 	creds := credentials(r)
-	if perr := b.checkCredentials(r, creds); perr != nil {
+	who, perr := b.h.Authenticate(r.Context(), creds, peer(r))
+	if perr != nil {
 		// Refused from the headers: only a small prefix of the body is read,
 		// to echo the request's id when it comes early (Spec 09 section 2.3).
 		w.Header().Set("Connection", "close")
@@ -410,22 +387,17 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 	// answer nobody reads is dropped after WriteTimeout.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	// Whether the handler borrows the body is asked once, before it has it:
-	// the answer decides whether the buffer is kept afterwards.
-	var buf []byte
-	borrows := b.borrows()
-	if borrows {
-		buf, _ = b.bodies.Get()
-		defer func() {
-			if cap(buf) > 0 {
-				b.bodies.Put(buf[:0])
-			}
-		}()
-	}
+	// Handle borrows the body (the Handler contract): the buffer is kept
+	// for a later request, which spares a large one the allocation (and the
+	// page faults) of a new one.
+	buf, _ := b.bodies.Get()
+	defer func() {
+		if cap(buf) > 0 {
+			b.bodies.Put(buf[:0])
+		}
+	}()
 	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit, buf)
-	if borrows {
-		buf = body // the buffer read into: the one kept
-	}
+	buf = body // the buffer read into: the one kept
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -435,7 +407,7 @@ func (b *binding) serveRequest(expect protocol.MessageType, w http.ResponseWrite
 		writeError(w, "", protocol.Errorf(protocol.CodeMalformedMessage, "the request body could not be read"))
 		return
 	}
-	in := &protocol.Inbound{Data: body, Expect: expect, Credentials: creds, Peer: peer(r)}
+	in := &protocol.Inbound{Data: body, Expect: expect, Credentials: creds, Caller: who, Peer: peer(r)}
 	env := b.h.Handle(r.Context(), in)
 	body, in = nil, nil // the answer replaces the body in memory
 	_ = rc.SetWriteDeadline(time.Now().Add(b.o.WriteTimeout))
@@ -480,18 +452,11 @@ func readAll(r io.Reader, length, limit int64, buf []byte) ([]byte, error) {
 	}
 }
 
-// ErrorRegistry is implemented by handlers whose domain registers error
-// codes of its own (*manglecp.Server does): the HTTP binding takes the
-// status of an error envelope from the handler's registry, so a domain
-// code gets the status its domain registered.
-type ErrorRegistry interface {
-	Registry() *protocol.Registry
-}
-
-// statusFor is the HTTP status of env, from h's registry when it has one.
+// statusFor is the HTTP status of env, from h's registry when it has one,
+// so a domain code gets the status its domain registered.
 func statusFor(h Handler, env *protocol.Envelope) int {
-	if r, ok := h.(ErrorRegistry); ok {
-		return r.Registry().EnvelopeStatus(env)
+	if r := h.Registry(); r != nil {
+		return r.EnvelopeStatus(env)
 	}
 	return Status(env)
 }
@@ -538,41 +503,24 @@ func peekID(w http.ResponseWriter, r *http.Request) string {
 	return ""
 }
 
-// checkCredentials checks header credentials before the body is read,
-// when the handler can.
-func (b *binding) checkCredentials(r *http.Request, c *protocol.Credentials) *protocol.Error {
-	a, ok := b.h.(Authenticator)
-	if !ok || !a.AuthRequired() {
-		return nil
-	}
-	return a.CheckCredentials(r.Context(), c, peer(r))
-}
-
-// SkillSource is implemented by handlers that serve referenced skills
-// (Spec 06 section 4.4): GET BasePath/skills/{skill_id} returns the Skill
-// object as JSON.
-type SkillSource interface {
-	SkillJSON(id string) ([]byte, bool)
-}
-
 // CodeSkillNotFound is the custom error code of an unknown skill id.
 const CodeSkillNotFound = protocol.CodeSkillNotFound
 
 // serveSkill answers GET BasePath/skills/{id}. With authentication on,
 // credentials are checked first, so without them every id gets the same
 // 401 and nothing about the catalogue is revealed.
-func (b *binding) serveSkill(src SkillSource, w http.ResponseWriter, r *http.Request) {
+func (b *binding) serveSkill(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, "", protocol.Errorf(protocol.CodeMethodNotAllowed, "skills are read with GET"))
 		return
 	}
-	if perr := b.checkCredentials(r, credentials(r)); perr != nil {
+	if _, perr := b.h.Authenticate(r.Context(), credentials(r), peer(r)); perr != nil {
 		writeError(w, "", perr)
 		return
 	}
 	id := r.PathValue("id")
-	raw, ok := src.SkillJSON(id)
+	raw, ok := b.h.SkillJSON(id)
 	if !ok {
 		writeError(w, "", protocol.Errorf(CodeSkillNotFound, "no skill %s; skill ids come from context_injection.skills", protocol.Quote(id)))
 		return

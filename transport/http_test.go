@@ -15,6 +15,7 @@ import (
 
 // fake answers every message with a fixed envelope and records what it got.
 type fake struct {
+	transport.HandlerDefaults
 	reply *protocol.Envelope
 	got   *protocol.Inbound
 }

@@ -25,11 +25,11 @@ type OpsOptions struct {
 	// BasePath is the base of the MangleCP endpoints (default "/manglecp"),
 	// to tell WebSocket sessions from HTTP requests.
 	BasePath string
+	// SessionOpened, when set, is called as each WebSocket session opens,
+	// and the function it returns as the session ends (e.g. the server's
+	// session gauge, manglecp.Server.SessionOpened).
+	SessionOpened func() (closed func())
 }
-
-// sessionCounter is implemented by handlers that count open sessions in
-// their metrics.
-type sessionCounter interface{ SessionOpened() (closed func()) }
 
 // WithOps wraps next (a [NewHTTPHandler]) for operation behind load
 // balancers and in Kubernetes:
@@ -41,7 +41,7 @@ type sessionCounter interface{ SessionOpened() (closed func()) }
 //   - A W3C trace context (traceparent, tracestate) on a request becomes
 //     the parent of the server's spans.
 //   - Each request's context names its transport ("http" or "ws"), and
-//     WebSocket sessions are counted while open.
+//     WebSocket sessions are counted while open (opts.SessionOpened).
 func WithOps(h Handler, next http.Handler, opts *OpsOptions) http.Handler {
 	o := OpsOptions{}
 	if opts != nil {
@@ -70,8 +70,8 @@ func WithOps(h Handler, next http.Handler, opts *OpsOptions) http.Handler {
 		}
 		if r.URL.Path == base+"/ws" {
 			ctx = protocol.WithTransport(ctx, "ws")
-			if sc, ok := h.(sessionCounter); ok && r.Header.Get("Upgrade") != "" {
-				defer sc.SessionOpened()()
+			if o.SessionOpened != nil && r.Header.Get("Upgrade") != "" {
+				defer o.SessionOpened()()
 			}
 		} else {
 			ctx = protocol.WithTransport(ctx, "http")

@@ -26,25 +26,6 @@ type Conn interface {
 	Close() error
 }
 
-// ManifestNotifier is implemented by handlers whose manifest changes
-// (status, limits); sessions push each new manifest to their peer.
-type ManifestNotifier interface {
-	OnManifestChange(fn func()) (unsubscribe func())
-}
-
-// Authenticator is implemented by handlers that can check credentials
-// before a message is read, so a transport refuses an unauthenticated peer
-// without reading (or holding) what it sends. *manglecp.Server implements
-// it; it also rate limits failed attempts per peer.
-type Authenticator interface {
-	// AuthRequired reports whether requests need credentials.
-	AuthRequired() bool
-	// CheckCredentials returns nil when c is accepted (or authentication is
-	// off), else the registry error to answer (auth_required, auth_invalid,
-	// or rate_limited when peer failed too often).
-	CheckCredentials(ctx context.Context, c *protocol.Credentials, peer string) *protocol.Error
-}
-
 // messageLimiter is implemented by Conns that can hold incoming messages
 // to a smaller size until the session authenticated. n <= 0 lifts the
 // limit; a message beyond it is reported as auth_required and ends the
@@ -151,21 +132,19 @@ func ServeSession(ctx context.Context, h Handler, c Conn, opts *SessionOptions) 
 	// Pushes take turns, each reading the manifest when its turn comes, so
 	// the last one written is the current manifest.
 	firstSent := make(chan struct{})
-	if n, ok := h.(ManifestNotifier); ok {
-		var pushMu sync.Mutex
-		stop := n.OnManifestChange(func() {
-			select {
-			case <-firstSent:
-			case <-ctx.Done():
-				return
-			}
-			pushMu.Lock()
-			defer pushMu.Unlock()
-			m, _ := h.ManifestJSON()
-			_ = s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: m})
-		})
-		defer stop()
-	}
+	var pushMu sync.Mutex
+	stop := h.OnManifestChange(func() {
+		select {
+		case <-firstSent:
+		case <-ctx.Done():
+			return
+		}
+		pushMu.Lock()
+		defer pushMu.Unlock()
+		m, _ := h.ManifestJSON()
+		_ = s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: m})
+	})
+	defer stop()
 	manifest, _ := h.ManifestJSON()
 	err := s.write(ctx, &protocol.Envelope{Type: protocol.TypeManifest, Version: protocol.Version, Payload: manifest})
 	close(firstSent)
@@ -252,13 +231,14 @@ type session struct {
 // limitBeforeAuth holds messages to PreAuthMessageBytes while the session
 // has no accepted credentials and the handler requires them.
 func (s *session) limitBeforeAuth(ctx context.Context) {
-	a, ok := s.h.(Authenticator)
-	l, ok2 := s.c.(messageLimiter)
-	if !ok || !ok2 || !a.AuthRequired() {
+	l, ok := s.c.(messageLimiter)
+	if !ok || !s.h.AuthRequired() {
 		return
 	}
-	if s.creds != nil && a.CheckCredentials(ctx, s.creds, s.o.Peer) == nil {
-		return
+	if s.creds != nil {
+		if _, perr := s.h.Authenticate(ctx, s.creds, s.o.Peer); perr == nil {
+			return
+		}
 	}
 	l.SetPreAuthLimit(s.o.PreAuthMessageBytes)
 }

@@ -17,6 +17,7 @@ import (
 // slowHandler answers "slow" ids only when released or cancelled, and
 // everything else at once; it reports progress for invocations.
 type slowHandler struct {
+	transport.HandlerDefaults
 	release chan struct{}
 	mu      sync.Mutex
 	seen    []string
