@@ -600,7 +600,7 @@ func argName(s *PredicateSchema, j int) string {
 func nearestPredicate(name string, profile *FactsProfile) string {
 	best, bestD := "", len(name)/2+2
 	for _, p := range profile.Predicates {
-		if d := editDistance(name, p.Predicate); d < bestD || (d == bestD && best != "" && p.Predicate < best) {
+		if d := EditDistance(name, p.Predicate); d < bestD || (d == bestD && best != "" && p.Predicate < best) {
 			best, bestD = p.Predicate, d
 		}
 	}
@@ -614,7 +614,7 @@ func nearestPredicate(name string, profile *FactsProfile) string {
 func Closest(name string, candidates []string) string {
 	best, bestD := "", len(name)/2+1
 	for _, c := range candidates {
-		d := editDistance(name, c)
+		d := EditDistance(name, c)
 		if strings.HasPrefix(c, name) || strings.HasPrefix(name, c) {
 			d = min(d, 1)
 		}
@@ -625,7 +625,10 @@ func Closest(name string, candidates []string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, counted in
+// bytes: what "did you mean" suggestions (intents, predicates, contract
+// names, commands and flags) rank candidates by.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -522,32 +522,11 @@ func closest(s string, candidates []string) string {
 		if c == s {
 			return ""
 		}
-		if d := editDistance(s, c); d < bestD && d*3 < len(s) {
+		if d := protocol.EditDistance(s, c); d < bestD && d*3 < len(s) {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func keys[V any](m map[string]V) []string {
