@@ -6,10 +6,12 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
 )
 
 func manifestStatus(t *testing.T, s *manglecp.Server) protocol.Status {
@@ -79,6 +81,9 @@ func TestLoad(t *testing.T) {
 	if _, etag := s.ManifestJSON(); etag != `"booting"` {
 		t.Errorf("booting ETag %s", etag)
 	}
+	if err := s.Reload(d.Rules); err == nil {
+		t.Error("Reload of a booting server did not fail")
+	}
 	s.SetDegraded("known before loading")
 	if s.Status() != protocol.StatusBooting {
 		t.Fatalf("SetDegraded while booting: %s", s.Status())
@@ -130,5 +135,41 @@ func TestBootingAuthRequired(t *testing.T) {
 		if s.AuthRequired() != tc.want || m.Auth.Required != tc.want {
 			t.Errorf("%s: AuthRequired %v, manifest auth.required %v, want %v", tc.name, s.AuthRequired(), m.Auth.Required, tc.want)
 		}
+	}
+}
+
+// TestSessionOpenedBeforeLoad: a session served by a booting server gets
+// the booting manifest, then the ready one when Load is done.
+func TestSessionOpenedBeforeLoad(t *testing.T) {
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	s := manglecp.New(d, &manglecp.Options{ConfirmationKey: []byte("k")})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client, server := transport.NewMemoryPair()
+	go func() { _ = transport.ServeSession(ctx, s, server, nil) }()
+	defer client.Close()
+	next := func() protocol.Manifest {
+		t.Helper()
+		rctx, rc := context.WithTimeout(ctx, 5*time.Second)
+		defer rc()
+		raw, err := client.ReadMessage(rctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env protocol.Envelope
+		var m protocol.Manifest
+		if json.Unmarshal(raw, &env) != nil || env.Type != protocol.TypeManifest || json.Unmarshal(env.Payload, &m) != nil {
+			t.Fatalf("not a manifest: %s", raw)
+		}
+		return m
+	}
+	if m := next(); m.Status != protocol.StatusBooting {
+		t.Fatalf("first manifest %s", m.Status)
+	}
+	if err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := next(); m.Status != protocol.StatusReady || len(m.Intents) == 0 {
+		t.Fatalf("after Load: %s with %d intents", m.Status, len(m.Intents))
 	}
 }
