@@ -212,7 +212,7 @@ func TestRequestFloodIsBounded(t *testing.T) {
 	if obs == nil {
 		obs = &chrome.Observation{Incomplete: err.Error()}
 	}
-	if most.Load() > 400 { // without the bound: 546 to 1,104
+	if most.Load() > 300 { // one goroutine per paused request: 546 to 1,104
 		t.Errorf("up to %d goroutines", most.Load())
 	}
 	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {

@@ -143,6 +143,8 @@ type tab struct {
 	helpers   sync.WaitGroup // goroutines answering paused requests, dialogs, popups
 	helpersMu sync.Mutex
 	closing   bool
+	answers   *sync.Cond  // signals the answer workers (under helpersMu)
+	pending   []func()    // answers to paused requests, in order
 	quiet     atomic.Bool // the listener drops every event
 	popups    atomic.Int64
 	crashed   atomic.Bool
@@ -151,7 +153,7 @@ type tab struct {
 }
 
 // maxPaused bounds the tab's requests waiting for an answer to their
-// interception (each holds a helper goroutine).
+// interception.
 const maxPaused = 256
 
 // openTab creates a tab in the context; events go to col. ctx bounds the
@@ -233,6 +235,52 @@ func (t *tab) async(fn func()) {
 	go func() { defer t.helpers.Done(); fn() }()
 }
 
+// answerWorkers is the number of goroutines that answer a tab's paused
+// requests.
+const answerWorkers = 8
+
+// answer queues fn (the answer to a paused request) for the tab's answer
+// workers, started on first use: however fast a page starts requests, it
+// holds answerWorkers goroutines and a queue entry per request waiting.
+func (t *tab) answer(fn func()) {
+	t.helpersMu.Lock()
+	defer t.helpersMu.Unlock()
+	if t.closing {
+		return
+	}
+	if t.answers == nil {
+		t.answers = sync.NewCond(&t.helpersMu)
+		for range answerWorkers {
+			t.helpers.Add(1)
+			go t.answerLoop()
+		}
+	}
+	t.pending = append(t.pending, fn)
+	t.answers.Signal()
+}
+
+// answerLoop runs queued answers until the tab closes (the answers
+// queued by then run too: they fail fast once the tab's actions ended).
+func (t *tab) answerLoop() {
+	defer t.helpers.Done()
+	t.helpersMu.Lock()
+	for {
+		for len(t.pending) == 0 && !t.closing {
+			t.answers.Wait()
+		}
+		if len(t.pending) == 0 {
+			t.helpersMu.Unlock()
+			return
+		}
+		fn := t.pending[0]
+		t.pending[0] = nil
+		t.pending = t.pending[1:]
+		t.helpersMu.Unlock()
+		fn()
+		t.helpersMu.Lock()
+	}
+}
+
 // event handles one event of the tab. It runs on chromedp's event loop:
 // it must not block or run commands itself.
 func (t *tab) event(ev any, col *collector) {
@@ -241,23 +289,23 @@ func (t *tab) event(ev any, col *collector) {
 	}
 	switch e := ev.(type) {
 	case *fetch.EventRequestPaused:
-		// Each paused request needs an answer from a helper goroutine. A
-		// page that starts requests faster than they are answered would
-		// make them without bound: past maxPaused the tab's interception
-		// is turned off (the gate still refuses what is not allowed).
+		// Each paused request waits for an answer from the tab's answer
+		// workers. Past maxPaused waiting the tab's interception is turned
+		// off (the gate still refuses what is not allowed), so a request
+		// flood does not queue without bound either.
 		if t.paused.Add(1) > maxPaused && t.unpaused.CompareAndSwap(false, true) {
 			t.async(func() { _, _ = chromedp.Call(t.op, fetch.Disable, cdp.Empty{}) })
 		}
 		id, raw := e.RequestID, e.Request.URL
 		if u, net := networkURL(raw); net && (u == nil || !t.b.allow.urlAllows(u)) {
 			col.block(raw)
-			t.async(func() {
+			t.answer(func() {
 				defer t.paused.Add(-1)
 				_, _ = chromedp.Call(t.op, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient})
 			})
 			return
 		}
-		t.async(func() {
+		t.answer(func() {
 			defer t.paused.Add(-1)
 			_, _ = chromedp.Call(t.op, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 		})
@@ -294,6 +342,9 @@ func (t *tab) close() {
 	t.stopWith()
 	t.helpersMu.Lock()
 	t.closing = true
+	if t.answers != nil {
+		t.answers.Broadcast()
+	}
 	t.helpersMu.Unlock()
 	t.quiet.Store(true)
 	t.stopOp()
