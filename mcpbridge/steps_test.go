@@ -2,11 +2,15 @@ package mcpbridge_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/mcpbridge"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -302,6 +306,75 @@ func TestNoFollowAfterAnswer(t *testing.T) {
 			res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "save", "arguments": map[string]any{"target": "x"}})
 			if want := "saved\nnext edit:\n- trace(request_id=\"r2\", verbose: boolean=false): The trace tool."; res.IsError || text(res) != want || traces != 0 {
 				t.Fatalf("answer %q (%d traces), want %q and no trace", text(res), traces, want)
+			}
+		})
+	}
+}
+
+// TestFollowOverHTTP: over --http, where MCP 2026-07-28 requests are
+// stateless (the user's answer comes in a new request, to a new bridge
+// session), the confirmed follow-up runs once with a valid token and the
+// call it follows is not run again.
+func TestFollowOverHTTP(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	apply := decided("apply_edit", "d1")
+	apply.Safety = &protocol.Safety{RequiresUserConfirmation: true, SideEffects: []string{"filesystem"}}
+	fake := newFake()
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if req.Intent.Name == "edit" {
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{apply}}, nil
+		}
+		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("preview", false)}}, nil
+	})
+	var mu sync.Mutex
+	runs := map[string]int{}
+	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.MacroID == "preview-0001" {
+			runs["preview"]++
+			return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "previewed"},
+				Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "edit"}}}}, nil
+		}
+		if _, err := protocol.VerifyConfirmationToken(key, req.ConfirmationToken, req.MacroID); err != nil {
+			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "apply_edit requires user confirmation")
+		}
+		runs["apply"]++
+		return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "applied"}}, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := mcpbridge.New(ctx, func(ctx context.Context) (*client.Session, error) { return dialFake(ctx, t, fake) }, &mcpbridge.Options{ConfirmationKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv := httptest.NewServer(b.HTTPHandler(nil))
+	defer srv.Close()
+	for _, v := range hostVersions {
+		t.Run(v, func(t *testing.T) {
+			mu.Lock()
+			clear(runs)
+			mu.Unlock()
+			cl := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: accept})
+			cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+			defer ccancel()
+			cs, err := cl.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{"tool": "preview", "arguments": map[string]any{"target": "x"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "previewed\nnext edit: apply_edit(request_id=\"d1\") ran at once, the user accepted:\napplied"; res.IsError || text(res) != want {
+				t.Errorf("answer %q, want %q", text(res), want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if runs["preview"] != 1 || runs["apply"] != 1 {
+				t.Errorf("ran %v, want preview and apply_edit once each", runs)
 			}
 		})
 	}
