@@ -51,6 +51,10 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/parallel", []string{mangle, mod}},
 		{mod + "/internal/freelist", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/internal/kernel"}},
+		// Schema errors are worded once for the server, the bridge and the
+		// gateway: a leaf over the protocol layer (exempt, like the two
+		// above, from the rules on internal/).
+		{mod + "/internal/schemaerr", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/", mod + "/client"}},
 		// The upstream supervisor knows MCP only (issue 31); the gateway
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},
@@ -62,7 +66,7 @@ func TestLayering(t *testing.T) {
 			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if dep == r.pkg || dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" {
+			if dep == r.pkg || dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" || dep == mod+"/internal/schemaerr" {
 				continue
 			}
 			if r.pkg == mod+"/mcpbridge" && dep == mod {

@@ -7,17 +7,12 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.opentelemetry.io/otel/attribute"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/manglecp/manglecp/internal/plural"
+	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -238,49 +233,7 @@ func (s *Server) validateArgs(def *macroDef, args map[string]any) []protocol.Sch
 		s.log.Error("input schema does not compile", "macro_id", def.id, "error", err.Error())
 		return []protocol.SchemaError{{Path: "", Message: "the tool's input schema is unavailable", Keyword: "$schema"}}
 	}
-	verr := sch.Validate(map[string]any(args))
-	if verr == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(verr, &ve) {
-		return []protocol.SchemaError{{Message: "arguments do not validate", Keyword: "$schema"}}
-	}
-	printer := message.NewPrinter(language.English)
-	var out []protocol.SchemaError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		path := "/" + strings.Join(e.InstanceLocation, "/")
-		kw := e.ErrorKind.KeywordPath()
-		keyword := ""
-		if len(kw) > 0 {
-			keyword = kw[len(kw)-1]
-		}
-		if req, ok := e.ErrorKind.(*kind.Required); ok {
-			for _, m := range req.Missing {
-				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + m,
-					Message: fmt.Sprintf("Required property '%s' is missing", m), Keyword: "required"})
-			}
-			return
-		}
-		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
-			for _, p := range ap.Properties {
-				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + p,
-					Message: fmt.Sprintf("Property '%s' is not allowed", p), Keyword: "additionalProperties"})
-			}
-			return
-		}
-		out = append(out, protocol.SchemaError{Path: path, Message: e.ErrorKind.LocalizedString(printer), Keyword: keyword})
-	}
-	walk(ve)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	return schemaerr.Errors(sch.Validate(map[string]any(args)))
 }
 
 // withDefaults returns args with the schema's defaults filled in for

@@ -8,10 +8,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
+	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -194,48 +192,5 @@ func (v *validator) check(schema map[string]any, args map[string]any) []protocol
 	if err != nil {
 		return nil
 	}
-	verr := v.schema.Validate(inst)
-	if verr == nil {
-		return nil
-	}
-	ve, ok := verr.(*jsonschema.ValidationError)
-	if !ok {
-		return []protocol.SchemaError{{Message: "the arguments do not match the tool's schema"}}
-	}
-	printer := message.NewPrinter(language.English)
-	var out []protocol.SchemaError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		path := "/" + strings.Join(e.InstanceLocation, "/")
-		kw := e.ErrorKind.KeywordPath()
-		keyword := ""
-		if len(kw) > 0 {
-			keyword = kw[len(kw)-1]
-		}
-		switch k := e.ErrorKind.(type) {
-		case *kind.Required:
-			for _, m := range k.Missing {
-				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + m, Message: fmt.Sprintf("required argument %q is missing", m), Keyword: "required"})
-			}
-			return
-		case *kind.AdditionalProperties:
-			for _, p := range k.Properties {
-				out = append(out, protocol.SchemaError{Path: strings.TrimSuffix(path, "/") + "/" + p, Message: fmt.Sprintf("argument %q is not a parameter of this tool", bounded(p, 64)), Keyword: "additionalProperties"})
-			}
-			return
-		}
-		out = append(out, protocol.SchemaError{Path: path, Message: e.ErrorKind.LocalizedString(printer), Keyword: keyword})
-	}
-	walk(ve)
-	slices.SortStableFunc(out, func(a, b protocol.SchemaError) int { return strings.Compare(a.Path, b.Path) })
-	if len(out) > 20 {
-		out = out[:20]
-	}
-	return out
+	return schemaerr.Errors(v.schema.Validate(inst))
 }

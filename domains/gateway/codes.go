@@ -8,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
@@ -70,10 +71,8 @@ func upstreamError(err error) error {
 	return pe
 }
 
-// maxSchemaErrors bounds the schema errors one answer lists.
-const maxSchemaErrors = 20
-
-// validate checks args against the upstream tool's input schema.
+// validate checks args against the upstream tool's input schema; the
+// errors are bounded and worded as the server's (internal/schemaerr).
 func validate(sch *jsonschema.Schema, args map[string]any) []protocol.SchemaError {
 	if args == nil {
 		args = map[string]any{}
@@ -82,38 +81,7 @@ func validate(sch *jsonschema.Schema, args map[string]any) []protocol.SchemaErro
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []protocol.SchemaError{{Message: "arguments do not validate", Keyword: "$schema"}}
-	}
-	var out []protocol.SchemaError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(out) >= maxSchemaErrors {
-			return
-		}
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		p := "/"
-		for i, s := range e.InstanceLocation {
-			if i > 0 {
-				p += "/"
-			}
-			p += upstream.Truncate(s, 64)
-		}
-		kw := e.ErrorKind.KeywordPath()
-		keyword := ""
-		if len(kw) > 0 {
-			keyword = kw[len(kw)-1]
-		}
-		out = append(out, protocol.SchemaError{Path: p, Message: upstream.Sanitize(fmt.Sprint(e.ErrorKind), 200), Keyword: keyword})
-	}
-	walk(ve)
-	return out
+	return schemaerr.Errors(err)
 }
 
 func invalidArguments(e *entry, errs []protocol.SchemaError) *protocol.Error {
