@@ -1,21 +1,22 @@
 #!/usr/bin/env node
-// Measures what a host's model sees of MCP tool definitions, in o200k_base
-// tokens (gpt-tokenizer): for other MCP servers, their tools/list as they
-// start; for `manglecp mcp`, the tools/list of every turn of a scripted
-// session (a scenario file). Nothing is estimated: every server is started
-// and asked over MCP (the official TypeScript SDK client, stdio).
+// Measures what a whole job costs a host's model, in o200k_base tokens
+// (gpt-tokenizer): each job of tools/tokens/jobs/*.json driven through an
+// anchor MCP server and through `manglecp mcp` with the same scripted
+// steps (jobs.mjs: M1, M2, M3, done), and the anchors' static tools/list
+// (servers.json). Nothing is estimated: every server is started and asked
+// over MCP (the official TypeScript SDK client, stdio).
 //
 // Usage (from the repository root, after scripts/deps/npm.sh):
 //
 //   go build -o /tmp/manglecp ./cmd/manglecp
-//   node tools/tokens/measure.mjs --manglecp /tmp/manglecp [--json] [--check]
-//        [--servers tools/tokens/servers.json] [SCENARIO.json ...]
+//   node tools/tokens/measure.mjs --manglecp /tmp/manglecp [--chromium PATH] [--json] [--check]
+//        [--servers tools/tokens/servers.json] [JOB.json ...]
 //
-// Without scenario arguments every tools/tokens/scenarios/*.json runs.
-// --check exits 1 when a scenario's job fails or a turn exceeds one of its
-// gates (limits relative to another server's figures measured in the same
-// run, or fixed); targets are reported. docs/TOKENS.md explains the
-// counts and the scenario format.
+// Without file arguments every tools/tokens/jobs/*.json runs (and the
+// per-turn scenario files of tools/tokens/scenarios/*.json, if any).
+// --check exits 1 when a job is not done or a total exceeds one of its
+// gates (ratios to the anchor measured in the same run); targets are
+// reported. docs/TOKENS.md explains the counts and the job format.
 //
 // Counts: "defs" is the tokens of JSON.stringify of the tools reduced to
 // {name, description, inputSchema} (the method of the reference figures of
