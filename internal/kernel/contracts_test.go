@@ -50,7 +50,6 @@ func TestPipelineContracts(t *testing.T) {
 		facts       []protocol.Fact
 		wantTools   []string // "name:score:phase", in result order
 		wantDropped []string // "name:phase", sorted
-		bug         string
 	}{
 		// Contract 1: relevance.
 		{name: "no facts select nothing", wantTools: nil},
@@ -214,11 +213,7 @@ func TestPipelineContracts(t *testing.T) {
 			}
 			tools, dropped := outcome(res)
 			if !reflect.DeepEqual(tools, tt.wantTools) || !reflect.DeepEqual(dropped, tt.wantDropped) {
-				msg := fmt.Sprintf("selected %q dropped %q\nwant     %q dropped %q", tools, dropped, tt.wantTools, tt.wantDropped)
-				if tt.bug != "" {
-					t.Skipf("%s\n%s", tt.bug, msg)
-				}
-				t.Fatal(msg)
+				t.Fatalf("selected %q dropped %q\nwant     %q dropped %q", tools, dropped, tt.wantTools, tt.wantDropped)
 			}
 			if intent == "fix" {
 				checkContracts(t, res, tt.facts)
