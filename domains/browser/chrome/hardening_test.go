@@ -372,7 +372,7 @@ func TestParallelRunsAreBounded(t *testing.T) {
 	}
 	// The browser, its helpers (zygotes, GPU, network, storage), and one
 	// renderer per page.
-	if maxProcs.Load() > 16 {
+	if maxProcs.Load() > 20 { // measured 14 to 17; before the bound: 84 with 24 runs
 		t.Errorf("up to %d browser processes", maxProcs.Load())
 	}
 	t.Logf("24 parallel runs: %d ok, %d refused busy; at most %d processes, %d MiB", ok.Load(), busy.Load(), maxProcs.Load(), maxRSS.Load()>>20)
