@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -20,34 +19,15 @@ import (
 	"github.com/manglecp/manglecp/internal/attack"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildOut  []byte
-)
-
-// hardenedBinary builds cmd/manglecp once for the tests of this file, or
-// returns $MANGLECP_ATTACK_BIN (to measure another build, e.g. an older
-// one, against the same bounds).
+// hardenedBinary builds cmd/manglecp once for the tests of this package
+// (builds, closed by TestMain), or returns $MANGLECP_ATTACK_BIN (to measure
+// another build, e.g. an older one, against the same bounds).
 func hardenedBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if bin := os.Getenv("MANGLECP_ATTACK_BIN"); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "manglecp-hardening-")
-		if buildErr == nil {
-			buildOut, buildErr = exec.Command("go", "build", "-o", filepath.Join(buildDir, "manglecp"), "../../cmd/manglecp").CombinedOutput()
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build: %v\n%s", buildErr, buildOut)
-	}
-	return filepath.Join(buildDir, "manglecp")
+	return builds.Manglecp(t)
 }
 
 // RSSBoundKB is the peak resident memory the server may reach under the

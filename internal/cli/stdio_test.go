@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,13 +13,7 @@ import (
 // but protocol lines, the manifest first; logs go to stderr; at EOF the
 // pending answers are flushed and the process exits 0.
 func TestStdioBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "manglecp")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/manglecp").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := builds.Manglecp(t)
 	cmd := exec.Command(bin, "serve", "--stdio")
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
 		`{"type":"intent_request","id":"a","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"current_url","args":["https://x"]}]}}`,
