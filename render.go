@@ -47,7 +47,8 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 			Details: map[string]any{"returned": ev.maxTools, "available": available}})
 	}
 	if ev.maxTokens >= 0 {
-		if w := s.fitBudget(ev.program, shown, ev.maxTokens); w != nil {
+		cost := func(st *shownTool) int64 { return int64(st.tokens(s, ev.program)) }
+		if w := fitBudget(shown, ev.maxTokens, cost); w != nil {
 			resp.Warnings = append(resp.Warnings, *w)
 		}
 	}
@@ -184,18 +185,26 @@ func (st *shownTool) tokens(s *Server, prog *kernel.Program) int {
 // lowest-scored tools one level at a time (tools the client upgraded last),
 // then skills inline -> referenced, then context resources from the lowest
 // priority. It returns a warning when the budget still cannot be met.
-func (s *Server) fitBudget(prog *kernel.Program, shown []*shownTool, budget int64) *protocol.Warning {
-	total := func() int64 {
-		n := int64(0)
-		for _, st := range shown {
-			n += int64(st.tokens(s, prog))
-		}
-		return n
+//
+// cost estimates one tool as it stands. Each tool is measured once, and
+// again only after a step changed it: the total is kept as a running sum,
+// so fitting n tools costs O(n) measurements, not O(n^2).
+func fitBudget(shown []*shownTool, budget int64, cost func(*shownTool) int64) *protocol.Warning {
+	costs := make([]int64, len(shown))
+	total := int64(0)
+	for i, st := range shown {
+		costs[i] = cost(st)
+		total += costs[i]
+	}
+	remeasure := func(i int) {
+		c := cost(shown[i])
+		total += c - costs[i]
+		costs[i] = c
 	}
 	demoted := 0
-	for pass := 0; pass < 2 && total() > budget; pass++ {
+	for pass := 0; pass < 2 && total > budget; pass++ {
 		for _, upgradedPass := range []bool{false, true} {
-			for i := len(shown) - 1; i >= 0 && total() > budget; i-- { // lowest score first
+			for i := len(shown) - 1; i >= 0 && total > budget; i-- { // lowest score first
 				st := shown[i]
 				if st.upgraded != upgradedPass {
 					continue
@@ -204,26 +213,36 @@ func (s *Server) fitBudget(prog *kernel.Program, shown []*shownTool, budget int6
 				case protocol.DisclosureFull:
 					st.level = protocol.DisclosureCondensed
 					demoted++
+					remeasure(i)
 				case protocol.DisclosureCondensed:
 					st.level = protocol.DisclosureMinimal
 					demoted++
+					remeasure(i)
 				}
 			}
 		}
 	}
-	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
+	for i := len(shown) - 1; i >= 0 && total > budget; i-- {
 		shown[i].byRef = true
+		remeasure(i)
 	}
-	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
+	for i := len(shown) - 1; i >= 0 && total > budget; i-- {
 		st := shown[i]
-		for st.resources = len(st.def.tool.Resources) - 1; st.resources >= 0 && total() > budget; st.resources-- {
+		for st.resources = len(st.def.tool.Resources) - 1; st.resources >= 0; st.resources-- {
+			remeasure(i)
+			if total <= budget {
+				break
+			}
 		}
-		st.resources = max(st.resources, 0)
+		if st.resources < 0 {
+			st.resources = 0
+			remeasure(i)
+		}
 	}
-	if t := total(); t > budget {
+	if total > budget {
 		return &protocol.Warning{Code: protocol.WarnTokenBudgetExceeded,
-			Message: fmt.Sprintf("even at the lowest disclosure the macro-tools need about %d tokens, over max_tokens_budget %d", t, budget),
-			Details: map[string]any{"budget": budget, "estimated": t}}
+			Message: fmt.Sprintf("even at the lowest disclosure the macro-tools need about %d tokens, over max_tokens_budget %d", total, budget),
+			Details: map[string]any{"budget": budget, "estimated": total}}
 	}
 	return nil
 }
