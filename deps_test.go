@@ -55,6 +55,10 @@ func TestLayering(t *testing.T) {
 		// gateway: a leaf over the protocol layer (exempt, like the two
 		// above, from the rules on internal/).
 		{mod + "/internal/schemaerr", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/", mod + "/client"}},
+		// The root package's jobs split out (issue 30) are leaves: they know
+		// neither the server nor a transport. OAuth verification knows JWTs
+		// only.
+		{mod + "/internal/oauth", []string{mangle, mod}},
 		// The upstream supervisor knows MCP only (issue 31); the gateway
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},

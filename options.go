@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/manglecp/manglecp/internal/confirmkey"
+	"github.com/manglecp/manglecp/internal/oauth"
 )
 
 // Options configure a [Server]. A nil *Options means all defaults;
@@ -278,4 +280,36 @@ func confirmationKey(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("manglecp: confirmation key: %w", err)
 	}
 	return key, nil
+}
+
+// OAuth configures OAuth 2.1 bearer tokens (Spec 08 section 3.2): JWT
+// access tokens signed by the issuer's keys (JWKS) are accepted beside the
+// configured identities. The manifest lists the scheme "oauth2" and
+// TokenURL.
+type OAuth struct {
+	// Issuer must equal the token's "iss"; Audience must be in its "aud".
+	Issuer   string
+	Audience string
+	// JWKSURL is where the issuer publishes its signing keys.
+	JWKSURL string
+	// TokenURL is the issuer's token endpoint, advertised as auth.token_url.
+	TokenURL string
+	// PermissionsClaim names the claim holding the caller's permissions, a
+	// space-separated string or a list; default "scope".
+	PermissionsClaim string
+	// HTTPClient fetches the JWKS; default a client of
+	// http.DefaultTransport (FetchTimeout bounds each fetch either way).
+	HTTPClient *http.Client
+	// FetchTimeout bounds one fetch of the JWKS; default 3 s. A token
+	// whose key is not known waits at most this long.
+	FetchTimeout time.Duration
+}
+
+// newOAuthVerifier is the verifier of o, or nil when OAuth is off.
+// (OAuth converts to oauth.Config: the two keep the same fields.)
+func newOAuthVerifier(o *OAuth) *oauth.Verifier {
+	if o == nil {
+		return nil
+	}
+	return oauth.NewVerifier(oauth.Config(*o))
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/oauth"
 	"github.com/manglecp/manglecp/internal/ratelimit"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -81,7 +82,7 @@ type Server struct {
 	// (rate_limited).
 	slots *fairSlots
 
-	oauth *oauthVerifier
+	oauth *oauth.Verifier // nil when OAuth is off
 
 	reloadMu sync.Mutex
 
@@ -878,9 +879,9 @@ func (s *Server) authenticate(ctx context.Context, c *protocol.Credentials) (_ *
 		}
 	}
 	if index < 0 && s.oauth != nil && c.Scheme == protocol.SchemeBearer && strings.Count(c.Token, ".") == 2 {
-		who, err := s.oauth.verify(ctx, c.Token, s.now())
+		id, err := s.oauth.Verify(ctx, c.Token, s.now())
 		if err == nil {
-			return who, nil, nil
+			return &caller{name: "oauth:" + id.Subject, permissions: id.Permissions}, nil, nil
 		}
 		why = err
 	}

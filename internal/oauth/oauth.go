@@ -1,4 +1,11 @@
-package manglecp
+// Package oauth verifies OAuth 2.1 JWT access tokens (Spec 08 section 3.2)
+// against the signing keys an issuer publishes (JWKS): it checks the
+// signature, issuer, audience, expiry and subject, and reads the caller's
+// permissions from a claim. It fetches the key set when a token names a key
+// it does not hold, one fetch at a time, bounded in time and backed off
+// after failures. It knows neither the server nor the protocol: the server
+// keeps one Verifier and turns what Verify returns into its caller.
+package oauth
 
 import (
 	"context"
@@ -16,17 +23,16 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// OAuth configures OAuth 2.1 bearer tokens (Spec 08 section 3.2): JWT
-// access tokens signed by the issuer's keys (JWKS) are accepted beside the
-// configured identities. The manifest lists the scheme "oauth2" and
-// TokenURL.
-type OAuth struct {
+// Config configures a Verifier. Its fields are those of the server's
+// public OAuth option, which converts to it.
+type Config struct {
 	// Issuer must equal the token's "iss"; Audience must be in its "aud".
 	Issuer   string
 	Audience string
 	// JWKSURL is where the issuer publishes its signing keys.
 	JWKSURL string
-	// TokenURL is the issuer's token endpoint, advertised as auth.token_url.
+	// TokenURL is the issuer's token endpoint (the verifier does not use
+	// it; the server advertises it).
 	TokenURL string
 	// PermissionsClaim names the claim holding the caller's permissions, a
 	// space-separated string or a list; default "scope".
@@ -39,7 +45,17 @@ type OAuth struct {
 	FetchTimeout time.Duration
 }
 
-// oauthVerifier checks JWT access tokens against a cached JWKS.
+// Identity is whom a valid token stands for.
+type Identity struct {
+	// Subject is the token's "sub" claim, never empty.
+	Subject string
+	// Permissions are read from the configured claim; empty (not nil)
+	// when the claim is missing or of another type.
+	Permissions []string
+}
+
+// Verifier checks JWT access tokens against a cached JWKS. It is safe for
+// concurrent use.
 //
 // The key set is fetched when a token names a key id it does not hold:
 // one fetch at a time (callers of the moment share it, each waiting at most
@@ -47,9 +63,9 @@ type OAuth struct {
 // again before retryAt: minRefetch after a fetch that worked, a backoff
 // doubling from failureBackoff up to maxFailureBackoff after one that
 // failed (its error is answered meanwhile). The last good key set is kept
-// through failures. Static tokens never reach the verifier.
-type oauthVerifier struct {
-	cfg     OAuth
+// through failures.
+type Verifier struct {
+	cfg     Config
 	fetches singleflight.Group
 
 	mu       sync.Mutex
@@ -70,15 +86,14 @@ const (
 	// maxFailureBackoff.
 	failureBackoff    = time.Second
 	maxFailureBackoff = time.Minute
-	// defaultFetchTimeout is OAuth.FetchTimeout's default.
+	// defaultFetchTimeout is Config.FetchTimeout's default.
 	defaultFetchTimeout = 3 * time.Second
 )
 
-func newOAuthVerifier(cfg *OAuth) *oauthVerifier {
-	if cfg == nil {
-		return nil
-	}
-	c := *cfg
+// NewVerifier returns a Verifier for cfg, its defaults filled in. It
+// fetches nothing until a token needs a key.
+func NewVerifier(cfg Config) *Verifier {
+	c := cfg
 	if c.PermissionsClaim == "" {
 		c.PermissionsClaim = "scope"
 	}
@@ -88,38 +103,40 @@ func newOAuthVerifier(cfg *OAuth) *oauthVerifier {
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = defaultFetchTimeout
 	}
-	return &oauthVerifier{cfg: c}
+	return &Verifier{cfg: c}
 }
 
-// verify returns the caller a valid token stands for. The error is for
-// the log; the client only ever sees auth_invalid.
-func (v *oauthVerifier) verify(ctx context.Context, token string, now time.Time) (*caller, error) {
+// Verify returns the identity a valid token stands for, at time now. It
+// waits for the key set at most until ctx ends (and FetchTimeout). The
+// error says why a token was refused, for the server's log (never for the
+// client).
+func (v *Verifier) Verify(ctx context.Context, token string, now time.Time) (Identity, error) {
 	tok, err := jwt.ParseSigned(token, signingAlgorithms)
 	if err != nil {
-		return nil, fmt.Errorf("not a signed JWT: %w", err)
+		return Identity{}, fmt.Errorf("not a signed JWT: %w", err)
 	}
 	if len(tok.Headers) != 1 {
-		return nil, errors.New("a JWT needs exactly one signature")
+		return Identity{}, errors.New("a JWT needs exactly one signature")
 	}
 	key, err := v.key(ctx, tok.Headers[0].KeyID, now)
 	if err != nil {
-		return nil, err
+		return Identity{}, err
 	}
 	var claims jwt.Claims
 	extra := map[string]any{}
 	if err := tok.Claims(key, &claims, &extra); err != nil {
-		return nil, fmt.Errorf("signature: %w", err)
+		return Identity{}, fmt.Errorf("signature: %w", err)
 	}
 	if err := claims.ValidateWithLeeway(jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{v.cfg.Audience}, Time: now}, 30*time.Second); err != nil {
-		return nil, fmt.Errorf("claims: %w", err)
+		return Identity{}, fmt.Errorf("claims: %w", err)
 	}
 	if claims.Expiry == nil {
-		return nil, errors.New("the token has no exp claim")
+		return Identity{}, errors.New("the token has no exp claim")
 	}
 	if claims.Subject == "" {
-		return nil, errors.New("the token has no sub claim")
+		return Identity{}, errors.New("the token has no sub claim")
 	}
-	return &caller{name: "oauth:" + claims.Subject, permissions: permissionsOf(extra[v.cfg.PermissionsClaim])}, nil
+	return Identity{Subject: claims.Subject, Permissions: permissionsOf(extra[v.cfg.PermissionsClaim])}, nil
 }
 
 func permissionsOf(v any) []string {
@@ -139,8 +156,8 @@ func permissionsOf(v any) []string {
 }
 
 // key finds the verification key for kid, fetching the JWKS when kid is
-// unknown and a fetch is due (see oauthVerifier).
-func (v *oauthVerifier) key(ctx context.Context, kid string, now time.Time) (*jose.JSONWebKey, error) {
+// unknown and a fetch is due (see Verifier).
+func (v *Verifier) key(ctx context.Context, kid string, now time.Time) (*jose.JSONWebKey, error) {
 	v.mu.Lock()
 	k := findKey(v.keys, kid)
 	due := !now.Before(v.retryAt)
@@ -173,7 +190,7 @@ func (v *oauthVerifier) key(ctx context.Context, kid string, now time.Time) (*jo
 // refresh fetches the JWKS once, under its own deadline (the caller that
 // started it may leave; the others still wait for it), and records the
 // outcome: the new set, or the failure and when to try again.
-func (v *oauthVerifier) refresh(ctx context.Context, now time.Time) (*jose.JSONWebKeySet, error) {
+func (v *Verifier) refresh(ctx context.Context, now time.Time) (*jose.JSONWebKeySet, error) {
 	v.mu.Lock()
 	if now.Before(v.retryAt) { // a fetch that just ended decided already
 		keys, err := v.keys, v.lastErr
@@ -208,7 +225,7 @@ func findKey(set *jose.JSONWebKeySet, kid string) *jose.JSONWebKey {
 	return nil
 }
 
-func (v *oauthVerifier) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
+func (v *Verifier) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.JWKSURL, nil)
 	if err != nil {
 		return nil, err
