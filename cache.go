@@ -24,7 +24,7 @@ type memoryStore struct {
 
 	nonces nonceSet
 
-	limiters *ratelimit.Buckets // Take's buckets (limiter.go)
+	limiters *ratelimit.Buckets // Take's buckets (newRequestLimiters)
 }
 
 type memEntry struct {
@@ -99,4 +99,19 @@ func (c *memoryStore) UseNonce(_ context.Context, nonce string, ttl time.Duratio
 // newRequestLimiters).
 func (c *memoryStore) Take(_ context.Context, key string, limit RateLimit, now time.Time) (time.Duration, error) {
 	return c.limiters.Take(key, ratelimit.Limit{PerSecond: limit.PerSecond, Burst: limit.Burst}, now), nil
+}
+
+// requestLimiterKeys bounds the keys (identities, anonymous clients) whose
+// request rate the memory store remembers (Options.RateLimit): about 11
+// MB when full.
+const requestLimiterKeys = 100_000
+
+// newRequestLimiters returns the memory store's request-rate buckets. A
+// bucket goes once it is full again; at capacity the bucket used least
+// recently makes room, so a new caller is never refused for lack of room
+// and a flood of new keys cannot reset the bucket of a caller that keeps
+// sending (issue 30: the map used to be cleared wholesale at 100,000
+// keys).
+func newRequestLimiters() *ratelimit.Buckets {
+	return ratelimit.New(requestLimiterKeys, ratelimit.EvictOldest)
 }

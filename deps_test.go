@@ -59,6 +59,9 @@ func TestLayering(t *testing.T) {
 		// neither the server nor a transport. OAuth verification knows JWTs
 		// only.
 		{mod + "/internal/oauth", []string{mangle, mod}},
+		// Admission (evaluation slots, failed-login budgets) knows the
+		// rate-limit buckets only.
+		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// The upstream supervisor knows MCP only (issue 31); the gateway
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},

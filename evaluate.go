@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
@@ -118,19 +119,19 @@ func (s *Server) externalAhead(ctx context.Context, ev *evaluation) func() ([]pr
 }
 
 // acquireSlot waits at most QueueTimeout for an evaluation slot, shared
-// fairly between callers (see fairSlots). It returns the function that
+// fairly between callers (see admission.Slots). It returns the function that
 // gives the slot back.
 func (s *Server) acquireSlot(ctx context.Context) (release func(), err error) {
 	key := callerFrom(ctx).shareKey()
-	if err := s.slots.acquire(ctx, key, s.opts.QueueTimeout); err != nil {
-		var full errNoSlot
+	if err := s.slots.Acquire(ctx, key, s.opts.QueueTimeout); err != nil {
+		var full admission.ErrNoSlot
 		if errors.As(err, &full) {
-			return nil, protocol.Errorf(protocol.CodeRateLimited, "no evaluation slot became free for this caller in time (at most %d evaluations run at once, %d per caller)", s.slots.capacity, s.slots.perKey).
+			return nil, protocol.Errorf(protocol.CodeRateLimited, "no evaluation slot became free for this caller in time (at most %d evaluations run at once, %d per caller)", s.slots.Capacity(), s.slots.PerKey()).
 				WithRetryAfter(max(100, s.opts.QueueTimeout.Milliseconds()/2))
 		}
 		return nil, s.kernelContextError(ctx)
 	}
-	return func() { s.slots.release(key) }, nil
+	return func() { s.slots.Release(key) }, nil
 }
 
 // kernelContextError is the registry error for a context that ended

@@ -20,6 +20,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/oauth"
@@ -73,14 +74,14 @@ type Server struct {
 	inflight inflight
 
 	// authFails limits failed authentications per client and server-wide
-	// (always on, per process; see limiter.go).
-	authFails *authFailures
+	// (always on, per process; see package admission).
+	authFails *admission.AuthFailures
 	nextID    atomic.Uint64
 
 	// slots bounds concurrent evaluations, shared fairly between callers; a
 	// request that cannot get a slot within Options.QueueTimeout is refused
 	// (rate_limited).
-	slots *fairSlots
+	slots *admission.Slots
 
 	oauth *oauth.Verifier // nil when OAuth is off
 
@@ -132,8 +133,8 @@ func New(d Domain, opts *Options) *Server {
 		actions:   d.Actions,
 		log:       o.Logger,
 		tracer:    newTracer(o.TracerProvider),
-		authFails: newAuthFailures(),
-		slots:     newFairSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
+		authFails: admission.NewAuthFailures(),
+		slots:     admission.NewSlots(o.MaxConcurrentEvaluations, o.MaxEvaluationsPerCaller),
 		oauth:     newOAuthVerifier(o.OAuth),
 		subs:      map[int]func(){},
 		// Buffers of large requests kept for later ones: one per processor,
@@ -838,7 +839,7 @@ func fromProtocol(c *protocol.Caller) *caller {
 // transport.HTTPOptions.TrustedProxies). The credential is verified first
 // and a correct one always passes; a wrong one counts against the
 // client's and the server's budgets of failures, and beyond them is
-// answered rate_limited (limiter.go says why this order is safe). A
+// answered rate_limited (package admission says why this order is safe). A
 // request without a credential guesses nothing and is not counted.
 func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
 	who, err, why := s.authenticate(ctx, c)
@@ -848,7 +849,7 @@ func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, 
 	if err == nil || c == nil || c.Token == "" {
 		return who, err
 	}
-	if wait := s.authFails.failed(peer); wait > 0 {
+	if wait := s.authFails.Failed(peer); wait > 0 {
 		return nil, protocol.Errorf(protocol.CodeRateLimited, "the credentials are invalid, and too many authentications failed from this client or from all clients").
 			WithRetryAfter(max(1, wait.Milliseconds()))
 	}

@@ -1,4 +1,4 @@
-package manglecp
+package admission
 
 import (
 	"context"
@@ -11,26 +11,26 @@ import (
 // the fewest evaluations, not to the caller that queued first, and no
 // caller holds more than its share.
 func TestFairSlotsOrder(t *testing.T) {
-	f := newFairSlots(2, 1)
+	f := NewSlots(2, 1)
 	f.maxWaiting = 10
 	ctx := context.Background()
-	if err := f.acquire(ctx, "heavy", time.Second); err != nil {
+	if err := f.Acquire(ctx, "heavy", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// heavy is at its share: its next request waits although a slot is free.
 	heavyWaits := make(chan error, 3)
 	for range 3 {
-		go func() { heavyWaits <- f.acquire(ctx, "heavy", 10*time.Second) }()
+		go func() { heavyWaits <- f.Acquire(ctx, "heavy", 10*time.Second) }()
 	}
 	waitFor(t, f, 1, 3)
-	if err := f.acquire(ctx, "other", time.Second); err != nil {
+	if err := f.Acquire(ctx, "other", time.Second); err != nil {
 		t.Fatalf("a second caller with a slot free: %v", err)
 	}
 	// Both slots busy; light arrives after three heavy requests queued.
 	lightDone := make(chan error, 1)
-	go func() { lightDone <- f.acquire(ctx, "light", 10*time.Second) }()
+	go func() { lightDone <- f.Acquire(ctx, "light", 10*time.Second) }()
 	waitFor(t, f, 2, 4)
-	f.release("other")
+	f.Release("other")
 	select {
 	case err := <-lightDone:
 		if err != nil {
@@ -42,11 +42,11 @@ func TestFairSlotsOrder(t *testing.T) {
 		t.Fatal("the light request was not served")
 	}
 	// heavy still holds its one slot; releasing light hands nothing to heavy.
-	f.release("light")
-	if running, waiting := f.stats(); running != 1 || waiting != 3 {
+	f.Release("light")
+	if running, waiting := f.Stats(); running != 1 || waiting != 3 {
 		t.Fatalf("running %d, waiting %d; want heavy at its share of 1 with 3 waiting", running, waiting)
 	}
-	f.release("heavy")
+	f.Release("heavy")
 	if err := <-heavyWaits; err != nil {
 		t.Fatal(err)
 	}
@@ -56,40 +56,40 @@ func TestFairSlotsOrder(t *testing.T) {
 // at once; a wait ends at the timeout or with the context, leaving nothing
 // behind.
 func TestFairSlotsLimits(t *testing.T) {
-	f := newFairSlots(1, 1)
+	f := NewSlots(1, 1)
 	f.maxWaiting = 1
 	ctx := context.Background()
-	if err := f.acquire(ctx, "a", time.Second); err != nil {
+	if err := f.Acquire(ctx, "a", time.Second); err != nil {
 		t.Fatal(err)
 	}
-	var e errNoSlot
-	if err := f.acquire(ctx, "a", 20*time.Millisecond); !errors.As(err, &e) || e.queueFull {
+	var e ErrNoSlot
+	if err := f.Acquire(ctx, "a", 20*time.Millisecond); !errors.As(err, &e) || e.QueueFull {
 		t.Errorf("timeout: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(20*time.Millisecond, cancel)
-	if err := f.acquire(cctx, "b", 10*time.Second); !errors.Is(err, context.Canceled) {
+	if err := f.Acquire(cctx, "b", 10*time.Second); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-	go func() { _ = f.acquire(ctx, "a", 10*time.Second) }()
+	go func() { _ = f.Acquire(ctx, "a", 10*time.Second) }()
 	waitFor(t, f, 1, 1)
-	if err := f.acquire(ctx, "a", 10*time.Second); !errors.As(err, &e) || !e.queueFull {
+	if err := f.Acquire(ctx, "a", 10*time.Second); !errors.As(err, &e) || !e.QueueFull {
 		t.Errorf("second waiter of a: %v, want queue full", err)
 	}
-	f.release("a") // the waiting request of a takes it
+	f.Release("a") // the waiting request of a takes it
 	waitFor(t, f, 1, 0)
-	f.release("a")
-	if running, waiting := f.stats(); running != 0 || waiting != 0 {
+	f.Release("a")
+	if running, waiting := f.Stats(); running != 0 || waiting != 0 {
 		t.Errorf("running %d, waiting %d after everything ended", running, waiting)
 	}
 }
 
 // waitFor waits until f has running slots in use and waiting requests.
-func waitFor(t *testing.T, f *fairSlots, running, waiting int) {
+func waitFor(t *testing.T, f *Slots, running, waiting int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		r, w := f.stats()
+		r, w := f.Stats()
 		if r == running && w == waiting {
 			return
 		}

@@ -1,4 +1,9 @@
-package manglecp
+// Package admission decides whether a request may start work, before any
+// work is done: the fair share of evaluation slots between callers
+// (Slots) and the budgets of failed authentications per client and
+// server-wide (AuthFailures). It knows neither the server nor a transport;
+// the server maps its refusals to protocol errors.
+package admission
 
 import (
 	"context"
@@ -6,7 +11,7 @@ import (
 	"time"
 )
 
-// fairSlots bounds concurrent evaluations and shares them between callers,
+// Slots bounds concurrent evaluations and shares them between callers,
 // so that one caller's heavy requests cannot starve the others:
 //
 //   - a caller (an identity, or the peer address of an anonymous caller)
@@ -19,48 +24,52 @@ import (
 //     than a burst of light requests, e.g. from a proxy that many clients
 //     share, needs) is refused at once.
 //
-// Its zero value is not usable; create it with newFairSlots.
-type fairSlots struct {
+// It is safe for concurrent use. Its zero value is not usable; create it
+// with NewSlots.
+type Slots struct {
 	mu         sync.Mutex
 	capacity   int
 	perKey     int
 	maxWaiting int
 	total      int
 	running    map[string]int
-	waiting    []*slotWaiter // in arrival order
+	waiting    []*waiter // in arrival order
 	queued     map[string]int
 }
 
-type slotWaiter struct {
+type waiter struct {
 	key     string
 	ready   chan struct{} // closed when granted
 	granted bool
 }
 
-func newFairSlots(capacity, perKey int) *fairSlots {
+// NewSlots returns a pool of capacity slots (at least 1), perKey of them
+// (at least 1, at most capacity) for any one caller.
+func NewSlots(capacity, perKey int) *Slots {
 	capacity = max(1, capacity)
 	perKey = min(max(1, perKey), capacity)
-	return &fairSlots{capacity: capacity, perKey: perKey, maxWaiting: 16 * capacity,
+	return &Slots{capacity: capacity, perKey: perKey, maxWaiting: 16 * capacity,
 		running: map[string]int{}, queued: map[string]int{}}
 }
 
-// errNoSlot says why acquire failed: the wait timed out or the caller has
-// too many requests waiting already.
-type errNoSlot struct{ queueFull bool }
+// ErrNoSlot says why Acquire failed: the wait timed out or (QueueFull) the
+// caller has too many requests waiting already.
+type ErrNoSlot struct{ QueueFull bool }
 
-func (e errNoSlot) Error() string {
-	if e.queueFull {
+// Error says which of the two it is.
+func (e ErrNoSlot) Error() string {
+	if e.QueueFull {
 		return "too many requests of this caller are waiting for an evaluation slot"
 	}
 	return "no evaluation slot became free in time"
 }
 
-// acquire takes a slot for key, waiting at most timeout. It returns
-// errNoSlot, or ctx's error when ctx ends first. Every successful acquire
-// must be paired with release(key).
-func (f *fairSlots) acquire(ctx context.Context, key string, timeout time.Duration) error {
+// Acquire takes a slot for key, waiting at most timeout. It returns
+// ErrNoSlot, or ctx's error when ctx ends first. Every successful Acquire
+// must be paired with Release(key).
+func (f *Slots) Acquire(ctx context.Context, key string, timeout time.Duration) error {
 	f.mu.Lock()
-	// Whenever a slot is free, no waiter is eligible for it (release hands
+	// Whenever a slot is free, no waiter is eligible for it (Release hands
 	// free slots out at once), so a new arrival may take it directly.
 	if f.total < f.capacity && f.running[key] < f.perKey {
 		f.grantLocked(key)
@@ -69,9 +78,9 @@ func (f *fairSlots) acquire(ctx context.Context, key string, timeout time.Durati
 	}
 	if f.queued[key] >= f.maxWaiting {
 		f.mu.Unlock()
-		return errNoSlot{queueFull: true}
+		return ErrNoSlot{QueueFull: true}
 	}
-	w := &slotWaiter{key: key, ready: make(chan struct{})}
+	w := &waiter{key: key, ready: make(chan struct{})}
 	f.waiting = append(f.waiting, w)
 	f.queued[key]++
 	f.mu.Unlock()
@@ -83,7 +92,7 @@ func (f *fairSlots) acquire(ctx context.Context, key string, timeout time.Durati
 	case <-w.ready:
 		return nil
 	case <-t.C:
-		err = errNoSlot{}
+		err = ErrNoSlot{}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -96,19 +105,19 @@ func (f *fairSlots) acquire(ctx context.Context, key string, timeout time.Durati
 	return err
 }
 
-// release returns a slot of key and hands free slots to waiters.
-func (f *fairSlots) release(key string) {
+// Release returns a slot of key and hands free slots to waiters.
+func (f *Slots) Release(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.releaseLocked(key)
 }
 
-func (f *fairSlots) grantLocked(key string) {
+func (f *Slots) grantLocked(key string) {
 	f.running[key]++
 	f.total++
 }
 
-func (f *fairSlots) releaseLocked(key string) {
+func (f *Slots) releaseLocked(key string) {
 	f.total--
 	if f.running[key]--; f.running[key] <= 0 {
 		delete(f.running, key)
@@ -135,7 +144,7 @@ func (f *fairSlots) releaseLocked(key string) {
 	}
 }
 
-func (f *fairSlots) removeLocked(w *slotWaiter) {
+func (f *Slots) removeLocked(w *waiter) {
 	for i, x := range f.waiting {
 		if x == w {
 			f.waiting = append(f.waiting[:i], f.waiting[i+1:]...)
@@ -147,8 +156,14 @@ func (f *fairSlots) removeLocked(w *slotWaiter) {
 	}
 }
 
-// stats reports the slots in use and the requests waiting, for tests.
-func (f *fairSlots) stats() (running, waiting int) {
+// Capacity is the number of slots in the pool.
+func (f *Slots) Capacity() int { return f.capacity }
+
+// PerKey is the number of slots one caller may hold at once.
+func (f *Slots) PerKey() int { return f.perKey }
+
+// Stats reports the slots in use and the requests waiting.
+func (f *Slots) Stats() (running, waiting int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.total, len(f.waiting)

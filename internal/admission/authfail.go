@@ -1,4 +1,4 @@
-package manglecp
+package admission
 
 import (
 	"time"
@@ -53,11 +53,11 @@ const (
 	authFailClients = 100_000
 )
 
-// authFailures counts failed authentications per client (IPv4 address,
+// AuthFailures counts failed authentications per client (IPv4 address,
 // IPv6 /64, or a transport's peer name) and over the whole server. It is
 // safe for concurrent use; its clock is the wall clock (abuse limits do
-// not follow the protocol clock of Options.Now).
-type authFailures struct {
+// not follow the server's protocol clock).
+type AuthFailures struct {
 	perClient      *ratelimit.Buckets
 	global         ratelimit.Bucket
 	perClientLimit ratelimit.Limit
@@ -65,8 +65,9 @@ type authFailures struct {
 	now            func() time.Time
 }
 
-func newAuthFailures() *authFailures {
-	return &authFailures{
+// NewAuthFailures returns the budgets above, on the wall clock.
+func NewAuthFailures() *AuthFailures {
+	return &AuthFailures{
 		perClient:      ratelimit.New(authFailClients, ratelimit.Refuse),
 		perClientLimit: ratelimit.Limit{PerSecond: authFailPerSecond, Burst: authFailBurst},
 		globalLimit:    ratelimit.Limit{PerSecond: authFailGlobalPerSecond, Burst: authFailGlobalBurst},
@@ -74,10 +75,10 @@ func newAuthFailures() *authFailures {
 	}
 }
 
-// failed counts a failed authentication from peer. It returns 0 when the
+// Failed counts a failed authentication from peer. It returns 0 when the
 // failure is answered as such, or how long the client must wait when it,
 // or every client together, is over its budget (rate_limited).
-func (a *authFailures) failed(peer string) time.Duration {
+func (a *AuthFailures) Failed(peer string) time.Duration {
 	now := a.now()
 	if wait := a.perClient.Take(ratelimit.ClientKey(peer), a.perClientLimit, now); wait > 0 {
 		return wait // a client over its own budget does not spend everyone's
@@ -85,17 +86,10 @@ func (a *authFailures) failed(peer string) time.Duration {
 	return a.global.Take(a.globalLimit, now)
 }
 
-// requestLimiterKeys bounds the keys (identities, anonymous clients) whose
-// request rate the memory store remembers (Options.RateLimit): about 11
-// MB when full.
-const requestLimiterKeys = 100_000
+// SetGlobalLimit replaces the server-wide budget (PerSecond <= 0: none),
+// so a test can watch the per-client budget alone. Call it before use.
+func (a *AuthFailures) SetGlobalLimit(l ratelimit.Limit) { a.globalLimit = l }
 
-// newRequestLimiters returns the memory store's request-rate buckets. A
-// bucket goes once it is full again; at capacity the bucket used least
-// recently makes room, so a new caller is never refused for lack of room
-// and a flood of new keys cannot reset the bucket of a caller that keeps
-// sending (issue 30: the map used to be cleared wholesale at 100,000
-// keys).
-func newRequestLimiters() *ratelimit.Buckets {
-	return ratelimit.New(requestLimiterKeys, ratelimit.EvictOldest)
-}
+// SetClock replaces the wall clock of the budgets, for tests. Call it
+// before use.
+func (a *AuthFailures) SetClock(now func() time.Time) { a.now = now }
