@@ -59,6 +59,8 @@ func TestLayering(t *testing.T) {
 		// neither the server nor a transport. OAuth verification knows JWTs
 		// only.
 		{mod + "/internal/oauth", []string{mangle, mod}},
+		// The memory store knows the store contract only (as store/redis).
+		{mod + "/internal/memstore", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

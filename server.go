@@ -23,6 +23,7 @@ import (
 	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/memstore"
 	"github.com/manglecp/manglecp/internal/oauth"
 	"github.com/manglecp/manglecp/internal/ratelimit"
 	"github.com/manglecp/manglecp/protocol"
@@ -210,7 +211,7 @@ func (s *Server) load(ctx context.Context) error {
 	}
 	store := o.Store
 	if store == nil {
-		store = newMemoryStore(o.MacroCacheBytes, o.Now)
+		store = memstore.New(o.MacroCacheBytes, o.Now)
 	}
 	s.samples = samples
 	s.store = store

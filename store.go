@@ -1,6 +1,9 @@
 package manglecp
 
 import (
+	"time"
+
+	"github.com/manglecp/manglecp/internal/memstore"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/store"
 )
@@ -11,6 +14,11 @@ import (
 // in-memory store is the default, store/redis shares the state through
 // Redis or Valkey.
 type Store = store.Store
+
+// NewMemoryStore returns the in-memory [Store] every server uses unless
+// Options.Store names another: state is not shared between processes.
+// maxBytes bounds the stored macro-tools (default 64 MiB when <= 0).
+func NewMemoryStore(maxBytes int64) Store { return memstore.New(maxBytes, time.Now) }
 
 // StoredMacro is one encoded macro-tool definition for [Store.PutMacros].
 type StoredMacro = store.Macro

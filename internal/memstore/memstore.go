@@ -1,4 +1,10 @@
-package manglecp
+// Package memstore is the in-memory store.Store, one process's state: the
+// encoded macro-tools (byte-bounded, least recently used first beyond the
+// bound), the used confirmation nonces (expiring one by one) and the
+// request-rate buckets (bounded in keys). Servers given one such store
+// share it as replicas share Redis. It knows the store contract only:
+// neither the server nor the engine.
+package memstore
 
 import (
 	"context"
@@ -10,13 +16,12 @@ import (
 	"github.com/manglecp/manglecp/store"
 )
 
-// memoryStore is the default [Store]: one process's memory. Macro-tools are
+// Store is the default store.Store: one process's memory. Macro-tools are
 // kept until their TTL or, beyond maxBytes, until they are the least
-// recently used. A server without Options.Store keeps its macro-tools in
-// its own decoded cache (macroCache) and uses this store for nonces and
-// rate limits only; servers given one memory store share it as replicas
-// share Redis.
-type memoryStore struct {
+// recently used. A server without a shared store keeps its macro-tools in
+// its own decoded cache and uses this store for nonces and rate limits
+// only. It is safe for concurrent use.
+type Store struct {
 	now func() time.Time
 
 	mu  sync.Mutex
@@ -32,23 +37,20 @@ type memEntry struct {
 	expires time.Time
 }
 
-// NewMemoryStore returns the in-memory [Store] every server uses unless
-// Options.Store names another: state is not shared between processes.
-// maxBytes bounds the stored macro-tools (default 64 MiB when <= 0).
-func NewMemoryStore(maxBytes int64) Store { return newMemoryStore(maxBytes, time.Now) }
-
-func newMemoryStore(maxBytes int64, now func() time.Time) *memoryStore {
+// New returns a Store whose macro-tools take at most maxBytes (default
+// 64 MiB when <= 0), on the clock now.
+func New(maxBytes int64, now func() time.Time) *Store {
 	if maxBytes <= 0 {
 		maxBytes = 64 << 20
 	}
-	return &memoryStore{now: now, lru: lru.New[string, memEntry](maxBytes),
+	return &Store{now: now, lru: lru.New[string, memEntry](maxBytes),
 		limiters: newRequestLimiters()}
 }
 
 // PutMacros stores each definition, replacing an equal id (identical
 // evaluations share ids and refresh retention), then evicts expired and
 // least recently used entries; the entries just stored stay.
-func (c *memoryStore) PutMacros(_ context.Context, macros []store.Macro) error {
+func (c *Store) PutMacros(_ context.Context, macros []store.Macro) error {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,7 +70,7 @@ func (c *memoryStore) PutMacros(_ context.Context, macros []store.Macro) error {
 
 // GetMacro returns the stored definition, or nil when unknown, evicted or
 // past its TTL.
-func (c *memoryStore) GetMacro(_ context.Context, id string) ([]byte, error) {
+func (c *Store) GetMacro(_ context.Context, id string) ([]byte, error) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,25 +86,25 @@ func (c *memoryStore) GetMacro(_ context.Context, id string) ([]byte, error) {
 }
 
 // MacroStats reports entries and bytes.
-func (c *memoryStore) MacroStats() (entries int, bytes int64) {
+func (c *Store) MacroStats() (entries int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.lru.Bytes()
 }
 
 // UseNonce records nonce until ttl passes; false when already recorded.
-func (c *memoryStore) UseNonce(_ context.Context, nonce string, ttl time.Duration) (bool, error) {
+func (c *Store) UseNonce(_ context.Context, nonce string, ttl time.Duration) (bool, error) {
 	return c.nonces.use(nonce, c.now(), ttl), nil
 }
 
 // Take applies a token bucket per key, in bounded memory (see
 // newRequestLimiters).
-func (c *memoryStore) Take(_ context.Context, key string, limit RateLimit, now time.Time) (time.Duration, error) {
+func (c *Store) Take(_ context.Context, key string, limit store.RateLimit, now time.Time) (time.Duration, error) {
 	return c.limiters.Take(key, ratelimit.Limit{PerSecond: limit.PerSecond, Burst: limit.Burst}, now), nil
 }
 
 // requestLimiterKeys bounds the keys (identities, anonymous clients) whose
-// request rate the memory store remembers (Options.RateLimit): about 11
+// request rate the memory store remembers (the server's Options.RateLimit): about 11
 // MB when full.
 const requestLimiterKeys = 100_000
 
@@ -115,3 +117,6 @@ const requestLimiterKeys = 100_000
 func newRequestLimiters() *ratelimit.Buckets {
 	return ratelimit.New(requestLimiterKeys, ratelimit.EvictOldest)
 }
+
+var _ store.Store = (*Store)(nil)
+var _ store.Stats = (*Store)(nil)

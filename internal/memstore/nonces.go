@@ -1,4 +1,4 @@
-package manglecp
+package memstore
 
 import (
 	"container/heap"
