@@ -144,9 +144,11 @@ func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Ou
 		}
 		// A domain code reaches the client (errorEnvelope masks it when the
 		// domain did not register it); a standard code from an action is
-		// an execution failure like any other error.
+		// an execution failure like any other error, except
+		// auth_insufficient: an action refusing the caller a resource of
+		// another identity (a browser session).
 		if pe, ok := protocol.AsError(err); ok {
-			if _, standard := protocol.Lookup(pe.Code); !standard {
+			if _, standard := protocol.Lookup(pe.Code); !standard || pe.Code == protocol.CodeAuthInsufficient {
 				return nil, err
 			}
 		}

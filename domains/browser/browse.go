@@ -84,10 +84,17 @@ func normalHost(h string) string {
 // run performs a task and turns the failures a client can act on into a
 // result (ok false, problem) instead of an execution failure.
 func (w *browse) run(ctx context.Context, out *manglecp.Outcome, t chrome.Task) (*chrome.Observation, string, error) {
+	return w.do(out, func() (*chrome.Observation, error) { return w.b.Run(ctx, t) })
+}
+
+// do runs one browser call (a run, or a call on a live session) as run
+// does. A session that is gone is the recoverable registry error
+// x-browser_session_gone; one of another identity auth_insufficient.
+func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, error)) (*chrome.Observation, string, error) {
 	var obs *chrome.Observation
 	err := out.Step("browser", func() (string, error) {
 		var err error
-		obs, err = w.b.Run(ctx, t)
+		obs, err = call()
 		if err != nil {
 			return "the browser run failed", err
 		}
@@ -98,7 +105,13 @@ func (w *browse) run(ctx context.Context, out *manglecp.Outcome, t chrome.Task) 
 	var pe *chrome.PageError
 	var be *chrome.BusyError
 	var re *chrome.RestartError
+	var ge *chrome.SessionGoneError
+	var oe *chrome.SessionOwnerError
 	switch {
+	case errors.As(err, &ge):
+		return nil, "", protocol.Errorf(CodeBrowserSessionGone, "%s", ge.Error())
+	case errors.As(err, &oe):
+		return nil, "", protocol.Errorf(protocol.CodeAuthInsufficient, "%s", oe.Error())
 	case errors.As(err, &be):
 		return nil, "", protocol.Errorf(CodeBrowserBusy, "%s", be.Error()).WithRetryAfter(max(1, be.RetryAfter.Milliseconds()))
 	case errors.As(err, &re):
@@ -250,10 +263,45 @@ func problem(out *manglecp.Outcome, tool, msg string) (*manglecp.Outcome, error)
 	return out, nil
 }
 
-// open loads the page and asserts what the browser saw.
+// owner is the identity live sessions belong to: the caller's name, or
+// "" for anonymous callers (authentication off: one identity).
+func owner(ctx context.Context) string {
+	name, anonymous := manglecp.CallerIdentity(ctx)
+	if anonymous {
+		return ""
+	}
+	return "id:" + name
+}
+
+// sessionFact is the fact naming a live session and its current page.
+// Like the observation's facts, it comes from the browser and is a
+// session fact.
+func sessionFact(id, url string) protocol.Fact {
+	f := protocol.NewFact("browser_session", id, url)
+	f.Source = &protocol.Provenance{SourceType: protocol.SourceExternal, SourceID: BrowserSource, AssertedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	f.Category = protocol.CategorySession
+	return f
+}
+
+// sessionOf is the live session a click or fill acts on: the first
+// browser_session fact of the macro-tool's facts.
+func sessionOf(facts []protocol.Fact) string {
+	for _, f := range facts {
+		if f.Pred == "browser_session" {
+			if id := text(f.Args[0]); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// open loads the page in a new live session and asserts what the browser
+// saw, and browser_session(Session, Url).
 func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	out := &manglecp.Outcome{}
-	obs, msg, err := w.run(ctx, out, chrome.Task{URL: arg(c.Args, "url")})
+	url := arg(c.Args, "url")
+	obs, msg, err := w.do(out, func() (*chrome.Observation, error) { return w.b.OpenSession(ctx, owner(ctx), url) })
 	if err != nil {
 		return nil, err
 	}
@@ -264,22 +312,35 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	res["ok"] = true
 	out.Result = res
 	out.Summary = "Opened " + sum
-	out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil)}
+	out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil), protocol.NewFact("browser_session", nil, nil)}
 	out.Assert = observationFacts(obs, time.Now())
+	if obs.Live {
+		out.Assert = append(out.Assert, sessionFact(obs.Session, obs.URL))
+		out.Summary += " Live session " + obs.Session + ": click_element and fill_field act on this page as it is."
+	}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 	return out, ctx.Err()
 }
 
-// act clicks or fills an element on a freshly loaded page.
+// act clicks or fills an element: on the live page of the session a
+// browser_session fact names, else on a freshly loaded page of
+// current_url.
 func (w *browse) act(kind string) manglecp.Action {
 	return func(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 		out := &manglecp.Outcome{}
 		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
-		url, ok := w.pageOf(c.Facts)
-		if !ok {
-			return problem(out, c.Tool, "no current_url the server's browser may open")
+		var obs *chrome.Observation
+		var msg string
+		var err error
+		if id := sessionOf(c.Facts); id != "" {
+			obs, msg, err = w.do(out, func() (*chrome.Observation, error) { return w.b.ActSession(ctx, owner(ctx), id, a) })
+		} else {
+			url, ok := w.pageOf(c.Facts)
+			if !ok {
+				return problem(out, c.Tool, "no current_url the server's browser may open")
+			}
+			obs, msg, err = w.run(ctx, out, chrome.Task{URL: url, Act: a})
 		}
-		obs, msg, err := w.run(ctx, out, chrome.Task{URL: url, Act: a})
 		if err != nil {
 			return nil, err
 		}
@@ -301,6 +362,10 @@ func (w *browse) act(kind string) manglecp.Action {
 		out.Summary = fmt.Sprintf("%s %s: %s; now %s", verb, r.ElementID, change, sum)
 		out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil)}
 		out.Assert = observationFacts(obs, time.Now())
+		if id := sessionOf(c.Facts); id != "" {
+			out.Retract = append(out.Retract, protocol.NewFact("browser_session", id, nil))
+			out.Assert = append(out.Assert, sessionFact(id, obs.URL))
+		}
 		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 		return out, ctx.Err()
 	}

@@ -41,6 +41,10 @@ const (
 	// CodeBrowserRestarting: the browser stopped answering (or its
 	// process ended) during the call and is being restarted.
 	CodeBrowserRestarting protocol.Code = "x-browser_restarting"
+	// CodeBrowserSessionGone: the browser session a fact names is not
+	// open on this server (ended, idle too long, or opened on another
+	// replica). Recoverable: open the page again.
+	CodeBrowserSessionGone protocol.Code = "x-browser_session_gone"
 )
 
 // Codes are the browser domain's error codes.
@@ -50,6 +54,8 @@ func Codes() []protocol.CodeInfo {
 			Description: "The server's browser has all its pages in use and its queue full (browser max_pages, max_queued); retry after retry_after_ms"},
 		{Code: CodeBrowserRestarting, HTTPStatus: http.StatusServiceUnavailable, Recoverable: true,
 			Description: "The server's browser stopped answering and is being restarted; retry after retry_after_ms"},
+		{Code: CodeBrowserSessionGone, HTTPStatus: http.StatusGone, Recoverable: true,
+			Description: "The browser session named by browser_session is not open on this server (it ended, was idle too long, or lives on another replica); open the page again"},
 	}
 }
 
@@ -128,6 +134,12 @@ type Config struct {
 	PageMemoryMB                         int
 	MaxConsole, MaxRequests, MaxElements int
 	HealthInterval                       time.Duration
+	// Live sessions (zero: chrome's defaults, see docs/browser.md): at
+	// most MaxSessions on the server and MaxSessionsPerIdentity per
+	// identity, each ended after SessionIdle without a call, with at most
+	// MaxSessionTabs tabs.
+	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
+	SessionIdle                                         time.Duration
 	// Logger receives the browser's start, stop and failures.
 	Logger *slog.Logger
 }
@@ -152,7 +164,9 @@ func Domain(cfg Config) manglecp.Domain {
 	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes,
 		MaxPages: cfg.MaxPages, MaxQueued: cfg.MaxQueued, QueueWait: cfg.QueueWait, MaxLoadTime: cfg.MaxLoadTime,
 		PageMemoryMB: cfg.PageMemoryMB, MaxConsole: cfg.MaxConsole, MaxRequests: cfg.MaxRequests, MaxElements: cfg.MaxElements,
-		HealthInterval: cfg.HealthInterval, OnHealth: h.changed, Logger: cfg.Logger})
+		HealthInterval: cfg.HealthInterval, OnHealth: h.changed, Logger: cfg.Logger,
+		MaxSessions: cfg.MaxSessions, MaxSessionsPerIdentity: cfg.MaxSessionsPerIdentity, MaxSessionTabs: cfg.MaxSessionTabs,
+		SessionIdle: cfg.SessionIdle})
 	w := &browse{b: b}
 	h.b = b
 	return manglecp.Domain{

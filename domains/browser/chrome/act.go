@@ -22,6 +22,8 @@ const elementsJS = `((target, max, scanMax) => {
   const sel = 'a[href],button,input,select,textarea,[role=button],[role=link],[contenteditable=""],[contenteditable=true]';
   const out = [], seen = {};
   let total = 0, scanned = 0, capped = false;
+  // A live page keeps the mark of an earlier action: only one is marked.
+  if (target) for (const m of document.querySelectorAll('[data-manglecp-target]')) m.removeAttribute('data-manglecp-target');
   const kindOf = el => {
     const tag = el.tagName.toLowerCase();
     const type = (el.getAttribute('type') || '').toLowerCase();

@@ -59,6 +59,11 @@ const (
 	DefaultMaxRequests    = 150
 	DefaultMaxElements    = 100
 	DefaultHealthInterval = 5 * time.Second
+	// Live sessions (see [Browser.OpenSession]).
+	DefaultMaxSessions            = 8
+	DefaultMaxSessionsPerIdentity = 2
+	DefaultSessionIdle            = 5 * time.Minute
+	DefaultMaxSessionTabs         = 4
 )
 
 // Config configures a [Browser]. Zero values take the defaults above.
@@ -97,6 +102,12 @@ type Config struct {
 	// still answers; one that does not (or whose process ended) is
 	// restarted.
 	HealthInterval time.Duration
+	// MaxSessions bounds the live sessions of the browser, and
+	// MaxSessionsPerIdentity those of one identity (opening one more
+	// ends that identity's least recently used idle session). A session
+	// idle for SessionIdle ends; MaxSessionTabs bounds its tabs.
+	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
+	SessionIdle                                         time.Duration
 	// OnHealth, when set, is called (from its own goroutine, in order)
 	// whenever the browser stops working or works again.
 	OnHealth func(Health)
@@ -178,6 +189,8 @@ type Browser struct {
 	monitors   sync.WaitGroup
 	tabs       atomic.Uint64 // numbers the runs' sessions: tab1, tab2, ...
 
+	sess sessions // the live sessions (session.go)
+
 	healthMu sync.Mutex    // orders OnHealth calls
 	checkNow chan struct{} // asks the monitor for a health check now
 	done     chan struct{} // closed by Close
@@ -223,6 +236,18 @@ func New(cfg Config) *Browser {
 	}
 	if cfg.HealthInterval <= 0 {
 		cfg.HealthInterval = DefaultHealthInterval
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxSessionsPerIdentity <= 0 {
+		cfg.MaxSessionsPerIdentity = DefaultMaxSessionsPerIdentity
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
+	}
+	if cfg.MaxSessionTabs <= 0 {
+		cfg.MaxSessionTabs = DefaultMaxSessionTabs
 	}
 	b := &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxPages),
 		checkNow: make(chan struct{}, 1), done: make(chan struct{})}
@@ -438,6 +463,7 @@ func (b *Browser) Close() error {
 	if root != nil {
 		root() // runs see their tabs end
 	}
+	b.endSessions()
 	// A start under way finishes, sees closed and stops its browser.
 	b.startMu.Lock()
 	b.startMu.Unlock() //nolint:staticcheck // an empty critical section: wait for a start to end

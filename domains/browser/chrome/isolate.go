@@ -71,6 +71,10 @@ type isolated struct {
 
 	mu   sync.Mutex
 	tabs map[target.ID]bool // the context's own tabs
+	// opening is held (write) while a tab of the context is created and
+	// not yet in tabs: the popup check waits for it (read), so a new tab
+	// of a session is not taken for a popup.
+	opening sync.RWMutex
 }
 
 // newIsolated creates an isolated browser context under root, the
@@ -160,6 +164,13 @@ const maxPaused = 256
 // creation and the tab's actions (tab.op).
 func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
 	b := c.b
+	c.opening.Lock()
+	registered := false
+	defer func() {
+		if !registered {
+			c.opening.Unlock()
+		}
+	}()
 	tctx, cancel := chromedp.NewContext(c.root, chromedp.WithExistingBrowserContext(c.id))
 	t := &tab{b: b, in: c, ctx: tctx, cancel: cancel}
 	// The first Run attaches the target; its event loop lives on tctx, so
@@ -183,6 +194,8 @@ func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
 	c.mu.Lock()
 	c.tabs[t.targetID] = true
 	c.mu.Unlock()
+	registered = true
+	c.opening.Unlock()
 	t.op, t.stopOp = context.WithCancel(tctx)
 	t.stopWith = context.AfterFunc(ctx, t.stopOp)
 	col.onFlood = func() {
@@ -319,7 +332,15 @@ func (t *tab) event(ev any, col *collector) {
 		if i := e.TargetInfo; i != nil && i.Type == "page" && i.BrowserContextID == t.in.id && !t.in.own(i.TargetID) {
 			t.popups.Add(1)
 			id := i.TargetID
-			t.async(func() { _, _ = chromedp.CallBrowser(t.op, target.CloseTarget, target.CloseTargetParams{TargetID: id}) })
+			t.async(func() {
+				t.in.opening.RLock() // a tab of the context being created is not a popup
+				t.in.opening.RUnlock()
+				if t.in.own(id) {
+					t.popups.Add(-1)
+					return
+				}
+				_, _ = chromedp.CallBrowser(t.op, target.CloseTarget, target.CloseTargetParams{TargetID: id})
+			})
 		}
 	case *inspector.EventTargetCrashed:
 		t.crashed.Store(true)

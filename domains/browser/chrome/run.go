@@ -60,8 +60,12 @@ type Act struct {
 
 // Observation is what a run saw. Times are Unix milliseconds.
 type Observation struct {
-	// Session identifies this run's page in facts.
+	// Session identifies this run's page in facts: tabN for a run, the
+	// session's id for a live session.
 	Session string
+	// Live is set when the session stays open after the call (see
+	// [Browser.OpenSession]).
+	Live bool
 	// URL is the final URL (after redirects and the action); Title the
 	// document title; Status the HTTP status of the main document (0 when
 	// the page did not load).
@@ -173,7 +177,10 @@ type collector struct {
 	guard     string
 	dropped   int
 	nRequests int
-	tooLarge  bool
+	seq       int // numbers the requests kept, r1, r2, ...: never reset
+	// prevStatus is the main document's status before the last rebase.
+	prevStatus int64
+	tooLarge   bool
 	// ignored are URLs the browser fetched for itself (the favicon), not
 	// the page: DevTools does not list them either.
 	ignored map[string]bool
@@ -240,7 +247,8 @@ func (c *collector) event(ev any) (overBudget bool) {
 			c.truncated = true
 			return false
 		}
-		r := &Request{ID: fmt.Sprintf("r%d", len(c.requests)+1), Method: e.Request.Method,
+		c.seq++
+		r := &Request{ID: fmt.Sprintf("r%d", c.seq), Method: e.Request.Method,
 			URL: clip(e.Request.URL, maxURL), Time: c.wall(e.Timestamp)}
 		c.requests = append(c.requests, r)
 		c.byCDP[e.RequestID] = r
@@ -304,6 +312,24 @@ func (c *collector) event(ev any) (overBudget bool) {
 		c.addConsole(level, func() string { return e.Entry.Text }, int64(e.Entry.Timestamp))
 	}
 	return false
+}
+
+// rebase starts a new observation on a tab that lives on (a session's):
+// what earlier calls saw is dropped and the caps and the byte budget start
+// again; request ids go on counting, so facts of different calls never
+// share an id. Requests in flight stay in flight.
+func (c *collector) rebase() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.console, c.requests, c.blocked = nil, nil, nil
+	c.byCDP = map[network.RequestID]*Request{}
+	c.bytes, c.nBlocked, c.nConsole, c.nRequests, c.dropped = 0, 0, 0, 0, 0
+	c.truncated, c.tooLarge = false, false
+	c.last = time.Now() // what the call does is waited for as after a load
+	if c.docStatus != 0 {
+		c.prevStatus = c.docStatus
+	}
+	c.docStatus = 0
 }
 
 // browserOwn reports whether a request is the browser's own (the
@@ -389,9 +415,16 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 		return nil, b.runError(ctx, gen, err)
 	}
 	defer tb.close()
-	if err := b.drive(ctx, tb, col, t, obs); err != nil {
+	if err := b.drive(tb.op, tb, col, t, obs, true); err != nil {
 		return nil, b.pageError(ctx, gen, tb, col, err)
 	}
+	b.collect(obs, tb, col, ic.gate, 0)
+	return obs, nil
+}
+
+// collect copies what the collector gathered into obs. The gate's refusals
+// past skip (those earlier calls of a session reported) are added.
+func (b *Browser) collect(obs *Observation, tb *tab, col *collector, g *gate, skip int) (gateRefused int) {
 	col.mu.Lock()
 	defer col.mu.Unlock()
 	obs.Console = append([]Console(nil), col.console...)
@@ -399,55 +432,61 @@ func (b *Browser) Run(ctx context.Context, t Task) (*Observation, error) {
 		obs.Requests = append(obs.Requests, *r)
 	}
 	obs.Blocked = append([]string(nil), col.blocked...)
-	gateBlocked, gateRefused := ic.gate.Blocked()
-	for _, g := range gateBlocked {
-		if len(obs.Blocked) < maxBlocked {
-			obs.Blocked = append(obs.Blocked, g)
+	gateBlocked, gateRefused := g.Blocked()
+	for i, u := range gateBlocked {
+		if i >= skip && len(obs.Blocked) < maxBlocked {
+			obs.Blocked = append(obs.Blocked, u)
 		}
 	}
-	obs.BlockedTotal = col.nBlocked + gateRefused
+	obs.BlockedTotal = col.nBlocked + gateRefused - min(skip, gateRefused)
 	obs.Status = col.docStatus
+	if obs.Status == 0 && obs.LoadError == "" {
+		obs.Status = col.prevStatus
+	}
 	obs.Truncated = obs.Truncated || col.truncated
 	obs.ConsoleTotal, obs.RequestsTotal = col.nConsole+col.dropped, col.nRequests
 	obs.ConsoleFlooded = col.flooded || col.dropped > 0
 	obs.Truncated = obs.Truncated || obs.ConsoleFlooded
 	obs.PopupsClosed = int(tb.popups.Load())
-	return obs, nil
+	return gateRefused
 }
 
-// drive navigates, settles, acts, inspects and takes the screenshot.
-// Each step has a budget inside the run's: a page that does not load or
-// answer in time is observed as far as it got (obs.Incomplete).
-func (b *Browser) drive(ctx context.Context, tb *tab, col *collector, t Task, obs *Observation) error {
-	navCtx, navDone := context.WithTimeout(tb.op, b.cfg.MaxLoadTime*11/20)
-	err := chromedp.Do(navCtx, chromedp.Navigate(t.URL))
-	navDone()
-	var le *chromedp.LoadError
-	switch {
-	case err == nil:
-	case errors.As(err, &le):
-		obs.LoadError = clip(le.ErrorText, 100)
-		return nil
-	case tb.op.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		obs.Incomplete = fmt.Sprintf("the page did not finish loading within %s", (b.cfg.MaxLoadTime * 11 / 20).Round(time.Second))
-	default:
-		return err
+// drive navigates (when navigate is set), settles, acts, inspects and
+// takes the screenshot, with op, the tab's context for this call. Each
+// step has a budget inside the run's: a page that does not load or answer
+// in time is observed as far as it got (obs.Incomplete).
+func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs *Observation, navigate bool) error {
+	if navigate {
+		navCtx, navDone := context.WithTimeout(op, b.cfg.MaxLoadTime*11/20)
+		err := chromedp.Do(navCtx, chromedp.Navigate(t.URL))
+		navDone()
+		var le *chromedp.LoadError
+		switch {
+		case err == nil:
+		case errors.As(err, &le):
+			obs.LoadError = clip(le.ErrorText, 100)
+			return nil
+		case op.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			obs.Incomplete = fmt.Sprintf("the page did not finish loading within %s", (b.cfg.MaxLoadTime * 11 / 20).Round(time.Second))
+		default:
+			return err
+		}
 	}
 	if obs.Incomplete == "" {
-		if err := b.settle(tb.op, col); err != nil {
+		if err := b.settle(op, col); err != nil {
 			return err
 		}
 		if t.Act != nil {
-			if err := b.act(tb.op, col, t.Act, obs); err != nil {
+			if err := b.act(op, col, t.Act, obs); err != nil {
 				return err
 			}
 		}
 	}
 	step := func(fn func(context.Context) error) error {
-		sctx, done := context.WithTimeout(tb.op, inspectMax)
+		sctx, done := context.WithTimeout(op, inspectMax)
 		defer done()
 		err := fn(sctx)
-		if err != nil && tb.op.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && op.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			if obs.Incomplete != "" {
 				obs.Incomplete += "; "
 			}
@@ -460,7 +499,7 @@ func (b *Browser) drive(ctx context.Context, tb *tab, col *collector, t Task, ob
 		return err
 	}
 	if obs.Incomplete == "" {
-		dropped, err := chromedp.Run(tb.op, chromedp.Evaluate[int](fmt.Sprintf(
+		dropped, err := chromedp.Run(op, chromedp.Evaluate[int](fmt.Sprintf(
 			"(typeof globalThis[%q] === 'function' ? globalThis[%q]() : 0)", col.guard, col.guard)))
 		if err == nil && dropped > 0 {
 			col.mu.Lock()

@@ -66,14 +66,31 @@ action_effect("browser_screenshot", "network").
 action_effect("browser_click", "browser").
 action_effect("browser_fill", "browser").
 
+# A live session (open_page starts one; the state delta asserts
+# browser_session(Session, Url)): click_element and fill_field act on its
+# page as it is, so typing in one call and clicking in the next works.
+# Without one they load current_url afresh for each call.
+live_session(Session) :- browser_session(Session, _), has_browser(1).
+has_live_session(1) :- live_session(_).
+tool_evidence("click_element", "browser_session") :- has_live_session(1).
+tool_evidence("fill_field", "browser_session") :- has_live_session(1).
+tool_instructions("click_element", Text) :-
+  live_session(Session), Text = fn:string:concat("Acts on the live page of browser session ", Session, " (cookies and typed values kept). If the answer is x-browser_session_gone, call open_page again.").
+tool_instructions("fill_field", Text) :-
+  live_session(Session), Text = fn:string:concat("Types into the live page of browser session ", Session, "; a later click_element sees the value.").
+
 # Selection: offered only with a browser and a URL it may open; click and
 # fill only for elements observed on the page.
 mandatory_for_intent("observe", "open_page") :- has_browser(1), browser_may_open(_).
 relevant_to_intent("observe", "screenshot_page", 45) :- has_browser(1), browser_may_open(_).
 mandatory_for_intent("automate", "click_element") :-
   has_browser(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), clickable_kind(Kind).
+# Without a live session a typed value is gone by the next call: fill_field
+# is then only listed (score 60); with one it is offered like click.
 relevant_to_intent("automate", "fill_field", 60) :-
-  has_browser(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), fillable_kind(Kind).
+  has_browser(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), fillable_kind(Kind), !has_live_session(1).
+mandatory_for_intent("automate", "fill_field") :-
+  has_live_session(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), fillable_kind(Kind).
 
 # Why the browser tools are absent, said where the client looks.
 tool_instructions("summarize_observation", "The server's browser cannot run now (manifest extensions x-browser.reason), so open_page is not offered: state the page's console and network facts yourself.") :-

@@ -17,6 +17,9 @@ decl_intent_fact("diagnose_error", "net_response", "optional").
 decl_intent_fact("automate", "current_url", "required").
 decl_intent_fact("automate", "automation_goal", "required").
 decl_intent_fact("automate", "interactive_element", "optional").
+decl_intent_fact("observe", "browser_session", "optional").
+decl_intent_fact("diagnose_error", "browser_session", "optional").
+decl_intent_fact("automate", "browser_session", "optional").
 
 decl_predicate("current_url", "input", "The URL of the current browser page.").
 decl_arg("current_url", 0, "url", "string").
@@ -53,6 +56,10 @@ decl_predicate("interactive_element", "input", "An element the page offers for i
 decl_arg("interactive_element", 0, "element_id", "string").
 decl_arg("interactive_element", 1, "kind", "string").
 decl_arg("interactive_element", 2, "label", "string").
+
+decl_predicate("browser_session", "both", "A live session of the server's browser (open_page starts it) and its current page: click_element and fill_field act on that page as it is.").
+decl_arg("browser_session", 0, "session_id", "string").
+decl_arg("browser_session", 1, "url", "string").
 
 decl_predicate("diagnosed_error", "output", "A failed request diagnosed as the cause of console errors (state delta).").
 decl_arg("diagnosed_error", 0, "request_id", "string").

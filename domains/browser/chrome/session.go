@@ -1,0 +1,447 @@
+package chrome
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// SessionGoneError is a call naming a session this browser does not hold:
+// it ended (on request, after being idle, evicted, or with its browser),
+// or it was opened by another server process (another replica). Its
+// message is safe to show to clients.
+type SessionGoneError struct{ ID string }
+
+// Error says to open the page again.
+func (e *SessionGoneError) Error() string {
+	return fmt.Sprintf("the browser session %q is not open on this server (it ended, was idle too long, or was opened on another replica); open the page again", clip(e.ID, 40))
+}
+
+// SessionOwnerError is a call on a session another identity opened. Its
+// message is safe to show to clients.
+type SessionOwnerError struct{}
+
+func (e *SessionOwnerError) Error() string {
+	return "the browser session belongs to another identity"
+}
+
+// sessions is the registry of a Browser's live sessions.
+type sessions struct {
+	mu     sync.Mutex
+	m      map[string]*Session
+	closed bool
+	reaps  sync.WaitGroup // idle timers running endSession
+}
+
+// Session is a live browser session: an isolated browser context (see
+// isolated) and its tabs, kept between calls so that the page, its
+// cookies and storage last. It belongs to the identity that opened it.
+// Calls on one session run one at a time.
+type Session struct {
+	id, owner string
+	b         *Browser
+	gen       uint64 // the browser process it lives in
+	busy      chan struct{}
+
+	// Under busy:
+	in      *isolated
+	end     context.CancelFunc // ends the contexts its tabs live in
+	tabs    []*liveTab
+	cur     int
+	skip    int // gate refusals already reported
+	closed  bool
+	timer   *time.Timer
+	lastUse time.Time // under b.sess.mu
+}
+
+// liveTab is one tab of a session and the collector of its events.
+type liveTab struct {
+	t   *tab
+	col *collector
+}
+
+// SessionCount is the number of live sessions (for tests and health).
+func (b *Browser) SessionCount() int {
+	b.sess.mu.Lock()
+	defer b.sess.mu.Unlock()
+	return len(b.sess.m)
+}
+
+func newSessionID() string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return "bs-" + hex.EncodeToString(r[:])
+}
+
+// lock takes the session for one call, waiting for a call under way
+// (bounded by that call's own time limit) or until ctx ends.
+func (s *Session) lock(ctx context.Context) error {
+	select {
+	case s.busy <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Session) unlock() { <-s.busy }
+
+// reserve adds a new session of owner to the registry, taken (locked) by
+// the caller. At the owner's limit the owner's least recently used idle
+// session is returned to be ended (evict); at the browser's limit the
+// answer is a [BusyError].
+func (b *Browser) reserve(owner string) (s, evict *Session, err error) {
+	r := &b.sess
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, nil, ErrClosed
+	}
+	if r.m == nil {
+		r.m = map[string]*Session{}
+	}
+	mine := 0
+	for _, o := range r.m {
+		if o.owner != owner {
+			continue
+		}
+		mine++
+		if evict == nil || o.lastUse.Before(evict.lastUse) {
+			select { // only an idle one
+			case o.busy <- struct{}{}:
+				<-o.busy
+				evict = o
+			default:
+			}
+		}
+	}
+	if mine < b.cfg.MaxSessionsPerIdentity {
+		evict = nil
+	} else if evict == nil {
+		return nil, nil, &BusyError{RetryAfter: b.cfg.MaxLoadTime, Reason: fmt.Sprintf(
+			"this identity has %d browser sessions in use (the server's limit); retry when one is done", mine)}
+	}
+	if evict == nil && len(r.m) >= b.cfg.MaxSessions {
+		return nil, nil, &BusyError{RetryAfter: b.cfg.SessionIdle, Reason: fmt.Sprintf(
+			"the server's browser holds %d live sessions (its limit); retry later", len(r.m))}
+	}
+	if evict != nil {
+		delete(r.m, evict.id)
+	}
+	s = &Session{id: newSessionID(), owner: owner, b: b, busy: make(chan struct{}, 1), lastUse: time.Now()}
+	s.busy <- struct{}{}
+	r.m[s.id] = s
+	return s, evict, nil
+}
+
+// find returns owner's session id.
+func (b *Browser) find(owner, id string) (*Session, error) {
+	b.sess.mu.Lock()
+	defer b.sess.mu.Unlock()
+	s := b.sess.m[id]
+	switch {
+	case s == nil:
+		return nil, &SessionGoneError{ID: id}
+	case s.owner != owner:
+		return nil, &SessionOwnerError{}
+	}
+	return s, nil
+}
+
+// forget removes s from the registry (if it is still there).
+func (b *Browser) forget(s *Session) {
+	b.sess.mu.Lock()
+	defer b.sess.mu.Unlock()
+	if b.sess.m[s.id] == s {
+		delete(b.sess.m, s.id)
+	}
+}
+
+// OpenSession opens url in a new live session of owner (the caller's
+// identity) and returns what the browser saw; Observation.Session is the
+// session's id, which [Browser.ActSession] and [Browser.EndSession]
+// take. A page that did not load, did not answer in time or flooded its
+// console is not kept: its session ends before OpenSession returns
+// (Observation.Live is then false). Errors are those of [Browser.Run],
+// and a [BusyError] at the session limits.
+func (b *Browser) OpenSession(ctx context.Context, owner, url string) (*Observation, error) {
+	if _, err := b.CheckURL(url); err != nil {
+		return nil, err
+	}
+	if b.reason != "" {
+		return nil, errors.New(b.reason)
+	}
+	s, evict, err := b.reserve(owner)
+	if err != nil {
+		return nil, err
+	}
+	if evict != nil {
+		b.endSession(evict)
+	}
+	obs, err := b.openIn(ctx, s, url)
+	if err != nil || obs.LoadError != "" || obs.Incomplete != "" || obs.ConsoleFlooded {
+		b.forget(s)
+		s.close()
+		s.unlock()
+		return obs, err
+	}
+	b.release(s)
+	obs.Live = true
+	return obs, nil
+}
+
+// OpenTab opens url in a new tab of owner's session id, which becomes its
+// current tab (at most [Config.MaxSessionTabs]).
+func (b *Browser) OpenTab(ctx context.Context, owner, id, url string) (*Observation, error) {
+	if _, err := b.CheckURL(url); err != nil {
+		return nil, err
+	}
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.tabs) >= b.cfg.MaxSessionTabs {
+		b.release(s)
+		return nil, &BusyError{RetryAfter: time.Second, Reason: fmt.Sprintf("the browser session has %d tabs open (the server's limit)", len(s.tabs))}
+	}
+	obs, err := b.openIn(ctx, s, url)
+	b.after(s, err)
+	return obs, err
+}
+
+// take finds owner's session id and takes it for a call.
+func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) {
+	s, err := b.find(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	if s.closed {
+		s.unlock()
+		return nil, &SessionGoneError{ID: id}
+	}
+	if b.restarted(s.gen) {
+		b.forget(s)
+		s.close()
+		s.unlock()
+		return nil, &SessionGoneError{ID: id}
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	return s, nil
+}
+
+// after ends a call on s: a session whose current tab can no longer act
+// (its renderer ended, it went over its byte budget) ends too.
+func (b *Browser) after(s *Session, err error) {
+	if err != nil && len(s.tabs) > 0 && s.tabs[s.cur].t.op.Err() != nil {
+		b.forget(s)
+		s.close()
+		s.unlock()
+		return
+	}
+	b.release(s)
+}
+
+// release arms s's idle timer and gives the session back.
+func (b *Browser) release(s *Session) {
+	b.sess.mu.Lock()
+	s.lastUse = time.Now()
+	b.sess.mu.Unlock()
+	if s.timer == nil {
+		s.timer = time.AfterFunc(b.cfg.SessionIdle, func() { b.reap(s) })
+	} else {
+		s.timer.Reset(b.cfg.SessionIdle)
+	}
+	s.unlock()
+}
+
+// reap ends s after it was idle (its timer fired).
+func (b *Browser) reap(s *Session) {
+	r := &b.sess
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.reaps.Add(1)
+	r.mu.Unlock()
+	defer r.reaps.Done()
+	b.endSession(s)
+}
+
+// ActSession acts on the current page of owner's session id, without
+// loading it again, and returns what the browser saw during the call
+// (console messages and requests of this call, the page as it is now).
+// Errors: [SessionGoneError], [SessionOwnerError], and those of
+// [Browser.Run].
+func (b *Browser) ActSession(ctx context.Context, owner, id string, a *Act) (*Observation, error) {
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+		return b.drive(op, lt.t, lt.col, Task{Act: a}, obs, false)
+	})
+	b.after(s, err)
+	return obs, err
+}
+
+// EndSession ends owner's session id and closes its tabs and browser
+// context.
+func (b *Browser) EndSession(ctx context.Context, owner, id string) error {
+	s, err := b.find(owner, id)
+	if err != nil {
+		return err
+	}
+	b.forget(s)
+	if err := s.lock(ctx); err != nil {
+		return err // the call under way ends it when it sees it forgotten
+	}
+	s.close()
+	s.unlock()
+	return nil
+}
+
+// endSession ends s (the registry no longer lists it), waiting for a
+// call under way.
+func (b *Browser) endSession(s *Session) {
+	b.forget(s)
+	s.busy <- struct{}{}
+	s.close()
+	<-s.busy
+}
+
+// endSessions ends every session (Close); later ones are refused.
+func (b *Browser) endSessions() {
+	r := &b.sess
+	r.mu.Lock()
+	r.closed = true
+	all := make([]*Session, 0, len(r.m))
+	for _, s := range r.m {
+		all = append(all, s)
+	}
+	r.m = nil
+	r.mu.Unlock()
+	for _, s := range all {
+		s.busy <- struct{}{}
+		s.close()
+		<-s.busy
+	}
+	r.reaps.Wait()
+}
+
+// close closes s's tabs and browser context; s is taken.
+func (s *Session) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	for _, lt := range s.tabs {
+		lt.t.close()
+	}
+	s.tabs = nil
+	if s.in != nil {
+		s.in.close()
+	}
+	if s.end != nil {
+		s.end()
+	}
+}
+
+// openIn opens url in a new tab of s (creating its browser context on
+// first use); s is taken.
+func (b *Browser) openIn(ctx context.Context, s *Session, url string) (*Observation, error) {
+	return b.call(ctx, s, nil, url)
+}
+
+// call runs one call on s (taken): it takes a page slot, bounds the call
+// by ctx and MaxLoadTime, and runs fn on the current tab; with url set it
+// opens url in a new tab first (creating the browser context on first
+// use).
+func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
+	release, err := b.takeSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	root, gen, err := b.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.runs.Done()
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.MaxLoadTime)
+	defer cancel()
+	obs := &Observation{Session: s.id}
+	if len(url) > 0 {
+		if s.in == nil {
+			s.gen = gen
+			ic, err := b.newIsolated(ctx, root)
+			if err != nil {
+				return nil, b.runError(ctx, gen, err)
+			}
+			s.in = ic
+		}
+		if _, err := s.newTab(ctx); err != nil {
+			return nil, b.runError(ctx, gen, err)
+		}
+		fn = func(op context.Context, lt *liveTab, obs *Observation) error {
+			return b.drive(op, lt.t, lt.col, Task{URL: url[0]}, obs, true)
+		}
+	}
+	if len(s.tabs) == 0 {
+		return nil, &SessionGoneError{ID: s.id}
+	}
+	lt := s.tabs[s.cur]
+	lt.col.rebase()
+	// The call's context for the tab: it ends with the call, or with the
+	// tab (its renderer ended, over its byte budget, session ended).
+	op, stop := context.WithCancel(lt.t.op)
+	defer stop()
+	defer context.AfterFunc(ctx, stop)()
+	if err := fn(op, lt, obs); err != nil {
+		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
+	}
+	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
+	return obs, nil
+}
+
+// newTab opens a tab in s's browser context that lives until the session
+// ends; ctx bounds its creation. It becomes the current tab.
+func (s *Session) newTab(ctx context.Context) (*liveTab, error) {
+	life, end := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, end)
+	col := newCollector(&s.b.cfg)
+	t, err := s.in.openTab(life, col)
+	if !stop() && err == nil {
+		// ctx ended while the tab was created: it is not kept.
+		t.close()
+		end()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		end()
+		return nil, err
+	}
+	prev := s.end
+	s.end = func() {
+		end()
+		if prev != nil {
+			prev()
+		}
+	}
+	lt := &liveTab{t: t, col: col}
+	s.tabs = append(s.tabs, lt)
+	s.cur = len(s.tabs) - 1
+	return lt, nil
+}

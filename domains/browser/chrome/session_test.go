@@ -1,0 +1,178 @@
+package chrome_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+)
+
+// LoginApp is the two-page app of issue 28: a login form whose Sign in
+// sets a cookie and redirects to a dashboard, which shows its table only
+// with the cookie (and sends the visitor back to the form without it).
+func LoginApp(t testing.TB) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Sign in</title></head><body>
+<form method="post" action="/login">
+  <label for="email">Email</label> <input id="email" name="email" type="email">
+  <label for="password">Password</label> <input id="password" name="password" type="password">
+  <button id="signin" type="submit">Sign in</button>
+</form></body></html>`))
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("email") != "ada@example.com" || r.FormValue("password") != "s3cret" {
+			http.Redirect(w, r, "/?error=1", http.StatusSeeOther)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "ada", Path: "/", HttpOnly: true})
+		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("sid"); err != nil || c.Value != "ada" {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Dashboard</title></head><body>
+<h1>Dashboard</h1><table><tr><th>Region</th><th>Revenue</th></tr><tr><td>North</td><td>4,210</td></tr></table>
+</body></html>`))
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestSessionLoginJob: the two-page job done as separate calls on one
+// live session (open, fill, fill, click); the cookie set by Sign in
+// lasts, a second tab of the session sees it, another identity is
+// refused, an idle session is reaped with its tabs, and nothing is left
+// after Close.
+func TestSessionLoginJob(t *testing.T) {
+	path := needChromium(t)
+	ts := LoginApp(t)
+	before := runtime.NumGoroutine()
+	b := chrome.New(chrome.Config{Path: path, SessionIdle: 3 * time.Second, MaxSessionsPerIdentity: 2})
+	ctx := context.Background()
+
+	// A warm browser: its own first tab is counted before sessions.
+	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	targets0, err := chrome.PageTargets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := obs.Session
+	if !strings.HasPrefix(id, "bs-") || obs.Title != "Sign in" {
+		t.Fatalf("session %q title %q", id, obs.Title)
+	}
+	for _, step := range []chrome.Act{
+		{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
+		{Kind: "fill", ElementID: "password", Value: "s3cret"},
+	} {
+		o, err := b.ActSession(ctx, "ada", id, &step)
+		if err != nil {
+			t.Fatalf("%s %s: %v", step.Kind, step.ElementID, err)
+		}
+		if o.Session != id || o.Title != "Sign in" {
+			t.Fatalf("after %s: session %q title %q", step.ElementID, o.Session, o.Title)
+		}
+	}
+	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "signin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Action.Changed || o.Title != "Dashboard" || !strings.Contains(o.Text, "North 4,210") || !strings.HasSuffix(o.URL, "/dashboard") {
+		t.Fatalf("after Sign in: changed %v title %q url %q text %q %+v %+v %+v", o.Action.Changed, o.Title, o.URL, o.Text, o.Requests, o.Console, o.Blocked)
+	}
+	// Request ids go on counting across the calls of a session.
+	for _, r := range o.Requests {
+		if r.ID == "r1" {
+			t.Errorf("request id r1 reused in a later call: %+v", o.Requests)
+		}
+	}
+
+	// Another identity is refused; an unknown session is gone.
+	if _, err := b.ActSession(ctx, "eve", id, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionOwnerError)) {
+		t.Errorf("another identity: %v", err)
+	}
+	if _, err := b.ActSession(ctx, "ada", "bs-0000000000000000", &chrome.Act{Kind: "click", ElementID: "x"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+		t.Errorf("unknown session: %v", err)
+	}
+
+	// A second tab of the session shares its cookie; a fresh session
+	// does not.
+	o, err = b.OpenTab(ctx, "ada", id, ts.URL+"/dashboard")
+	if err != nil || o.Title != "Dashboard" {
+		t.Fatalf("second tab: %v %+v", err, o)
+	}
+	other, err := b.OpenSession(ctx, "ada", ts.URL+"/dashboard")
+	if err != nil || other.Title != "Sign in" {
+		t.Fatalf("a new session saw the cookie: %v %+v", err, other)
+	}
+	if n := b.SessionCount(); n != 2 {
+		t.Errorf("%d sessions, want 2", n)
+	}
+	if n, _ := chrome.PageTargets(b); n != targets0+3 {
+		t.Errorf("%d page targets with 3 session tabs, %d before", n, targets0)
+	}
+	// A third session of the identity ends its least recently used one.
+	third, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+		t.Errorf("evicted session: %v", err)
+	}
+	if err := b.EndSession(ctx, "ada", third.Session); err != nil {
+		t.Fatal(err)
+	}
+
+	// The idle one is reaped with its tab.
+	deadline := time.Now().Add(15 * time.Second)
+	for b.SessionCount() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := b.SessionCount(); n != 0 {
+		t.Errorf("%d sessions after the idle timeout", n)
+	}
+	if n, _ := chrome.PageTargets(b); n != targets0 {
+		t.Errorf("%d page targets after the sessions ended, %d before", n, targets0)
+	}
+	if _, err := b.ActSession(ctx, "ada", other.Session, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+		t.Errorf("reaped session: %v", err)
+	}
+
+	// A session open at Close is ended with the browser.
+	if _, err := b.OpenSession(ctx, "ada", ts.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenSession(ctx, "ada", ts.URL+"/"); !errors.Is(err, chrome.ErrClosed) {
+		t.Errorf("OpenSession after Close: %v", err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}

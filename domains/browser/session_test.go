@@ -1,0 +1,180 @@
+package browser_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/transport"
+)
+
+// loginApp is the two-page app of issue 28: a login form whose Sign in
+// sets a cookie and redirects to a dashboard with a table, shown only with
+// the cookie.
+func loginApp(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Sign in</title></head><body>
+<form method="post" action="/login">
+  <label for="email">Email</label> <input id="email" name="email" type="email">
+  <label for="password">Password</label> <input id="password" name="password" type="password">
+  <button id="signin" type="submit">Sign in</button>
+</form></body></html>`))
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("email") != "ada@example.com" || r.FormValue("password") != "s3cret" {
+			http.Redirect(w, r, "/?error=1", http.StatusSeeOther)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "ada", Path: "/", HttpOnly: true})
+		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("sid"); err != nil || c.Value != "ada" {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Dashboard</title></head><body>
+<h1>Dashboard</h1><table><tr><th>Region</th><th>Revenue</th></tr><tr><td>North</td><td>4,210</td></tr></table>
+</body></html>`))
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+var sessionKey = []byte("browser session test confirmation key")
+
+// TestLiveSessionLoginJob is the two-page job of issue 28 over the
+// server, as separate calls on one live session: open_page, fill the
+// email, fill the password, click Sign in; the dashboard shows its table
+// (the cookie lasted). Another identity naming the session gets
+// auth_insufficient; once the session is idle past its timeout, the
+// answer is x-browser_session_gone (recoverable).
+func TestLiveSessionLoginJob(t *testing.T) {
+	path := needChromium(t)
+	ts := loginApp(t)
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{BrowserPath: path, ReportDir: t.TempDir(), SessionIdle: 3 * time.Second}),
+		&manglecp.Options{ConfirmationKey: sessionKey, Identities: []manglecp.Identity{
+			{Name: "ada", Token: "ada-token-0123456789abcdef0123", Permissions: []string{"*"}},
+			{Name: "eve", Token: "eve-token-0123456789abcdef0123", Permissions: []string{"*"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
+	t.Cleanup(hs.Close)
+	dial := func(token string) *client.Session {
+		s, err := client.Dial(context.Background(), hs.URL, &client.Options{MaxAttempts: 1, Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ada, eve := dial("ada-token-0123456789abcdef0123"), dial("eve-token-0123456789abcdef0123")
+	ctx := context.Background()
+	page := ts.URL + "/"
+
+	st := ada.NewState(protocol.NewFact("current_url", page))
+	resp, err := ada.Evaluate(ctx, st.Request(protocol.Intent{Name: "observe"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := find(resp, "open_page")
+	if open == nil {
+		t.Fatalf("observe offers %v", names(resp))
+	}
+	res, err := ada.Invoke(ctx, &protocol.InvokeRequest{MacroID: open.MacroID, Args: map[string]any{"url": page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := ""
+	for _, f := range res.StateDelta.Assert {
+		if f.Pred == "browser_session" {
+			session, _ = f.Args[0].(string)
+		}
+	}
+	if !strings.HasPrefix(session, "bs-") {
+		t.Fatalf("open_page asserted no browser_session: %v", res.StateDelta.Assert)
+	}
+	st.Apply(res)
+
+	// Each step is its own evaluate and invoke; the session fact travels
+	// in the client's state.
+	step := func(c *client.Session, st *client.State, tool string, args map[string]any) (*protocol.InvokeResponse, error) {
+		t.Helper()
+		resp, err := c.Evaluate(ctx, st.Request(protocol.Intent{Name: "automate"}, protocol.NewFact("automation_goal", "sign in and read the revenue")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := find(resp, tool)
+		if m == nil {
+			t.Fatalf("automate offers %v, no %s", names(resp), tool)
+		}
+		return c.Invoke(ctx, &protocol.InvokeRequest{MacroID: m.MacroID, Args: args}, client.WithConfirmation(sessionKey, time.Minute))
+	}
+	var text string
+	for _, s := range []struct{ tool, id, value string }{
+		{"fill_field", "email", "ada@example.com"},
+		{"fill_field", "password", "s3cret"},
+		{"click_element", "signin", ""},
+	} {
+		args := map[string]any{"element_id": s.id}
+		if s.value != "" {
+			args["value"] = s.value
+		}
+		res, err := step(ada, st, s.tool, args)
+		if err != nil {
+			t.Fatalf("%s %s: %v", s.tool, s.id, err)
+		}
+		if res.Result["ok"] != true || res.Result["session_id"] != session {
+			t.Fatalf("%s %s: %v", s.tool, s.id, res.Result)
+		}
+		st.Apply(res)
+		text, _ = res.Result["text"].(string)
+	}
+	if !strings.Contains(text, "North 4,210") {
+		t.Fatalf("the dashboard's table is not on the page after Sign in: %q", text)
+	}
+	facts := st.Facts()
+	var url string
+	for _, f := range facts {
+		if f.Pred == "browser_session" {
+			url, _ = f.Args[1].(string)
+		}
+	}
+	if !strings.HasSuffix(url, "/dashboard") {
+		t.Fatalf("browser_session after Sign in names %q, want the dashboard", url)
+	}
+	// The dashboard has no interactive element; a client that still
+	// names the old button reaches the session's checks.
+	st.Add(protocol.NewFact("interactive_element", "signin", "button", "Sign in"))
+	facts = st.Facts()
+	var pe *protocol.Error
+
+	// Another identity with ada's session fact is refused.
+	est := eve.NewState(facts...)
+	if _, err := step(eve, est, "click_element", map[string]any{"element_id": "signin"}); !errors.As(err, &pe) || pe.Code != protocol.CodeAuthInsufficient {
+		t.Errorf("another identity: %v", err)
+	}
+
+	// Idle past the timeout: the session is gone, recoverably.
+	time.Sleep(4 * time.Second)
+	_, err = step(ada, st, "click_element", map[string]any{"element_id": "signin"})
+	if !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone || !pe.Recoverable || !strings.Contains(pe.Message, "open the page again") {
+		t.Errorf("idle session: %v", err)
+	}
+}
