@@ -61,6 +61,9 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/oauth", []string{mangle, mod}},
 		// The memory store knows the store contract only (as store/redis).
 		{mod + "/internal/memstore", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client"}},
+		// macro_ids hash the kernel's tool over the protocol layer; never
+		// the server, a store or a transport.
+		{mod + "/internal/macroid", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store", mod + "/internal/memstore", mod + "/internal/admission"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

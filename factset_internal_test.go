@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/manglecp/manglecp/internal/macroid"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -74,11 +75,11 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 					t.Fatalf("n=%d parts=%d: key %d = %q, want %q", n, parts, i, got, protocol.FactKey(f))
 				}
 			}
-			if got, wantDigest := digestKeyedFacts(set.chunks, nil), digestFacts(want); got != wantDigest {
+			if got, wantDigest := macroid.KeyedFacts(set.chunks, nil), macroid.Facts(want); got != wantDigest {
 				t.Errorf("n=%d parts=%d: digest of the set's keys %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 			ext := []protocol.Fact{protocol.NewFact("report_exists", "r1")}
-			if got, wantDigest := digestKeyedFacts(set.chunks, ext), digestFacts(append(append([]protocol.Fact(nil), want...), ext...)); got != wantDigest {
+			if got, wantDigest := macroid.KeyedFacts(set.chunks, ext), macroid.Facts(append(append([]protocol.Fact(nil), want...), ext...)); got != wantDigest {
 				t.Errorf("n=%d parts=%d: digest with external facts %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 		}

@@ -1,8 +1,9 @@
 package manglecp
 
 import (
-	"crypto/sha256"
 	"hash"
+
+	"github.com/manglecp/manglecp/internal/macroid"
 )
 
 // factsSummary is what rendering needs of a request's facts that does not
@@ -34,7 +35,7 @@ func (ev *evaluation) summarizeAhead() {
 	go func() {
 		defer close(sum.done)
 		defer func() { sum.panicked = recover() }()
-		sum.keys, sum.heap = hashKeys(keys), factsHeapBytes(facts)
+		sum.keys, sum.heap = macroid.HashKeys(keys), factsHeapBytes(facts)
 	}()
 }
 
@@ -43,7 +44,7 @@ func (ev *evaluation) summarizeAhead() {
 // another request (releaseKeys).
 func (ev *evaluation) summarized() *factsSummary {
 	if ev.summary == nil {
-		ev.summary = &factsSummary{keys: hashKeys(ev.factKeys), heap: factsHeapBytes(ev.facts)}
+		ev.summary = &factsSummary{keys: macroid.HashKeys(ev.factKeys), heap: factsHeapBytes(ev.facts)}
 	} else if ev.summary.done != nil {
 		<-ev.summary.done
 		if v := ev.summary.panicked; v != nil {
@@ -56,13 +57,4 @@ func (ev *evaluation) summarized() *factsSummary {
 		ev.releaseKeys = nil
 	}
 	return ev.summary
-}
-
-// hashKeys is a SHA-256 state after the key chunks.
-func hashKeys(keys [][]byte) hash.Hash {
-	h := sha256.New()
-	for _, chunk := range keys {
-		h.Write(chunk)
-	}
-	return h
 }

@@ -1,14 +1,12 @@
 package manglecp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"strings"
 
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/macroid"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -26,7 +24,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 	}
 	// External tuples are part of the composition: a non-deterministic
 	// predicate that answers differently gives different macro_ids.
-	factsDigest := digestMore(ev.summarized().keys, ev.external)
+	factsDigest := macroid.More(ev.summarized().keys, ev.external)
 	var shown []*shownTool
 	for _, t := range res.Tools {
 		def := s.define(ev, t, factsDigest)
@@ -267,7 +265,7 @@ func (s *Server) disclosureLevel(pref string, score int64) string {
 
 // define builds (or refreshes) the cached definition of a selected tool.
 func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macroDef {
-	schema := inputSchema(t.Params)
+	schema := macroid.InputSchema(t.Params)
 	def := &macroDef{
 		tool:    t,
 		intent:  ev.intent,
@@ -282,102 +280,19 @@ func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macr
 	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
 		def.expires = *t.ValidUntil // kept at least for the validity window
 	}
-	def.id = macroID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
+	def.id = macroid.ID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
 	ev.defined = append(ev.defined, def) // stored by evaluate (saveMacros)
 	return def
 }
 
-// macroID hashes the composition of a macro-tool: the tool, its action,
-// input schema, safety, the intent, the facts it was built from and, with
-// authentication on, the identity that owns it. Equal inputs give equal ids
-// (Spec 06 section 3.3); the same request from two identities gives two
-// ids, so no identity can claim (overwrite, invoke, confirm) another's
-// macro-tool however the definitions are stored.
-func macroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
-	parts := []any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest}
-	if owner != "" {
-		parts = append(parts, owner)
-	}
-	// The JSON of the parts as json.Encoder writes it, with its newline; as
-	// the encoder writes nothing when a value does not encode, nothing.
-	text, ok := appendJSON(make([]byte, 0, 1024), parts)
-	if ok {
-		text = append(text, '\n')
-	} else {
-		text = nil
-	}
-	sum := sha256.Sum256(text)
-	return t.Name + "-" + hex.EncodeToString(sum[:8])
-}
-
 // ownerOf is the owner part of a macro_id: a digest of the identity's
-// name, or "" for the anonymous caller of a server without authentication
-// (whose ids stay what they were before owners were bound).
+// name (macroid.Owner), or "" for the anonymous caller of a server without
+// authentication (whose ids stay what they were before owners were bound).
 func ownerOf(c *caller) string {
 	if c == nil || c.anonymous {
 		return ""
 	}
-	sum := sha256.Sum256([]byte("manglecp owner\x00" + c.name))
-	return hex.EncodeToString(sum[:])
-}
-
-// digestFacts hashes the facts in a canonical text form (argument values
-// by their JSON meaning, map keys sorted), so equal facts give equal ids
-// however the request formatted them.
-func digestFacts(facts []protocol.Fact) string {
-	return digestKeyedFacts(nil, facts)
-}
-
-// digestKeyedFacts is digestFacts of facts whose keys, each followed by a
-// newline, are keys, then more.
-func digestKeyedFacts(keys [][]byte, more []protocol.Fact) string {
-	return digestMore(hashKeys(keys), more)
-}
-
-// digestMore is the digest of the keys h has hashed, then more. It writes
-// to h.
-func digestMore(h hash.Hash, more []protocol.Fact) string {
-	var buf []byte
-	for _, f := range more {
-		buf = protocol.AppendFactKey(buf[:0], f)
-		buf = append(buf, '\n')
-		h.Write(buf)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// inputSchema generates the JSON Schema 2020-12 of a tool's arguments from
-// the parameters the rules derived, including enums computed from the
-// request's facts.
-func inputSchema(params []kernel.Param) map[string]any {
-	props := map[string]any{}
-	required := []any{}
-	for _, p := range params {
-		prop := map[string]any{"type": p.Type}
-		if p.Description != "" {
-			prop["description"] = p.Description
-		}
-		if len(p.Enum) > 0 {
-			prop["enum"] = append([]any(nil), p.Enum...)
-		}
-		if p.Default != nil {
-			prop["default"] = p.Default
-		}
-		props[p.Name] = prop
-		if p.Required {
-			required = append(required, p.Name)
-		}
-	}
-	schema := map[string]any{
-		"$schema":              "https://json-schema.org/draft/2020-12/schema",
-		"type":                 "object",
-		"properties":           props,
-		"additionalProperties": false,
-	}
-	if len(required) > 0 {
-		schema["required"] = required
-	}
-	return schema
+	return macroid.Owner(c.name)
 }
 
 // view renders the macro-tool at a disclosure level with exactly the

@@ -1,4 +1,4 @@
-package manglecp
+package macroid
 
 import (
 	"bytes"
@@ -35,8 +35,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		[]any{}, []any(nil), []any{"a", 1, nil, []any{true}}, []string(nil), []string{}, []string{"none", "<x>"},
 		map[string]any{}, nilMap, map[string]any{"b": 1, "a": map[string]any{"z": []any{"y"}, "<": "&"}, "B": nil},
 		&at, nilTime, at, struct{ A int }{1}, make(chan int),
-		inputSchema([]kernel.Param{{Name: "url", Type: "string", Description: "the <page>", Required: true, Enum: []any{"a", "b"}, Default: "a"}, {Name: "n", Type: "number", Default: json.Number("3")}}),
-		[]any{"t", "act", inputSchema(nil), []string(nil), false, nilTime, &at, "intent", map[string]any(nil), "digest"},
+		InputSchema([]kernel.Param{{Name: "url", Type: "string", Description: "the <page>", Required: true, Enum: []any{"a", "b"}, Default: "a"}, {Name: "n", Type: "number", Default: json.Number("3")}}),
+		[]any{"t", "act", InputSchema(nil), []string(nil), false, nilTime, &at, "intent", map[string]any(nil), "digest"},
 	} {
 		checkAppendJSON(t, v)
 	}
@@ -57,7 +57,7 @@ func FuzzAppendJSON(f *testing.F) {
 	})
 }
 
-// oldMacroID is macroID as it was, through json.Encoder.
+// oldMacroID is ID as it was, through json.Encoder.
 func oldMacroID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
@@ -82,10 +82,10 @@ func TestMacroIDUnchanged(t *testing.T) {
 	for _, tool := range tools {
 		for _, ps := range params {
 			for _, in := range intents {
-				for _, owner := range []string{"", ownerOf(&caller{name: "alice"})} {
-					schema := inputSchema(ps)
-					if got, want := macroID(tool, schema, in, "d1", owner), oldMacroID(tool, schema, in, "d1", owner); got != want {
-						t.Errorf("macroID(%s, %v, %v, %q) = %s, was %s", tool.Name, ps, in, owner, got, want)
+				for _, owner := range []string{"", Owner("alice")} {
+					schema := InputSchema(ps)
+					if got, want := ID(tool, schema, in, "d1", owner), oldMacroID(tool, schema, in, "d1", owner); got != want {
+						t.Errorf("ID(%s, %v, %v, %q) = %s, was %s", tool.Name, ps, in, owner, got, want)
 					}
 				}
 			}

@@ -1,4 +1,4 @@
-package manglecp
+package macroid
 
 import (
 	"encoding/json"

@@ -1,0 +1,118 @@
+// Package macroid computes macro_ids (Spec 06 section 3.3): the hash of a
+// macro-tool's composition (tool, action, input schema, safety, intent,
+// the digest of the facts it was built from and, with authentication on,
+// its owner). Equal compositions give equal ids on every replica and every
+// release, so the text hashed is fixed: the canonical JSON written here
+// (byte for byte json.Marshal's) and the facts' canonical keys
+// (protocol.AppendFactKey). The goldens under testdata/ and
+// TestMacroIDUnchanged guard it. It knows the protocol layer and the
+// kernel's tool type, never the server.
+package macroid
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+
+	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// ID hashes the composition of a macro-tool: the tool, its action,
+// input schema, safety, the intent, the facts it was built from and, with
+// authentication on, the identity that owns it. Equal inputs give equal ids
+// (Spec 06 section 3.3); the same request from two identities gives two
+// ids, so no identity can claim (overwrite, invoke, confirm) another's
+// macro-tool however the definitions are stored.
+func ID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
+	parts := []any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest}
+	if owner != "" {
+		parts = append(parts, owner)
+	}
+	// The JSON of the parts as json.Encoder writes it, with its newline; as
+	// the encoder writes nothing when a value does not encode, nothing.
+	text, ok := appendJSON(make([]byte, 0, 1024), parts)
+	if ok {
+		text = append(text, '\n')
+	} else {
+		text = nil
+	}
+	sum := sha256.Sum256(text)
+	return t.Name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// Owner is the owner part of a macro_id for the identity name: a digest
+// of the name, so the id does not reveal it.
+func Owner(name string) string {
+	sum := sha256.Sum256([]byte("manglecp owner\x00" + name))
+	return hex.EncodeToString(sum[:])
+}
+
+// Facts hashes the facts in a canonical text form (argument values
+// by their JSON meaning, map keys sorted), so equal facts give equal ids
+// however the request formatted them.
+func Facts(facts []protocol.Fact) string {
+	return KeyedFacts(nil, facts)
+}
+
+// KeyedFacts is Facts of facts whose keys, each followed by a
+// newline, are keys, then more.
+func KeyedFacts(keys [][]byte, more []protocol.Fact) string {
+	return More(HashKeys(keys), more)
+}
+
+// More is the digest of the keys h has hashed, then more. It writes
+// to h.
+func More(h hash.Hash, more []protocol.Fact) string {
+	var buf []byte
+	for _, f := range more {
+		buf = protocol.AppendFactKey(buf[:0], f)
+		buf = append(buf, '\n')
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// HashKeys is a SHA-256 state after the key chunks (each key followed by
+// a newline, as Facts writes them), for More.
+func HashKeys(keys [][]byte) hash.Hash {
+	h := sha256.New()
+	for _, chunk := range keys {
+		h.Write(chunk)
+	}
+	return h
+}
+
+// InputSchema generates the JSON Schema 2020-12 of a tool's arguments from
+// the parameters the rules derived, including enums computed from the
+// request's facts.
+func InputSchema(params []kernel.Param) map[string]any {
+	props := map[string]any{}
+	required := []any{}
+	for _, p := range params {
+		prop := map[string]any{"type": p.Type}
+		if p.Description != "" {
+			prop["description"] = p.Description
+		}
+		if len(p.Enum) > 0 {
+			prop["enum"] = append([]any(nil), p.Enum...)
+		}
+		if p.Default != nil {
+			prop["default"] = p.Default
+		}
+		props[p.Name] = prop
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	schema := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"type":                 "object",
+		"properties":           props,
+		"additionalProperties": false,
+	}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	return schema
+}
