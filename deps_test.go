@@ -64,6 +64,8 @@ func TestLayering(t *testing.T) {
 		// macro_ids hash the kernel's tool over the protocol layer; never
 		// the server, a store or a transport.
 		{mod + "/internal/macroid", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store", mod + "/internal/memstore", mod + "/internal/admission"}},
+		// The fact set of request decoding knows the protocol layer only.
+		{mod + "/internal/factset", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/internal/admission"
+	"github.com/manglecp/manglecp/internal/factset"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
@@ -44,7 +45,7 @@ type evaluation struct {
 	warnings    []protocol.Warning
 	knownIntent bool
 	factsBytes  int64         // size of the facts on the wire
-	factKeys    [][]byte      // the facts' keys (protocol.FactKey), each followed by '\n', in chunks: digestFacts's text of facts
+	factKeys    [][]byte      // the facts' keys (protocol.FactKey), each followed by '\n', in chunks: macroid.Facts's text of facts
 	summary     *factsSummary // the facts' key hash and memory: see summarized
 	releaseKeys func()        // when not nil, gives factKeys' buffers back once they are hashed
 	external    []protocol.Fact
@@ -339,7 +340,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	// in buffers an earlier one gave back, and back once they are hashed
 	// (summarized).
 	check := protocol.NewFactsCheck(w.Facts, ev.intent.Name, &view.profile, view.intents)
-	buf, pooled := &factSetBuffers{}, false
+	buf, pooled := &factset.Buffers{}, false
 	if len(w.Facts) >= summaryAheadFacts {
 		if b, ok := s.factBuffers.Get(); ok {
 			buf = b
@@ -347,8 +348,8 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 		pooled = true
 	}
 	// A key is about a fact's wire size less its field names.
-	keys := newKeyBuild(len(w.Facts), check.Parts(), max(0, int(ev.factsBytes)-16*len(w.Facts)), buf)
-	checked := check.Run(func(k int, valid []protocol.Fact) { keys.add(k, valid, view.premise) })
+	keys := factset.NewBuilder(len(w.Facts), check.Parts(), max(0, int(ev.factsBytes)-16*len(w.Facts)), buf)
+	checked := check.Run(func(k int, valid []protocol.Fact) { keys.Add(k, valid, view.premise) })
 	ev.knownIntent = checked.Known
 	if perr := checked.Err(); perr != nil {
 		if pooled {
@@ -359,7 +360,7 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	// Deduplicated in place: the validated facts are this request's own.
 	premises := checked.Facts
 	setAside := 0
-	if !keys.keyedAll() {
+	if !keys.KeyedAll() {
 		premises = premises[:0]
 		for _, f := range checked.Facts {
 			switch {
@@ -378,12 +379,12 @@ func (s *Server) decodeIntent(prog *kernel.Program, env *protocol.Envelope) (*ev
 	}
 	// A fact is a set member: a duplicate (provenance is not identity)
 	// neither changes macro_ids nor doubles anything.
-	set := keys.set(premises)
+	set := keys.Set(premises)
 	if pooled {
 		ev.releaseKeys = func() { s.factBuffers.Put(buf) }
 	}
-	if len(set.facts) > 0 {
-		ev.facts, ev.factKeys = set.facts, set.chunks
+	if len(set.Facts) > 0 {
+		ev.facts, ev.factKeys = set.Facts, set.Chunks
 	}
 	if setAside > 0 {
 		ev.warnings = append(ev.warnings, protocol.Warning{Code: protocol.WarnOutputFactsIgnored,

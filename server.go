@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/manglecp/manglecp/internal/admission"
+	"github.com/manglecp/manglecp/internal/factset"
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/memstore"
@@ -48,7 +49,7 @@ type Server struct {
 	// factBuffers keeps the buffers a large request's fact set was built
 	// in, for a later one to reuse (see evaluation.summarized); rawFacts
 	// the lists a request's raw facts were split into, emptied.
-	factBuffers *freelist.List[*factSetBuffers]
+	factBuffers *freelist.List[*factset.Buffers]
 	rawFacts    *freelist.List[[]json.RawMessage]
 	actions     map[string]ActionSpec
 	samples     []sample // the domain's sample requests, run on reload
@@ -141,7 +142,7 @@ func New(d Domain, opts *Options) *Server {
 		// Buffers of large requests kept for later ones: one per processor,
 		// at most 4 (freelist.PerProcessor), each at most 8 MiB (a fact set
 		// of about 100,000 facts; larger ones are left to the collector).
-		factBuffers: freelist.New(freelist.PerProcessor(), 8<<20, (*factSetBuffers).bytes),
+		factBuffers: freelist.New(freelist.PerProcessor(), 8<<20, (*factset.Buffers).Bytes),
 		rawFacts:    freelist.New(freelist.PerProcessor(), 4<<20, func(l []json.RawMessage) int { return cap(l) * int(unsafe.Sizeof(json.RawMessage(nil))) }),
 	}
 	s.state.Store(uint32(stateBooting))

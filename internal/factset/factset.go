@@ -1,4 +1,9 @@
-package manglecp
+// Package factset keeps the first of equal facts of a request (equal by
+// protocol.FactKey), in order, with their keys: the text macro_ids hash
+// (macroid.KeyedFacts), built once per request, in parts, on the goroutines
+// that check the facts. It is a step of request decoding; it knows the
+// protocol layer only.
+package factset
 
 import (
 	"bytes"
@@ -9,17 +14,17 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// factSet keeps the first of equal facts (equal by protocol.FactKey) in order and
-// their keys, each followed by a newline: the text digestFacts hashes, so
+// Set keeps the first of equal facts (equal by protocol.FactKey) in order and
+// their keys, each followed by a newline: the text macroid.Facts hashes, so
 // the keys are built once per request. The keys are built in parts by a
-// keyBuild, on the goroutines that check the facts (protocol.FactsCheck),
+// Builder, on the goroutines that check the facts (protocol.FactsCheck),
 // and only the check for duplicates runs in order. A few facts are
 // compared one by one; beyond smallSet, finding a duplicate looks the
 // key's hash up in an open-addressing table of fact indexes. Either way a
 // fact costs no allocation of its own.
-type factSet struct {
-	facts  []protocol.Fact
-	chunks [][]byte  // the kept facts' keys, each followed by '\n', in order
+type Set struct {
+	Facts  []protocol.Fact
+	Chunks [][]byte  // the kept facts' keys, each followed by '\n', in order
 	spans  []keySpan // spans[i]: where kept fact i's key is (without its '\n')
 	hashes []uint64  // hashes[i]: the hash of kept fact i's key; nil for a small set
 	table  []int32   // kept fact index + 1 by hash, linear probing (0: free); len a power of two above twice the facts
@@ -28,7 +33,7 @@ type factSet struct {
 // keySpan is where a key is: chunks[chunk][start:end].
 type keySpan struct{ chunk, start, end int32 }
 
-// smallSet is the most facts a factSet compares one by one, without
+// smallSet is the most facts a Set compares one by one, without
 // hashing.
 const smallSet = 16
 
@@ -43,18 +48,19 @@ type keyPart struct {
 	all    bool // every fact of the run was keyed (none set aside)
 }
 
-// factSetBuffers are the buffers a factSet is built in, for another set
-// to reuse once this one's keys are no longer read (see
-// evaluation.summarized): a large request then allocates none of them.
-type factSetBuffers struct {
+// Buffers are the buffers a Set is built in, for another set to reuse
+// once this one's keys are no longer read (the server keeps a few in a
+// free list and gives them back once a request's keys are hashed): a large
+// request then allocates none of them.
+type Buffers struct {
 	table  []int32
 	hashes []uint64
 	spans  []keySpan
 	parts  []keyPart
 }
 
-// bytes is the memory of b's buffers.
-func (b *factSetBuffers) bytes() int {
+// Bytes is the memory of b's buffers.
+func (b *Buffers) Bytes() int {
 	n := cap(b.table)*4 + cap(b.hashes)*8 + cap(b.spans)*int(unsafe.Sizeof(keySpan{}))
 	for _, p := range b.parts[:cap(b.parts)] {
 		n += cap(p.keys) + cap(p.ends)*4 + cap(p.hashes)*8
@@ -62,21 +68,21 @@ func (b *factSetBuffers) bytes() int {
 	return n
 }
 
-// keyBuild builds the keys of up to n facts in parts, each part on its
-// own (add may run for different parts at once), for set to keep the
+// Builder builds the keys of up to n facts in parts, each part on its
+// own (Add may run for different parts at once), for Set to keep the
 // first of equal facts among them in order.
-type keyBuild struct {
+type Builder struct {
 	n, keyBytes int
 	hashed      bool
 	seed        maphash.Seed
 	parts       []keyPart
-	buf         *factSetBuffers
+	buf         *Buffers
 }
 
-// newKeyBuild prepares the keys of up to n facts in the given number of
+// NewBuilder prepares the keys of up to n facts in the given number of
 // parts, in buf's buffers. keyBytes estimates the length of all the keys.
-func newKeyBuild(n, parts, keyBytes int, buf *factSetBuffers) *keyBuild {
-	b := &keyBuild{n: n, keyBytes: keyBytes, hashed: n > smallSet, buf: buf}
+func NewBuilder(n, parts, keyBytes int, buf *Buffers) *Builder {
+	b := &Builder{n: n, keyBytes: keyBytes, hashed: n > smallSet, buf: buf}
 	if b.hashed {
 		b.seed = maphash.MakeSeed()
 	}
@@ -90,9 +96,9 @@ func newKeyBuild(n, parts, keyBytes int, buf *factSetBuffers) *keyBuild {
 	return b
 }
 
-// add builds part k's keys: those of facts for which keep is true (every
+// Add builds part k's keys: those of facts for which keep is true (every
 // fact, for a nil keep), in order.
-func (b *keyBuild) add(k int, facts []protocol.Fact, keep func(*protocol.Fact) bool) {
+func (b *Builder) Add(k int, facts []protocol.Fact, keep func(*protocol.Fact) bool) {
 	p := &b.parts[k]
 	m := len(facts)
 	p.keys = grow(p.keys, b.keyBytes/len(b.parts)+m)
@@ -117,8 +123,8 @@ func (b *keyBuild) add(k int, facts []protocol.Fact, keep func(*protocol.Fact) b
 	}
 }
 
-// keyedAll reports whether add kept every fact of every part.
-func (b *keyBuild) keyedAll() bool {
+// KeyedAll reports whether Add kept every fact of every part.
+func (b *Builder) KeyedAll() bool {
 	for _, p := range b.parts {
 		if !p.all {
 			return false
@@ -127,13 +133,13 @@ func (b *keyBuild) keyedAll() bool {
 	return true
 }
 
-// set returns the set of facts, whose keys the parts hold in order (part
+// Set returns the set of facts, whose keys the parts hold in order (part
 // k's facts right after part k-1's), keeping them in facts[:0] (each kept
 // fact is written at or before the index it is read from). Every part
 // must have been added.
-func (b *keyBuild) set(facts []protocol.Fact) *factSet {
+func (b *Builder) Set(facts []protocol.Fact) *Set {
 	n, buf := len(facts), b.buf
-	s := &factSet{facts: facts[:0], spans: grow(buf.spans, n)}
+	s := &Set{Facts: facts[:0], spans: grow(buf.spans, n)}
 	if b.hashed {
 		s.hashes = grow(buf.hashes, n)
 		size := 1 << bits.Len(uint(2*b.n))
@@ -151,7 +157,7 @@ func (b *keyBuild) set(facts []protocol.Fact) *factSet {
 		lo = p.hi
 		s.keep(facts, p, int32(c))
 	}
-	*buf = factSetBuffers{table: s.table, hashes: s.hashes, spans: s.spans, parts: b.parts}
+	*buf = Buffers{table: s.table, hashes: s.hashes, spans: s.spans, parts: b.parts}
 	return s
 }
 
@@ -166,8 +172,8 @@ func grow[T any](b []T, n int) []T {
 
 // keep adds part c's facts in order, leaving out those equal to a kept
 // one. Its keys move down over the left-out ones (never over a kept key).
-func (s *factSet) keep(facts []protocol.Fact, p *keyPart, c int32) {
-	s.chunks = append(s.chunks, nil)
+func (s *Set) keep(facts []protocol.Fact, p *keyPart, c int32) {
+	s.Chunks = append(s.Chunks, nil)
 	w, start := int32(0), int32(0)
 	for j, end := range p.ends {
 		from := start
@@ -184,11 +190,11 @@ func (s *factSet) keep(facts []protocol.Fact, p *keyPart, c int32) {
 		} else if s.has(key) {
 			continue
 		}
-		i := int32(len(s.facts))
-		if at := p.lo + j; at == len(s.facts) {
-			s.facts = s.facts[:at+1] // kept where it is
+		i := int32(len(s.Facts))
+		if at := p.lo + j; at == len(s.Facts) {
+			s.Facts = s.Facts[:at+1] // kept where it is
 		} else {
-			s.facts = append(s.facts, facts[at])
+			s.Facts = append(s.Facts, facts[at])
 		}
 		n := end - from // the key and its '\n'
 		if w != from {
@@ -200,15 +206,15 @@ func (s *factSet) keep(facts []protocol.Fact, p *keyPart, c int32) {
 			s.table[slot] = i + 1
 		}
 		w += n
-		s.chunks[c] = p.keys[:w]
+		s.Chunks[c] = p.keys[:w]
 	}
 }
 
 // has reports whether key is a kept fact's, comparing it with each (a
 // small set).
-func (s *factSet) has(key []byte) bool {
-	for j := range int32(len(s.facts)) {
-		if bytes.Equal(s.key(j), key) {
+func (s *Set) has(key []byte) bool {
+	for j := range int32(len(s.Facts)) {
+		if bytes.Equal(s.Key(j), key) {
 			return true
 		}
 	}
@@ -217,21 +223,21 @@ func (s *factSet) has(key []byte) bool {
 
 // find looks key, whose hash is h, up in the table: whether a kept fact
 // has it, and otherwise the free slot where it goes.
-func (s *factSet) find(key []byte, h uint64) (slot int, found bool) {
+func (s *Set) find(key []byte, h uint64) (slot int, found bool) {
 	mask := uint64(len(s.table) - 1)
 	for at := h & mask; ; at = (at + 1) & mask {
 		i := s.table[at] - 1
 		if i < 0 {
 			return int(at), false
 		}
-		if s.hashes[i] == h && bytes.Equal(s.key(i), key) {
+		if s.hashes[i] == h && bytes.Equal(s.Key(i), key) {
 			return 0, true
 		}
 	}
 }
 
-// key is the key of kept fact i.
-func (s *factSet) key(i int32) []byte {
+// Key is the key of kept fact i, without its newline.
+func (s *Set) Key(i int32) []byte {
 	sp := s.spans[i]
-	return s.chunks[sp.chunk][sp.start:sp.end]
+	return s.Chunks[sp.chunk][sp.start:sp.end]
 }

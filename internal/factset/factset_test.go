@@ -1,4 +1,4 @@
-package manglecp
+package factset
 
 import (
 	"encoding/json"
@@ -15,11 +15,11 @@ import (
 // factKey strings keeps, in order, below and beyond smallSet, its keys
 // built in one part and in several at once (duplicates within a part and
 // across parts), with equal facts formatted differently, and with facts
-// left out as decodeIntent sets them aside; its key text is digestFacts's.
+// left out as decodeIntent sets them aside; its key text is macroid.Facts's.
 func TestFactSetMatchesKeyMap(t *testing.T) {
 	// One set of buffers serves every set in turn, as the server's pool
 	// does: a set must not see what the one before it left there.
-	reused := &factSetBuffers{}
+	reused := &Buffers{}
 	for _, n := range []int{0, 1, 5, smallSet - 1, smallSet, smallSet + 1, 100, 4096, 10243, 100, 4096, smallSet + 1, 5} {
 		var facts []protocol.Fact
 		for i := range n {
@@ -50,11 +50,11 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 				}
 			}
 			parts := c.parts
-			build := newKeyBuild(len(facts), parts, 0, reused)
+			build := NewBuilder(len(facts), parts, 0, reused)
 			in := append([]protocol.Fact(nil), facts...)
 			var wg sync.WaitGroup
 			for k := range parts {
-				wg.Go(func() { build.add(k, in[len(in)*k/parts:len(in)*(k+1)/parts], c.keep) })
+				wg.Go(func() { build.Add(k, in[len(in)*k/parts:len(in)*(k+1)/parts], c.keep) })
 			}
 			wg.Wait()
 			premises := in[:0]
@@ -63,23 +63,23 @@ func TestFactSetMatchesKeyMap(t *testing.T) {
 					premises = append(premises, f)
 				}
 			}
-			if all := len(premises) == len(in); build.keyedAll() != all {
-				t.Errorf("n=%d parts=%d: keyedAll %v, every fact kept %v", n, parts, build.keyedAll(), all)
+			if all := len(premises) == len(in); build.KeyedAll() != all {
+				t.Errorf("n=%d parts=%d: keyedAll %v, every fact kept %v", n, parts, build.KeyedAll(), all)
 			}
-			set := build.set(premises)
-			if !reflect.DeepEqual(set.facts, want) && len(want) > 0 {
-				t.Errorf("n=%d parts=%d: kept %d facts, want %d", n, parts, len(set.facts), len(want))
+			set := build.Set(premises)
+			if !reflect.DeepEqual(set.Facts, want) && len(want) > 0 {
+				t.Errorf("n=%d parts=%d: kept %d facts, want %d", n, parts, len(set.Facts), len(want))
 			}
 			for i, f := range want {
-				if got := string(set.key(int32(i))); got != protocol.FactKey(f) {
+				if got := string(set.Key(int32(i))); got != protocol.FactKey(f) {
 					t.Fatalf("n=%d parts=%d: key %d = %q, want %q", n, parts, i, got, protocol.FactKey(f))
 				}
 			}
-			if got, wantDigest := macroid.KeyedFacts(set.chunks, nil), macroid.Facts(want); got != wantDigest {
+			if got, wantDigest := macroid.KeyedFacts(set.Chunks, nil), macroid.Facts(want); got != wantDigest {
 				t.Errorf("n=%d parts=%d: digest of the set's keys %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 			ext := []protocol.Fact{protocol.NewFact("report_exists", "r1")}
-			if got, wantDigest := macroid.KeyedFacts(set.chunks, ext), macroid.Facts(append(append([]protocol.Fact(nil), want...), ext...)); got != wantDigest {
+			if got, wantDigest := macroid.KeyedFacts(set.Chunks, ext), macroid.Facts(append(append([]protocol.Fact(nil), want...), ext...)); got != wantDigest {
 				t.Errorf("n=%d parts=%d: digest with external facts %s, digestFacts %s", n, parts, got, wantDigest)
 			}
 		}
