@@ -315,6 +315,12 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil), protocol.NewFact("browser_session", nil, nil)}
 	out.Assert = observationFacts(obs, time.Now())
 	if obs.Live {
+		// The client's state keeps one session (the delta retracts the
+		// others): the caller's earlier session is ended now rather than
+		// when it would be idle.
+		if old := sessionOf(c.Facts); old != "" {
+			_ = w.b.EndSession(ctx, owner(ctx), old)
+		}
 		out.Assert = append(out.Assert, sessionFact(obs.Session, obs.URL))
 		out.Summary += " Live session " + obs.Session + ": click_element and fill_field act on this page as it is."
 	}

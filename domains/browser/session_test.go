@@ -171,6 +171,21 @@ func TestLiveSessionLoginJob(t *testing.T) {
 		t.Errorf("another identity: %v", err)
 	}
 
+	// open_page again ends the caller's earlier session (its fact is
+	// retracted from the state) and starts a new one.
+	resp, err = ada.Evaluate(ctx, st.Request(protocol.Intent{Name: "observe"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = ada.Invoke(ctx, &protocol.InvokeRequest{MacroID: find(resp, "open_page").MacroID, Args: map[string]any{"url": page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Apply(res)
+	if _, err := step(ada, ada.NewState(facts...), "click_element", map[string]any{"element_id": "signin"}); !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone {
+		t.Errorf("the session open_page replaced: %v", err)
+	}
+
 	// Idle past the timeout: the session is gone, recoverably.
 	time.Sleep(4 * time.Second)
 	_, err = step(ada, st, "click_element", map[string]any{"element_id": "signin"})

@@ -254,7 +254,13 @@ func (b *Browser) after(s *Session, err error) {
 func (b *Browser) release(s *Session) {
 	b.sess.mu.Lock()
 	s.lastUse = time.Now()
+	listed := b.sess.m[s.id] == s
 	b.sess.mu.Unlock()
+	if !listed { // ended (EndSession, Close) during the call
+		s.close()
+		s.unlock()
+		return
+	}
 	if s.timer == nil {
 		s.timer = time.AfterFunc(b.cfg.SessionIdle, func() { b.reap(s) })
 	} else {
@@ -303,7 +309,7 @@ func (b *Browser) EndSession(ctx context.Context, owner, id string) error {
 	}
 	b.forget(s)
 	if err := s.lock(ctx); err != nil {
-		return err // the call under way ends it when it sees it forgotten
+		return err // the call under way closes it when it sees it forgotten (release)
 	}
 	s.close()
 	s.unlock()

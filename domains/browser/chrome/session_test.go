@@ -176,3 +176,55 @@ func TestSessionLoginJob(t *testing.T) {
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestSessionLimits: the server's session limit refuses a session beyond
+// it with a BusyError (no identity's session is ended for another's), an
+// ended session answers SessionGoneError, and calls on one session from
+// many goroutines run one at a time without failing.
+func TestSessionLimits(t *testing.T) {
+	path := needChromium(t)
+	ts := LoginApp(t)
+	b := chrome.New(chrome.Config{Path: path, MaxSessions: 2})
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	a, err := b.OpenSession(ctx, "a", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenSession(ctx, "b", ts.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	var busy *chrome.BusyError
+	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); !errors.As(err, &busy) || busy.RetryAfter <= 0 {
+		t.Errorf("a third session on a server of two: %v", err)
+	}
+	if n := b.SessionCount(); n != 2 {
+		t.Errorf("%d sessions, want 2", n)
+	}
+
+	errs := make(chan error, 4)
+	for i := range 4 {
+		go func() {
+			_, err := b.ActSession(ctx, "a", a.Session, &chrome.Act{Kind: "fill", ElementID: "email", Value: strings.Repeat("x", i+1)})
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+
+	if err := b.EndSession(ctx, "b", a.Session); !errors.As(err, new(*chrome.SessionOwnerError)) {
+		t.Errorf("ending another identity's session: %v", err)
+	}
+	if err := b.EndSession(ctx, "a", a.Session); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ActSession(ctx, "a", a.Session, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+		t.Errorf("ended session: %v", err)
+	}
+	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); err != nil {
+		t.Errorf("a session after one ended: %v", err)
+	}
+}
