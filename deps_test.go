@@ -66,6 +66,10 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/macroid", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store", mod + "/internal/memstore", mod + "/internal/admission"}},
 		// The fact set of request decoding knows the protocol layer only.
 		{mod + "/internal/factset", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
+		// Macro-tool definitions, their records and the decoded cache know
+		// the kernel's tool, the protocol layer and the store contract;
+		// never the server, a transport or the other split-out jobs.
+		{mod + "/internal/macros", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

@@ -11,6 +11,7 @@ import (
 	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/factset"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -51,7 +52,7 @@ type evaluation struct {
 	external    []protocol.Fact
 	caller      *caller
 	program     *kernel.Program // the rule version this request uses throughout
-	defined     []*macroDef     // macro-tools render synthesized, for the store
+	defined     []*macros.Def   // macro-tools render synthesized, for the store
 }
 
 // computeExternal materializes the external predicates for this request,

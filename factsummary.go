@@ -4,6 +4,7 @@ import (
 	"hash"
 
 	"github.com/manglecp/manglecp/internal/macroid"
+	"github.com/manglecp/manglecp/internal/macros"
 )
 
 // factsSummary is what rendering needs of a request's facts that does not
@@ -14,7 +15,7 @@ import (
 type factsSummary struct {
 	done     chan struct{} // closed once keys and heap are set
 	keys     hash.Hash     // SHA-256 after the keys' text; rendering adds the external facts, once
-	heap     int64         // factsHeapBytes of the facts
+	heap     int64         // macros.FactsBytes of the facts
 	panicked any
 }
 
@@ -35,7 +36,7 @@ func (ev *evaluation) summarizeAhead() {
 	go func() {
 		defer close(sum.done)
 		defer func() { sum.panicked = recover() }()
-		sum.keys, sum.heap = macroid.HashKeys(keys), factsHeapBytes(facts)
+		sum.keys, sum.heap = macroid.HashKeys(keys), macros.FactsBytes(facts)
 	}()
 }
 
@@ -44,7 +45,7 @@ func (ev *evaluation) summarizeAhead() {
 // another request (releaseKeys).
 func (ev *evaluation) summarized() *factsSummary {
 	if ev.summary == nil {
-		ev.summary = &factsSummary{keys: macroid.HashKeys(ev.factKeys), heap: factsHeapBytes(ev.facts)}
+		ev.summary = &factsSummary{keys: macroid.HashKeys(ev.factKeys), heap: macros.FactsBytes(ev.facts)}
 	} else if ev.summary.done != nil {
 		<-ev.summary.done
 		if v := ev.summary.panicked; v != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -45,7 +46,7 @@ func quadraticFitBudget(shown []*shownTool, budget int64, cost func(*shownTool) 
 	}
 	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
 		st := shown[i]
-		for st.resources = len(st.def.tool.Resources) - 1; st.resources >= 0 && total() > budget; st.resources-- {
+		for st.resources = len(st.def.Tool.Resources) - 1; st.resources >= 0 && total() > budget; st.resources-- {
 		}
 		st.resources = max(st.resources, 0)
 	}
@@ -74,7 +75,7 @@ func budgetTools(rng *rand.Rand, n int) []*shownTool {
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}
 		out[i] = &shownTool{
-			def:       &macroDef{id: fmt.Sprintf("m_%04d", i), tool: t, schema: schema},
+			def:       &macros.Def{ID: fmt.Sprintf("m_%04d", i), Tool: t, Schema: schema},
 			level:     levels[rng.IntN(len(levels))],
 			upgraded:  rng.IntN(4) == 0,
 			resources: -1,

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/plural"
 	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
@@ -43,9 +44,9 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		return nil, protocol.Errorf(protocol.CodeMacroNotFound, "macro-tool %s is unknown or was evicted; evaluate the intent again", protocol.Quote(req.MacroID)).
 			WithDetails(&protocol.ErrorDetails{MacroID: protocol.Clip(req.MacroID)})
 	}
-	if who := callerFrom(ctx); !who.anonymous && def.caller != nil && def.caller.name != who.name {
-		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "macro-tool %s was synthesized for another identity; evaluate the intent yourself", def.id).
-			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+	if who := callerFrom(ctx); !who.anonymous && def.Owner != nil && def.Owner.Name != who.name {
+		return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "macro-tool %s was synthesized for another identity; evaluate the intent yourself", def.ID).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
 	}
 	// The validity window is checked against the server's clock (Spec 07
 	// section 2.3, Spec 08 section 5.3): a client cannot revive an expired
@@ -58,56 +59,56 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 		}
 		at = req.EvalTime.Time
 	}
-	if t := def.tool.ValidUntil; t != nil && now.After(*t) {
-		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s (the server's clock is %s); evaluate the intent again, with no eval_time or a recent one: an earlier eval_time gives tools that are expired already", def.id, t.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)).
-			WithDetails(&protocol.ErrorDetails{MacroID: def.id, ExpiredAt: t.UTC().Format(time.RFC3339Nano)})
+	if t := def.Tool.ValidUntil; t != nil && now.After(*t) {
+		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s expired at %s (the server's clock is %s); evaluate the intent again, with no eval_time or a recent one: an earlier eval_time gives tools that are expired already", def.ID, t.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.ID, ExpiredAt: t.UTC().Format(time.RFC3339Nano)})
 	}
-	if t := def.tool.ValidFrom; t != nil && now.Before(*t) {
-		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s is not valid before %s", def.id, t.UTC().Format(time.RFC3339)).
-			WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+	if t := def.Tool.ValidFrom; t != nil && now.Before(*t) {
+		return nil, protocol.Errorf(protocol.CodeMacroExpired, "macro-tool %s is not valid before %s", def.ID, t.UTC().Format(time.RFC3339)).
+			WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
 	}
 	// A schema that does not compile is the rules' defect, not the
 	// client's: internal_error (masked, logged with the request id).
-	if _, err := def.validator(); err != nil {
-		return nil, fmt.Errorf("the input schema of tool %s (macro-tool %s) does not compile, a defect of the rules: %w", def.tool.Name, def.id, err)
+	if _, err := def.Validator(); err != nil {
+		return nil, fmt.Errorf("the input schema of tool %s (macro-tool %s) does not compile, a defect of the rules: %w", def.Tool.Name, def.ID, err)
 	}
 	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
-		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%s against the input_schema of %s", plural.S(len(errs), "argument error"), def.tool.Name).
-			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.id})
+		return nil, protocol.Errorf(protocol.CodeSchemaValidationFailed, "%s against the input_schema of %s", plural.S(len(errs), "argument error"), def.Tool.Name).
+			WithDetails(&protocol.ErrorDetails{SchemaErrors: errs, MacroID: def.ID})
 	}
-	if def.tool.RequiresConfirmation && !autoConfirmed(callerFrom(ctx), def.tool.SideEffects) {
+	if def.Tool.RequiresConfirmation && !autoConfirmed(callerFrom(ctx), def.Tool.SideEffects) {
 		if req.ConfirmationToken == "" {
-			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "%s requires the user's confirmation: send confirmation_token", def.tool.Name).
-				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+			return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "%s requires the user's confirmation: send confirmation_token", def.Tool.Name).
+				WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
 		}
-		reason, err := s.confirm.verify(ctx, req.ConfirmationToken, def.id, now)
+		reason, err := s.confirm.verify(ctx, req.ConfirmationToken, def.ID, now)
 		if err != nil {
 			return nil, err
 		}
 		if reason != "" {
 			return nil, protocol.Errorf(protocol.CodeConfirmationInvalid, "confirmation token rejected: %s", reason).
-				WithDetails(&protocol.ErrorDetails{MacroID: def.id})
+				WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
 		}
 	}
-	spec, ok := s.actions[def.tool.Action]
+	spec, ok := s.actions[def.Tool.Action]
 	if !ok {
 		// The rules name an action the domain does not register: the
 		// server's defect, internal_error.
-		return nil, fmt.Errorf("tool %s names action %q, which is not registered", def.tool.Name, def.tool.Action)
+		return nil, fmt.Errorf("tool %s names action %q, which is not registered", def.Tool.Name, def.Tool.Action)
 	}
 	evalTime := at.UTC()
 	call := &Call{
-		MacroID:  def.id,
-		Tool:     def.tool.Name,
-		Intent:   def.intent.Name,
-		Params:   def.intent.Params,
-		Args:     withDefaults(def.schema, req.Args),
-		Facts:    def.facts,
+		MacroID:  def.ID,
+		Tool:     def.Tool.Name,
+		Intent:   def.Intent.Name,
+		Params:   def.Intent.Params,
+		Args:     withDefaults(def.Schema, req.Args),
+		Facts:    def.Facts,
 		EvalTime: evalTime,
 		Progress: progressFrom(ctx),
 	}
 	start := time.Now()
-	actx, end := s.span(ctx, "manglecp.action", attribute.String("manglecp.tool", def.tool.Name))
+	actx, end := s.span(ctx, "manglecp.action", attribute.String("manglecp.tool", def.Tool.Name))
 	out, err := s.runAction(actx, spec.Run, call)
 	end()
 	if err != nil {
@@ -162,7 +163,7 @@ func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Ou
 
 // invokeResponse completes an outcome into the wire response: categories and
 // provenance on asserted facts, capped events and deltas, suggestions.
-func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration, now time.Time) *protocol.InvokeResponse {
+func (s *Server) invokeResponse(def *macros.Def, out *Outcome, took time.Duration, now time.Time) *protocol.InvokeResponse {
 	result := out.Result
 	if result == nil {
 		result = map[string]any{}
@@ -183,7 +184,7 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 			f.Category = protocol.CategoryServer
 		}
 		if f.Source == nil {
-			f.Source = &protocol.Provenance{SourceType: protocol.SourceServer, SourceID: def.tool.Name, AssertedAt: now.UTC().Format(time.RFC3339Nano)}
+			f.Source = &protocol.Provenance{SourceType: protocol.SourceServer, SourceID: def.Tool.Name, AssertedAt: now.UTC().Format(time.RFC3339Nano)}
 		}
 		asserted = append(asserted, f)
 	}
@@ -205,7 +206,7 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 		}
 	}
 	next := &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{}, ContinuationFacts: []protocol.Fact{}}
-	for _, n := range def.tool.NextIntents {
+	for _, n := range def.Tool.NextIntents {
 		next.SuggestedIntents = append(next.SuggestedIntents, protocol.SuggestedIntent{Name: n.Name, Description: n.Description})
 	}
 	for _, f := range out.ContinuationFacts {
@@ -216,7 +217,7 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 	}
 	summary := out.Summary
 	if summary == "" {
-		summary = fmt.Sprintf("%s ran %s.", def.tool.Name, plural.S(len(events), "step"))
+		summary = fmt.Sprintf("%s ran %s.", def.Tool.Name, plural.S(len(events), "step"))
 	}
 	return &protocol.InvokeResponse{
 		Result:        result,
@@ -228,11 +229,11 @@ func (s *Server) invokeResponse(def *macroDef, out *Outcome, took time.Duration,
 
 // validateArgs checks args against the macro-tool's input schema with a
 // JSON Schema 2020-12 validator and returns every leaf error.
-func (s *Server) validateArgs(def *macroDef, args map[string]any) []protocol.SchemaError {
-	sch, err := def.validator()
+func (s *Server) validateArgs(def *macros.Def, args map[string]any) []protocol.SchemaError {
+	sch, err := def.Validator()
 	if err != nil {
 		// Generated schemas always compile; report rather than crash.
-		s.log.Error("input schema does not compile", "macro_id", def.id, "error", err.Error())
+		s.log.Error("input schema does not compile", "macro_id", def.ID, "error", err.Error())
 		return []protocol.SchemaError{{Path: "", Message: "the tool's input schema is unavailable", Keyword: "$schema"}}
 	}
 	return schemaerr.Errors(sch.Validate(map[string]any(args)))

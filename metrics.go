@@ -66,9 +66,9 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		m.inflight, m.sessions, m.reloads, m.storeErrors, m.auths}
 	cs = append(cs,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_entries",
-			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := s.macros.stats(); return float64(n) }),
+			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := s.macros.Stats(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_bytes",
-			Help: "Bytes of the macro-tools this process keeps decoded."}, func() float64 { _, b := s.macros.stats(); return float64(b) }))
+			Help: "Bytes of the macro-tools this process keeps decoded."}, func() float64 { _, b := s.macros.Stats(); return float64(b) }))
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return nil, err

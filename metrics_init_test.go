@@ -18,7 +18,7 @@ func TestMetricsExistAtZero(t *testing.T) {
 	// Every op the server counts, read from the source, so a new one is
 	// not forgotten.
 	ops := map[string]bool{}
-	for _, f := range []string{"server.go", "macros.go", "cache.go", "confirm.go", "store.go", "invoke.go", "evaluate.go"} {
+	for _, f := range []string{"server.go", "macrostore.go", "confirm.go", "store.go", "invoke.go", "evaluate.go"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macroid"
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -29,13 +30,13 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 	for _, t := range res.Tools {
 		def := s.define(ev, t, factsDigest)
 		level := s.disclosureLevel(ev.disclosure, t.Score)
-		if ev.upgrades[def.id] {
+		if ev.upgrades[def.ID] {
 			level = protocol.DisclosureFull
 		}
 		if level == "" {
 			continue
 		}
-		shown = append(shown, &shownTool{def: def, level: level, upgraded: ev.upgrades[def.id], resources: -1})
+		shown = append(shown, &shownTool{def: def, level: level, upgraded: ev.upgrades[def.ID], resources: -1})
 	}
 	if ev.maxTools >= 0 && int64(len(shown)) > ev.maxTools {
 		available := len(shown)
@@ -54,7 +55,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 	for _, st := range shown {
 		resp.MacroTools = append(resp.MacroTools, st.render(ev.program))
 		if st.level == protocol.DisclosureFull {
-			for _, id := range st.def.tool.Skills {
+			for _, id := range st.def.Tool.Skills {
 				skills[id] = true
 			}
 		}
@@ -94,7 +95,7 @@ func (s *Server) render(ev *evaluation, res *kernel.Result) *protocol.IntentResp
 func proofHints(ev *evaluation, x *kernel.Explanation, shown []*shownTool) *protocol.ProofHints {
 	ids := map[string]string{}
 	for _, st := range shown {
-		ids[st.def.tool.Name] = st.def.id
+		ids[st.def.Tool.Name] = st.def.ID
 	}
 	ph := &protocol.ProofHints{Derivations: []protocol.Derivation{}}
 	for _, d := range x.Derivations {
@@ -135,7 +136,7 @@ func proofNode(n *kernel.ProofNode) *protocol.ProofNode {
 // shownTool is a macro-tool on its way into a response, with the
 // presentation choices budget fitting may change.
 type shownTool struct {
-	def       *macroDef
+	def       *macros.Def
 	level     string
 	upgraded  bool
 	byRef     bool // deliver every skill by reference
@@ -143,9 +144,9 @@ type shownTool struct {
 }
 
 func (st *shownTool) render(prog *kernel.Program) protocol.MacroTool {
-	m := st.def.view(st.level)
+	m := view(st.def, st.level)
 	if st.level == protocol.DisclosureFull {
-		t := st.def.tool
+		t := st.def.Tool
 		ci := m.ContextInjection
 		if ci == nil {
 			ci = &protocol.ContextInjection{}
@@ -226,7 +227,7 @@ func fitBudget(shown []*shownTool, budget int64, cost func(*shownTool) int64) *p
 	}
 	for i := len(shown) - 1; i >= 0 && total > budget; i-- {
 		st := shown[i]
-		for st.resources = len(st.def.tool.Resources) - 1; st.resources >= 0; st.resources-- {
+		for st.resources = len(st.def.Tool.Resources) - 1; st.resources >= 0; st.resources-- {
 			remeasure(i)
 			if total <= budget {
 				break
@@ -264,23 +265,23 @@ func (s *Server) disclosureLevel(pref string, score int64) string {
 }
 
 // define builds (or refreshes) the cached definition of a selected tool.
-func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macroDef {
+func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macros.Def {
 	schema := macroid.InputSchema(t.Params)
-	def := &macroDef{
-		tool:    t,
-		intent:  ev.intent,
-		facts:   ev.facts,
-		schema:  schema,
-		output:  s.actions[t.Action].OutputSchema,
-		created: s.now(),
-		expires: s.now().Add(s.opts.MacroTTL),
-		size:    macroSize(ev, t, schema),
-		caller:  ev.caller,
+	def := &macros.Def{
+		Tool:    t,
+		Intent:  ev.intent,
+		Facts:   ev.facts,
+		Schema:  schema,
+		Output:  s.actions[t.Action].OutputSchema,
+		Created: s.now(),
+		Expires: s.now().Add(s.opts.MacroTTL),
+		Size:    macros.Size(t, schema, ev.intent, ev.summarized().heap),
+		Owner:   ownerRecord(ev.caller),
 	}
-	if t.ValidUntil != nil && t.ValidUntil.After(def.expires) {
-		def.expires = *t.ValidUntil // kept at least for the validity window
+	if t.ValidUntil != nil && t.ValidUntil.After(def.Expires) {
+		def.Expires = *t.ValidUntil // kept at least for the validity window
 	}
-	def.id = macroid.ID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
+	def.ID = macroid.ID(t, schema, ev.intent, factsDigest, ownerOf(ev.caller))
 	ev.defined = append(ev.defined, def) // stored by evaluate (saveMacros)
 	return def
 }
@@ -295,17 +296,17 @@ func ownerOf(c *caller) string {
 	return macroid.Owner(c.name)
 }
 
-// view renders the macro-tool at a disclosure level with exactly the
+// view renders the macro-tool d at a disclosure level with exactly the
 // fields Spec 06 section 2.2 allows there.
-func (d *macroDef) view(level string) protocol.MacroTool {
-	t := d.tool
-	m := protocol.MacroTool{MacroID: d.id, Name: t.Name, DisclosureLevel: level}
+func view(d *macros.Def, level string) protocol.MacroTool {
+	t := d.Tool
+	m := protocol.MacroTool{MacroID: d.ID, Name: t.Name, DisclosureLevel: level}
 	meta := &protocol.ToolMetadata{SelectionPhase: t.Phase, Score: t.Score, SourceRules: t.Evidence}
 	switch level {
 	case protocol.DisclosureFull:
 		m.Description = t.Description
-		m.InputSchema = d.schema
-		m.OutputSchema = d.output
+		m.InputSchema = d.Schema
+		m.OutputSchema = d.Output
 		effects := t.SideEffects
 		if len(effects) == 0 {
 			effects = []string{"none"}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/lru"
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -140,16 +141,16 @@ func (s *Server) cachedResult(ctx context.Context, env *protocol.Envelope) (json
 	// expired, or unreachable), evaluate again: that stores them anew, or
 	// reports the store's failure.
 	now := s.now()
-	fresh := make([]*macroDef, len(e.ids))
+	fresh := make([]*macros.Def, len(e.ids))
 	for i, id := range e.ids {
 		m, err := s.loadMacro(ctx, id, now)
 		if err != nil || m == nil {
 			return nil, &key
 		}
-		def := &macroDef{id: m.id, tool: m.tool, intent: m.intent, facts: m.facts, schema: m.schema, output: m.output,
-			created: now, expires: now.Add(s.opts.MacroTTL), size: m.size, caller: who}
-		if t := m.tool.ValidUntil; t != nil && t.After(def.expires) {
-			def.expires = *t
+		def := &macros.Def{ID: m.ID, Tool: m.Tool, Intent: m.Intent, Facts: m.Facts, Schema: m.Schema, Output: m.Output,
+			Created: now, Expires: now.Add(s.opts.MacroTTL), Size: m.Size, Owner: ownerRecord(who)}
+		if t := m.Tool.ValidUntil; t != nil && t.After(def.Expires) {
+			def.Expires = *t
 		}
 		fresh[i] = def
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/manglecp/manglecp/internal/factset"
 	"github.com/manglecp/manglecp/internal/freelist"
 	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/memstore"
 	"github.com/manglecp/manglecp/internal/oauth"
 	"github.com/manglecp/manglecp/internal/ratelimit"
@@ -56,8 +57,8 @@ type Server struct {
 	// registry holds the standard codes and the domain's (Domain.Codes).
 	registry *protocol.Registry
 	store    Store
-	macros   *macroCache  // decoded macro-tools, in front of Options.Store
-	results  *resultCache // nil when Options.ResultCacheBytes < 0
+	macros   *macros.Cache // decoded macro-tools, in front of Options.Store
+	results  *resultCache  // nil when Options.ResultCacheBytes < 0
 	confirm  *confirmer
 	log      *slog.Logger
 	metrics  *metrics // nil when Options.Metrics is nil
@@ -216,7 +217,7 @@ func (s *Server) load(ctx context.Context) error {
 	}
 	s.samples = samples
 	s.store = store
-	s.macros = newMacroCache(o.Store, o.MacroCacheBytes)
+	s.macros = macros.NewCache(o.Store, o.MacroCacheBytes)
 	s.confirm = newConfirmer(key, o.ConfirmationTTL, store)
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a
@@ -480,7 +481,7 @@ func (s *Server) SkillJSON(id string) ([]byte, bool) {
 // CacheStats reports the entries and bytes of the macro-tools this
 // process keeps decoded (with a shared store, in front of it).
 func (s *Server) CacheStats() (entries int, bytes int64) {
-	return s.macros.stats()
+	return s.macros.Stats()
 }
 
 // MaxMessageBytes is the advertised and enforced message size limit.

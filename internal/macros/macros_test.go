@@ -1,4 +1,4 @@
-package manglecp
+package macros
 
 import (
 	"encoding/json"
@@ -54,23 +54,23 @@ func fill(t *testing.T, v reflect.Value, seed int) {
 func TestRecordKeepsEveryToolField(t *testing.T) {
 	var tool kernel.Tool
 	fill(t, reflect.ValueOf(&tool).Elem(), 0)
-	d := &macroDef{id: "t-1", tool: tool, intent: protocol.Intent{Name: "i"}, schema: map[string]any{"type": "object"},
-		created: time.Unix(100, 0).UTC(), expires: time.Unix(200, 0).UTC(), caller: &caller{name: "alice"}}
-	recs, err := encodeMacros([]*macroDef{d}, time.Unix(150, 0))
+	d := &Def{ID: "t-1", Tool: tool, Intent: protocol.Intent{Name: "i"}, Schema: map[string]any{"type": "object"},
+		Created: time.Unix(100, 0).UTC(), Expires: time.Unix(200, 0).UTC(), Owner: &Owner{Name: "alice"}}
+	recs, err := Encode([]*Def{d}, time.Unix(150, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeMacro(recs[0].Data, "t-1")
+	got, err := Decode(recs[0].Data, "t-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.tool, tool) {
-		t.Errorf("tool changed on the way through the record:\n got %+v\nwant %+v", got.tool, tool)
+	if !reflect.DeepEqual(got.Tool, tool) {
+		t.Errorf("tool changed on the way through the record:\n got %+v\nwant %+v", got.Tool, tool)
 	}
-	if got.caller == nil || got.caller.name != "alice" || !got.expires.Equal(d.expires) || got.id != "t-1" {
+	if got.Owner == nil || got.Owner.Name != "alice" || !got.Expires.Equal(d.Expires) || got.ID != "t-1" {
 		t.Errorf("definition: %+v", got)
 	}
-	if _, err := decodeMacro(recs[0].Data, "t-2"); !errors.Is(err, store.ErrRejected) {
+	if _, err := Decode(recs[0].Data, "t-2"); !errors.Is(err, store.ErrRejected) {
 		t.Errorf("a record read under another id: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package manglecp
+package macros
 
 import (
 	"unsafe"
@@ -94,39 +94,39 @@ func factBytes(f protocol.Fact) int64 {
 	return n
 }
 
-// macroSize is the memory of a macro-tool definition: the definition and
-// its tool, the tool's parameters, the input schema generated for it and
-// the request's facts, which are counted in full for each definition (the
-// definitions of one evaluation share them, so this errs high).
-func macroSize(ev *evaluation, t kernel.Tool, schema map[string]any) int64 {
-	n := roundAlloc(int64(unsafe.Sizeof(macroDef{}))) + jsonValueBytes(schema)
+// Size is the memory of a macro-tool definition: the definition and its
+// tool, the tool's parameters, the input schema generated for it and the
+// request's facts (factsBytes, FactsBytes of them), which are counted in
+// full for each definition (the definitions of one evaluation share them,
+// so this errs high).
+func Size(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsBytes int64) int64 {
+	n := roundAlloc(int64(unsafe.Sizeof(Def{}))) + jsonValueBytes(schema)
 	n += roundAlloc(int64(cap(t.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
-	n += roundAlloc(int64(len(ev.intent.Name)))
-	if ev.intent.Params != nil {
-		n += jsonValueBytes(ev.intent.Params)
+	n += roundAlloc(int64(len(intent.Name)))
+	if intent.Params != nil {
+		n += jsonValueBytes(intent.Params)
 	}
-	return n + ev.summarized().heap
+	return n + factsBytes
 }
 
-// decodedMacroSize is the memory of a definition decoded from a stored
-// record: like macroSize, with the output schema (a copy of its own, not
+// decodedSize is the memory of a definition decoded from a stored
+// record: like Size, with the output schema (a copy of its own, not
 // the action's) and the tool's strings.
-func decodedMacroSize(d *macroDef) int64 {
-	n := roundAlloc(int64(unsafe.Sizeof(macroDef{}))) + jsonValueBytes(d.schema) + jsonValueBytes(d.output)
-	n += roundAlloc(int64(cap(d.tool.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
-	for _, s := range []string{d.id, d.tool.Name, d.tool.Description, d.tool.Summary, d.tool.Instructions, d.intent.Name} {
+func decodedSize(d *Def) int64 {
+	n := roundAlloc(int64(unsafe.Sizeof(Def{}))) + jsonValueBytes(d.Schema) + jsonValueBytes(d.Output)
+	n += roundAlloc(int64(cap(d.Tool.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
+	for _, s := range []string{d.ID, d.Tool.Name, d.Tool.Description, d.Tool.Summary, d.Tool.Instructions, d.Intent.Name} {
 		n += roundAlloc(int64(len(s)))
 	}
-	if d.intent.Params != nil {
-		n += jsonValueBytes(d.intent.Params)
+	if d.Intent.Params != nil {
+		n += jsonValueBytes(d.Intent.Params)
 	}
-	return n + factsHeapBytes(d.facts)
+	return n + FactsBytes(d.Facts)
 }
 
-// factsHeapBytes is the memory of a request's facts. It is computed once
-// per evaluation (see factsSummary): every definition of it holds the same
-// facts.
-func factsHeapBytes(facts []protocol.Fact) int64 {
+// FactsBytes is the memory of a request's facts. The server computes it
+// once per evaluation: every definition of it holds the same facts.
+func FactsBytes(facts []protocol.Fact) int64 {
 	n := roundAlloc(int64(cap(facts)) * int64(unsafe.Sizeof(protocol.Fact{})))
 	for _, f := range facts {
 		n += factBytes(f)
