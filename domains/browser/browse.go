@@ -322,7 +322,7 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 			_ = w.b.EndSession(ctx, owner(ctx), old)
 		}
 		out.Assert = append(out.Assert, sessionFact(obs.Session, obs.URL))
-		out.Summary += " Live session " + obs.Session + ": click_element and fill_field act on this page as it is."
+		out.Summary += " Live session " + obs.Session + "."
 	}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 	return out, ctx.Err()

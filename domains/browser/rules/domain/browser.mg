@@ -75,9 +75,9 @@ has_live_session(1) :- live_session(_).
 tool_evidence("click_element", "browser_session") :- has_live_session(1).
 tool_evidence("fill_field", "browser_session") :- has_live_session(1).
 tool_instructions("click_element", Text) :-
-  live_session(Session), Text = fn:string:concat("Acts on the live page of browser session ", Session, " (cookies and typed values kept). If the answer is x-browser_session_gone, call open_page again.").
+  live_session(Session), Text = fn:string:concat("Acts on the live page of session ", Session, "; on x-browser_session_gone, open_page again.").
 tool_instructions("fill_field", Text) :-
-  live_session(Session), Text = fn:string:concat("Types into the live page of browser session ", Session, "; a later click_element sees the value.").
+  live_session(Session), Text = fn:string:concat("Types into the live page of session ", Session, ".").
 
 # Selection: offered only with a browser and a URL it may open; click and
 # fill only for elements observed on the page.
