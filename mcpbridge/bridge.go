@@ -126,6 +126,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	sess     *client.Session
+	dialing  *dialCall          // the dial in flight, if any (session)
 	manifest *protocol.Manifest // the last one within the limits
 	refused  *protocol.Manifest // the last pushed one over them, logged once
 
@@ -185,13 +186,82 @@ const (
 	CodeConfirmationUnavailable = protocol.CodeBridgeConfirmationUnavailable
 )
 
-// session returns the MangleCP session, dialing when there is none.
+// dialCall is one dial in flight, shared by every caller that needs the
+// session meanwhile.
+type dialCall struct {
+	done    chan struct{} // closed when sess, err are set
+	sess    *client.Session
+	err     error
+	waiters int                // callers waiting; under Bridge.mu
+	cancel  context.CancelFunc // ends the dial when no one waits any more (or it failed)
+}
+
+// session returns the MangleCP session, dialing when there is none. The
+// dial runs without b.mu held, once for every caller that needs it
+// meanwhile (the manifest and other MCP sessions are not held up), on a
+// context of its own: a caller whose ctx ends stops waiting, and the dial
+// is cancelled only when the last one stopped waiting (or on Close).
 func (b *Bridge) session(ctx context.Context) (*client.Session, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.sess != nil {
-		return b.sess, nil
+		s := b.sess
+		b.mu.Unlock()
+		return s, nil
 	}
+	c := b.dialing
+	if c == nil {
+		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c = &dialCall{done: make(chan struct{}), cancel: cancel}
+		b.dialing = c
+		go b.dialFor(dctx, c)
+	}
+	c.waiters++
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.sess, c.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		if c.waiters--; c.waiters == 0 && b.dialing == c {
+			// No one waits: the dial is abandoned and the next caller
+			// starts a new one.
+			b.dialing = nil
+			c.cancel()
+		}
+		b.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// dialFor runs the dial c and, unless it was abandoned meanwhile, makes
+// its session the bridge's. The context of a dial that succeeded is not
+// cancelled: a Dialer may tie the connection to it.
+func (b *Bridge) dialFor(ctx context.Context, c *dialCall) {
+	defer close(c.done)
+	s, err := b.connect(ctx)
+	if err != nil {
+		c.cancel()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dialing != c {
+		// Abandoned, or the bridge closed: its waiters (if any) get
+		// x-bridge_server_unreachable.
+		if err == nil {
+			go func() { _ = s.Close() }()
+		}
+		s, err = nil, protocol.Errorf(CodeUnreachable, "the bridge closed its connection to the MangleCP server")
+	} else {
+		b.dialing = nil
+		if err == nil {
+			b.sess, b.manifest = s, s.Manifest()
+		}
+	}
+	c.sess, c.err = s, err
+}
+
+// connect dials and checks the server's protocol version and manifest.
+func (b *Bridge) connect(ctx context.Context) (*client.Session, error) {
 	s, err := b.dial(ctx)
 	if err != nil {
 		b.opts.Logger.Warn("connecting to the MangleCP server", "error", err.Error())
@@ -211,7 +281,6 @@ func (b *Bridge) session(ctx context.Context) (*client.Session, error) {
 		b.opts.Logger.Warn("refusing the MangleCP server's manifest", "error", perr.Message)
 		return nil, perr
 	}
-	b.sess, b.manifest = s, m
 	return s, nil
 }
 
@@ -251,6 +320,11 @@ func (b *Bridge) Close() error {
 	b.mu.Lock()
 	s := b.sess
 	b.sess = nil
+	if c := b.dialing; c != nil {
+		// Its waiters get x-bridge_server_unreachable (dialFor).
+		b.dialing = nil
+		c.cancel()
+	}
 	b.mu.Unlock()
 	if s == nil {
 		return nil
