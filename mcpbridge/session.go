@@ -40,7 +40,8 @@ type mcpSession struct {
 	reserved map[string]bool // intent tool names and the meta-tool
 	dynamic  bool            // ModeDynamic: macro-tools become MCP tools
 
-	startOnce sync.Once
+	startMu sync.Mutex // held while the start intent is evaluated
+	started bool       // the start intent was evaluated (or failed other than by cancellation)
 
 	install sync.Mutex // serializes selection changes
 
@@ -229,17 +230,26 @@ func refuseModern() error {
 	}
 }
 
-// start evaluates the start intent once per MCP session.
+// start evaluates the start intent once per MCP session. When the
+// request that evaluates it is cancelled, the next request evaluates it.
 func (ss *mcpSession) start(ctx context.Context, sess *mcp.ServerSession) {
 	st := ss.b.opts.Start
 	if st == nil {
 		return
 	}
-	ss.startOnce.Do(func() {
-		if _, err := ss.evaluate(ctx, nil, st.Intent, st.Params, st.Facts, false); err != nil {
-			ss.b.opts.Logger.Warn("start intent", "intent", st.Intent, "error", err.Error())
-		}
-	})
+	ss.startMu.Lock()
+	defer ss.startMu.Unlock()
+	if ss.started {
+		return
+	}
+	_, err := ss.evaluate(ctx, nil, st.Intent, st.Params, st.Facts, false)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	ss.started = true
+	if err != nil {
+		ss.b.opts.Logger.Warn("start intent", "intent", st.Intent, "error", err.Error())
+	}
 }
 
 // workingState returns the session's working state.
