@@ -70,6 +70,8 @@ func TestLayering(t *testing.T) {
 		// the kernel's tool, the protocol layer and the store contract;
 		// never the server, a transport or the other split-out jobs.
 		{mod + "/internal/macros", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth"}},
+		// The Prometheus collectors know the protocol layer only.
+		{mod + "/internal/metrics", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

@@ -24,15 +24,15 @@ func (s *Server) saveMacros(ctx context.Context, defs []*macros.Def) error {
 			return err
 		}
 		if err := s.macros.Shared.PutMacros(ctx, recs); err != nil {
-			s.metrics.storeError("put_macros")
+			s.metrics.StoreError("put_macros")
 			return &storeError{op: "storing macro-tools", cause: err}
 		}
 		for _, r := range recs {
-			s.metrics.macroStored(len(r.Data))
+			s.metrics.MacroStored(len(r.Data))
 		}
 	} else {
 		for _, d := range defs {
-			s.metrics.macroStored(int(d.Size))
+			s.metrics.MacroStored(int(d.Size))
 		}
 	}
 	s.macros.Put(defs, s.now())
@@ -47,11 +47,11 @@ func (s *Server) loadMacro(ctx context.Context, id string, now time.Time) (*macr
 	ctx, end := s.span(ctx, "manglecp.store.get_macro")
 	defer end()
 	if d := s.macros.Get(id, now); d != nil {
-		s.metrics.macroLookup("hit")
+		s.metrics.MacroLookup("hit")
 		return d, nil
 	}
 	if s.macros.Shared == nil {
-		s.metrics.macroLookup("miss")
+		s.metrics.MacroLookup("miss")
 		return nil, nil
 	}
 	raw, err := s.macros.Shared.GetMacro(ctx, id)
@@ -60,23 +60,23 @@ func (s *Server) loadMacro(ctx context.Context, id string, now time.Time) (*macr
 		d, err = macros.Decode(raw, id)
 	}
 	if errors.Is(err, store.ErrRejected) {
-		s.metrics.macroLookup("rejected")
+		s.metrics.MacroLookup("rejected")
 		rid, _ := ctx.Value(requestIDKey{}).(string)
 		s.log.Warn("stored macro-tool rejected: answered macro_not_found", "request_id", rid,
 			"macro_id", protocol.Clip(id), "reason", err.Error())
 		return nil, nil
 	}
 	if err != nil {
-		s.metrics.storeError("get_macro")
-		s.metrics.macroLookup("error")
+		s.metrics.StoreError("get_macro")
+		s.metrics.MacroLookup("error")
 		return nil, &storeError{op: "loading a macro-tool", cause: err}
 	}
 	if d == nil || !d.Expires.After(now) {
-		s.metrics.macroLookup("miss")
+		s.metrics.MacroLookup("miss")
 		return nil, nil
 	}
 	s.macros.Put([]*macros.Def{d}, now)
-	s.metrics.macroLookup("hit")
+	s.metrics.MacroLookup("hit")
 	return d, nil
 }
 

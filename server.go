@@ -26,6 +26,7 @@ import (
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/memstore"
+	"github.com/manglecp/manglecp/internal/metrics"
 	"github.com/manglecp/manglecp/internal/oauth"
 	"github.com/manglecp/manglecp/internal/ratelimit"
 	"github.com/manglecp/manglecp/protocol"
@@ -61,7 +62,7 @@ type Server struct {
 	results  *resultCache  // nil when Options.ResultCacheBytes < 0
 	confirm  *confirmer
 	log      *slog.Logger
-	metrics  *metrics // nil when Options.Metrics is nil
+	metrics  *metrics.Metrics // nil when Options.Metrics is nil
 	tracer   trace.Tracer
 
 	// state is the lifecycle state (lifecycle.go), changed only under
@@ -225,7 +226,7 @@ func (s *Server) load(ctx context.Context) error {
 		s.results = newResultCache(o.ResultCacheBytes)
 	}
 	s.prog.Store(prog)
-	m, err := newMetrics(o.Metrics, s)
+	m, err := metrics.New(o.Metrics, func() (int, int64) { return s.macros.Stats() })
 	if err != nil {
 		return fmt.Errorf("manglecp: metrics: %w", err)
 	}
@@ -304,7 +305,7 @@ func (s *Server) Reload(rules fs.FS) error {
 		// The reason is public (manifest extensions): no file paths or rule
 		// text; the log has the file and line.
 		s.SetDegraded("rule reload failed; the previous rules are still serving (the server log names the file and line)")
-		s.metrics.reload("failed")
+		s.metrics.Reload("failed")
 		return err
 	}
 	selected, err := s.runSamples(context.Background(), prog)
@@ -316,19 +317,19 @@ func (s *Server) Reload(rules fs.FS) error {
 			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
 		}
 		s.SetDegraded(reason)
-		s.metrics.reload("failed")
+		s.metrics.Reload("failed")
 		return err
 	}
 	if lost := s.checkLostTools(context.Background(), s.prog.Load(), prog, s.domain.Rules, rules, selected); lost != nil {
 		s.log.Error("rule reload rejected: the new rules lose tools the running rules serve; the previous rules keep serving", "error", lost.Error())
 		s.SetDegraded(lost.reason())
-		s.metrics.reload("failed")
+		s.metrics.Reload("failed")
 		return lost
 	}
 	s.prog.Store(prog)
 	s.domain.Rules = rules
 	s.log.Info("rules reloaded", "rules", prog.RuleCount())
-	s.metrics.reload("ok")
+	s.metrics.Reload("ok")
 	s.SetDegraded("")
 	return nil
 }
@@ -621,9 +622,9 @@ func (s *Server) Handle(ctx context.Context, in *protocol.Inbound) *protocol.Env
 	start := time.Now()
 	rec := &requestInfo{logID: "r" + strconv.FormatUint(s.nextID.Add(1), 10)}
 	ctx, span := s.startRequest(ctx)
-	s.metrics.inflightAdd(1)
+	s.metrics.InflightAdd(1)
 	out := s.handle(ctx, in, rec)
-	s.metrics.inflightAdd(-1)
+	s.metrics.InflightAdd(-1)
 	s.finishRequest(ctx, span, in, out, rec, time.Since(start))
 	return out
 }
@@ -847,7 +848,7 @@ func fromProtocol(c *protocol.Caller) *caller {
 func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, peer string) (*caller, *protocol.Error) {
 	who, err, why := s.authenticate(ctx, c)
 	if s.AuthRequired() {
-		s.metrics.authentication(err)
+		s.metrics.Authentication(err)
 	}
 	if err == nil || c == nil || c.Token == "" {
 		return who, err
@@ -903,7 +904,7 @@ func (s *Server) rateLimit(ctx context.Context, key string) error {
 	}
 	wait, err := s.store.Take(ctx, key, RateLimit{PerSecond: s.opts.RateLimit, Burst: s.opts.RateBurst}, s.now())
 	if err != nil {
-		s.metrics.storeError("rate_limit")
+		s.metrics.StoreError("rate_limit")
 		return &storeError{op: "rate limiting", cause: err}
 	}
 	if wait > 0 {

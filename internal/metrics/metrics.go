@@ -1,20 +1,21 @@
-package manglecp
+// Package metrics is the server's Prometheus collectors: requests by
+// type, transport and outcome, latencies, gas, the macro-tool cache and
+// store, reloads, sessions and authentications. A nil *Metrics (metrics
+// off) accepts every call and does nothing. It knows the protocol layer
+// only; the server calls it from its one accounting point.
+package metrics
 
 import (
-	"context"
-	"encoding/json"
-	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// metrics are the server's Prometheus collectors. A nil *metrics (metrics
-// off) accepts every call and does nothing.
-type metrics struct {
+// Metrics are the server's Prometheus collectors. A nil *Metrics (metrics
+// off) accepts every call and does nothing. It is safe for concurrent use.
+type Metrics struct {
 	requests      *prometheus.CounterVec
 	evalSeconds   prometheus.Histogram
 	invokeSeconds prometheus.Histogram
@@ -31,11 +32,14 @@ type metrics struct {
 // latencyBuckets span 1 ms to about 30 s (max_compute_ms defaults to 30 s).
 var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2.5, 12)
 
-func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
+// New registers the collectors with reg; nil reg: metrics off (a nil
+// *Metrics). decoded reports the macro-tools the process keeps decoded
+// (entries and bytes), read at each scrape.
+func New(reg prometheus.Registerer, decoded func() (entries int, bytes int64)) (*Metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
-	m := &metrics{
+	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "manglecp_requests_total",
 			Help: "Requests answered, by message type, transport and outcome (ok or the registry error code)."},
 			[]string{"type", "transport", "code"}),
@@ -66,9 +70,9 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		m.inflight, m.sessions, m.reloads, m.storeErrors, m.auths}
 	cs = append(cs,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_entries",
-			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := s.macros.Stats(); return float64(n) }),
+			Help: "Macro-tools this process keeps decoded (with a shared store, in front of it)."}, func() float64 { n, _ := decoded(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "manglecp_macro_cache_bytes",
-			Help: "Bytes of the macro-tools this process keeps decoded."}, func() float64 { _, b := s.macros.Stats(); return float64(b) }))
+			Help: "Bytes of the macro-tools this process keeps decoded."}, func() float64 { _, b := decoded(); return float64(b) }))
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -87,38 +91,43 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) inflightAdd(d float64) {
+// InflightAdd adds d to the requests being handled.
+func (m *Metrics) InflightAdd(d float64) {
 	if m != nil {
 		m.inflight.Add(d)
 	}
 }
 
-func (m *metrics) macroLookup(result string) {
+// MacroLookup counts a macro-tool lookup on invoke: hit, miss, rejected
+// or error.
+func (m *Metrics) MacroLookup(result string) {
 	if m != nil {
 		m.macroLookups.WithLabelValues(result).Inc()
 	}
 }
 
-func (m *metrics) macroStored(n int) {
+// MacroStored counts n bytes of definitions written to the store.
+func (m *Metrics) MacroStored(n int) {
 	if m != nil {
 		m.macroBytes.Add(float64(n))
 	}
 }
 
-func (m *metrics) reload(outcome string) {
+// Reload counts a rule reload by outcome: ok or failed.
+func (m *Metrics) Reload(outcome string) {
 	if m != nil {
 		m.reloads.WithLabelValues(outcome).Inc()
 	}
 }
 
 // storeOps are the operations of the shared state store whose failures
-// are counted (storeError's op): their series exist at zero from the
+// are counted (StoreError's op): their series exist at zero from the
 // start, so an alert on manglecp_store_errors_total has a series to watch
 // before the first failure.
 var storeOps = []string{"get_macro", "put_macros", "rate_limit"}
 
-// authentication counts one credential check: ok, or the error's code.
-func (m *metrics) authentication(err *protocol.Error) {
+// Authentication counts one credential check: ok, or the error's code.
+func (m *Metrics) Authentication(err *protocol.Error) {
 	if m == nil {
 		return
 	}
@@ -129,69 +138,41 @@ func (m *metrics) authentication(err *protocol.Error) {
 	m.auths.WithLabelValues(result).Inc()
 }
 
-func (m *metrics) storeError(op string) {
+// StoreError counts a failed operation of the shared store (one of
+// storeOps).
+func (m *Metrics) StoreError(op string) {
 	if m != nil {
 		m.storeErrors.WithLabelValues(op).Inc()
 	}
 }
 
-// SessionOpened counts an open session connection (WebSocket or stdio) in
-// the metrics; call the returned function when it closes.
-func (s *Server) SessionOpened() (closed func()) {
-	if !s.loaded.Load() || s.metrics == nil { // booting: no metrics yet
-		return noEnd
+// SessionOpened counts an open session connection; call the returned
+// function when it closes.
+func (m *Metrics) SessionOpened() (closed func()) {
+	if m == nil {
+		return func() {}
 	}
-	s.metrics.sessions.Inc()
-	return func() { s.metrics.sessions.Dec() }
+	m.sessions.Inc()
+	return func() { m.sessions.Dec() }
 }
 
-// finishRequest is the single place a request is accounted for: the
-// access log line, the metrics and the end of its span.
-func (s *Server) finishRequest(ctx context.Context, span trace.Span, in *protocol.Inbound, out *protocol.Envelope, rec *requestInfo, took time.Duration) {
-	code := "ok"
-	if out.Type == protocol.TypeError {
-		var p struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal(out.Payload, &p)
-		code = p.Code
+// Request counts one answered request: its type (a bounded label: the
+// server maps what the client sent to a known type, "undecoded" or
+// "other"), transport and code (ok or the registry error code), its
+// latency, and for an intent answer the facts derived (factsDerived < 0:
+// none reported).
+func (m *Metrics) Request(typ protocol.MessageType, transport, code string, took time.Duration, factsDerived int64) {
+	if m == nil {
+		return
 	}
-	typ := rec.typ
+	m.requests.WithLabelValues(string(typ), transport, code).Inc()
 	switch typ {
-	case protocol.TypeIntentRequest, protocol.TypeInvokeRequest, protocol.TypeAuthenticate:
-	case "":
-		typ = "undecoded"
-	default:
-		typ = "other" // bounded label values: the type comes from the client
-	}
-	transport := transportFrom(ctx)
-	if m := s.metrics; m != nil {
-		m.requests.WithLabelValues(string(typ), transport, code).Inc()
-		switch typ {
-		case protocol.TypeIntentRequest:
-			m.evalSeconds.Observe(took.Seconds())
-			if r, ok := rec.resp.(*protocol.IntentResponse); ok && r.Diagnostics != nil {
-				m.gas.Observe(float64(r.Diagnostics.FactsDerived))
-			}
-		case protocol.TypeInvokeRequest:
-			m.invokeSeconds.Observe(took.Seconds())
+	case protocol.TypeIntentRequest:
+		m.evalSeconds.Observe(took.Seconds())
+		if factsDerived >= 0 {
+			m.gas.Observe(float64(factsDerived))
 		}
-	}
-	endRequest(span, rec, code, len(out.Payload))
-	if s.log.Enabled(ctx, slog.LevelInfo) {
-		identity := rec.identity
-		if identity == "" {
-			identity = "-"
-		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("request_id", rec.id),
-			slog.String("log_id", rec.logID),
-			slog.String("identity", identity),
-			slog.String("type", string(typ)),
-			slog.String("transport", transport),
-			slog.String("code", code),
-			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
-			slog.Int("bytes_in", len(in.Data)),
-			slog.Int("bytes_out", len(out.Payload)))
+	case protocol.TypeInvokeRequest:
+		m.invokeSeconds.Observe(took.Seconds())
 	}
 }
