@@ -17,6 +17,9 @@ type browserFlags struct {
 	maxPages, maxQueued, pageMemoryMB int
 	maxConsole                        int
 	queueWait, maxLoadTime, health    time.Duration
+	// Live sessions: docs/browser.md "Live sessions".
+	maxSessions, maxSessionsPerID, maxSessionTabs int
+	sessionIdle                                   time.Duration
 }
 
 // addBrowserFlags registers the browser flags on fs.
@@ -30,6 +33,10 @@ func addBrowserFlags(fs *flag.FlagSet, b *browserFlags) {
 	fs.IntVar(&b.maxConsole, "browser-max-console", 0, "console messages one observation keeps; it counts the rest (default 100)")
 	fs.DurationVar(&b.maxLoadTime, "browser-max-load-time", 0, "time of one page: load, settle, act, inspect (default 20s)")
 	fs.DurationVar(&b.health, "browser-health-interval", 0, "how often the browser is checked; two checks without an answer restart it (default 5s)")
+	fs.IntVar(&b.maxSessions, "browser-max-sessions", 0, "live browser sessions on this server; one more open_page is refused with x-browser_busy (default 8)")
+	fs.IntVar(&b.maxSessionsPerID, "browser-max-sessions-per-identity", 0, "live browser sessions of one identity; one more ends its least recently used idle session (default 2)")
+	fs.IntVar(&b.maxSessionTabs, "browser-max-session-tabs", 0, "tabs of one live browser session (default 4)")
+	fs.DurationVar(&b.sessionIdle, "browser-session-idle", 0, "a live browser session without a call for this long ends with its tabs (default 5m)")
 }
 
 // apply sets the flags that were given on c.
@@ -62,4 +69,8 @@ func (b *browserFlags) apply(c *browser.Config) {
 	setD(&c.QueueWait, b.queueWait)
 	setD(&c.MaxLoadTime, b.maxLoadTime)
 	setD(&c.HealthInterval, b.health)
+	set(&c.MaxSessions, b.maxSessions)
+	set(&c.MaxSessionsPerIdentity, b.maxSessionsPerID)
+	set(&c.MaxSessionTabs, b.maxSessionTabs)
+	setD(&c.SessionIdle, b.sessionIdle)
 }

@@ -20,14 +20,17 @@ func TestBrowserFlags(t *testing.T) {
 	addBrowserFlags(fs, &b)
 	err := fs.Parse([]string{"--browser-allowed-hosts", "127.0.0.1:8080, app.test", "--browser-max-pages", "2",
 		"--browser-max-queued", "-1", "--browser-queue-wait", "3s", "--browser-page-memory-mb", "256",
-		"--browser-max-console", "50", "--browser-max-load-time", "15s", "--browser-health-interval", "2s"})
+		"--browser-max-console", "50", "--browser-max-load-time", "15s", "--browser-health-interval", "2s",
+		"--browser-max-sessions", "3", "--browser-max-sessions-per-identity", "1", "--browser-max-session-tabs", "2",
+		"--browser-session-idle", "90s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c browser.Config
 	b.apply(&c)
 	want := browser.Config{AllowedHosts: []string{"127.0.0.1:8080", "app.test"}, MaxPages: 2, MaxQueued: -1,
-		QueueWait: 3 * time.Second, PageMemoryMB: 256, MaxConsole: 50, MaxLoadTime: 15 * time.Second, HealthInterval: 2 * time.Second}
+		QueueWait: 3 * time.Second, PageMemoryMB: 256, MaxConsole: 50, MaxLoadTime: 15 * time.Second, HealthInterval: 2 * time.Second,
+		MaxSessions: 3, MaxSessionsPerIdentity: 1, MaxSessionTabs: 2, SessionIdle: 90 * time.Second}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("config %+v\nwant %+v", c, want)
 	}
