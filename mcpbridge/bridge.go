@@ -123,6 +123,7 @@ type Options struct {
 type Bridge struct {
 	opts Options
 	dial Dialer
+	now  func() time.Time // the clock of validity windows and confirmations; time.Now (tests set it)
 
 	mu       sync.Mutex
 	sess     *client.Session
@@ -138,7 +139,7 @@ type Bridge struct {
 // fails here, with an error [ErrorOf] maps to
 // x-bridge_server_unreachable or x-bridge_protocol_mismatch.
 func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
-	b := &Bridge{dial: dial}
+	b := &Bridge{dial: dial, now: time.Now}
 	if opts != nil {
 		b.opts = *opts
 	}

@@ -160,6 +160,8 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 			fake := newFake()
 			fake.setEvaluate(selects(tool("first", false)))
 			h := newHarness(t, fake, &mcpbridge.Options{Mode: mode}, hostOptions{protocolVersion: "2025-11-25"})
+			clock := newClock()
+			mcpbridge.SetClock(h.bridge, clock.now)
 			h.call(t, "diagnose", diagnoseArgs)
 			if dyn {
 				h.waitChanged(t)
@@ -168,7 +170,7 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 				}
 			}
 			soon := tool("second", false)
-			expires := time.Now().Add(2 * time.Second)
+			expires := clock.now().Add(2 * time.Second)
 			soon.Validity = &protocol.Validity{ExpiresAt: protocol.NewTime(expires)}
 			fake.setEvaluate(selects(soon))
 			h.call(t, "diagnose", diagnoseArgs)
@@ -181,7 +183,7 @@ func TestSupersededAndExpiredToolsRemoved(t *testing.T) {
 			} else if e := errorOf(t, h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "first", "arguments": map[string]any{"target": "x"}})); e.Code != protocol.CodeBridgeUnknownTool {
 				t.Errorf("a superseded tool: %s", e.Code)
 			}
-			time.Sleep(time.Until(expires) + 50*time.Millisecond)
+			clock.advance(2 * time.Second) // the validity window ends
 			if h.toolNames(t)["second"] != nil {
 				t.Error("an expired macro-tool is still listed")
 			}
@@ -407,7 +409,8 @@ func TestEveryErrorMapped(t *testing.T) {
 			_ = c.Close()
 		}
 		h.mu.Unlock()
-		time.Sleep(50 * time.Millisecond)
+		// Whether the client saw the connection close or its request
+		// finds it closed, the call fails as unreachable.
 		check(t, h.call(t, "diagnose", diagnoseArgs), protocol.CodeBridgeServerUnreachable)
 		if res := h.call(t, "diagnose", diagnoseArgs); res.IsError {
 			t.Errorf("after reconnecting: %s", text(res))
@@ -493,13 +496,8 @@ func TestProgressPassesThrough(t *testing.T) {
 		progress(protocol.Progress{Status: "running", Detail: "halfway", Percent: &half})
 		return &protocol.InvokeResponse{Result: map[string]any{}}, nil
 	})
-	var mu sync.Mutex
-	var got []*mcp.ProgressNotificationParams
-	h := newHarness(t, fake, nil, hostOptions{progress: func(r *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, r.Params)
-	}})
+	notes := make(chan *mcp.ProgressNotificationParams, 10)
+	h := newHarness(t, fake, nil, hostOptions{progress: func(r *mcp.ProgressNotificationClientRequest) { notes <- r.Params }})
 	h.call(t, "diagnose", diagnoseArgs)
 	params := &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{"tool": "long", "arguments": map[string]any{"target": "x"}}}
 	params.SetProgressToken("tok-1")
@@ -508,20 +506,19 @@ func TestProgressPassesThrough(t *testing.T) {
 	if _, err := h.cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 2 || time.Now().After(deadline) {
-			break
+	// The bridge sends every note before it answers the call (progress);
+	// the host handles notifications asynchronously: wait for the two.
+	var got []*mcp.ProgressNotificationParams
+	for len(got) < 2 {
+		select {
+		case p := <-notes:
+			got = append(got, p)
+		case <-ctx.Done():
+			t.Fatalf("got %d progress notifications, want 2", len(got))
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 {
-		t.Fatalf("got %d progress notifications, want 2", len(got))
+	if extra := len(notes); extra != 0 {
+		t.Fatalf("got %d progress notifications, want 2", 2+extra)
 	}
 	if got[0].ProgressToken != "tok-1" || !strings.Contains(got[0].Message, "opening") || got[1].Progress != 50 || got[1].Total != 100 || got[1].Progress <= got[0].Progress {
 		t.Errorf("progress = %+v, %+v", got[0], got[1])

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,7 +46,7 @@ func TestToolListNeverChanges(t *testing.T) {
 				if follows {
 					name = v + "/subscribed/" + string(it)
 				}
-				t.Run(name, func(t *testing.T) {
+				t.Run(name, inBubble(func(t *testing.T) {
 					fake := newFake()
 					fake.setEvaluate(selects(tool("trace_request", false), tool("write_report", true)))
 					h := newHarness(t, fake, &mcpbridge.Options{IntentTools: it, ConfirmationKey: []byte("0123456789abcdef")}, hostOptions{protocolVersion: v, noListChanged: !follows, elicit: accept})
@@ -80,11 +81,14 @@ func TestToolListNeverChanges(t *testing.T) {
 							t.Fatalf("after call %d (%s) the tool list changed:\n%s\n->\n%s", i, c.name, before, after)
 						}
 					}
-					time.Sleep(100 * time.Millisecond) // past the SDK's batching of list changes
+					// The bubble's clock moves past the SDK's batching of list
+					// changes at once; then every notification was handled.
+					time.Sleep(time.Second)
+					synctest.Wait()
 					if n := len(h.changed); n != 0 {
 						t.Errorf("%d tools/list_changed notifications", n)
 					}
-				})
+				}))
 			}
 		}
 	}

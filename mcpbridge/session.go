@@ -185,7 +185,7 @@ func (ss *mcpSession) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list", "tools/call":
-			ss.prune(time.Now())
+			ss.prune(ss.b.now())
 			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
 				ss.start(ctx, sess)
 			}
@@ -546,7 +546,7 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 func (ss *mcpSession) entry(name string) (*macroEntry, []string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if e := ss.tools[name]; e != nil && (e.expires.IsZero() || time.Now().Before(e.expires)) {
+	if e := ss.tools[name]; e != nil && (e.expires.IsZero() || ss.b.now().Before(e.expires)) {
 		return e, nil
 	}
 	names := make([]string, 0, len(ss.tools))
@@ -664,7 +664,7 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 	argsKey := canonicalArgs(args)
 	p := req.Params
 	if p.InputResponses != nil || p.RequestState != "" {
-		pend, ok := ss.b.confirms.take(p.RequestState, time.Now())
+		pend, ok := ss.b.confirms.take(p.RequestState, ss.b.now())
 		if !ok || pend.macroID != e.tool.MacroID || pend.args != digest(argsKey) {
 			return "", nil, protocol.Errorf(CodeConfirmationDeclined, "the confirmation answer does not match a question this bridge asked for this call; %s was not run", e.name)
 		}
@@ -691,7 +691,7 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 func (ss *mcpSession) askUser(ctx context.Context, e *macroEntry, args map[string]any, chain *chainStep) (*mcp.CallToolResult, *protocol.Error) {
 	argsKey := canonicalArgs(args)
 	nonce := rand.Text()
-	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: time.Now().Add(10 * time.Minute), chain: chain}, time.Now()) {
+	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: ss.b.now().Add(10 * time.Minute), chain: chain}, ss.b.now()) {
 		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
 	}
 	return &mcp.CallToolResult{

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -288,7 +287,7 @@ func (ss *mcpSession) resume(ctx context.Context, req *mcp.CallToolRequest, name
 	if p.RequestState == "" || !ss.b.confirms.following(p.RequestState) {
 		return nil, false
 	}
-	pend, ok := ss.b.confirms.take(p.RequestState, time.Now())
+	pend, ok := ss.b.confirms.take(p.RequestState, ss.b.now())
 	if !ok || pend.chain == nil {
 		return nil, false
 	}
