@@ -72,6 +72,9 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/macros", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth"}},
 		// The Prometheus collectors know the protocol layer only.
 		{mod + "/internal/metrics", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
+		// Rendering knows the kernel's results, the protocol layer and
+		// macro definitions; never the server, a store or a transport.
+		{mod + "/internal/render", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth", mod + "/internal/metrics"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
 		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},

@@ -1,4 +1,4 @@
-package manglecp
+package render
 
 import (
 	"encoding/json"
@@ -13,11 +13,11 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// quadraticFitBudget is fitBudget as it was before issue 30: it summed
+// quadraticFitBudget is FitBudget as it was before issue 30: it summed
 // every tool's cost again before each step (O(n^2) measurements). It is
 // kept as the oracle the linear version must agree with, and as the
 // "before" of BenchmarkFitBudget.
-func quadraticFitBudget(shown []*shownTool, budget int64, cost func(*shownTool) int64) *protocol.Warning {
+func quadraticFitBudget(shown []*Tool, budget int64, cost func(*Tool) int64) *protocol.Warning {
 	total := func() int64 {
 		n := int64(0)
 		for _, st := range shown {
@@ -29,26 +29,26 @@ func quadraticFitBudget(shown []*shownTool, budget int64, cost func(*shownTool) 
 		for _, upgradedPass := range []bool{false, true} {
 			for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
 				st := shown[i]
-				if st.upgraded != upgradedPass {
+				if st.Upgraded != upgradedPass {
 					continue
 				}
-				switch st.level {
+				switch st.Level {
 				case protocol.DisclosureFull:
-					st.level = protocol.DisclosureCondensed
+					st.Level = protocol.DisclosureCondensed
 				case protocol.DisclosureCondensed:
-					st.level = protocol.DisclosureMinimal
+					st.Level = protocol.DisclosureMinimal
 				}
 			}
 		}
 	}
 	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
-		shown[i].byRef = true
+		shown[i].ByRef = true
 	}
 	for i := len(shown) - 1; i >= 0 && total() > budget; i-- {
 		st := shown[i]
-		for st.resources = len(st.def.Tool.Resources) - 1; st.resources >= 0 && total() > budget; st.resources-- {
+		for st.Resources = len(st.Def.Tool.Resources) - 1; st.Resources >= 0 && total() > budget; st.Resources-- {
 		}
-		st.resources = max(st.resources, 0)
+		st.Resources = max(st.Resources, 0)
 	}
 	if t := total(); t > budget {
 		return &protocol.Warning{Code: protocol.WarnTokenBudgetExceeded,
@@ -60,9 +60,9 @@ func quadraticFitBudget(shown []*shownTool, budget int64, cost func(*shownTool) 
 
 // budgetTools returns n selected tools of random levels, upgrades and
 // context resources (no skills: they need a program).
-func budgetTools(rng *rand.Rand, n int) []*shownTool {
+func budgetTools(rng *rand.Rand, n int) []*Tool {
 	levels := []string{protocol.DisclosureFull, protocol.DisclosureCondensed, protocol.DisclosureMinimal}
-	out := make([]*shownTool, n)
+	out := make([]*Tool, n)
 	for i := range out {
 		t := kernel.Tool{
 			Name:         fmt.Sprintf("tool_%d", i),
@@ -74,25 +74,25 @@ func budgetTools(rng *rand.Rand, n int) []*shownTool {
 			t.Resources = append(t.Resources, kernel.Resource{URI: fmt.Sprintf("file:///docs/%d/%d.md", i, r), Relevance: "high", Priority: int64(10 - r)})
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}
-		out[i] = &shownTool{
-			def:       &macros.Def{ID: fmt.Sprintf("m_%04d", i), Tool: t, Schema: schema},
-			level:     levels[rng.IntN(len(levels))],
-			upgraded:  rng.IntN(4) == 0,
-			resources: -1,
+		out[i] = &Tool{
+			Def:       &macros.Def{ID: fmt.Sprintf("m_%04d", i), Tool: t, Schema: schema},
+			Level:     levels[rng.IntN(len(levels))],
+			Upgraded:  rng.IntN(4) == 0,
+			Resources: -1,
 		}
 	}
 	return out
 }
 
-// jsonCost is the server's estimate (shownTool.tokens) at 4 characters
+// jsonCost is the server's estimate (Tool.Tokens) at 4 characters
 // per token.
-func jsonCost(st *shownTool) int64 {
-	raw, _ := json.Marshal(st.render(nil))
+func jsonCost(st *Tool) int64 {
+	raw, _ := json.Marshal(st.Render(nil))
 	return int64(len(raw)+3) / 4
 }
 
-func cloneShown(in []*shownTool) []*shownTool {
-	out := make([]*shownTool, len(in))
+func cloneShown(in []*Tool) []*Tool {
+	out := make([]*Tool, len(in))
 	for i, st := range in {
 		c := *st
 		out[i] = &c
@@ -100,7 +100,7 @@ func cloneShown(in []*shownTool) []*shownTool {
 	return out
 }
 
-func totalCost(shown []*shownTool) int64 {
+func totalCost(shown []*Tool) int64 {
 	n := int64(0)
 	for _, st := range shown {
 		n += jsonCost(st)
@@ -108,7 +108,7 @@ func totalCost(shown []*shownTool) int64 {
 	return n
 }
 
-// TestFitBudgetUnchanged (issue 30): the linear fitBudget leaves every
+// TestFitBudgetUnchanged (issue 30): the linear FitBudget leaves every
 // tool at the level, skill delivery and resources the quadratic one did,
 // with the same warning, for budgets from 0 to over the total.
 func TestFitBudgetUnchanged(t *testing.T) {
@@ -122,15 +122,15 @@ func TestFitBudgetUnchanged(t *testing.T) {
 		}
 		want, got := cloneShown(tools), cloneShown(tools)
 		ww := quadraticFitBudget(want, budget, jsonCost)
-		gw := fitBudget(got, budget, jsonCost)
+		gw := FitBudget(got, budget, jsonCost)
 		if !reflect.DeepEqual(ww, gw) {
 			t.Fatalf("case %d (%d tools, budget %d of %d): warning %+v, want %+v", c, len(tools), budget, full, gw, ww)
 		}
 		for i := range want {
 			w, g := want[i], got[i]
-			if w.level != g.level || w.byRef != g.byRef || w.resources != g.resources {
+			if w.Level != g.Level || w.ByRef != g.ByRef || w.Resources != g.Resources {
 				t.Fatalf("case %d (%d tools, budget %d of %d), tool %d: level %s byRef %v resources %d, want %s %v %d",
-					c, len(tools), budget, full, i, g.level, g.byRef, g.resources, w.level, w.byRef, w.resources)
+					c, len(tools), budget, full, i, g.Level, g.ByRef, g.Resources, w.Level, w.ByRef, w.Resources)
 			}
 		}
 	}
@@ -148,14 +148,14 @@ func TestFitBudgetLinear(t *testing.T) {
 	const bound = 8 * n
 	for _, tc := range []struct {
 		name string
-		fit  func([]*shownTool, int64, func(*shownTool) int64) *protocol.Warning
+		fit  func([]*Tool, int64, func(*Tool) int64) *protocol.Warning
 		over bool
 	}{
-		{"linear", fitBudget, false},
+		{"linear", FitBudget, false},
 		{"quadratic (before issue 30)", quadraticFitBudget, true},
 	} {
 		calls := 0
-		count := func(st *shownTool) int64 { calls++; return jsonCost(st) }
+		count := func(st *Tool) int64 { calls++; return jsonCost(st) }
 		if w := tc.fit(cloneShown(tools), 0, count); w == nil {
 			t.Fatalf("%s: budget 0 met", tc.name)
 		}
@@ -173,8 +173,8 @@ func BenchmarkFitBudget(b *testing.B) {
 		budget := totalCost(tools) / 3
 		for _, v := range []struct {
 			name string
-			fit  func([]*shownTool, int64, func(*shownTool) int64) *protocol.Warning
-		}{{"before", quadraticFitBudget}, {"after", fitBudget}} {
+			fit  func([]*Tool, int64, func(*Tool) int64) *protocol.Warning
+		}{{"before", quadraticFitBudget}, {"after", FitBudget}} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, v.name), func(b *testing.B) {
 				for b.Loop() {
 					v.fit(cloneShown(tools), budget, jsonCost)
