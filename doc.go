@@ -15,4 +15,15 @@
 //
 // The server is stateless between requests except for its macro cache:
 // every evaluation runs on a fresh fact store.
+//
+// This package is what domain authors and embedders use (Server, Options,
+// Domain, ActionSpec, Typed, External, the errors) and the request path
+// that ties the jobs together: Handle decodes and admits a request
+// (server.go, auth.go), evaluates it (evaluate.go), renders the answer
+// (render.go) and invokes macro-tools (invoke.go). Each job lives in an
+// internal package that never imports this one: admission (evaluation
+// slots, failed-login budgets), oauth (JWT verification), factset (the
+// request's facts, deduplicated), macroid (macro_ids), macros (definitions,
+// store records, the decoded cache), render (the response's macro-tools),
+// memstore (the default Store) and metrics (Prometheus collectors).
 package manglecp
