@@ -1,0 +1,287 @@
+package chrome
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/chromedp"
+)
+
+// DefaultMaxPageElements bounds the elements one [Page] keeps.
+const DefaultMaxPageElements = 300
+
+// PageElement is one element of a page's accessibility tree, as the
+// browser domain turns it into facts.
+type PageElement struct {
+	// ID is "ax" and the element's backend DOM node id: stable while the
+	// element stays in the page (across reads and actions of a session).
+	ID string
+	// Role is the accessibility role (heading, link, button, textbox,
+	// combobox, option, checkbox, table, row, cell, columnheader,
+	// rowheader, alert, status, dialog, ...); Name its accessible name
+	// (a field's label, a cell's text), Value a field's value.
+	Role, Name, Value string
+	// Parent is the ID of the nearest kept ancestor ("" at the top).
+	Parent string
+	// Level is a heading's level.
+	Level int
+	// States of form fields and options.
+	Required, Invalid, Checked, Selected, Disabled bool
+	// Table cells: the table's ID, the cell's row and column (from 1),
+	// and the names of its row and column headers.
+	Table                string
+	Row, Col             int
+	RowHeader, ColHeader string
+}
+
+// Page is the accessibility tree of a session's current page, bounded:
+// Elements holds the first kept elements in document order, Total counts
+// them all (Truncated when Elements is shorter).
+type Page struct {
+	URL, Title string
+	Elements   []PageElement
+	Total      int
+	Truncated  bool
+}
+
+// pageRoles are the roles a Page keeps; other nodes (generic containers,
+// static text, ignored nodes) are walked through.
+var pageRoles = map[string]bool{
+	"heading": true, "link": true, "button": true, "textbox": true, "searchbox": true,
+	"combobox": true, "listbox": true, "option": true, "MenuListOption": true, "checkbox": true,
+	"radio": true, "spinbutton": true, "slider": true, "switch": true, "menuitem": true, "tab": true,
+	"table": true, "grid": true, "row": true, "cell": true, "gridcell": true,
+	"columnheader": true, "rowheader": true, "alert": true, "status": true,
+	"dialog": true, "alertdialog": true, "form": true, "main": true, "navigation": true,
+	"region": true, "banner": true, "contentinfo": true, "search": true,
+}
+
+// ReadSession reads the accessibility tree of the current page of
+// owner's session id (CDP Accessibility.getFullAXTree, which needs no
+// DOM domain) and keeps at most max elements (0:
+// [DefaultMaxPageElements]). The Observation holds the console messages
+// and requests of the call. Errors: those of [Browser.ActSession].
+func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*Page, *Observation, error) {
+	if max <= 0 {
+		max = DefaultMaxPageElements
+	}
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *Page
+	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+		var err error
+		p, err = readAXPage(op, max)
+		if err == nil {
+			obs.URL, obs.Title = p.URL, p.Title
+		}
+		return err
+	})
+	b.after(s, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, obs, nil
+}
+
+func readAXPage(tab context.Context, max int) (*Page, error) {
+	where, err := chromedp.Run(tab, chromedp.Evaluate[[2]string](`[location.href, document.title]`))
+	if err != nil {
+		return nil, err
+	}
+	tree, err := chromedp.Call(tab, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the accessibility tree: %w", err)
+	}
+	p := &Page{URL: clip(where[0], maxURL), Title: clip(where[1], 200)}
+	buildPage(p, tree.Nodes, max)
+	return p, nil
+}
+
+// axText is the string of an accessibility value ("" when absent).
+func axText(v *accessibility.Value) string {
+	if v == nil || len(v.Value) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v.Value, &s) == nil {
+		return s
+	}
+	return strings.Trim(string(v.Value), `"`)
+}
+
+// buildPage walks nodes from the root in document order and fills p.
+func buildPage(p *Page, nodes []*accessibility.Node, max int) {
+	if len(nodes) == 0 {
+		return
+	}
+	byID := make(map[accessibility.NodeID]*accessibility.Node, len(nodes))
+	for _, n := range nodes {
+		byID[n.NodeID] = n
+	}
+	// Tables: the column headers of each table by column, filled as
+	// its rows are walked.
+	type tableState struct {
+		id       string
+		row      int
+		colHeads map[int]string
+	}
+	type frame struct {
+		id     accessibility.NodeID
+		parent string
+		table  *tableState
+	}
+	var cell struct {
+		row, col int
+		rowHead  string
+	}
+	root := nodes[0]
+	stack := []frame{{id: root.NodeID}}
+	seen := map[accessibility.NodeID]bool{}
+	const maxWalk = 200000 // nodes visited: bounded work on a huge page
+	for walked := 0; len(stack) > 0 && walked < maxWalk; walked++ {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := byID[f.id]
+		if n == nil || seen[f.id] {
+			continue
+		}
+		seen[f.id] = true
+		role := axText(n.Role)
+		parent, table := f.parent, f.table
+		if !n.Ignored && pageRoles[role] && n.BackendDOMNodeID != 0 {
+			e := PageElement{ID: fmt.Sprintf("ax%d", n.BackendDOMNodeID), Role: role, Name: clip(axText(n.Name), 200),
+				Value: clip(axText(n.Value), 200), Parent: f.parent}
+			if role == "MenuListOption" {
+				e.Role = "option"
+			}
+			if e.Name == "" && (role == "alert" || role == "status" || role == "dialog" || role == "alertdialog") {
+				e.Name = subtreeText(byID, n, 200)
+			}
+			for _, pr := range n.Properties {
+				v := axText(pr.Value)
+				switch pr.Name {
+				case "required":
+					e.Required = v == "true"
+				case "invalid":
+					e.Invalid = v != "" && v != "false"
+				case "checked":
+					e.Checked = v == "true" || v == "mixed"
+				case "selected":
+					e.Selected = v == "true"
+				case "disabled":
+					e.Disabled = v == "true"
+				case "level":
+					fmt.Sscan(v, &e.Level)
+				}
+			}
+			switch role {
+			case "table", "grid":
+				table = &tableState{id: e.ID, colHeads: map[int]string{}}
+			case "row":
+				if table != nil {
+					table.row++
+					cell.row, cell.col, cell.rowHead = table.row, 0, ""
+				}
+			case "cell", "gridcell", "columnheader", "rowheader":
+				if table != nil {
+					cell.col++
+					e.Table, e.Row, e.Col = table.id, cell.row, cell.col
+					switch role {
+					case "columnheader":
+						table.colHeads[cell.col] = e.Name
+					case "rowheader":
+						cell.rowHead = e.Name
+					default:
+						e.ColHeader, e.RowHeader = table.colHeads[cell.col], cell.rowHead
+					}
+				}
+			}
+			p.Total++
+			if len(p.Elements) < max {
+				p.Elements = append(p.Elements, e)
+			}
+			parent = e.ID
+		}
+		for i := len(n.ChildIDs) - 1; i >= 0; i-- {
+			stack = append(stack, frame{id: n.ChildIDs[i], parent: parent, table: table})
+		}
+	}
+	p.Truncated = p.Total > len(p.Elements)
+}
+
+// Match returns the first max elements whose name or value contains text
+// (case-insensitively), and how many match in all.
+func (p *Page) Match(text string, max int) (out []PageElement, total int) {
+	text = strings.ToLower(text)
+	for _, e := range p.Elements {
+		if strings.Contains(strings.ToLower(e.Name), text) || strings.Contains(strings.ToLower(e.Value), text) {
+			total++
+			if len(out) < max {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, total
+}
+
+// Rows returns the cells of the first max table rows (of any table) with
+// a cell that contains value (case-insensitively), and how many rows
+// match in all.
+func (p *Page) Rows(value string, max int) (out []PageElement, total int) {
+	value = strings.ToLower(value)
+	type key struct {
+		table string
+		row   int
+	}
+	hit := map[key]bool{}
+	var order []key
+	for _, e := range p.Elements {
+		k := key{e.Table, e.Row}
+		if e.Table == "" || hit[k] || !strings.Contains(strings.ToLower(e.Name), value) {
+			continue
+		}
+		hit[k] = true
+		order = append(order, k)
+	}
+	keep := map[key]bool{}
+	for i, k := range order {
+		if i < max {
+			keep[k] = true
+		}
+	}
+	for _, e := range p.Elements {
+		if keep[key{e.Table, e.Row}] {
+			out = append(out, e)
+		}
+	}
+	return out, len(order)
+}
+
+// subtreeText is the static text under n, joined by spaces, at most max
+// bytes (an alert's or status message's text when it has no name).
+func subtreeText(byID map[accessibility.NodeID]*accessibility.Node, n *accessibility.Node, max int) string {
+	var b strings.Builder
+	stack := append([]accessibility.NodeID(nil), n.ChildIDs...)
+	for walked := 0; len(stack) > 0 && b.Len() < max && walked < 1000; walked++ {
+		id := stack[0]
+		stack = stack[1:]
+		c := byID[id]
+		if c == nil {
+			continue
+		}
+		if axText(c.Role) == "StaticText" {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(axText(c.Name))
+			continue
+		}
+		stack = append(append([]accessibility.NodeID(nil), c.ChildIDs...), stack...)
+	}
+	return clip(b.String(), max)
+}

@@ -1,0 +1,148 @@
+package chrome_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+)
+
+// formTablePage is a local page with a form, a table, an alert, a status
+// message and a dialog; its Flood button starts an endless console flood.
+const formTablePage = `<!doctype html><html><head><title>Orders admin</title></head><body>
+<h1>Orders</h1>
+<div role="alert">Payment service degraded</div>
+<p role="status">3 orders loaded</p>
+<form aria-label="New order">
+  <label for="cust">Customer</label> <input id="cust" name="cust" required value="Ada">
+  <label for="qty">Quantity</label> <input id="qty" name="qty" type="number" aria-invalid="true" value="-1">
+  <label for="ship">Shipping</label>
+  <select id="ship"><option>Standard</option><option selected>Express</option></select>
+  <label><input type="checkbox" id="gift" checked> Gift wrap</label>
+  <button type="submit">Place order</button>
+</form>
+<table>
+ <thead><tr><th>Order</th><th>Customer</th><th>Total</th></tr></thead>
+ <tbody>
+  <tr><th scope="row">A-17</th><td>Ada</td><td>42.00</td></tr>
+  <tr><th scope="row">B-08</th><td>Grace</td><td>13.50</td></tr>
+  <tr><th scope="row">C-99</th><td>Ada</td><td>7.25</td></tr>
+ </tbody>
+</table>
+<a href="/help">Help</a>
+<dialog open aria-label="Cookie notice">We use cookies <button>OK</button></dialog>
+<button id="flood" onclick="setInterval(() => { for (let i = 0; i < 2000; i++) console.error('flood ' + i) }, 1)">Flood</button>
+</body></html>`
+
+func formTableApp(t testing.TB) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(formTablePage))
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestReadSessionPage: a live session's page read as its accessibility
+// tree: headings, fields with labels, values, required and invalid
+// states, options, table cells with their headers, alert, status,
+// dialog; bounded; the queries return the matching elements and rows;
+// and reading still answers while the page floods its console.
+func TestReadSessionPage(t *testing.T) {
+	path := needChromium(t)
+	ts := formTableApp(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	ctx := context.Background()
+	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil || !obs.Live {
+		t.Fatalf("open: %v %+v", err, obs)
+	}
+	id := obs.Session
+	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Title != "Orders admin" || p.Truncated {
+		t.Errorf("title %q truncated %v", p.Title, p.Truncated)
+	}
+	find := func(role, name string) *chrome.PageElement {
+		for i := range p.Elements {
+			if p.Elements[i].Role == role && p.Elements[i].Name == name {
+				return &p.Elements[i]
+			}
+		}
+		t.Errorf("no %s %q in %+v", role, name, p.Elements)
+		return &chrome.PageElement{}
+	}
+	if h := find("heading", "Orders"); h.Level != 1 {
+		t.Errorf("heading %+v", h)
+	}
+	if f := find("textbox", "Customer"); f.Value != "Ada" || !f.Required || f.Invalid {
+		t.Errorf("customer %+v", f)
+	}
+	if f := find("spinbutton", "Quantity"); f.Value != "-1" || !f.Invalid {
+		t.Errorf("quantity %+v", f)
+	}
+	sel := find("combobox", "Shipping")
+	if o := find("option", "Express"); !o.Selected {
+		t.Errorf("option %+v (select %+v)", o, sel)
+	}
+	if c := find("checkbox", "Gift wrap"); !c.Checked {
+		t.Errorf("checkbox %+v", c)
+	}
+	find("button", "Place order")
+	find("link", "Help")
+	find("alert", "Payment service degraded")
+	find("status", "3 orders loaded")
+	find("dialog", "Cookie notice")
+	if c := find("cell", "Grace"); c.RowHeader != "B-08" || c.ColHeader != "Customer" || c.Row != 3 || c.Col != 2 {
+		t.Errorf("cell %+v", c)
+	}
+	for _, e := range p.Elements {
+		if e.ID == "" || e.ID[:2] != "ax" {
+			t.Errorf("element id %q", e.ID)
+		}
+	}
+	// Ids are stable across reads.
+	p2, _, err := b.ReadSession(ctx, "ada", id, 0)
+	if err != nil || len(p2.Elements) != len(p.Elements) || p2.Elements[3].ID != p.Elements[3].ID {
+		t.Errorf("second read: %v", err)
+	}
+	// Bounded.
+	small, _, err := b.ReadSession(ctx, "ada", id, 5)
+	if err != nil || len(small.Elements) != 5 || small.Total != p.Total || !small.Truncated {
+		t.Errorf("bounded read: %v, %d of %d", err, len(small.Elements), small.Total)
+	}
+	// Queries.
+	if m, n := p.Match("ada", 10); n < 3 || len(m) != n {
+		t.Errorf("match ada: %d %+v", n, m)
+	}
+	rows, n := p.Rows("Ada", 1)
+	if n != 2 || len(rows) != 3 || rows[0].Name != "A-17" {
+		t.Errorf("rows of Ada: %d %+v", n, rows)
+	}
+	// Another identity is refused.
+	if _, _, err := b.ReadSession(ctx, "eve", id, 0); err == nil {
+		t.Error("another identity read the session")
+	}
+	// A console flood does not wedge the read (the tab runs without the
+	// DOM domain; the accessibility tree needs none).
+	if fo, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "flood"}); err != nil || fo.ConsoleTotal < 1000 {
+		t.Fatalf("click flood: %v %+v", err, fo)
+	}
+	for i := range 3 {
+		start := time.Now()
+		fp, fobs, err := b.ReadSession(ctx, "ada", id, 0)
+		took := time.Since(start)
+		if err != nil || took > 8*time.Second || fp.Title != "Orders admin" {
+			t.Fatalf("read %d under a console flood: %v after %v", i, err, took)
+		}
+		t.Logf("read %d under flood: %v, %d elements, console %d of %d", i, took.Round(time.Millisecond), len(fp.Elements), len(fobs.Console), fobs.ConsoleTotal)
+	}
+	t.Logf("%d elements: %+v", len(p.Elements), p.Elements)
+}
