@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -32,7 +33,7 @@ tool_action("show_logs", "show").
 tool_param("show_logs", "mode", Type, "The mode.") :- mode_type(Type).
 mandatory_for_intent("triage", "show_logs").
 `
-	var logs syncBuffer
+	var logs testenv.Buffer
 	srv, err := manglecp.NewServer(manglecp.Domain{
 		ID: "incidents", Description: "d", Rules: fstest.MapFS{"domain/d.mg": {Data: []byte(rules)}},
 		Actions: map[string]manglecp.ActionSpec{"show": {Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {

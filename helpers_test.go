@@ -19,6 +19,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -26,37 +27,19 @@ import (
 // fixedNow is the clock of every test server, so responses are stable.
 var fixedNow = time.Date(2026, 2, 19, 14, 30, 10, 0, time.UTC)
 
-// syncBuffer collects logs from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // harness is a server behind a real HTTP listener.
 type harness struct {
 	t    *testing.T
 	srv  *manglecp.Server
 	http *httptest.Server
-	logs *syncBuffer
+	logs *testenv.Buffer
 }
 
 // newHarness serves the browser domain (or d, when given) with opts
 // adjusted by mut.
 func newHarness(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)) *harness {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	opts := &manglecp.Options{
 		Logger:          slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:             func() time.Time { return fixedNow },

@@ -1,7 +1,6 @@
 package upstream_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/upstream"
 	"github.com/manglecp/manglecp/upstream/upstreamtest"
 )
@@ -25,27 +25,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fake returns the config of the test binary run as a fake upstream in
 // mode, over stdio.
-func fake(t *testing.T, mode string, log *syncBuffer) upstream.Config {
+func fake(t *testing.T, mode string, log *testenv.Buffer) upstream.Config {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -242,7 +224,7 @@ func TestHostile(t *testing.T) {
 		}
 	})
 	t.Run("stderr", func(t *testing.T) {
-		var log syncBuffer
+		var log testenv.Buffer
 		c := fake(t, "stderrflood", &log)
 		u := start(t, c)
 		time.Sleep(1500 * time.Millisecond)

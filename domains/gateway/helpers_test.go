@@ -1,12 +1,10 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -43,23 +41,6 @@ decl_intent("use_fake", "Use the fake upstream.").
 mandatory_for_intent("use_fake", T) :- upstream_tool("fake", T, _).
 `)}}
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // inMemory is an upstream named name served in process in mode.
 func inMemory(name, mode string) gateway.Upstream {
 	return gateway.Upstream{Config: upstream.Config{Name: name, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
@@ -87,7 +68,7 @@ type fixture struct {
 	gw   *gateway.Gateway
 	srv  *manglecp.Server
 	sess *client.Session
-	logs *syncBuffer
+	logs *testenv.Buffer
 	hs   *httptest.Server
 }
 
@@ -99,7 +80,7 @@ func newFixture(t *testing.T, cfg gateway.Config) *fixture {
 // newFixtureWith is newFixture with the server's options changed by opt.
 func newFixtureWith(t *testing.T, cfg gateway.Config, opt func(*manglecp.Options)) *fixture {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	gw, err := gateway.Open(context.Background(), cfg)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/manglecp/manglecp/domains/browser"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 func freeAddr(t *testing.T) string {
@@ -31,7 +33,7 @@ func freeAddr(t *testing.T) string {
 func TestServeDefaultDomain(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
 	var m struct {

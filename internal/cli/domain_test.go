@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -28,7 +29,7 @@ func TestServeWorkspace(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--domain", "workspace", "--root", a, "--root", b}, nil, &bytes.Buffer{}, stderr)

@@ -103,7 +103,7 @@ func TestServeWithUpstreams(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream", "ev=" + bin, "--upstream", "gone=/nonexistent/server"}, nil, &bytes.Buffer{}, stderr)
@@ -186,7 +186,7 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream-config", file}, nil, &bytes.Buffer{}, stderr)

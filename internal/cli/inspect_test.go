@@ -13,6 +13,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -23,7 +24,7 @@ var openLine = regexp.MustCompile(`open (http://[^\s/]+)/#token=([A-Za-z0-9_-]+)
 func startInspect(t *testing.T, args ...string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	stdout, stderr := &testenv.Buffer{}, &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() { done <- Main(ctx, append([]string{"inspect"}, args...), nil, stdout, stderr) }()
 	t.Cleanup(func() {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/mcpbridge"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -39,24 +40,7 @@ var readmeFacts = []any{
 type mcpHost struct {
 	cs      *mcp.ClientSession
 	changed chan struct{}
-	stderr  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr  *testenv.Buffer
 }
 
 func startMCP(t *testing.T, version string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), args ...string) *mcpHost {
@@ -64,7 +48,7 @@ func startMCP(t *testing.T, version string, elicit func(context.Context, *mcp.El
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &mcpHost{changed: make(chan struct{}, 100), stderr: &syncBuffer{}}
+	h := &mcpHost{changed: make(chan struct{}, 100), stderr: &testenv.Buffer{}}
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, append([]string{"mcp"}, args...), inR, outW, h.stderr)
@@ -338,7 +322,7 @@ func TestMCPStdioMalformedLines(t *testing.T) {
 	defer cancel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"mcp", "--max-line-bytes", "2048"}, inR, outW, stderr)
@@ -414,7 +398,7 @@ func TestMCPStdioMalformedLines(t *testing.T) {
 // reclaimed sessions is mcpbridge's TestHTTPIdleSessionsExpire).
 func TestMCPHTTPSessionTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "200ms"}, strings.NewReader(""), io.Discard, stderr)

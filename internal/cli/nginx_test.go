@@ -119,7 +119,7 @@ func TestNginxTrustedProxy(t *testing.T) {
 	const token = "nginx-test-token-0123456789abcdef"
 	upstream := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", upstream, "--auth-token", token, "--browser-path", "none",

@@ -27,7 +27,7 @@ func TestServeOpsFlags(t *testing.T) {
 	addr, maddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--metrics-addr", maddr, "--log-format", "json", "--log-level", "info"}, nil, &bytes.Buffer{}, stderr)
@@ -77,7 +77,7 @@ func TestServeStoreFlag(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format must be text or json"},
 		{[]string{"--log-level", "loud"}, "--log-level must be"},
 	} {
-		stderr := &lockedBuffer{}
+		stderr := &testenv.Buffer{}
 		code := Main(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...), nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %s", tc.args, code, stderr.String())
@@ -97,7 +97,7 @@ func TestServeStoreFlag(t *testing.T) {
 	// hosts hold), start-up fails before Redis is even dialled.
 	for _, key := range []string{"", "short", "a key shared by every replica"} {
 		t.Setenv("MANGLECP_STORE_KEY", key)
-		stderr := &lockedBuffer{}
+		stderr := &testenv.Buffer{}
 		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), "must share a store key") {
 			t.Errorf("store key %q: exit %d, stderr %s", key, code, stderr.String())
@@ -113,7 +113,7 @@ func TestServeStoreFlag(t *testing.T) {
 		if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"confirmation_key": "a key shared by every replica", "store_key": %q}`, key), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		stderr := &lockedBuffer{}
+		stderr := &testenv.Buffer{}
 		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), want) {
 			t.Errorf("store_key %q in --config: exit %d, stderr %s", key, code, stderr.String())
@@ -123,7 +123,7 @@ func TestServeStoreFlag(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
@@ -147,7 +147,7 @@ func freePort(t *testing.T) int {
 	return n
 }
 
-func waitReady(t *testing.T, url string, stderr *lockedBuffer) {
+func waitReady(t *testing.T, url string, stderr *testenv.Buffer) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(30 * time.Millisecond) {
 		resp, err := http.Get(url)
@@ -201,7 +201,7 @@ func TestServeExportsTracesWithOTLP(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "manglecp-test")
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
 	waitReady(t, "http://"+addr+"/readyz", stderr)

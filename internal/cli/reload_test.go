@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // TestServeWatchesRules: serve --rules DIR reloads when a .mg file changes;
@@ -21,7 +22,7 @@ func TestServeWatchesRules(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--rules", dir, "--watch", "50ms"}, nil, &bytes.Buffer{}, stderr)
 	}()
@@ -68,23 +69,4 @@ func TestServeWatchesRules(t *testing.T) {
 	}
 	_ = os.Remove(bad)
 	waitFor("ready")
-}
-
-// lockedBuffer is a bytes.Buffer safe for the server's logger and the
-// test to use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // selfSigned writes a certificate and key for 127.0.0.1 and returns their
@@ -54,7 +56,7 @@ func TestServeTLS(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile}, nil, &bytes.Buffer{}, stderr)
 	}()

@@ -1,40 +1,21 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/store"
 	redisstore "github.com/manglecp/manglecp/store/redis"
 )
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // sealHeader is the frame byte and the tag in front of a stored record.
 const sealHeader = 1 + 32
@@ -138,7 +119,7 @@ func TestReplicasRefuseRecordsTheyCannotAuthenticate(t *testing.T) {
 			if err := rc.Set(ctx, "manglecp:m:"+tc.id, tc.value(), time.Hour).Err(); err != nil {
 				t.Fatal(err)
 			}
-			logs := &syncBuffer{}
+			logs := &testenv.Buffer{}
 			// A fresh replica: nothing decoded in its cache yet, it reads Redis.
 			replica := replicasWith(t, r, 1, clk, reports, logs)[0]
 			env := send(t, replica, tc.token, protocol.TypeInvokeRequest,
