@@ -172,7 +172,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1
 		}
-		ups.loaded(srv) // a late upstream joins (internal/cli/gateway.go)
+		ups.loaded(srv)                    // a late upstream joins (internal/cli/gateway.go)
 		defer func() { _ = srv.Close() }() // the domain's browser, after the bridge
 		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
 	} else {
