@@ -1,0 +1,102 @@
+package chrome_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+)
+
+// TestNavigateSession: a session navigates to another page of the app
+// and back, keeping its cookie; file:, data:, chrome:, view-source: and
+// javascript: URLs and hosts off the allow-list are refused before the
+// browser sees them, and the session goes on.
+func TestNavigateSession(t *testing.T) {
+	path := needChromium(t)
+	ts := LoginApp(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	ctx := context.Background()
+	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil || !obs.Live {
+		t.Fatalf("open: %v", err)
+	}
+	id := obs.Session
+	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
+		{Kind: "fill", ElementID: "password", Value: "s3cret"}, {Kind: "click", ElementID: "signin"}} {
+		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The dashboard needs the cookie: navigating to it shows its title.
+	o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/?again=1")
+	if err != nil || o.Title != "Sign in" {
+		t.Fatalf("navigate to the form: %v %+v", err, o)
+	}
+	o, err = b.NavigateSession(ctx, "ada", id, ts.URL+"/dashboard")
+	if err != nil || o.Title != "Dashboard" {
+		t.Fatalf("navigate to the dashboard with the session's cookie: %v %+v", err, o)
+	}
+	o, err = b.BackSession(ctx, "ada", id)
+	if err != nil || o.URL != ts.URL+"/?again=1" || o.Title != "Sign in" {
+		t.Fatalf("back: %v %+v", err, o)
+	}
+	for _, u := range []string{"file:///etc/passwd", "data:text/html,<h1>x</h1>", "chrome://version",
+		"view-source:" + ts.URL + "/", "javascript:alert(1)", "http://example.com/"} {
+		if _, err := b.NavigateSession(ctx, "ada", id, u); !errors.As(err, new(*chrome.URLError)) {
+			t.Errorf("%s: %v, want a URLError", u, err)
+		}
+	}
+	if _, err := b.NavigateSession(ctx, "eve", id, ts.URL+"/"); !errors.As(err, new(*chrome.SessionOwnerError)) {
+		t.Errorf("another identity: %v", err)
+	}
+	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/dashboard"); err != nil || o.Title != "Dashboard" {
+		t.Errorf("after the refusals: %v %+v", err, o)
+	}
+}
+
+// TestPressKeyAndWaitText: Enter in the password field submits the login
+// form (the dashboard follows); an unknown key is refused; waiting for a
+// text finds one the page adds later and reports one that never comes.
+func TestPressKeyAndWaitText(t *testing.T) {
+	path := needChromium(t)
+	ts := LoginApp(t)
+	b := chrome.New(chrome.Config{Path: path})
+	defer b.Close()
+	ctx := context.Background()
+	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil || !obs.Live {
+		t.Fatalf("open: %v", err)
+	}
+	id := obs.Session
+	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
+		{Kind: "fill", ElementID: "password", Value: "s3cret"}} {
+		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.PressKeySession(ctx, "ada", id, "F13"); !errors.As(err, new(*chrome.KeyError)) {
+		t.Errorf("unknown key: %v", err)
+	}
+	o, err := b.PressKeySession(ctx, "ada", id, "Enter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Title != "Dashboard" {
+		o, found, err := b.WaitTextSession(ctx, "ada", id, "North", 3*time.Second)
+		if err != nil || !found || o.Title != "Dashboard" {
+			t.Fatalf("Enter did not submit: %v %v %+v", err, found, o)
+		}
+	}
+	o, found, err := b.WaitTextSession(ctx, "ada", id, "4,210", 2*time.Second)
+	if err != nil || !found {
+		t.Errorf("wait for a present text: %v %v", err, found)
+	}
+	start := time.Now()
+	o, found, err = b.WaitTextSession(ctx, "ada", id, "never there", 500*time.Millisecond)
+	if err != nil || found || time.Since(start) > 5*time.Second || o.Title != "Dashboard" {
+		t.Errorf("wait for an absent text: %v %v after %v", err, found, time.Since(start))
+	}
+}
