@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/chromedp/cdproto/input"
 
@@ -159,6 +160,8 @@ func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observat
 		err = click(tab)
 	case "fill":
 		err = fill(tab, a.Value)
+	case "select":
+		err = selectOption(tab, a.ElementID, a.Value)
 	default:
 		err = fmt.Errorf("unknown action %q", a.Kind)
 	}
@@ -256,6 +259,42 @@ func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 	obs.Elements, obs.ElementsTotal = els.List, els.Total
 	if els.Capped || els.Total > len(els.List) {
 		obs.Truncated = true
+	}
+	return nil
+}
+
+// selectJS chooses the option of the marked select whose label or value
+// is the given text, as a user would (input and change events); it
+// returns false when the element is not a select or has no such option.
+const selectJS = `((want) => {
+  const el = document.querySelector('[data-manglecp-target="1"]');
+  if (!el || el.tagName !== 'SELECT') return false;
+  const o = [...el.options].find(o => o.label === want || o.value === want) ||
+    [...el.options].find(o => o.label.trim().toLowerCase() === want.trim().toLowerCase());
+  if (!o) return false;
+  el.focus();
+  o.selected = true;
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return true;
+})`
+
+// OptionError is a select without the option asked for (or an element
+// that is not a select). Its message is safe to show to clients.
+type OptionError struct{ ElementID, Option string }
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("the element %q is not a select with the option %q", clip(e.ElementID, 60), clip(e.Option, 60))
+}
+
+// selectOption runs selectJS on the marked element.
+func selectOption(tab context.Context, id, option string) error {
+	ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](fmt.Sprintf("%s(%s)", selectJS, strconv.Quote(option))))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &OptionError{ElementID: id, Option: option}
 	}
 	return nil
 }

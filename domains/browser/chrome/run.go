@@ -51,7 +51,7 @@ type Task struct {
 // Act is an action on an element found by its element id (see
 // [Element.ID]).
 type Act struct {
-	// Kind is "click" or "fill".
+	// Kind is "click", "fill" or "select" (Value: the option's label or value).
 	Kind      string
 	ElementID string
 	// Value is the text to type (fill).
