@@ -3,7 +3,6 @@ package browser_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,47 +11,10 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
-
-// loginApp is the two-page app of issue 28: a login form whose Sign in
-// sets a cookie and redirects to a dashboard with a table, shown only with
-// the cookie.
-func loginApp(t *testing.T) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Sign in</title></head><body>
-<form method="post" action="/login">
-  <label for="email">Email</label> <input id="email" name="email" type="email">
-  <label for="password">Password</label> <input id="password" name="password" type="password">
-  <button id="signin" type="submit">Sign in</button>
-</form></body></html>`))
-	})
-	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
-		if r.FormValue("email") != "ada@example.com" || r.FormValue("password") != "s3cret" {
-			http.Redirect(w, r, "/?error=1", http.StatusSeeOther)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "ada", Path: "/", HttpOnly: true})
-		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
-	})
-	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie("sid"); err != nil || c.Value != "ada" {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Dashboard</title></head><body>
-<h1>Dashboard</h1><table><tr><th>Region</th><th>Revenue</th></tr><tr><td>North</td><td>4,210</td></tr></table>
-</body></html>`))
-	})
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	return ts
-}
 
 var sessionKey = []byte("browser session test confirmation key")
 
@@ -64,7 +26,7 @@ var sessionKey = []byte("browser session test confirmation key")
 // answer is x-browser_session_gone (recoverable).
 func TestLiveSessionLoginJob(t *testing.T) {
 	path := needChromium(t)
-	ts := loginApp(t)
+	ts := testapp.Login(t)
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{BrowserPath: path, ReportDir: t.TempDir(), SessionIdle: 3 * time.Second}),
 		&manglecp.Options{ConfirmationKey: sessionKey, Identities: []manglecp.Identity{
 			{Name: "ada", Token: "ada-token-0123456789abcdef0123", Permissions: []string{"*"}},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 )
 
 // TestNavigateSession: a session navigates to another page of the app
@@ -15,15 +16,9 @@ import (
 // browser sees them, and the session goes on.
 func TestNavigateSession(t *testing.T) {
 	path := needChromium(t)
-	ts := LoginApp(t)
-	b := chrome.New(chrome.Config{Path: path})
-	defer b.Close()
+	ts := testapp.Login(t)
+	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
-	if err != nil || !obs.Live {
-		t.Fatalf("open: %v", err)
-	}
-	id := obs.Session
 	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "password", Value: "s3cret"}, {Kind: "click", ElementID: "signin"}} {
 		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {
@@ -62,15 +57,9 @@ func TestNavigateSession(t *testing.T) {
 // text finds one the page adds later and reports one that never comes.
 func TestPressKeyAndWaitText(t *testing.T) {
 	path := needChromium(t)
-	ts := LoginApp(t)
-	b := chrome.New(chrome.Config{Path: path})
-	defer b.Close()
+	ts := testapp.Login(t)
+	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
-	if err != nil || !obs.Live {
-		t.Fatalf("open: %v", err)
-	}
-	id := obs.Session
 	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "password", Value: "s3cret"}} {
 		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {

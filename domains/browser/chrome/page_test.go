@@ -55,14 +55,8 @@ func formTableApp(t testing.TB) *httptest.Server {
 func TestReadSessionPage(t *testing.T) {
 	path := needChromium(t)
 	ts := formTableApp(t)
-	b := chrome.New(chrome.Config{Path: path})
-	defer b.Close()
+	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
-	if err != nil || !obs.Live {
-		t.Fatalf("open: %v %+v", err, obs)
-	}
-	id := obs.Session
 	p, _, err := b.ReadSession(ctx, "ada", id, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,53 +3,14 @@ package chrome_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 )
-
-// LoginApp is the two-page app of issue 28: a login form whose Sign in
-// sets a cookie and redirects to a dashboard, which shows its table only
-// with the cookie (and sends the visitor back to the form without it).
-func LoginApp(t testing.TB) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Sign in</title></head><body>
-<form method="post" action="/login">
-  <label for="email">Email</label> <input id="email" name="email" type="email">
-  <label for="password">Password</label> <input id="password" name="password" type="password">
-  <button id="signin" type="submit">Sign in</button>
-</form></body></html>`))
-	})
-	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
-		if r.FormValue("email") != "ada@example.com" || r.FormValue("password") != "s3cret" {
-			http.Redirect(w, r, "/?error=1", http.StatusSeeOther)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "ada", Path: "/", HttpOnly: true})
-		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
-	})
-	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie("sid"); err != nil || c.Value != "ada" {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(`<!doctype html><html><head><title>Dashboard</title></head><body>
-<h1>Dashboard</h1><table><tr><th>Region</th><th>Revenue</th></tr><tr><td>North</td><td>4,210</td></tr></table>
-</body></html>`))
-	})
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	return ts
-}
 
 // TestSessionLoginJob: the two-page job done as separate calls on one
 // live session (open, fill, fill, click); the cookie set by Sign in
@@ -58,7 +19,7 @@ func LoginApp(t testing.TB) *httptest.Server {
 // after Close.
 func TestSessionLoginJob(t *testing.T) {
 	path := needChromium(t)
-	ts := LoginApp(t)
+	ts := testapp.Login(t)
 	before := runtime.NumGoroutine()
 	b := chrome.New(chrome.Config{Path: path, SessionIdle: 3 * time.Second, MaxSessionsPerIdentity: 2})
 	ctx := context.Background()
@@ -183,7 +144,7 @@ func TestSessionLoginJob(t *testing.T) {
 // many goroutines run one at a time without failing.
 func TestSessionLimits(t *testing.T) {
 	path := needChromium(t)
-	ts := LoginApp(t)
+	ts := testapp.Login(t)
 	b := chrome.New(chrome.Config{Path: path, MaxSessions: 2})
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
@@ -227,4 +188,17 @@ func TestSessionLimits(t *testing.T) {
 	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); err != nil {
 		t.Errorf("a session after one ended: %v", err)
 	}
+}
+
+// liveSession starts a browser on Chromium at path and opens a live
+// session of identity "ada" on url; the browser closes with the test.
+func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
+	t.Helper()
+	b := chrome.New(chrome.Config{Path: path})
+	t.Cleanup(func() { _ = b.Close() })
+	obs, err := b.OpenSession(context.Background(), "ada", url)
+	if err != nil || !obs.Live {
+		t.Fatalf("open %s: %v %+v", url, err, obs)
+	}
+	return b, obs.Session
 }

@@ -14,14 +14,8 @@ import (
 func TestFormTabsAndSelect(t *testing.T) {
 	path := needChromium(t)
 	ts := formTableApp(t)
-	b := chrome.New(chrome.Config{Path: path})
-	defer b.Close()
+	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
-	if err != nil || !obs.Live {
-		t.Fatalf("open: %v", err)
-	}
-	id := obs.Session
 	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"cust", "Grace"}, {"qty", "3"}, {"ship", "Standard"}}); err != nil {
 		t.Fatal(err)
 	}
