@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
-
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -140,19 +143,17 @@ func (e *ElementNotFound) Error() string {
 	return fmt.Sprintf("element %q is not on the page", clip(e.ID, maxLabel))
 }
 
-// act clicks or fills the element, waits for the page to settle and
-// records what changed.
-func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observation) error {
+// act clicks, fills, selects or checks the element, waits for the page
+// to settle and records what changed. In a session (tb.live set) the
+// element is found by its ref (see [Browser.markRef]), in a run by its
+// JavaScript id.
+func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs *Observation) error {
 	before, err := readPage(tab)
 	if err != nil {
 		return err
 	}
-	found, err := listElements(tab, a.ElementID, 1)
-	if err != nil {
+	if err := b.mark(tab, tb, a.ElementID); err != nil {
 		return err
-	}
-	if len(found.List) == 0 {
-		return &ElementNotFound{a.ElementID}
 	}
 	reqs, cons := col.counts()
 	switch a.Kind {
@@ -162,8 +163,10 @@ func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observat
 		err = fill(tab, a.Value)
 	case "select":
 		err = selectOption(tab, a.ElementID, a.Value)
+	case "check":
+		err = check(tab, a.ElementID, a.Value)
 	default:
-		err = fmt.Errorf("unknown action %q", a.Kind)
+		err = fmt.Errorf("unknown action %q", clip(a.Kind, 20))
 	}
 	if err != nil {
 		return err
@@ -180,6 +183,102 @@ func (b *Browser) act(tab context.Context, col *collector, a *Act, obs *Observat
 		Changed:  before.URL != after.URL || before.Title != after.Title || before.Text != after.Text,
 		Requests: reqs2 - reqs, Console: cons2 - cons}
 	return nil
+}
+
+// mark marks the element named id with data-manglecp-target: by its
+// ref in a session's tab, by its JavaScript id in a run.
+func (b *Browser) mark(tab context.Context, tb *tab, id string) error {
+	if tb.live != nil {
+		return b.markRef(tab, tb.live, id)
+	}
+	found, err := listElements(tab, id, 1)
+	if err != nil {
+		return err
+	}
+	if len(found.List) == 0 {
+		return &ElementNotFound{id}
+	}
+	return nil
+}
+
+// markRef marks the element ref names on lt's page with
+// data-manglecp-target="1" (removing older marks), which click, fill,
+// select and check act on. ref is a [PageElement.Ref] of the tab's
+// latest accessibility read, an [PageElement.ID] ("ax123"), or a
+// JavaScript id of [Element] ("save", "button-2"); a ref the latest read
+// does not know (or whose node left the page) is looked up again in a
+// fresh read, once. The DOM domain stays disabled: the node is resolved
+// with DOM.resolveNode and marked with Runtime.callFunctionOn. The error
+// is an [ElementNotFound] when no element matches.
+func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) error {
+	id, ok := lt.refs[ref]
+	if !ok {
+		if n, err := strconv.ParseInt(strings.TrimPrefix(ref, "ax"), 10, 64); err == nil && n > 0 && strings.HasPrefix(ref, "ax") {
+			id, ok = cdp.BackendNodeID(n), true
+		}
+	}
+	if ok {
+		done, err := markNode(op, id)
+		if done || err != nil {
+			return err
+		}
+	}
+	rctx, cancel := context.WithTimeout(op, inspectMax)
+	p, err := readAXPage(rctx, 1)
+	cancel()
+	if err != nil && op.Err() != nil {
+		return op.Err()
+	}
+	if err == nil {
+		lt.refs = p.refs
+		if id, ok := p.refs[ref]; ok {
+			done, err := markNode(op, id)
+			if done || err != nil {
+				return err
+			}
+		}
+	}
+	found, err := listElements(op, ref, 1)
+	if err != nil {
+		return err
+	}
+	if len(found.List) == 0 {
+		return &ElementNotFound{ref}
+	}
+	return nil
+}
+
+// markJS marks the node it is called on (this) as the target of the
+// next action, removing older marks; false when this is not an element
+// of the page's top document.
+const markJS = `function() {
+  if (!(this instanceof Element) || this.ownerDocument !== window.top.document) return false;
+  for (const m of document.querySelectorAll('[data-manglecp-target]')) m.removeAttribute('data-manglecp-target');
+  this.setAttribute('data-manglecp-target', '1');
+  return true;
+}`
+
+// markNode marks the node with backend id; done is false when the node
+// is not (or no longer) an element of the page. err is set only when the
+// tab's context ended.
+func markNode(op context.Context, id cdp.BackendNodeID) (done bool, err error) {
+	const group = "manglecp-mark"
+	defer func() {
+		if op.Err() == nil {
+			_, _ = chromedp.Call(op, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+		}
+	}()
+	res, err := chromedp.Call(op, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ObjectGroup: group})
+	if err != nil || res.Object == nil || res.Object.ObjectID == "" {
+		return false, op.Err()
+	}
+	yes := true
+	ret, err := chromedp.Call(op, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: markJS, ObjectID: res.Object.ObjectID, ReturnByValue: &yes, Silent: &yes})
+	if err != nil || ret.ExceptionDetails != nil || ret.Result == nil {
+		return false, op.Err()
+	}
+	return string(ret.Result.Value) == "true", nil
 }
 
 // targetJS scrolls the marked element into view and returns its centre
@@ -232,6 +331,59 @@ func click(tab context.Context) error {
 		if _, err := chromedp.Call(tab, input.DispatchMouseEvent, ev); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkJS reads the checked state of the marked element (a checkbox or
+// radio input, or an element with aria-checked: a switch, a custom
+// checkbox): "true", "false", or null when it has none.
+const checkJS = `(() => {
+  const el = document.querySelector('[data-manglecp-target="1"]');
+  if (!el) return null;
+  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) return el.checked ? 'true' : 'false';
+  const a = el.getAttribute('aria-checked');
+  if (a === null) return null;
+  return a === 'true' ? 'true' : 'false';
+})()`
+
+// CheckError is a check action on an element that has no checked state
+// (not a checkbox, radio button or switch), with a value other than
+// "true" or "false", or whose state did not change as asked (a checked
+// radio button cannot be unchecked). Its message is safe to show to
+// clients.
+type CheckError struct{ ElementID, Value, Reason string }
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("cannot set %q to %q: %s", clip(e.ElementID, 60), clip(e.Value, 20), e.Reason)
+}
+
+// check sets the marked checkbox, radio button or switch to want
+// ("true" or "false"), clicking it only when its state differs, and
+// checks that it took the state.
+func check(tab context.Context, id, want string) error {
+	if want != "true" && want != "false" {
+		return &CheckError{ElementID: id, Value: want, Reason: `the value of a check is "true" or "false"`}
+	}
+	state, err := chromedp.Run(tab, chromedp.Evaluate[*string](checkJS))
+	if err != nil {
+		return err
+	}
+	if state == nil {
+		return &CheckError{ElementID: id, Value: want, Reason: "it is not a checkbox, radio button or switch"}
+	}
+	if *state == want {
+		return nil
+	}
+	if err := click(tab); err != nil {
+		return err
+	}
+	state, err = chromedp.Run(tab, chromedp.Evaluate[*string](checkJS))
+	if err != nil {
+		return err
+	}
+	if state == nil || *state != want {
+		return &CheckError{ElementID: id, Value: want, Reason: "clicking it did not change its state"}
 	}
 	return nil
 }

@@ -143,6 +143,9 @@ type tab struct {
 	stopWith func() bool
 
 	targetID target.ID
+	// live is the session tab this tab is (nil in a run): its actions
+	// find elements by ref.
+	live *liveTab
 
 	helpers   sync.WaitGroup // goroutines answering paused requests, dialogs, popups
 	helpersMu sync.Mutex

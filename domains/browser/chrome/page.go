@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 )
 
@@ -19,6 +20,12 @@ type PageElement struct {
 	// ID is "ax" and the element's backend DOM node id: stable while the
 	// element stays in the page (across reads and actions of a session).
 	ID string
+	// Ref is the element's readable reference, which session actions
+	// take (see [Browser.ActSession]): its accessible name with
+	// whitespace collapsed and clipped to 60 bytes, or its role when the
+	// name is empty; when the same ref came earlier in document order in
+	// the same read, " #2", " #3", ... is added ("Delete #2").
+	Ref string
 	// Role is the accessibility role (heading, link, button, textbox,
 	// combobox, option, checkbox, table, row, cell, columnheader,
 	// rowheader, alert, status, dialog, ...); Name its accessible name
@@ -45,6 +52,30 @@ type Page struct {
 	Elements   []PageElement
 	Total      int
 	Truncated  bool
+	// refs maps the ref of every element walked (kept or not) to its
+	// backend DOM node id.
+	refs map[string]cdp.BackendNodeID
+}
+
+// maxRef bounds the bytes of a ref taken from a name.
+const maxRef = 60
+
+// refBase is the ref of an element before its repeat suffix: name with
+// whitespace collapsed, clipped to maxRef bytes, or role when name is
+// empty.
+func refBase(name, role string) string {
+	r := strings.Join(strings.Fields(name), " ")
+	if len(r) > maxRef {
+		cut := maxRef
+		for cut > 0 && !utf8Start(r[cut]) {
+			cut--
+		}
+		r = strings.TrimRight(r[:cut], " ")
+	}
+	if r == "" {
+		r = role
+	}
+	return r
 }
 
 // pageRoles are the roles a Page keeps; other nodes (generic containers,
@@ -78,6 +109,7 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 		p, err = readAXPage(op, max)
 		if err == nil {
 			obs.URL, obs.Title = p.URL, p.Title
+			lt.refs = p.refs
 		}
 		return err
 	})
@@ -140,6 +172,8 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 		rowHead  string
 	}
 	root := nodes[0]
+	p.refs = map[string]cdp.BackendNodeID{}
+	repeats := map[string]int{}
 	stack := []frame{{id: root.NodeID}}
 	seen := map[accessibility.NodeID]bool{}
 	const maxWalk = 200000 // nodes visited: bounded work on a huge page
@@ -162,6 +196,18 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 			if e.Name == "" && (role == "alert" || role == "status" || role == "dialog" || role == "alertdialog") {
 				e.Name = subtreeText(byID, n, 200)
 			}
+			base := refBase(e.Name, e.Role)
+			e.Ref = base
+			for k := repeats[base] + 1; ; k++ {
+				if k > 1 {
+					e.Ref = fmt.Sprintf("%s #%d", base, k)
+				}
+				if _, taken := p.refs[e.Ref]; !taken {
+					repeats[base] = k
+					break
+				}
+			}
+			p.refs[e.Ref] = n.BackendDOMNodeID
 			for _, pr := range n.Properties {
 				v := axText(pr.Value)
 				switch pr.Name {

@@ -2,12 +2,14 @@ package chrome_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 )
 
 // formTablePage is a local page with a form, a table, an alert, a status
@@ -139,4 +141,142 @@ func TestReadSessionPage(t *testing.T) {
 		t.Logf("read %d under flood: %v, %d elements, console %d of %d", i, took.Round(time.Millisecond), len(fp.Elements), len(fobs.Console), fobs.ConsoleTotal)
 	}
 	t.Logf("%d elements: %+v", len(p.Elements), p.Elements)
+}
+
+// refsPage has repeated, long, spaced and empty names, and a checkbox, a
+// switch and radio buttons.
+const refsPage = `<!doctype html><html><head><title>Refs</title></head><body>
+<ul><li>One <button onclick="this.textContent='Deleted'">Delete</button></li>
+<li>Two <button onclick="this.textContent='Deleted'">Delete</button></li></ul>
+<button id="spaced">  Save
+    draft  </button>
+<a href="#long">` + "A link whose accessible name is much longer than sixty bytes, so its ref is clipped" + `</a>
+<input id="noname">
+<label><input type="checkbox" id="news"> Newsletter</label>
+<div role="switch" aria-checked="true" aria-label="Dark mode" tabindex="0" style="width:40px;height:20px;background:#ccc"
+  onclick="this.setAttribute('aria-checked', this.getAttribute('aria-checked') === 'true' ? 'false' : 'true')"></div>
+<label><input type="radio" name="size" id="small" checked> Small</label>
+<label><input type="radio" name="size" id="large"> Large</label>
+<p id="out"></p>
+</body></html>`
+
+// TestRefs: element refs are names (whitespace collapsed, clipped to 60
+// bytes), roles for unnamed elements, with " #2" on repeats; a session's
+// actions take refs, ax ids and the old JavaScript ids; check sets a
+// checkbox, a switch and a radio button; an unknown ref is an
+// ElementNotFound; and the login job is done with refs only.
+func TestRefs(t *testing.T) {
+	path := needChromium(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(refsPage))
+	}))
+	t.Cleanup(ts.Close)
+	b, id := liveSession(t, path, ts.URL+"/")
+	ctx := context.Background()
+	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	byRef := map[string]chrome.PageElement{}
+	for _, e := range p.Elements {
+		refs = append(refs, e.Ref)
+		byRef[e.Ref] = e
+	}
+	for _, c := range []struct{ ref, role string }{
+		{"Delete", "button"}, {"Delete #2", "button"}, {"Save draft", "button"},
+		{"A link whose accessible name is much longer than sixty bytes", "link"},
+		{"textbox", "textbox"}, {"Newsletter", "checkbox"}, {"Dark mode", "switch"},
+		{"Small", "radio"}, {"Large", "radio"},
+	} {
+		if e, ok := byRef[c.ref]; !ok || e.Role != c.role {
+			t.Errorf("ref %q: %+v (refs %q)", c.ref, e, refs)
+		}
+	}
+	for _, r := range refs {
+		if len(r) > 60 {
+			t.Errorf("ref %q is %d bytes", r, len(r))
+		}
+	}
+	state := func(ref string) chrome.PageElement {
+		p, _, err := b.ReadSession(ctx, "ada", id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Elements {
+			if e.Ref == ref {
+				return e
+			}
+		}
+		return chrome.PageElement{}
+	}
+	type want struct {
+		ref     string // read after the action
+		name    string
+		checked bool
+	}
+	for _, c := range []struct {
+		name string
+		act  chrome.Act
+		want want
+	}{
+		{"click the second of two", chrome.Act{Kind: "click", ElementID: "Delete #2"}, want{"Delete", "Delete", false}},
+		{"fill an unnamed field", chrome.Act{Kind: "fill", ElementID: "textbox", Value: "typed"}, want{"textbox", "", false}},
+		{"check a checkbox", chrome.Act{Kind: "check", ElementID: "Newsletter", Value: "true"}, want{"Newsletter", "Newsletter", true}},
+		{"check it again", chrome.Act{Kind: "check", ElementID: "Newsletter", Value: "true"}, want{"Newsletter", "Newsletter", true}},
+		{"turn a switch off", chrome.Act{Kind: "check", ElementID: "Dark mode", Value: "false"}, want{"Dark mode", "Dark mode", false}},
+		{"choose a radio button", chrome.Act{Kind: "check", ElementID: "Large", Value: "true"}, want{"Large", "Large", true}},
+		{"by ax id", chrome.Act{Kind: "click", ElementID: byRef["Delete"].ID}, want{"Deleted", "Deleted", false}},
+		{"by JavaScript id", chrome.Act{Kind: "check", ElementID: "news", Value: "false"}, want{"Newsletter", "Newsletter", false}},
+	} {
+		if _, err := b.ActSession(ctx, "ada", id, &c.act); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if e := state(c.want.ref); e.Name != c.want.name || e.Checked != c.want.checked {
+			t.Errorf("%s: after it %+v, want %+v", c.name, e, c.want)
+		}
+	}
+	if e := state("textbox"); e.Value != "typed" {
+		t.Errorf("the unnamed field holds %q", e.Value)
+	}
+	for _, c := range []struct {
+		name string
+		act  chrome.Act
+	}{
+		{"unknown ref", chrome.Act{Kind: "click", ElementID: "Nope"}},
+		{"unknown ax id", chrome.Act{Kind: "click", ElementID: "ax999999"}},
+	} {
+		if _, err := b.ActSession(ctx, "ada", id, &c.act); !errors.As(err, new(*chrome.ElementNotFound)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		act  chrome.Act
+	}{
+		{"uncheck a radio button", chrome.Act{Kind: "check", ElementID: "Large", Value: "false"}},
+		{"check a button", chrome.Act{Kind: "check", ElementID: "Save draft", Value: "true"}},
+		{"check with a bad value", chrome.Act{Kind: "check", ElementID: "Newsletter", Value: "yes"}},
+	} {
+		if _, err := b.ActSession(ctx, "ada", id, &c.act); !errors.As(err, new(*chrome.CheckError)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+
+	// The login job with refs only (no read first: the refs are looked
+	// up on first use).
+	login := testapp.Login(t)
+	lb, lid := liveSession(t, path, login.URL+"/")
+	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "Email", Value: "ada@example.com"},
+		{Kind: "fill", ElementID: "Password", Value: "s3cret"}, {Kind: "click", ElementID: "Sign in"}} {
+		o, err := lb.ActSession(ctx, "ada", lid, &step)
+		if err != nil {
+			t.Fatalf("%s %s: %v", step.Kind, step.ElementID, err)
+		}
+		if step.Kind == "click" && o.Title != "Dashboard" {
+			t.Errorf("after Sign in: %q", o.Title)
+		}
+	}
 }

@@ -51,10 +51,16 @@ type Task struct {
 // Act is an action on an element found by its element id (see
 // [Element.ID]).
 type Act struct {
-	// Kind is "click", "fill" or "select" (Value: the option's label or value).
-	Kind      string
+	// Kind is "click", "fill", "select" (Value: the option's label or
+	// value) or "check" (Value: "true" or "false"; the checkbox, radio
+	// button or switch is clicked only when its state differs).
+	Kind string
+	// ElementID names the element: in a live session its
+	// [PageElement.Ref] (or its [PageElement.ID]); in a run (and, as a
+	// fallback, in a session) its [Element.ID].
 	ElementID string
-	// Value is the text to type (fill).
+	// Value is the text to type (fill), the option (select) or the state
+	// (check).
 	Value string
 }
 
@@ -477,7 +483,7 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 			return err
 		}
 		if t.Act != nil {
-			if err := b.act(op, col, t.Act, obs); err != nil {
+			if err := b.act(op, tb, col, t.Act, obs); err != nil {
 				return err
 			}
 		}

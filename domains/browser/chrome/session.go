@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
 )
 
 // SessionGoneError is a call naming a session this browser does not hold:
@@ -62,6 +64,10 @@ type Session struct {
 type liveTab struct {
 	t   *tab
 	col *collector
+	// refs maps the element refs of the tab's latest accessibility read
+	// to their backend DOM node ids (see [Browser.markRef]); used under
+	// the session's lock.
+	refs map[string]cdp.BackendNodeID
 }
 
 // SessionCount is the number of live sessions (for tests and health).
@@ -447,6 +453,7 @@ func (s *Session) newTab(ctx context.Context) (*liveTab, error) {
 		}
 	}
 	lt := &liveTab{t: t, col: col}
+	t.live = lt
 	s.tabs = append(s.tabs, lt)
 	s.cur = len(s.tabs) - 1
 	return lt, nil

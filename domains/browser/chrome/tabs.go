@@ -29,12 +29,8 @@ func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields 
 	}
 	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
 		for _, f := range fields {
-			found, err := listElements(op, f.ElementID, 1)
-			if err != nil {
+			if err := b.markRef(op, lt, f.ElementID); err != nil {
 				return err
-			}
-			if len(found.List) == 0 {
-				return &ElementNotFound{f.ElementID}
 			}
 			isSelect, err := chromedp.Run(op, chromedp.Evaluate[bool](
 				`(document.querySelector('[data-manglecp-target="1"]') || {}).tagName === 'SELECT'`))
