@@ -3,8 +3,8 @@
 // official TypeScript SDK client to it, scenario files and their checks.
 
 import { createRequire } from "node:module";
-import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
-import { join, dirname, resolve } from "node:path";
+import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, existsSync, realpathSync, statSync } from "node:fs";
+import { join, dirname, resolve, extname, sep } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -142,19 +142,55 @@ export function checkFiles(dir, want) {
   return bad;
 }
 
-// serveDir serves the files of dir (no listing; anything else is 404) on
-// 127.0.0.1 and returns {url, close}.
+// contentTypes are the Content-Types serveDir answers by file extension
+// (the same as testapp.Serve's in Go).
+const contentTypes = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".json": "application/json",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+};
+
+// serveDir serves the static app of dir on 127.0.0.1 and returns {url,
+// close}, as testapp.Serve does for the Go tests: GET and HEAD get the
+// files of dir and its subdirectories ("/" is index.html) by their
+// extension's Content-Type; the routes of dir/app.json ({"routes":
+// {"/path": {"status", "type", "body"}}}) get their fixed answer whatever
+// the method. A directory, app.json itself, a path with "." or ".."
+// elements and a path leaving dir (also through a symbolic link) answer
+// 404 (no listing); other methods 405.
 export async function serveDir(dir) {
   const { createServer } = await import("node:http");
-  const srv = createServer((req, res) => {
-    const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "");
-    let body = null;
-    if (name && !name.includes("..") && !name.includes("/")) {
-      try { body = readFileSync(join(dir, name)); } catch { body = null; }
+  const base = realpathSync(dir);
+  const cfg = join(base, "app.json");
+  const routes = existsSync(cfg) ? JSON.parse(readFileSync(cfg, "utf8")).routes ?? {} : {};
+  const file = (pathname) => {
+    const name = pathname.replace(/^\//, "") || "index.html";
+    const parts = name.split("/");
+    if (name === "app.json" || name.includes("\\") || name.includes("\0") || parts.some((p) => p === "" || p === "." || p === "..")) return null;
+    try {
+      const p = realpathSync(join(base, ...parts));
+      if (!p.startsWith(base + sep) || !statSync(p).isFile()) return null;
+      return { name, body: readFileSync(p) };
+    } catch {
+      return null;
     }
-    if (body === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
-    res.writeHead(200, { "Content-Type": name.endsWith(".html") ? "text/html; charset=utf-8" : "application/octet-stream" });
-    res.end(body);
+  };
+  const srv = createServer((req, res) => {
+    let pathname = null;
+    try { pathname = decodeURIComponent(new URL(req.url, "http://x").pathname); } catch { pathname = null; }
+    const route = pathname !== null && Object.hasOwn(routes, pathname) ? routes[pathname] : null;
+    if (route) {
+      res.writeHead(route.status, { "Content-Type": route.type });
+      res.end(route.body);
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") { res.writeHead(405, { "Content-Type": "text/plain", Allow: "GET, HEAD" }); res.end("method not allowed"); return; }
+    const f = pathname === null ? null : file(pathname);
+    if (f === null) { res.writeHead(404, { "Content-Type": "text/plain" }); res.end("not found"); return; }
+    res.writeHead(200, { "Content-Type": contentTypes[extname(f.name)] ?? "application/octet-stream" });
+    res.end(req.method === "HEAD" ? undefined : f.body);
   });
   await new Promise((r) => srv.listen(0, "127.0.0.1", r));
   return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };

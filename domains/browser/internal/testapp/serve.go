@@ -1,0 +1,132 @@
+package testapp
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Jobs names the apps of the multi-step jobs of issue 28, each a
+// directory under domains/browser/testdata/jobs that [Dir] finds and
+// [Serve] serves; the token measurement (tools/tokens, serveDir in
+// lib.mjs) serves the same directories.
+var Jobs = []string{"login", "signup", "docs", "catalog", "orders"}
+
+// Route is a path an app's app.json declares the server answers
+// specially (for example a data request that fails): the status, the
+// Content-Type and the body of every answer to it, whatever the method.
+type Route struct {
+	Status int    `json:"status"`
+	Type   string `json:"type"`
+	Body   string `json:"body"`
+}
+
+// Dir returns the directory of the job app name (domains/browser/testdata/jobs/name),
+// found from this package's source file, so it works from any test's
+// working directory. It does not check that the app exists.
+func Dir(name string) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("testapp: no caller information")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "jobs", name)
+}
+
+// Serve serves the static app of dir on a loopback httptest server,
+// closed when the test ends. It answers GET and HEAD with the files of dir
+// and its subdirectories ("/" is index.html), by their extension's
+// Content-Type; the routes of dir/app.json (`{"routes": {"/path":
+// Route}}`) with their fixed answer. A directory, app.json itself, a
+// path with "." or ".." elements and a path leaving dir (also through a
+// symbolic link) answer 404; other methods 405. A missing dir or a bad
+// app.json fails the test at once.
+func Serve(t testing.TB, dir string) *httptest.Server {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatalf("testapp: %v", err)
+	}
+	h, err := handler(root)
+	if err != nil {
+		root.Close()
+		t.Fatalf("testapp: %s: %v", dir, err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		root.Close()
+	})
+	return ts
+}
+
+// handler builds the handler of [Serve] on root, which must stay open
+// as long as the handler is used.
+func handler(root *os.Root) (http.Handler, error) {
+	var cfg struct {
+		Routes map[string]Route `json:"routes"`
+	}
+	switch b, err := root.ReadFile("app.json"); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return nil, errors.New("app.json: " + err.Error())
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt, ok := cfg.Routes[r.URL.Path]; ok {
+			w.Header().Set("Content-Type", rt.Type)
+			w.WriteHeader(rt.Status)
+			_, _ = w.Write([]byte(rt.Body))
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if name == "" {
+			name = "index.html"
+		}
+		if !fs.ValidPath(name) || name == "app.json" || strings.Contains(name, `\`) {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := fs.ReadFile(root.FS(), name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", contentType(name))
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(b)
+		}
+	}), nil
+}
+
+// contentType is the Content-Type of an app file by its extension.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".json":
+		return "application/json"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
+}
