@@ -109,6 +109,7 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 		p, err = readAXPage(op, max)
 		if err == nil {
 			obs.URL, obs.Title = p.URL, p.Title
+			obs.Page = p
 			lt.refs = p.refs
 		}
 		return err

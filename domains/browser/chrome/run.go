@@ -109,6 +109,13 @@ type Observation struct {
 	// Incomplete says why the observation stopped early (the page did not
 	// finish loading, or did not answer in time); "" when it did not.
 	Incomplete string
+	// Page is the accessibility tree of a live session's page after the
+	// call, bounded (at most [DefaultMaxPageElements] elements, and a
+	// bounded read on huge pages; see [Page]); its refs are what the
+	// next actions take. Nil in a run, when the page is incomplete or did
+	// not load, when it could not be read in time, and while a
+	// JavaScript dialog is open (see Dialog).
+	Page *Page
 }
 
 // PageError is a run stopped because of what the page did (over its

@@ -424,8 +424,34 @@ func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Conte
 	if err := fn(op, lt, obs); err != nil {
 		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
 	}
+	if err := b.readLive(op, lt, obs); err != nil {
+		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
+	}
 	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
 	return obs, nil
+}
+
+// readLive reads the page of lt after a call into obs.Page (see
+// [Observation.Page]) and keeps its refs for the next actions. A read
+// that fails or does not answer within inspectMax leaves Page nil; the
+// error is set only when the tab's context ended.
+func (b *Browser) readLive(op context.Context, lt *liveTab, obs *Observation) error {
+	if obs.Page != nil || obs.Incomplete != "" || obs.LoadError != "" {
+		return nil
+	}
+	rctx, done := context.WithTimeout(op, inspectMax)
+	defer done()
+	p, err := readAXPage(rctx, DefaultMaxPageElements)
+	if err != nil {
+		if op.Err() != nil {
+			return op.Err()
+		}
+		b.log.Debug("reading a session's page", "err", err)
+		return nil
+	}
+	obs.Page = p
+	lt.refs = p.refs
+	return nil
 }
 
 // newTab opens a tab in s's browser context that lives until the session

@@ -202,3 +202,57 @@ func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
 	}
 	return b, obs.Session
 }
+
+// TestEveryCallReturnsThePage: each live-session call returns the page
+// after it (Observation.Page), whose refs the next call takes; a form is
+// filled and submitted in one call.
+func TestEveryCallReturnsThePage(t *testing.T) {
+	path := needChromium(t)
+	ts := testapp.Login(t)
+	b := chrome.New(chrome.Config{Path: path})
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	open, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := open.Session
+	for _, c := range []struct {
+		name  string
+		call  func() (*chrome.Observation, error)
+		title string // of the Page
+		ref   string // one of its refs
+	}{
+		{"open", func() (*chrome.Observation, error) { return open, nil }, "Sign in", "Email"},
+		{"fill", func() (*chrome.Observation, error) {
+			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "fill", ElementID: "Email", Value: "nobody"})
+		}, "Sign in", "Password"},
+		{"fill the form and submit", func() (*chrome.Observation, error) {
+			return b.FillFormSession(ctx, "ada", id, []chrome.Field{{"Email", "ada@example.com"}, {"Password", "s3cret"}}, "Sign in")
+		}, "Dashboard", "4,210"},
+		{"navigate", func() (*chrome.Observation, error) { return b.NavigateSession(ctx, "ada", id, ts.URL+"/?again=1") }, "Sign in", "Sign in"},
+		{"back", func() (*chrome.Observation, error) { return b.BackSession(ctx, "ada", id) }, "Dashboard", "North"},
+		{"press a key", func() (*chrome.Observation, error) { return b.PressKeySession(ctx, "ada", id, "Tab") }, "Dashboard", "Revenue"},
+		{"wait for a text", func() (*chrome.Observation, error) {
+			o, _, err := b.WaitTextSession(ctx, "ada", id, "North", time.Second)
+			return o, err
+		}, "Dashboard", "Region"},
+		{"open a tab", func() (*chrome.Observation, error) { return b.OpenTab(ctx, "ada", id, ts.URL+"/?tab=2") }, "Sign in", "Email"},
+		{"switch tabs", func() (*chrome.Observation, error) { return b.SwitchTabSession(ctx, "ada", id, 0) }, "Dashboard", "North"},
+	} {
+		o, err := c.call()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if o.Page == nil {
+			t.Fatalf("%s: no page", c.name)
+		}
+		found := false
+		for _, e := range o.Page.Elements {
+			found = found || e.Ref == c.ref
+		}
+		if o.Page.Title != c.title || !found {
+			t.Errorf("%s: page %q without ref %q: %+v", c.name, o.Page.Title, c.ref, o.Page.Elements)
+		}
+	}
+}

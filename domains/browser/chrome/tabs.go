@@ -7,19 +7,38 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Field is one field of [Browser.FillFormSession]: the element id (as in
-// [Element]) and the text to type, or the option to choose when the
-// element is a select.
+// Field is one field of [Browser.FillFormSession]: the element (its
+// ref, see [PageElement.Ref], or an id [Browser.ActSession] takes) and
+// its value: the text to type, the option to choose when the element is
+// a select, "true" or "false" when it is a checkbox, radio button or
+// switch.
 type Field struct{ ElementID, Value string }
 
 // maxFormFields bounds the fields of one FillFormSession call.
 const maxFormFields = 50
 
+// fieldKindJS says how the marked element is filled: "select",
+// "check" (a checkbox, radio button or switch), "fill", or "" when no
+// element is marked.
+const fieldKindJS = `(() => {
+  const el = document.querySelector('[data-manglecp-target="1"]');
+  if (!el) return '';
+  if (el.tagName === 'SELECT') return 'select';
+  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) return 'check';
+  const r = el.getAttribute('role');
+  if (r === 'checkbox' || r === 'radio' || r === 'switch' || r === 'menuitemcheckbox' || el.hasAttribute('aria-checked')) return 'check';
+  return 'fill';
+})()`
+
 // FillFormSession fills several fields of the current page of owner's
-// session id in one call, in order (typing into inputs and text areas,
-// choosing the option of a select), then reports the page. It stops at
-// the first field it cannot fill ([ElementNotFound], [OptionError]).
-func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields []Field) (*Observation, error) {
+// session id in one call, in order (typing into text fields, choosing
+// the option of a select, setting a checkbox, radio button or switch),
+// then, when submit names an element (a ref, usually the form's
+// button), clicks it and waits for the page to settle: one call fills
+// and submits a form. Observation.Action reports the click. It stops at
+// the first field it cannot fill ([ElementNotFound], [OptionError],
+// [CheckError]).
+func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields []Field, submit string) (*Observation, error) {
 	if len(fields) == 0 || len(fields) > maxFormFields {
 		return nil, fmt.Errorf("a form fill takes 1 to %d fields, not %d", maxFormFields, len(fields))
 	}
@@ -32,21 +51,29 @@ func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields 
 			if err := b.markRef(op, lt, f.ElementID); err != nil {
 				return err
 			}
-			isSelect, err := chromedp.Run(op, chromedp.Evaluate[bool](
-				`(document.querySelector('[data-manglecp-target="1"]') || {}).tagName === 'SELECT'`))
+			kind, err := chromedp.Run(op, chromedp.Evaluate[string](fieldKindJS))
 			if err != nil {
 				return err
 			}
-			if isSelect {
+			switch kind {
+			case "select":
 				err = selectOption(op, f.ElementID, f.Value)
-			} else {
+			case "check":
+				err = check(op, f.ElementID, f.Value)
+			case "fill":
 				err = fill(op, f.Value)
+			default:
+				err = &ElementNotFound{f.ElementID}
 			}
 			if err != nil {
 				return err
 			}
 		}
-		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+		var click *Act
+		if submit != "" {
+			click = &Act{Kind: "click", ElementID: submit}
+		}
+		return b.drive(op, lt.t, lt.col, Task{Act: click}, obs, false)
 	})
 	b.after(s, err)
 	return obs, err

@@ -16,7 +16,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"cust", "Grace"}, {"qty", "3"}, {"ship", "Standard"}}); err != nil {
+	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"Customer", "Grace"}, {"qty", "3"}, {"Shipping", "Standard"}, {"Gift wrap", "false"}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	value := func(role, name string) string {
@@ -34,6 +34,15 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if c, q, s := value("textbox", "Customer"), value("spinbutton", "Quantity"), value("combobox", "Shipping"); c != "Grace" || q != "3" || s != "Standard" {
 		t.Errorf("after the form fill: %q %q %q", c, q, s)
 	}
+	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range p.Elements {
+		if e.Ref == "Gift wrap" && e.Checked {
+			t.Errorf("the form fill left Gift wrap checked")
+		}
+	}
 	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Express"}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +52,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); !errors.As(err, new(*chrome.OptionError)) {
 		t.Errorf("unknown option: %v", err)
 	}
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"nope", "x"}}); !errors.As(err, new(*chrome.ElementNotFound)) {
+	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"nope", "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
 		t.Errorf("unknown field: %v", err)
 	}
 	// Tabs.
