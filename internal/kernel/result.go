@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
@@ -102,7 +103,18 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 	each("tool_description", 2, func(t *Tool, a ast.Atom) { t.Description = minStr(t.Description, str(a.Args[1])) })
 	each("tool_summary", 2, func(t *Tool, a ast.Atom) { t.Summary = minStr(t.Summary, str(a.Args[1])) })
 	each("tool_action", 2, func(t *Tool, a ast.Atom) { t.Action = minStr(t.Action, str(a.Args[1])) })
-	each("tool_instructions", 2, func(t *Tool, a ast.Atom) { t.Instructions = minStr(t.Instructions, str(a.Args[1])) })
+	// Several instructions of one tool are all kept (rules may state one
+	// fact per instruction: a form's fields, a page's alerts), sorted so
+	// the rendering is stable, and joined (joinInstructions).
+	instructions := map[*Tool][]string{}
+	each("tool_instructions", 2, func(t *Tool, a ast.Atom) {
+		if v := str(a.Args[1]); v != "" {
+			instructions[t] = append(instructions[t], v)
+		}
+	})
+	for t, list := range instructions {
+		t.Instructions = joinInstructions(list)
+	}
 	each("tool_side_effect", 2, func(t *Tool, a ast.Atom) { t.SideEffects = append(t.SideEffects, str(a.Args[1])) })
 	each("tool_evidence", 2, func(t *Tool, a ast.Atom) { t.Evidence = append(t.Evidence, str(a.Args[1])) })
 	each("requires_confirmation", 1, func(t *Tool, a ast.Atom) { t.RequiresConfirmation = true })
@@ -204,6 +216,29 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 		return dropped[i].Phase < dropped[j].Phase
 	})
 	return out, dropped
+}
+
+// maxInstructionBytes bounds a tool's joined instructions.
+const maxInstructionBytes = 4096
+
+// joinInstructions sorts and de-duplicates a tool's instructions and joins
+// them with spaces, at most maxInstructionBytes (whole instructions only;
+// the rest is counted).
+func joinInstructions(list []string) string {
+	sort.Strings(list)
+	list = dedup(list)
+	var b strings.Builder
+	for i, v := range list {
+		if b.Len()+len(v)+1 > maxInstructionBytes && b.Len() > 0 {
+			fmt.Fprintf(&b, " (%d more not shown)", len(list)-i)
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 // minStr picks the lexically smallest non-empty value, so that a rule set
