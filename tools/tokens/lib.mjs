@@ -150,6 +150,7 @@ const contentTypes = {
   ".json": "application/json",
   ".css": "text/css; charset=utf-8",
   ".svg": "image/svg+xml",
+  ".ico": "image/x-icon",
 };
 
 // serveDir serves the static app of dir on 127.0.0.1 and returns {url,

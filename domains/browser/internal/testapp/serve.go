@@ -127,6 +127,8 @@ func contentType(name string) string {
 		return "text/css; charset=utf-8"
 	case ".svg":
 		return "image/svg+xml"
+	case ".ico":
+		return "image/x-icon"
 	}
 	return "application/octet-stream"
 }
