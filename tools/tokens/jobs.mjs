@@ -27,11 +27,23 @@
 // (expect_facts), every call answered as expected (no isError unless
 // expect_error) and the files are on disk as the job leaves them
 // (expect_files).
+//
+// Wall time: a run's wall time is the time from its first call to its
+// last answer, as a host waits for it (the server's start and the first
+// tools/list are excluded; the tools/list of each later turn is
+// included, as it is small and the same for every server). With
+// --repeat N every run of a job is played N times, interleaved (A B A B
+// ...: each repetition plays every run once, in the job's order), and a
+// run's wall time is the median of its N; its tokens are those of the
+// first repetition, and a run whose totals differ between repetitions
+// says so (tokens_varied). A run is done only when done in every
+// repetition.
 
 import { readFileSync } from "node:fs";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { root, tokens, count, defsOf, connect, listAll, resolveRefs, checkFiles, serveDir, resultTokens, sleep, packageVersion } from "./lib.mjs";
+import { performance } from "node:perf_hooks";
+import { root, tokens, count, defsOf, connect, listAll, resolveRefs, checkFiles, serveDir, resultTokens, packageVersion } from "./lib.mjs";
 
 // The cost models: the price of the prefix identical to the previous
 // prompt, and of the rest. The first prompt is all "rest".
@@ -69,8 +81,26 @@ async function runOne(run, job, opts, app) {
   let tmp = "${tmp}";
   const withApp = (v) => JSON.parse(JSON.stringify(v ?? {}).replaceAll("${app}", app ? app.url : "${app}").replaceAll("${tmp}", tmp));
   let changed = 0;
+  let waiters = [];
   let asked = [];
-  const hooks = { onListChanged: () => { changed++; }, tree: job.tree };
+  const onListChanged = () => {
+    changed++;
+    for (const w of waiters) w();
+    waiters = [];
+  };
+  // listChangedSince waits (at most 5 s) until a tools/list_changed
+  // arrived after the count was before.
+  const listChangedSince = (before) =>
+    changed !== before
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const timer = setTimeout(resolve, 5000);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+  const hooks = { onListChanged, tree: job.tree };
   const elicitation = run.elicitation ?? job.elicitation;
   if (elicitation) {
     hooks.onElicit = async (req) => {
@@ -85,6 +115,8 @@ async function runOne(run, job, opts, app) {
   const texts = [];
   let answers = "";
   let client;
+  let start = NaN;
+  let end = NaN;
   const look = async () => {
     const tools = await listAll(client);
     return { ...count(tools), toolsKey: JSON.stringify(defsOf(tools)) };
@@ -97,7 +129,9 @@ async function runOne(run, job, opts, app) {
       const before = changed;
       asked = [];
       const args = resolveRefs(withApp(step.arguments), results, texts);
+      if (i === 0) start = performance.now();
       const r = await client.callTool({ name: step.name, arguments: args }, undefined, { timeout: 120000 });
+      end = performance.now();
       results[i] = r.structuredContent ?? null;
       texts[i] = (r.content ?? []).map((c) => c.text ?? JSON.stringify(c)).join("\n");
       answers += texts[i] + "\n" + JSON.stringify(r.structuredContent ?? null) + "\n";
@@ -115,7 +149,7 @@ async function runOne(run, job, opts, app) {
       });
       // A host that follows tools/list_changed lists again when told.
       if (step.expect_list_changed) {
-        for (let w = 0; w < 200 && changed === before; w++) await sleep(25);
+        await listChangedSince(before);
         if (changed === before) failures.push(`call ${i + 1} (${step.name}): no tools/list_changed`);
       }
       turns.push(await look());
@@ -142,6 +176,7 @@ async function runOne(run, job, opts, app) {
     prompts,
     totals,
     results: calls.reduce((s, c) => s + c.result, 0),
+    wall: (end - start) / 1000,
     done: failures.length === 0,
     failures,
   };
@@ -154,18 +189,48 @@ function label(run) {
   return run.label;
 }
 
-// runJob plays every run of a job file and compares each with the job's
-// anchor: the ratios of the totals, and the gates (fail) and targets
-// (reported) on them and on the tool list of every turn.
+// median is the median of the finite numbers of xs (NaN if none).
+export function median(xs) {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// merge makes one run's result of its repetitions (reps[0] the first):
+// the first's tokens, the median wall time of all, done only when every
+// repetition was done, and the totals of any repetition that differed.
+export function merge(reps) {
+  const r = { ...reps[0] };
+  r.walls = reps.map((x) => x.wall);
+  r.wall = median(r.walls);
+  r.repeat = reps.length;
+  r.done = reps.every((x) => x.done);
+  r.failures = reps.flatMap((x, k) => x.failures.map((f) => (reps.length > 1 ? `repetition ${k + 1}: ${f}` : f)));
+  const key = (x) => JSON.stringify(x.totals);
+  const varied = reps.filter((x) => key(x) !== key(reps[0]));
+  if (varied.length) r.tokens_varied = reps.map((x) => x.totals);
+  return r;
+}
+
+// runJob plays every run of a job file (opts.repeat times, interleaved)
+// and compares each with the job's anchor: the ratios of the totals and
+// of the median wall times, and the gates (fail) and targets (reported)
+// on them and on the tool list of every turn. A job may have only an
+// anchor run; "manglecp_todo" and other unknown keys are ignored.
 export async function runJob(file, opts) {
   const job = JSON.parse(readFileSync(file, "utf8"));
+  const repeat = Math.max(1, opts.repeat ?? 1);
   const app = job.app ? await serveDir(join(root, job.app.dir)) : null;
-  const runs = [];
+  const reps = job.runs.map(() => []);
   try {
-    for (const run of job.runs) runs.push(await runOne(run, job, opts, app));
+    for (let k = 0; k < repeat; k++) {
+      for (const [i, run] of job.runs.entries()) reps[i].push(await runOne(run, job, opts, app));
+    }
   } finally {
     if (app) app.close();
   }
+  const runs = reps.map(merge);
   const anchor = runs.find((r) => r.anchor);
   const checks = [];
   for (const [i, run] of runs.entries()) {
@@ -173,11 +238,16 @@ export async function runJob(file, opts) {
     if (!anchor || run.anchor) continue;
     run.ratios = {};
     for (const m of Object.keys(models)) run.ratios[m] = run.totals[m] / anchor.totals[m];
+    run.ratios.wall = run.wall / anchor.wall;
     for (const [kind, gate] of [["gates", true], ["targets", false]]) {
       const g = spec[kind] ?? {};
       for (const m of Object.keys(models)) {
         if (g[m] === undefined) continue;
         checks.push({ run: run.label, what: `${m} <= ${g[m]}x ${anchor.label}`, gate, ok: run.ratios[m] <= g[m] });
+      }
+      if (g.wall !== undefined) {
+        // The median wall time against the anchor's (issue 28: at most Playwright MCP's).
+        checks.push({ run: run.label, what: `wall time (median of ${run.repeat}) <= ${g.wall}x ${anchor.label}`, gate, ok: run.ratios.wall <= g.wall, detail: `${secs(run.wall)} s against ${secs(anchor.wall)} s` });
       }
       if (g.defs !== undefined) {
         const max = anchor.turns[0].list * g.defs;
@@ -193,21 +263,26 @@ export async function runJob(file, opts) {
     if (spec.gates?.done !== false) checks.push({ run: run.label, what: "job done", gate: true, ok: run.done });
   }
   if (anchor) checks.push({ run: anchor.label, what: "job done", gate: true, ok: anchor.done });
+  for (const run of runs) {
+    if (run.repeat > 1) checks.push({ run: run.label, what: `the same tokens in all ${run.repeat} repetitions`, gate: false, ok: !run.tokens_varied, detail: run.tokens_varied ? run.tokens_varied.map((t) => `${t.M1}/${t.M2}/${t.M3}`).join(", ") : undefined });
+  }
   return { file, name: job.name, runs, checks };
 }
 
 const n = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "-");
+const secs = (x) => (Number.isFinite(x) ? x.toFixed(2) : "-");
 
 // printJobs writes the whole-job table of every job, then each run turn by
 // turn.
 export function printJobs(jobs) {
   console.log("## Whole jobs\n");
-  console.log("| job | server | calls | results | no cache (M1) | Anthropic-style cache (M2) | OpenAI-style cache (M3) | done |");
-  console.log("|---|---|---:|---:|---:|---:|---:|---|");
+  const repeat = Math.max(1, ...jobs.flatMap((j) => j.runs.map((r) => r.repeat ?? 1)));
+  console.log(`| job | server | calls | results | no cache (M1) | Anthropic-style cache (M2) | OpenAI-style cache (M3) | wall s${repeat > 1 ? ` (median of ${repeat})` : ""} | done |`);
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---|");
   for (const j of jobs) {
     for (const r of j.runs) {
-      const x = (m) => n(r.totals[m]) + (r.ratios ? ` (${r.ratios[m].toFixed(2)}x)` : "");
-      console.log(`| ${j.name} | ${r.label} | ${r.calls.length} | ${n(r.results)} | ${x("M1")} | ${x("M2")} | ${x("M3")} | ${r.done ? "yes" : "**no**"} |`);
+      const x = (m) => (m === "wall" ? secs(r.wall) : n(r.totals[m])) + (r.ratios && Number.isFinite(r.ratios[m]) ? ` (${r.ratios[m].toFixed(2)}x)` : "");
+      console.log(`| ${j.name} | ${r.label} | ${r.calls.length} | ${n(r.results)} | ${x("M1")} | ${x("M2")} | ${x("M3")} | ${x("wall")} | ${r.done ? "yes" : "**no**"} |`);
     }
   }
   for (const j of jobs) {
@@ -223,7 +298,7 @@ export function printJobs(jobs) {
         const call = c ? c.name + (c.asked.length ? " (user asked)" : "") + (c.isError ? " (error)" : "") : "(final answer)";
         console.log(`| ${k} | ${t.tools}: ${t.names.join(", ")} | ${n(t.defs)} | ${n(t.list)} | ${n(r.prompts[k])} | ${call} | ${args} | ${c ? n(c.call) : "-"} | ${c ? n(c.result) : "-"} |`);
       }
-      console.log(`\nTotals: M1 ${n(r.totals.M1)}, M2 ${n(r.totals.M2)}, M3 ${n(r.totals.M3)}.\n\nThe answers, as the model reads them (content text; structuredContent counted too):`);
+      console.log(`\nTotals: M1 ${n(r.totals.M1)}, M2 ${n(r.totals.M2)}, M3 ${n(r.totals.M3)}. Wall time: ${secs(r.wall)} s${r.repeat > 1 ? ` (median of ${r.walls.map(secs).join(", ")})` : ""}.\n\nThe answers, as the model reads them (content text; structuredContent counted too):`);
       for (const [i, c] of r.calls.entries()) console.log(`\n${i + 1}. ${c.name} (${c.result} tokens):\n\n${c.text.slice(0, 3000).replace(/^/gm, "    ")}`);
     }
   }

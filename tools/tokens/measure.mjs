@@ -10,13 +10,15 @@
 //
 //   go build -o /tmp/manglecp ./cmd/manglecp
 //   node tools/tokens/measure.mjs --manglecp /tmp/manglecp [--chromium PATH] [--json] [--check]
-//        [--servers tools/tokens/servers.json] [JOB.json ...]
+//        [--repeat N] [--servers tools/tokens/servers.json] [JOB.json ...]
 //
 // Without file arguments every tools/tokens/jobs/*.json runs (and the
 // per-turn scenario files of tools/tokens/scenarios/*.json, if any).
 // --check exits 1 when a job is not done or a total exceeds one of its
 // gates (ratios to the anchor measured in the same run); targets are
-// reported. docs/TOKENS.md explains the counts and the job format.
+// reported. --repeat N plays each job's runs N times, interleaved, for the
+// median wall time of each run (the tokens are the first repetition's).
+// docs/TOKENS.md explains the counts, the wall time and the job format.
 //
 // Counts: "defs" is the tokens of JSON.stringify of the tools reduced to
 // {name, description, inputSchema} (the method of the reference figures of
@@ -37,6 +39,10 @@ function parseArgs(argv) {
     else if (a === "--chromium") o.chromium = argv[++i];
     else if (a === "--json") o.json = true;
     else if (a === "--check") o.check = true;
+    else if (a === "--repeat") {
+      o.repeat = Number(argv[++i]);
+      if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error("--repeat wants a positive integer");
+    }
     else if (a === "--servers") o.servers = argv[++i];
     else if (a.startsWith("--")) throw new Error(`unknown flag ${a}`);
     else if (JSON.parse(readFileSync(a, "utf8")).runs) o.jobs.push(a);
