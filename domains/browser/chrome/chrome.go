@@ -108,6 +108,14 @@ type Config struct {
 	// idle for SessionIdle ends; MaxSessionTabs bounds its tabs.
 	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
 	SessionIdle                                         time.Duration
+	// UploadDir is the directory whose files [Browser.UploadSession] may
+	// give a page's file inputs (names relative to it; nothing outside it,
+	// also not through symbolic links). Empty: uploads are off.
+	UploadDir string
+	// AllowScripts lets [Browser.EvalSession] run a client's script in a
+	// session's page. Default false: it is refused with a
+	// [ScriptsOffError].
+	AllowScripts bool
 	// OnHealth, when set, is called (from its own goroutine, in order)
 	// whenever the browser stops working or works again.
 	OnHealth func(Health)

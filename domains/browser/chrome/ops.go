@@ -1,0 +1,592 @@
+package chrome
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// This file holds the session actions beyond navigating, acting on an
+// element and reading the page: forward, reload, hover, wait, upload,
+// screenshot, page scripts and closing a tab. Each takes the session
+// (take), runs one call on its current tab (call) and reports the page
+// after it (drive without navigation: settle, then inspect).
+
+// onSession runs fn as one call on the current tab of owner's session id.
+func (b *Browser) onSession(ctx context.Context, owner, id string, fn func(op context.Context, lt *liveTab, obs *Observation) error) (*Observation, error) {
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := b.call(ctx, s, fn)
+	b.after(s, err)
+	return obs, err
+}
+
+// ForwardSession goes forward one entry in the history of the current
+// tab of owner's session id and reports the page it comes to (the same
+// page when there is no later entry). Errors: those of
+// [Browser.ActSession].
+func (b *Browser) ForwardSession(ctx context.Context, owner, id string) (*Observation, error) {
+	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		h, err := chromedp.Call(op, page.GetNavigationHistory, cdp.Empty{})
+		if err != nil {
+			return err
+		}
+		if i := h.CurrentIndex; i >= 0 && i+1 < int64(len(h.Entries)) {
+			before := h.Entries[i].URL
+			if _, err := chromedp.Call(op, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[i+1].ID}); err != nil {
+				return err
+			}
+			if h.Entries[i+1].URL != before {
+				if err := awaitLocation(op, before); err != nil {
+					return err
+				}
+			}
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+}
+
+// awaitLocation waits, at most historyWait, until the tab's location is
+// no longer before (a history navigation committed).
+func awaitLocation(op context.Context, before string) error {
+	limit := time.NewTimer(historyWait)
+	defer limit.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now, err := chromedp.Run(op, chromedp.Evaluate[string](`location.href`))
+		if err != nil || now != before {
+			return nil // an error: the old document is going away
+		}
+		select {
+		case <-op.Done():
+			return op.Err()
+		case <-limit.C:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// historyWait bounds the wait for a history navigation to commit.
+const historyWait = 2 * time.Second
+
+// ReloadSession reloads the current page of owner's session id (as the
+// browser's reload button does, keeping the session's cookies and
+// storage) and reports it. A page that does not finish loading in time
+// is reported as far as it got (Observation.Incomplete). Errors: those
+// of [Browser.ActSession].
+func (b *Browser) ReloadSession(ctx context.Context, owner, id string) (*Observation, error) {
+	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		limit := b.cfg.MaxLoadTime * 11 / 20
+		nctx, done := context.WithTimeout(op, limit)
+		err := chromedp.Do(nctx, chromedp.Reload())
+		done()
+		switch {
+		case err == nil:
+		case op.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			obs.Incomplete = fmt.Sprintf("the page did not finish loading within %s", limit.Round(time.Second))
+		default:
+			return err
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+}
+
+// HoverSession moves the mouse over the element ref names on the current
+// page of owner's session id (to its centre, scrolled into view, as a
+// user would: :hover styles apply and mouseover and mouseenter fire) and
+// reports the page after it. ref is as for [Browser.ActSession].
+// Errors: those of [Browser.ActSession], [ElementNotFound].
+func (b *Browser) HoverSession(ctx context.Context, owner, id, ref string) (*Observation, error) {
+	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		if err := b.markRef(op, lt, ref); err != nil {
+			return err
+		}
+		p, err := locate(op, false)
+		if err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(op, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+			Type: input.DispatchMouseEventTypeMouseMoved, X: p.X, Y: p.Y}); err != nil {
+			return err
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+}
+
+// Wait is what [Browser.WaitSession] waits for. Every condition set must
+// hold at the same time; at least one must be set.
+type Wait struct {
+	// Text is a text the page's visible text contains (at most 500
+	// bytes).
+	Text string
+	// Ref names an element that is on the page: a [PageElement.Ref] (an
+	// accessible name such as "Sign in"), a [PageElement.ID] or an
+	// [Element.ID], as for [Browser.ActSession].
+	Ref string
+	// NetworkIdle waits until no request of the page has been in flight
+	// for 500 ms.
+	NetworkIdle bool
+	// Timeout bounds the wait: 0 is [DefaultWaitTimeout]; it is at most
+	// half of [Config.MaxLoadTime] (the rest of the call reads the page).
+	Timeout time.Duration
+}
+
+// DefaultWaitTimeout is the wait of a [Wait] without Timeout.
+const DefaultWaitTimeout = 5 * time.Second
+
+// maxWaitText bounds Wait.Text and Wait.Ref.
+const maxWaitText = 500
+
+// WaitError is a [Wait] that cannot be waited for (no condition, a text
+// or ref too long). Its message is safe to show to clients.
+type WaitError struct{ Reason string }
+
+func (e *WaitError) Error() string { return e.Reason }
+
+// WaitSession waits until the current page of owner's session id meets
+// w (see [Wait]), at most w.Timeout, and reports the page; met says
+// whether every condition held before the time was up. Errors: those of
+// [Browser.ActSession], [WaitError].
+func (b *Browser) WaitSession(ctx context.Context, owner, id string, w Wait) (obs *Observation, met bool, err error) {
+	switch {
+	case w.Text == "" && w.Ref == "" && !w.NetworkIdle:
+		return nil, false, &WaitError{"a wait needs a text, an element or network idle to wait for"}
+	case len(w.Text) > maxWaitText, len(w.Ref) > maxWaitText:
+		return nil, false, &WaitError{fmt.Sprintf("the text or element to wait for is longer than %d bytes", maxWaitText)}
+	}
+	timeout := w.Timeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	timeout = min(timeout, b.cfg.MaxLoadTime/2)
+	textJS := fmt.Sprintf(`(document.body ? document.body.innerText : '').includes(%s)`, strconv.Quote(w.Text))
+	obs, err = b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		wctx, done := context.WithTimeout(op, timeout)
+		defer done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		idle := idleWatch{col: lt.col, since: time.Now(), requests: -1}
+	poll:
+		for {
+			ok := true
+			if w.NetworkIdle {
+				ok = idle.check()
+			}
+			if ok && w.Text != "" {
+				found, err := chromedp.Run(wctx, chromedp.Evaluate[bool](textJS))
+				ok = err == nil && found
+			}
+			if ok && w.Ref != "" {
+				err := b.markRef(wctx, lt, w.Ref)
+				if err != nil && !errors.As(err, new(*ElementNotFound)) && wctx.Err() == nil {
+					return err
+				}
+				ok = err == nil
+			}
+			if ok {
+				met = true
+				break
+			}
+			select {
+			case <-op.Done():
+				return op.Err()
+			case <-wctx.Done():
+				break poll
+			case <-tick.C:
+			}
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+	return obs, met, err
+}
+
+// idleWatch tells when no request of a tab has been in flight for the
+// quiet period (500 ms), from the tab's collector.
+type idleWatch struct {
+	col      *collector
+	since    time.Time // quiet since
+	requests int       // the collector's request count when last seen
+}
+
+// check reports whether the tab's network is idle now.
+func (w *idleWatch) check() bool {
+	w.col.mu.Lock()
+	n, flying := w.col.nRequests, len(w.col.inflight)
+	w.col.mu.Unlock()
+	if flying > 0 || n != w.requests {
+		w.requests, w.since = n, time.Now()
+		return false
+	}
+	return time.Since(w.since) >= quiet
+}
+
+// maxUploadFiles bounds the files of one upload.
+const maxUploadFiles = 10
+
+// UploadError is an upload refused: uploads are off ([Config.UploadDir]
+// is empty), a name is not a regular file inside the upload directory
+// (an absolute path, "..", a symbolic link that leads out of it), too
+// many files, or the element is not a file input. Its message is safe to
+// show to clients: it names the client's file name, never a server path.
+type UploadError struct{ Reason string }
+
+func (e *UploadError) Error() string { return e.Reason }
+
+// uploadTargetJS checks that the marked element is a file input that
+// takes n files; it returns "" or why not.
+const uploadTargetJS = `((n) => {
+  const el = document.querySelector('[data-manglecp-target="1"]');
+  if (!el) return 'the element left the page';
+  if (el.tagName !== 'INPUT' || el.type !== 'file') return 'the element is not a file input';
+  if (el.disabled) return 'the file input is disabled';
+  if (n > 1 && !el.multiple) return 'the file input takes one file';
+  return '';
+})`
+
+// UploadSession sets the files of the file input ref names (as for
+// [Browser.ActSession]) on the current page of owner's session id to
+// names, at most 10 files given relative to [Config.UploadDir], as if
+// the user picked them (the page gets input and change events), and
+// reports the page after it. The files are opened through an [os.Root]
+// of the upload directory: absolute names, ".." and symbolic links that
+// lead out of it are refused. Errors: those of [Browser.ActSession],
+// [ElementNotFound], [UploadError].
+func (b *Browser) UploadSession(ctx context.Context, owner, id, ref string, names []string) (*Observation, error) {
+	paths, err := b.uploadPaths(names)
+	if err != nil {
+		return nil, err
+	}
+	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		if err := b.markRef(op, lt, ref); err != nil {
+			return err
+		}
+		why, err := chromedp.Run(op, chromedp.Evaluate[string](fmt.Sprintf("%s(%d)", uploadTargetJS, len(paths))))
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return &UploadError{fmt.Sprintf("cannot upload to %q: %s", clip(ref, 60), why)}
+		}
+		const group = "manglecp-upload"
+		defer func() {
+			if op.Err() == nil {
+				_, _ = chromedp.Call(op, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+			}
+		}()
+		el, err := chromedp.Run(op, chromedp.Evaluate[*runtime.RemoteObject](`document.querySelector('[data-manglecp-target="1"]')`,
+			func(p *runtime.EvaluateParams) { p.ObjectGroup = group }))
+		if err != nil {
+			return err
+		}
+		if el == nil || el.ObjectID == "" {
+			return &UploadError{fmt.Sprintf("cannot upload to %q: the element left the page", clip(ref, 60))}
+		}
+		// DOM.setFileInputFiles works without the DOM domain enabled.
+		if _, err := chromedp.Call(op, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el.ObjectID}); err != nil {
+			return err
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+}
+
+// uploadPaths checks names against the upload directory and returns the
+// files' absolute paths, with symbolic links inside the directory
+// resolved (Chromium opens them by path). Each file is first opened
+// through an os.Root of the directory, which refuses every name that
+// leads out of it; the path given to Chromium is checked to be that same
+// file.
+func (b *Browser) uploadPaths(names []string) ([]string, error) {
+	if b.cfg.UploadDir == "" {
+		return nil, &UploadError{"uploads are turned off in the server configuration (no upload directory)"}
+	}
+	if len(names) == 0 || len(names) > maxUploadFiles {
+		return nil, &UploadError{fmt.Sprintf("an upload takes 1 to %d files, not %d", maxUploadFiles, len(names))}
+	}
+	unusable := &UploadError{"the server's upload directory is not usable; the server log says why"}
+	dir, err := filepath.Abs(b.cfg.UploadDir)
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		b.log.Warn("browser upload directory not usable", "upload_dir", b.cfg.UploadDir, "error", err.Error())
+		return nil, unusable
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.log.Warn("browser upload directory not usable", "upload_dir", b.cfg.UploadDir, "error", err.Error())
+		return nil, unusable
+	}
+	defer root.Close()
+	paths := make([]string, 0, len(names))
+	for _, name := range names {
+		p, ok := uploadPath(root, dir, name)
+		if !ok {
+			return nil, &UploadError{fmt.Sprintf("%q is not a file in the upload directory (names are relative to it and stay inside it)", clip(name, 80))}
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// uploadPath opens name through root (the directory dir) and returns the
+// path of the regular file it names, inside dir.
+func uploadPath(root *os.Root, dir, name string) (string, bool) {
+	if name == "" || strings.ContainsRune(name, 0) || !filepath.IsLocal(name) {
+		return "", false
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return "", false
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(dir, real); err != nil || !filepath.IsLocal(rel) {
+		return "", false
+	}
+	ri, err := os.Stat(real)
+	if err != nil || !os.SameFile(fi, ri) {
+		return "", false
+	}
+	return real, true
+}
+
+// MaxScreenshotBytes bounds the PNG of [Browser.ScreenshotSession]: a
+// larger one is taken again at half the scale.
+const MaxScreenshotBytes = 2 << 20
+
+// ScreenshotSession takes a PNG of the viewport of the current tab of
+// owner's session id (what a user sees, at most [MaxScreenshotBytes];
+// a page too detailed for that is taken at half the scale) and reports
+// the page. A page that does not answer in time gives a [PageError]
+// with the observation. Errors: those of [Browser.ActSession].
+func (b *Browser) ScreenshotSession(ctx context.Context, owner, id string) ([]byte, *Observation, error) {
+	var png []byte
+	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		if err := b.drive(op, lt.t, lt.col, Task{Screenshot: true}, obs, false); err != nil {
+			return err
+		}
+		png, obs.PNG = obs.PNG, nil
+		if len(png) <= MaxScreenshotBytes {
+			return nil
+		}
+		png = nil
+		sctx, done := context.WithTimeout(op, inspectMax)
+		defer done()
+		m, err := chromedp.Call(sctx, page.GetLayoutMetrics, cdp.Empty{})
+		if err != nil || m.CSSVisualViewport == nil {
+			return nil
+		}
+		v := m.CSSVisualViewport
+		yes := true
+		r, err := chromedp.Call(sctx, page.CaptureScreenshot, page.CaptureScreenshotParams{FromSurface: &yes,
+			Clip: &page.Viewport{X: v.PageX, Y: v.PageY, Width: v.ClientWidth, Height: v.ClientHeight, Scale: 0.5}})
+		if err == nil && len(r.Data) <= MaxScreenshotBytes {
+			png = r.Data
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if png == nil {
+		why := "the page was too detailed for a screenshot within the server's size limit"
+		if obs.Incomplete != "" {
+			why = "the page did not answer in time; no screenshot was taken"
+		}
+		return nil, obs, &PageError{Reason: why}
+	}
+	return png, obs, nil
+}
+
+// ScriptsOffError is a page script refused because the server does not
+// allow them ([Config.AllowScripts]). Its message is safe to show to
+// clients.
+type ScriptsOffError struct{}
+
+func (e *ScriptsOffError) Error() string {
+	return "running scripts in browser pages is turned off in the server configuration"
+}
+
+// ScriptError is a page script that threw, did not finish in time (it
+// was stopped), or was too long. Its message is safe to show to clients:
+// the exception's text (the client's script and the page's own), clipped.
+type ScriptError struct{ Reason string }
+
+func (e *ScriptError) Error() string { return e.Reason }
+
+// Bounds of [Browser.EvalSession].
+const (
+	maxScript       = 64 << 10
+	maxScriptResult = 4 << 10
+)
+
+// EvalSession runs script (a JavaScript expression, at most 64 KiB) in
+// the current page of owner's session id, awaiting the promise it
+// returns, and returns its value as JSON clipped to 4 KiB ("undefined"
+// when it has none; NaN, Infinity and bigints as JavaScript writes
+// them), with the page after it. The script may run at most half of
+// [Config.MaxLoadTime]; one still running then is terminated
+// (Runtime.terminateExecution), so the page stays usable, and the answer
+// is a [ScriptError]. A script that throws is a [ScriptError] too; with
+// either the observation is returned as well. Refused with a
+// [ScriptsOffError] unless [Config.AllowScripts]. Errors: those of
+// [Browser.ActSession].
+func (b *Browser) EvalSession(ctx context.Context, owner, id, script string) (string, *Observation, error) {
+	if !b.cfg.AllowScripts {
+		return "", nil, &ScriptsOffError{}
+	}
+	if strings.TrimSpace(script) == "" || len(script) > maxScript {
+		return "", nil, &ScriptError{fmt.Sprintf("a script is 1 to %d bytes, not %d", maxScript, len(script))}
+	}
+	var out string
+	var serr error
+	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+		budget := b.cfg.MaxLoadTime / 2
+		out, serr = evaluate(op, script, budget)
+		if op.Err() != nil {
+			return op.Err()
+		}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if serr != nil {
+		return "", obs, serr
+	}
+	return out, obs, nil
+}
+
+// evaluate runs script in the tab for at most budget and returns its
+// value as JSON, or the script's failure as a ScriptError. A script
+// still running after budget is terminated.
+func evaluate(op context.Context, script string, budget time.Duration) (string, error) {
+	late := &ScriptError{fmt.Sprintf("the script did not finish within %s and was stopped", budget.Round(time.Millisecond))}
+	ectx, done := context.WithTimeout(op, budget+250*time.Millisecond)
+	defer done()
+	yes := true
+	start := time.Now()
+	r, err := chromedp.Call(ectx, runtime.Evaluate, runtime.EvaluateParams{Expression: script,
+		ReturnByValue: &yes, AwaitPromise: &yes,
+		// V8 terminates a script still running after Timeout; ectx ends
+		// the wait for a promise that never settles.
+		Timeout: runtime.TimeDelta(budget.Milliseconds())})
+	if err != nil {
+		if op.Err() != nil {
+			return "", op.Err()
+		}
+		// V8's timeout answers with an internal error.
+		if ectx.Err() != nil || time.Since(start) >= budget {
+			stopScript(op)
+			return "", late
+		}
+		return "", &ScriptError{"the script could not be run in the page"}
+	}
+	if d := r.ExceptionDetails; d != nil {
+		msg := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			desc, _, _ := strings.Cut(d.Exception.Description, "\n")
+			msg = desc
+		}
+		if strings.Contains(msg, "terminated") || (d.Exception == nil && msg == "Uncaught") {
+			return "", late
+		}
+		return "", &ScriptError{"the script threw: " + clip(strings.TrimSpace(msg), maxMessage)}
+	}
+	v := r.Result
+	switch {
+	case v == nil || v.Type == runtime.RemoteObjectTypeUndefined:
+		return "undefined", nil
+	case v.UnserializableValue != "":
+		return string(v.UnserializableValue), nil
+	case len(v.Value) > 0:
+		return clip(string(v.Value), maxScriptResult-len("…")), nil
+	}
+	return "null", nil
+}
+
+// stopScript terminates the script running in the tab's page, if one
+// is: a page that answers a trivial evaluation at once runs none (it
+// only waits for a promise), and terminating then would stop the next
+// script instead.
+func stopScript(op context.Context) {
+	probe := func(wait time.Duration) bool {
+		pctx, done := context.WithTimeout(op, wait)
+		defer done()
+		_, err := chromedp.Run(pctx, chromedp.Evaluate[int](`1`))
+		return err == nil
+	}
+	if probe(300 * time.Millisecond) {
+		return
+	}
+	tctx, done := context.WithTimeout(op, inspectMax)
+	defer done()
+	_, _ = chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
+	probe(inspectMax)
+}
+
+// lastTabError is a CloseTabSession on a session's only tab; it
+// unwraps to the [TabError].
+type lastTabError struct{ tab TabError }
+
+func (e *lastTabError) Error() string {
+	return "the tab is the browser session's only tab; end the session to close it"
+}
+
+func (e *lastTabError) Unwrap() error { return &e.tab }
+
+// CloseTabSession closes tab index (see [Browser.TabsSession]) of
+// owner's session id and reports the current tab's page: closing the
+// current tab makes the tab before it current (the next one when it was
+// the first). The session's only tab is not closed (end the session
+// instead). Errors: those of [Browser.ActSession], [TabError] (also for
+// the only tab).
+func (b *Browser) CloseTabSession(ctx context.Context, owner, id string, index int) (*Observation, error) {
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	n := len(s.tabs)
+	if index < 0 || index >= n || n == 1 {
+		b.release(s)
+		if n == 1 && index == 0 {
+			return nil, &lastTabError{TabError{Index: index, Tabs: n}}
+		}
+		return nil, &TabError{Index: index, Tabs: n}
+	}
+	lt := s.tabs[index]
+	s.tabs = slices.Delete(s.tabs, index, index+1)
+	if index < s.cur || (index == s.cur && index > 0) {
+		s.cur--
+	}
+	lt.t.close()
+	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+	b.after(s, err)
+	return obs, err
+}
