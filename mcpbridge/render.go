@@ -108,8 +108,11 @@ func writeWarnings(b *strings.Builder, ws []protocol.Warning) {
 // server's summary) and the result as compact JSON (withNext adds what
 // comes next). The state delta is not shown: the bridge applied it to
 // the working state (resource manglecp://state), which goes with the next
-// evaluation.
-func renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolResult {
+// evaluation. Binary objects of the result become resources of the
+// session, shown by their URI (resources.go); every path that shows a
+// macro-tool's result (autoRun, follow, a confirmation's answer) renders
+// it here.
+func (ss *mcpSession) renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolResult {
 	var b strings.Builder
 	if s := resp.Observability.Summary; s != "" {
 		b.WriteString(s)
@@ -117,7 +120,7 @@ func renderInvoke(e *macroEntry, resp *protocol.InvokeResponse) *mcp.CallToolRes
 		fmt.Fprintf(&b, "%s: done", e.name)
 	}
 	if len(resp.Result) > 0 {
-		if raw, err := json.Marshal(resp.Result); err == nil {
+		if raw, err := json.Marshal(ss.results.shelve(resp.Result)); err == nil {
 			fmt.Fprintf(&b, "\n%s", bounded(string(raw), 16000))
 		}
 	}

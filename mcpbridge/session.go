@@ -52,6 +52,8 @@ type mcpSession struct {
 	registered []string               // macro-tools registered as MCP tools (ModeDynamic)
 	skills     []string               // skill resource URIs registered
 	state      *client.State          // the working state, made with the first session's facts profile
+
+	results *resultStore // binary results held as resources (resources.go)
 }
 
 // macroEntry is one selected macro-tool.
@@ -107,6 +109,7 @@ func (b *Bridge) newSession() *mcpSession {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: b.opts.Name, Title: "MangleCP bridge", Version: b.opts.Version}, opts)
 	ss.srv = srv
+	ss.results = newResultStore(srv)
 	if b.singleIntentTool(len(m.Intents)) {
 		t := singleIntentTool(m.Intents, &m.FactsProfile)
 		ss.reserved[t.Name] = true
@@ -128,7 +131,7 @@ func (b *Bridge) newSession() *mcpSession {
 	}
 	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", Description: "The MangleCP server's manifest: intents, facts profile, limits.", MIMEType: "application/json"}, ss.readManifest)
 	srv.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Description: "The working state: the facts this session sends with every evaluation.", MIMEType: "application/json"}, ss.readState)
-	srv.AddReceivingMiddleware(ss.middleware)
+	srv.AddReceivingMiddleware(ss.middleware, ss.linkResults)
 	return ss
 }
 
@@ -648,7 +651,7 @@ func (ss *mcpSession) call(ctx context.Context, req *mcp.CallToolRequest, e *mac
 		return errorResult(perr)
 	}
 	ss.workingState(s).Apply(resp)
-	return ss.withNext(ctx, req, renderInvoke(e, resp), resp, chain, origin)
+	return ss.withNext(ctx, req, ss.renderInvoke(e, resp), resp, chain, origin)
 }
 
 // confirm implements confirmation through MCP elicitation (a multi
