@@ -19,6 +19,14 @@
 // registers the selected macro-tools as MCP tools instead.
 // docs/mcp.md describes the mapping; docs/TOKENS.md what a job costs.
 //
+// Binary results (a screenshot: an object with "encoding": "base64", a
+// "data" string and a "media_type") never reach the model as base64: the
+// bridge keeps the bytes as a resource of the MCP session,
+// manglecp://results/<n>.<ext> ([ResultURIPrefix]; at most [MaxResults] of
+// at most [MaxResultBytes] in all, the oldest evicted first), and the answer
+// shows the object with "uri" in place of "data", followed by a
+// resource_link item on MCP 2025-06-18 and later.
+//
 // The bridge speaks MangleCP through package client only: it never links
 // the Mangle engine, so it bridges to any MangleCP server, remote (HTTP,
 // WebSocket, stdio) or in the same process over an in-memory transport:
