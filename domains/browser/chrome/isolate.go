@@ -146,6 +146,13 @@ type tab struct {
 	// live is the session tab this tab is (nil in a run): its actions
 	// find elements by ref.
 	live *liveTab
+	// holdDialogs keeps JavaScript dialogs open (a session's tab, see
+	// dialog.go); a run's tab dismisses them.
+	holdDialogs atomic.Bool
+	dlgMu       sync.Mutex
+	dlg         *Dialog // open, or nil
+	dlgSeq      uint64  // dialogs opened so far
+	dlgWatch    func()  // the call under way's, woken when one opens
 
 	helpers   sync.WaitGroup // goroutines answering paused requests, dialogs, popups
 	helpersMu sync.Mutex
@@ -326,9 +333,15 @@ func (t *tab) event(ev any, col *collector) {
 			_, _ = chromedp.Call(t.op, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 		})
 	case *page.EventJavascriptDialogOpening:
+		if t.holdDialogs.Load() {
+			t.dialogOpened(e)
+			return
+		}
 		t.async(func() {
 			_, _ = chromedp.Call(t.op, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		})
+	case *page.EventJavascriptDialogClosed:
+		t.dialogClosed()
 	case *target.EventTargetCreated:
 		// Another page of this browser context (a popup, or a page a popup
 		// opened): closed. Its connections went through the gate anyway.
@@ -373,6 +386,7 @@ func (t *tab) close() {
 	t.quiet.Store(true)
 	t.stopOp()
 	t.helpers.Wait()
+	t.dismissOpen()
 	cctx, done := context.WithTimeout(t.ctx, closeWait)
 	detached := false
 	if gone, err := chromedp.Detached(t.ctx); err == nil {

@@ -116,6 +116,15 @@ type Observation struct {
 	// not load, when it could not be read in time, and while a
 	// JavaScript dialog is open (see Dialog).
 	Page *Page
+	// Dialog is the JavaScript dialog open on a live session's page
+	// after the call (it opened during the call, which then stopped):
+	// answer it with [Browser.AnswerDialogSession]. Nil when none is.
+	Dialog *Dialog
+	// TabOpened is the index of the tab the page opened during the call
+	// (a target=_blank link, window.open), which the session keeps (see
+	// [Browser.SwitchTabSession]); the last one when it opened several.
+	// 0 when it opened none (tab 0 is the session's first tab).
+	TabOpened int
 }
 
 // PageError is a run stopped because of what the page did (over its

@@ -381,7 +381,21 @@ func (b *Browser) openIn(ctx context.Context, s *Session, url string) (*Observat
 // by ctx and MaxLoadTime, and runs fn on the current tab; with url set it
 // opens url in a new tab first (creating the browser context on first
 // use).
+//
+// While a JavaScript dialog is open on the current tab the answer is a
+// [DialogOpenError] (see [Browser.AnswerDialogSession]); a dialog that
+// opens during the call ends it at once, with Observation.Dialog set.
 func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
+	if len(s.tabs) > 0 {
+		if d := s.tabs[s.cur].t.openDialog(); d != nil {
+			return nil, &DialogOpenError{Dialog: *d}
+		}
+	}
+	return b.callOn(ctx, s, fn, url...)
+}
+
+// callOn is call without the check for an open dialog.
+func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
 	release, err := b.takeSlot(ctx)
 	if err != nil {
 		return nil, err
@@ -416,15 +430,25 @@ func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Conte
 	}
 	lt := s.tabs[s.cur]
 	lt.col.rebase()
-	// The call's context for the tab: it ends with the call, or with the
-	// tab (its renderer ended, over its byte budget, session ended).
-	op, stop := context.WithCancel(lt.t.op)
-	defer stop()
-	defer context.AfterFunc(ctx, stop)()
-	if err := fn(op, lt, obs); err != nil {
-		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
+	// The call's context for the tab: it ends with the call, with the
+	// tab (its renderer ended, over its byte budget, session ended), or
+	// when a JavaScript dialog opens (whatever the call waits on then
+	// waits for the dialog's answer).
+	op, stop := context.WithCancelCause(lt.t.op)
+	defer stop(nil)
+	defer context.AfterFunc(ctx, func() { stop(ctx.Err()) })()
+	lt.t.watchDialog(func() { stop(errDialog) })
+	defer lt.t.watchDialog(nil)
+	err = fn(op, lt, obs)
+	if err == nil {
+		err = b.readLive(op, lt, obs)
 	}
-	if err := b.readLive(op, lt, obs); err != nil {
+	if d := lt.t.openDialog(); d != nil {
+		obs.Dialog, obs.Page = d, nil
+		s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
+		return obs, nil
+	}
+	if err != nil {
 		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
 	}
 	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
@@ -480,6 +504,7 @@ func (s *Session) newTab(ctx context.Context) (*liveTab, error) {
 	}
 	lt := &liveTab{t: t, col: col}
 	t.live = lt
+	t.holdDialogs.Store(true)
 	s.tabs = append(s.tabs, lt)
 	s.cur = len(s.tabs) - 1
 	return lt, nil

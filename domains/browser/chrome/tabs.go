@@ -85,6 +85,9 @@ type TabInfo struct {
 	Index      int
 	URL, Title string
 	Current    bool
+	// Dialog is the JavaScript dialog open on the tab (its URL and title
+	// are then not read), or nil.
+	Dialog *Dialog
 }
 
 // TabsSession lists the tabs of owner's session id.
@@ -96,7 +99,11 @@ func (b *Browser) TabsSession(ctx context.Context, owner, id string) ([]TabInfo,
 	defer b.release(s)
 	out := make([]TabInfo, 0, len(s.tabs))
 	for i, lt := range s.tabs {
-		ti := TabInfo{Index: i, Current: i == s.cur}
+		ti := TabInfo{Index: i, Current: i == s.cur, Dialog: lt.t.openDialog()}
+		if ti.Dialog != nil {
+			out = append(out, ti)
+			continue
+		}
 		rctx, done := context.WithTimeout(lt.t.op, inspectMax)
 		if w, err := chromedp.Run(rctx, chromedp.Evaluate[[2]string](`[location.href, document.title]`)); err == nil {
 			ti.URL, ti.Title = clip(w[0], maxURL), clip(w[1], 200)
@@ -116,7 +123,7 @@ func (e *TabError) Error() string {
 }
 
 // SwitchTabSession makes tab index the current tab of owner's session id
-// and reports its page.
+// and reports its page (or the dialog open on it: Observation.Dialog).
 func (b *Browser) SwitchTabSession(ctx context.Context, owner, id string, index int) (*Observation, error) {
 	s, err := b.take(ctx, owner, id)
 	if err != nil {
@@ -128,6 +135,10 @@ func (b *Browser) SwitchTabSession(ctx context.Context, owner, id string, index 
 		return nil, &TabError{Index: index, Tabs: n}
 	}
 	s.cur = index
+	if d := s.tabs[index].t.openDialog(); d != nil {
+		b.release(s)
+		return &Observation{Session: s.id, Dialog: d}, nil
+	}
 	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})

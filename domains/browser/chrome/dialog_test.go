@@ -1,0 +1,175 @@
+package chrome_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+)
+
+// dialogApp serves pages that open JavaScript dialogs.
+func dialogApp(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	page := func(path, body string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(body))
+		})
+	}
+	page("/{$}", `<!doctype html><title>Dialogs</title>
+<button onclick="alert('Saved')">Alert</button>
+<button onclick="out.textContent = confirm('Delete it?') ? 'deleted' : 'kept'">Confirm</button>
+<button onclick="out.textContent = 'name: ' + prompt('Your name?', 'Ada')">Prompt</button>
+<button onclick="for (;;) confirm('again?')">Loop</button>
+
+<p role="status" id="out">none</p>`)
+	page("/other", `<!doctype html><title>Other</title><h1>Other page</h1>`)
+	page("/onload", `<!doctype html><title>Welcome</title><script>alert('welcome')</script><h1>Loaded</h1>`)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestSessionDialogs: in a live session a dialog stays open and the call
+// that opened it returns with it (no page); every other call is refused
+// with a DialogOpenError until it is answered; the answer (accept,
+// dismiss, a prompt's text) returns the page after it. (Headless
+// Chromium leaves a page with a beforeunload handler without asking, by
+// a link or Page.navigate: no beforeunload case.) A page that opens dialogs while it loads is kept
+// with its dialog; a run dismisses them; a page that opens confirm() in
+// a loop does not wedge its session, which ends with its tab.
+func TestSessionDialogs(t *testing.T) {
+	path := needChromium(t)
+	ts := dialogApp(t)
+	b, id := liveSession(t, path, ts.URL+"/")
+	ctx := context.Background()
+	status := func(o *chrome.Observation) string {
+		if o.Page == nil {
+			return "(no page)"
+		}
+		for _, e := range o.Page.Elements {
+			if e.Role == "status" {
+				return e.Name
+			}
+		}
+		return o.Page.Title
+	}
+	for _, c := range []struct {
+		name          string
+		cause         func() (*chrome.Observation, error)
+		dialog        chrome.Dialog
+		accept        bool
+		text          string
+		after         string // the status (or title) after the answer
+		refusedBefore bool   // check that calls are refused while it is open
+	}{
+		{"alert", func() (*chrome.Observation, error) {
+			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Alert"})
+		}, chrome.Dialog{Type: "alert", Message: "Saved"}, true, "", "none", true},
+		{"confirm accepted", func() (*chrome.Observation, error) {
+			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"})
+		}, chrome.Dialog{Type: "confirm", Message: "Delete it?"}, true, "", "deleted", false},
+		{"confirm dismissed", func() (*chrome.Observation, error) {
+			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"})
+		}, chrome.Dialog{Type: "confirm", Message: "Delete it?"}, false, "", "kept", false},
+		{"prompt", func() (*chrome.Observation, error) {
+			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Prompt"})
+		}, chrome.Dialog{Type: "prompt", Message: "Your name?", DefaultPrompt: "Ada"}, true, "Grace", "name: Grace", false},
+	} {
+		start := time.Now()
+		o, err := c.cause()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		took := time.Since(start)
+		if o.Dialog == nil || o.Page != nil || *o.Dialog != c.dialog {
+			t.Fatalf("%s: dialog %+v, page %v", c.name, o.Dialog, o.Page != nil)
+		}
+		if c.refusedBefore {
+			var de *chrome.DialogOpenError
+			if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"}); !errors.As(err, &de) || de.Dialog.Message != "Saved" {
+				t.Errorf("%s: a click while it is open: %v", c.name, err)
+			}
+			if _, _, err := b.ReadSession(ctx, "ada", id, 0); !errors.As(err, &de) {
+				t.Errorf("%s: a read while it is open: %v", c.name, err)
+			}
+			if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/other"); !errors.As(err, &de) {
+				t.Errorf("%s: a navigation while it is open: %v", c.name, err)
+			}
+			tabs, err := b.TabsSession(ctx, "ada", id)
+			if err != nil || len(tabs) != 1 || tabs[0].Dialog == nil {
+				t.Errorf("%s: tabs while it is open: %v %+v", c.name, err, tabs)
+			}
+		}
+		a, err := b.AnswerDialogSession(ctx, "ada", id, c.accept, c.text)
+		if err != nil || a.Dialog != nil {
+			t.Fatalf("%s: answer: %v %+v", c.name, err, a)
+		}
+		if got := status(a); got != c.after {
+			t.Errorf("%s: after the answer %q, want %q", c.name, got, c.after)
+		}
+		t.Logf("%s: the call returned the dialog in %v", c.name, took.Round(time.Millisecond))
+	}
+	if _, err := b.AnswerDialogSession(ctx, "ada", id, true, ""); !errors.As(err, new(*chrome.NoDialogError)) {
+		t.Errorf("answer with no dialog: %v", err)
+	}
+	if _, err := b.AnswerDialogSession(ctx, "eve", id, true, ""); !errors.As(err, new(*chrome.SessionOwnerError)) {
+		t.Errorf("another identity answers: %v", err)
+	}
+
+	// A dialog while the page loads: the session is kept with it.
+	o, err := b.OpenSession(ctx, "ada", ts.URL+"/onload")
+	if err != nil || !o.Live || o.Dialog == nil || o.Dialog.Message != "welcome" {
+		t.Fatalf("open a page that alerts as it loads: %v %+v", err, o)
+	}
+	if a, err := b.AnswerDialogSession(ctx, "ada", o.Session, true, ""); err != nil || a.Page == nil || a.Page.Title != "Welcome" {
+		t.Errorf("answer the load's alert: %v %+v", err, a)
+	}
+	// A run dismisses it.
+	if r, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/onload"}); err != nil || r.Title != "Welcome" || r.Dialog != nil {
+		t.Errorf("a run of a page that alerts: %v %+v", err, r)
+	}
+
+	// confirm() in a loop: every answer brings the next; the session
+	// still ends, with its tab.
+	if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+		t.Fatal(err)
+	}
+	targets0, err := chrome.PageTargets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err = b.ActSession(ctx, "ada", loop.Session, &chrome.Act{Kind: "click", ElementID: "Loop"})
+	if err != nil || o.Dialog == nil || o.Dialog.Message != "again?" {
+		t.Fatalf("loop: %v %+v", err, o)
+	}
+	for i := range 3 {
+		if a, err := b.AnswerDialogSession(ctx, "ada", loop.Session, i%2 == 0, ""); err != nil || a.Dialog == nil {
+			t.Fatalf("loop answer %d: %v %+v", i, err, a)
+		}
+	}
+	start := time.Now()
+	if err := b.EndSession(ctx, "ada", loop.Session); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the loop's session ended in %v", time.Since(start).Round(time.Millisecond))
+	if n, err := chrome.PageTargets(b); err != nil || n != targets0 {
+		t.Errorf("%d page targets after the loop's session ended, %d before (%v)", n, targets0, err)
+	}
+	// The browser goes on.
+	if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"}); err != nil || o.Dialog == nil {
+		t.Errorf("after the loop: %v %+v", err, o)
+	}
+}
