@@ -382,7 +382,9 @@ const MaxScreenshotBytes = 2 << 20
 // owner's session id (what a user sees, at most [MaxScreenshotBytes];
 // a page too detailed for that is taken at half the scale) and reports
 // the page. A page that does not answer in time gives a [PageError]
-// with the observation. Errors: those of [Browser.ActSession].
+// with the observation; with a JavaScript dialog open after the call
+// there is no PNG and Observation.Dialog is set. Errors: those of
+// [Browser.ActSession].
 func (b *Browser) ScreenshotSession(ctx context.Context, owner, id string) ([]byte, *Observation, error) {
 	var png []byte
 	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
@@ -412,7 +414,7 @@ func (b *Browser) ScreenshotSession(ctx context.Context, owner, id string) ([]by
 	if err != nil {
 		return nil, nil, err
 	}
-	if png == nil {
+	if png == nil && obs.Dialog == nil {
 		why := "the page was too detailed for a screenshot within the server's size limit"
 		if obs.Incomplete != "" {
 			why = "the page did not answer in time; no screenshot was taken"
@@ -444,16 +446,19 @@ const (
 	maxScriptResult = 4 << 10
 )
 
-// EvalSession runs script (a JavaScript expression, at most 64 KiB) in
-// the current page of owner's session id, awaiting the promise it
-// returns, and returns its value as JSON clipped to 4 KiB ("undefined"
+// EvalSession runs script (a JavaScript expression or statements, whose
+// value is that of the last one; at most 64 KiB; for await, an async
+// function called at once) in the current page of owner's session id,
+// awaiting the promise it returns, and returns its value as JSON clipped to 4 KiB ("undefined"
 // when it has none; NaN, Infinity and bigints as JavaScript writes
 // them), with the page after it. The script may run at most half of
 // [Config.MaxLoadTime]; one still running then is terminated
 // (Runtime.terminateExecution), so the page stays usable, and the answer
 // is a [ScriptError]. A script that throws is a [ScriptError] too; with
 // either the observation is returned as well. Refused with a
-// [ScriptsOffError] unless [Config.AllowScripts]. Errors: those of
+// [ScriptsOffError] unless [Config.AllowScripts]. A script that opens a
+// JavaScript dialog returns no value: Observation.Dialog is set (answer
+// it with [Browser.AnswerDialogSession]). Errors: those of
 // [Browser.ActSession].
 func (b *Browser) EvalSession(ctx context.Context, owner, id, script string) (string, *Observation, error) {
 	if !b.cfg.AllowScripts {
@@ -465,17 +470,19 @@ func (b *Browser) EvalSession(ctx context.Context, owner, id, script string) (st
 	var out string
 	var serr error
 	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
-		budget := b.cfg.MaxLoadTime / 2
-		out, serr = evaluate(op, script, budget)
+		res, err := evaluate(op, script, b.cfg.MaxLoadTime/2)
 		if op.Err() != nil {
-			return op.Err()
+			return op.Err() // also: a dialog the script opened
 		}
+		out, serr = res, err
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return "", nil, err
-	}
-	if serr != nil {
+	case obs.Dialog != nil:
+		return "", obs, nil
+	case serr != nil:
 		return "", obs, serr
 	}
 	return out, obs, nil
@@ -564,13 +571,20 @@ func (e *lastTabError) Unwrap() error { return &e.tab }
 // current tab makes the tab before it current (the next one when it was
 // the first). The session's only tab is not closed (end the session
 // instead). Errors: those of [Browser.ActSession], [TabError] (also for
-// the only tab).
+// the only tab), [DialogOpenError] while the current tab has a dialog
+// open (nothing is closed).
 func (b *Browser) CloseTabSession(ctx context.Context, owner, id string, index int) (*Observation, error) {
 	s, err := b.take(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
 	n := len(s.tabs)
+	if n > 0 {
+		if d := s.tabs[s.cur].t.openDialog(); d != nil {
+			b.release(s)
+			return nil, &DialogOpenError{Dialog: *d}
+		}
+	}
 	if index < 0 || index >= n || n == 1 {
 		b.release(s)
 		if n == 1 && index == 0 {

@@ -330,6 +330,8 @@ func TestEvalSession(t *testing.T) {
 		{"number", "1 + 2", "3", false},
 		{"page state", "document.title + ' ' + location.pathname", `"One /one"`, false},
 		{"promise", "Promise.resolve({a: [1, 2]})", `{"a":[1,2]}`, false},
+		{"async function", "(async () => (await fetch('/two')).status)()", "200", false},
+		{"statements", "let n = 0; for (const a of document.links) n++; n", "1", false},
 		{"undefined", "void 0", "undefined", false},
 		{"NaN", "0 / 0", "NaN", false},
 		{"throws", "throw new Error('boom')", "boom", true},
@@ -365,6 +367,25 @@ func TestEvalSession(t *testing.T) {
 	long, _, err := b.EvalSession(ctx, "ada", id, "'x'.repeat(100000)")
 	if err != nil || len(long) > 4096 || !strings.HasPrefix(long, `"xxx`) {
 		t.Errorf("a long result: %d bytes, %v", len(long), err)
+	}
+
+	// A script that opens a dialog returns at once with it; the session's
+	// other calls wait for its answer.
+	got, o, err := b.EvalSession(ctx, "ada", id, "confirm('Really delete?') ? 'yes' : 'no'")
+	if err != nil || got != "" || o.Dialog == nil || o.Dialog.Type != "confirm" || o.Dialog.Message != "Really delete?" {
+		t.Fatalf("a script's dialog: %q %v %+v", got, err, o)
+	}
+	if _, _, err := b.ScreenshotSession(ctx, "ada", id); !errors.As(err, new(*chrome.DialogOpenError)) {
+		t.Errorf("a screenshot with a dialog open: %v", err)
+	}
+	if _, err := b.CloseTabSession(ctx, "ada", id, 0); !errors.As(err, new(*chrome.DialogOpenError)) {
+		t.Errorf("closing a tab with a dialog open: %v", err)
+	}
+	if _, err := b.AnswerDialogSession(ctx, "ada", id, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := b.EvalSession(ctx, "ada", id, "document.title"); err != nil || got != `"One"` {
+		t.Errorf("after the dialog: %q %v", got, err)
 	}
 }
 
