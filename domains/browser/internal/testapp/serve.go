@@ -14,11 +14,14 @@ import (
 	"testing"
 )
 
-// Jobs names the apps of the multi-step jobs of issue 28, each a
-// directory under domains/browser/testdata/jobs that [Dir] finds and
-// [Serve] serves; the token measurement (tools/tokens, serveDir in
-// lib.mjs) serves the same directories.
-var Jobs = []string{"login", "signup", "docs", "catalog", "orders"}
+// JobNames returns the names of the apps of the multi-step jobs of
+// issue 28, each a directory under domains/browser/testdata/jobs that
+// [Dir] finds and [Serve] serves; the token measurement (tools/tokens,
+// serveDir in lib.mjs) serves the same directories. The slice is new at
+// each call.
+func JobNames() []string {
+	return []string{"login", "signup", "docs", "catalog", "orders"}
+}
 
 // Route is a path an app's app.json declares the server answers
 // specially (for example a data request that fails): the status, the
@@ -29,15 +32,34 @@ type Route struct {
 	Body   string `json:"body"`
 }
 
-// Dir returns the directory of the job app name (domains/browser/testdata/jobs/name),
-// found from this package's source file, so it works from any test's
-// working directory. It does not check that the app exists.
+// Dir returns the directory of the job app name
+// (domains/browser/testdata/jobs/name of the module), found from this
+// package's source file, or from the working directory upwards when the
+// build trimmed source paths, so it works from any test's working
+// directory. It does not check that the app exists.
 func Dir(name string) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("testapp: no caller information")
+	return filepath.Join(moduleRoot(), "domains", "browser", "testdata", "jobs", name)
+}
+
+// moduleRoot is the module's root directory: three levels above this
+// file (domains/browser/internal/testapp), or the nearest directory
+// holding go.mod above the working directory.
+func moduleRoot() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "jobs", name)
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
 
 // Serve serves the static app of dir on a loopback httptest server,

@@ -150,7 +150,7 @@ var refs = regexp.MustCompile(`(?:href|src)="([^"]*)"|fetch\("([^"]*)"\)`)
 // of every job app answers (a broken link would leave a job undoable);
 // the fetch that fails on purpose is the route of app.json.
 func TestJobLinksResolve(t *testing.T) {
-	for _, name := range testapp.Jobs {
+	for _, name := range testapp.JobNames() {
 		t.Run(name, func(t *testing.T) {
 			dir := testapp.Dir(name)
 			ts := testapp.Serve(t, dir)
