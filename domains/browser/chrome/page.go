@@ -173,8 +173,7 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 		rowHead  string
 	}
 	root := nodes[0]
-	p.refs = map[string]cdp.BackendNodeID{}
-	repeats := map[string]int{}
+	var all []refItem // every element of a kept role, in order (kept or not)
 	stack := []frame{{id: root.NodeID}}
 	seen := map[accessibility.NodeID]bool{}
 	const maxWalk = 200000 // nodes visited: bounded work on a huge page
@@ -197,18 +196,7 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 			if e.Name == "" && (role == "alert" || role == "status" || role == "dialog" || role == "alertdialog") {
 				e.Name = subtreeText(byID, n, 200)
 			}
-			base := refBase(e.Name, e.Role)
-			e.Ref = base
-			for k := repeats[base] + 1; ; k++ {
-				if k > 1 {
-					e.Ref = fmt.Sprintf("%s #%d", base, k)
-				}
-				if _, taken := p.refs[e.Ref]; !taken {
-					repeats[base] = k
-					break
-				}
-			}
-			p.refs[e.Ref] = n.BackendDOMNodeID
+			all = append(all, refItem{base: refBase(e.Name, e.Role), action: actionRoles[e.Role], node: n.BackendDOMNodeID})
 			for _, pr := range n.Properties {
 				v := axText(pr.Value)
 				switch pr.Name {
@@ -259,6 +247,55 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 		}
 	}
 	p.Truncated = p.Total > len(p.Elements)
+	assignRefs(p, all)
+}
+
+// refItem is what a ref is made of: an element's ref base (refBase),
+// whether one acts on it, and its node.
+type refItem struct {
+	base   string
+	action bool
+	node   cdp.BackendNodeID
+}
+
+// actionRoles are the roles of elements one acts on: they take refs
+// before the other elements, so that a button "Sign in" under a heading
+// "Sign in" is "Sign in" and the heading "Sign in #2".
+var actionRoles = map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true,
+	"combobox": true, "listbox": true, "checkbox": true, "radio": true, "spinbutton": true,
+	"slider": true, "switch": true, "menuitem": true, "tab": true}
+
+// assignRefs gives every element of a kept role its ref (see
+// PageElement.Ref), whether p keeps it or only counts it, and fills
+// p.refs: elements one acts on first, in document order, then the others;
+// a repeated name gets " #2", " #3", .... all[i] is element i's when
+// i < len(p.Elements).
+func assignRefs(p *Page, all []refItem) {
+	p.refs = make(map[string]cdp.BackendNodeID, len(all))
+	repeats := map[string]int{}
+	give := func(i int) {
+		base, ref := all[i].base, all[i].base
+		for k := repeats[base] + 1; ; k++ {
+			if k > 1 {
+				ref = fmt.Sprintf("%s #%d", base, k)
+			}
+			if _, taken := p.refs[ref]; !taken {
+				repeats[base] = k
+				break
+			}
+		}
+		p.refs[ref] = all[i].node
+		if i < len(p.Elements) {
+			p.Elements[i].Ref = ref
+		}
+	}
+	for _, first := range []bool{true, false} {
+		for i := range all {
+			if all[i].action == first {
+				give(i)
+			}
+		}
+	}
 }
 
 // Match returns the first max elements whose name or value contains text
