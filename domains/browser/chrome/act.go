@@ -152,6 +152,7 @@ func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs 
 	if err != nil {
 		return err
 	}
+	textsBefore := pageTexts(tab)
 	if err := b.mark(tab, tb, a.ElementID); err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs 
 	reqs2, cons2 := col.counts()
 	obs.Action = &ActResult{Kind: a.Kind, ElementID: a.ElementID, URLBefore: before.URL,
 		Changed:  before.URL != after.URL || before.Title != after.Title || before.Text != after.Text,
-		Requests: reqs2 - reqs, Console: cons2 - cons}
+		Requests: reqs2 - reqs, Console: cons2 - cons, Appeared: appeared(textsBefore, pageTexts(tab))}
 	return nil
 }
 

@@ -167,6 +167,9 @@ type ActResult struct {
 	URLBefore string
 	// Requests and Console count what the action caused.
 	Requests, Console int
+	// Appeared are the texts the page shows after the action that it did
+	// not before (at most 5, in page order), e.g. "Saved order for 1".
+	Appeared []string
 }
 
 // collector gathers a tab's events. Its methods run on chromedp's event
