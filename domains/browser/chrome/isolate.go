@@ -71,6 +71,16 @@ type isolated struct {
 
 	mu   sync.Mutex
 	tabs map[target.ID]bool // the context's own tabs
+	// keep is the number of tabs the context holds at most, counting
+	// the pages its pages opened that it keeps for its session (kept);
+	// 0 in a run: such pages are closed. seen lists the pages of the
+	// context that are not its tabs already handled (each tab of the
+	// context sees each new page); popups counts those closed (or being
+	// decided).
+	keep   int
+	kept   []target.ID
+	seen   map[target.ID]bool
+	popups atomic.Int64
 	// opening is held (write) while a tab of the context is created and
 	// not yet in tabs: the popup check waits for it (read), so a new tab
 	// of a session is not taken for a popup.
@@ -160,7 +170,6 @@ type tab struct {
 	answers   *sync.Cond  // signals the answer workers (under helpersMu)
 	pending   []func()    // answers to paused requests, in order
 	quiet     atomic.Bool // the listener drops every event
-	popups    atomic.Int64
 	crashed   atomic.Bool
 	paused    atomic.Int64 // requests paused and not answered yet
 	unpaused  atomic.Bool  // interception turned off (maxPaused)
@@ -170,9 +179,11 @@ type tab struct {
 // interception.
 const maxPaused = 256
 
-// openTab creates a tab in the context; events go to col. ctx bounds the
-// creation and the tab's actions (tab.op).
-func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
+// openTab creates a tab in the context, or with id set attaches to that
+// page of the context (a page a page opened, see [isolated.popup]);
+// events go to col. ctx bounds the creation and the tab's actions
+// (tab.op).
+func (c *isolated) openTab(ctx context.Context, col *collector, id ...target.ID) (*tab, error) {
 	b := c.b
 	c.opening.Lock()
 	registered := false
@@ -181,7 +192,21 @@ func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
 			c.opening.Unlock()
 		}
 	}()
-	tctx, cancel := chromedp.NewContext(c.root, chromedp.WithExistingBrowserContext(c.id))
+	opt := chromedp.WithExistingBrowserContext(c.id)
+	if len(id) > 0 {
+		opt = chromedp.WithTargetID(id[0])
+		c.mu.Lock()
+		c.tabs[id[0]] = true
+		c.mu.Unlock()
+		defer func() {
+			if !registered {
+				c.mu.Lock()
+				delete(c.tabs, id[0])
+				c.mu.Unlock()
+			}
+		}()
+	}
+	tctx, cancel := chromedp.NewContext(c.root, opt)
 	t := &tab{b: b, in: c, ctx: tctx, cancel: cancel}
 	// The first Run attaches the target; its event loop lives on tctx, so
 	// tctx (not ctx) is what it runs with.
@@ -244,7 +269,66 @@ func (c *isolated) openTab(ctx context.Context, col *collector) (*tab, error) {
 	if _, err := chromedp.Call(t.op, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return fail(err)
 	}
+	if len(id) > 0 {
+		// The page's document was there before the tab attached: it gets
+		// the console guard now.
+		if _, err := chromedp.Run(t.op, chromedp.Evaluate[chromedp.Void](
+			fmt.Sprintf(consoleGuardJS, floodFactor*b.cfg.MaxConsole, col.guard))); err != nil {
+			return fail(err)
+		}
+	}
 	return t, nil
+}
+
+// see reports whether id, a page of the context that is not one of its
+// tabs, is seen for the first time; it then counts as a closed popup
+// until [isolated.popup] decides otherwise.
+func (c *isolated) see(id target.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tabs[id] || c.seen[id] {
+		return false
+	}
+	if c.seen == nil || len(c.seen) > 10000 {
+		c.seen = map[target.ID]bool{}
+	}
+	c.seen[id] = true
+	c.popups.Add(1)
+	return true
+}
+
+// popup decides what becomes of id, a page of the context that is not
+// one of its tabs: "own" when it became one of its tabs meanwhile,
+// "keep" when the context keeps it for its session (fewer than keep tabs
+// and pages kept: [isolated.takeKept] hands it over), "close" otherwise.
+func (c *isolated) popup(id target.ID) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tabs[id] {
+		return "own"
+	}
+	if len(c.tabs)+len(c.kept) < c.keep {
+		c.kept = append(c.kept, id)
+		return "keep"
+	}
+	return "close"
+}
+
+// sawPopups reports whether a page of the context opened another.
+func (c *isolated) sawPopups() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen) > 0
+}
+
+// takeKept hands over the pages kept for the session (see
+// [isolated.popup]).
+func (c *isolated) takeKept() []target.ID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.kept
+	c.kept = nil
+	return k
 }
 
 // async runs fn in a helper goroutine unless the tab is closing.
@@ -344,15 +428,19 @@ func (t *tab) event(ev any, col *collector) {
 		t.dialogClosed()
 	case *target.EventTargetCreated:
 		// Another page of this browser context (a popup, or a page a popup
-		// opened): closed. Its connections went through the gate anyway.
+		// opened): kept for a session that has room for another tab (see
+		// Session.adopt), else closed. Its connections go through the gate
+		// either way.
 		if i := e.TargetInfo; i != nil && i.Type == "page" && i.BrowserContextID == t.in.id && !t.in.own(i.TargetID) {
-			t.popups.Add(1)
 			id := i.TargetID
+			if !t.in.see(id) {
+				return
+			}
 			t.async(func() {
 				t.in.opening.RLock() // a tab of the context being created is not a popup
 				t.in.opening.RUnlock()
-				if t.in.own(id) {
-					t.popups.Add(-1)
+				if t.in.popup(id) != "close" {
+					t.in.popups.Add(-1)
 					return
 				}
 				_, _ = chromedp.CallBrowser(t.op, target.CloseTarget, target.CloseTargetParams{TargetID: id})

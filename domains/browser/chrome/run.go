@@ -472,7 +472,7 @@ func (b *Browser) collect(obs *Observation, tb *tab, col *collector, g *gate, sk
 	obs.ConsoleTotal, obs.RequestsTotal = col.nConsole+col.dropped, col.nRequests
 	obs.ConsoleFlooded = col.flooded || col.dropped > 0
 	obs.Truncated = obs.Truncated || obs.ConsoleFlooded
-	obs.PopupsClosed = int(tb.popups.Load())
+	obs.PopupsClosed = int(tb.in.popups.Load())
 	return gateRefused
 }
 

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 )
 
 // SessionGoneError is a call naming a session this browser does not hold:
@@ -241,6 +244,7 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) 
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+	s.adopt(ctx) // pages opened between calls
 	return s, nil
 }
 
@@ -416,6 +420,9 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 			if err != nil {
 				return nil, b.runError(ctx, gen, err)
 			}
+			ic.mu.Lock()
+			ic.keep = b.cfg.MaxSessionTabs
+			ic.mu.Unlock()
 			s.in = ic
 		}
 		if _, err := s.newTab(ctx); err != nil {
@@ -430,6 +437,14 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 	}
 	lt := s.tabs[s.cur]
 	lt.col.rebase()
+	popups0 := s.in.popups.Load() // popups closed before the call
+	if len(s.tabs) > 1 || s.in.sawPopups() {
+		// A page the session's pages opened took the front: input to a
+		// page behind it waits for frames that do not come.
+		fctx, done := context.WithTimeout(lt.t.op, inspectMax)
+		_, _ = chromedp.Call(fctx, page.BringToFront, cdp.Empty{})
+		done()
+	}
 	// The call's context for the tab: it ends with the call, with the
 	// tab (its renderer ended, over its byte budget, session ended), or
 	// when a JavaScript dialog opens (whatever the call waits on then
@@ -445,13 +460,17 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 	}
 	if d := lt.t.openDialog(); d != nil {
 		obs.Dialog, obs.Page = d, nil
+		obs.TabOpened = s.adopt(ctx)
 		s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
+		obs.PopupsClosed -= int(popups0)
 		return obs, nil
 	}
 	if err != nil {
 		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
 	}
+	obs.TabOpened = s.adopt(ctx)
 	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
+	obs.PopupsClosed -= int(popups0)
 	return obs, nil
 }
 
@@ -479,12 +498,14 @@ func (b *Browser) readLive(op context.Context, lt *liveTab, obs *Observation) er
 }
 
 // newTab opens a tab in s's browser context that lives until the session
-// ends; ctx bounds its creation. It becomes the current tab.
-func (s *Session) newTab(ctx context.Context) (*liveTab, error) {
+// ends; ctx bounds its creation. It becomes the current tab. With id set
+// it attaches to that page of the context instead (a page the session's
+// pages opened, see adopt), which does not become current.
+func (s *Session) newTab(ctx context.Context, id ...target.ID) (*liveTab, error) {
 	life, end := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, end)
 	col := newCollector(&s.b.cfg)
-	t, err := s.in.openTab(life, col)
+	t, err := s.in.openTab(life, col, id...)
 	if !stop() && err == nil {
 		// ctx ended while the tab was created: it is not kept.
 		t.close()
@@ -506,6 +527,36 @@ func (s *Session) newTab(ctx context.Context) (*liveTab, error) {
 	t.live = lt
 	t.holdDialogs.Store(true)
 	s.tabs = append(s.tabs, lt)
-	s.cur = len(s.tabs) - 1
+	if len(id) == 0 {
+		s.cur = len(s.tabs) - 1
+	}
 	return lt, nil
+}
+
+// adopt makes the pages that s's pages opened (target=_blank links,
+// window.open), which its browser context kept while it had room, tabs
+// of s; s is taken. It returns the index of the last one, 0 when there
+// is none. ctx bounds it; a page that cannot be attached is closed.
+func (s *Session) adopt(ctx context.Context) (opened int) {
+	if s.in == nil || s.closed {
+		return 0
+	}
+	kept := s.in.takeKept()
+	if len(kept) == 0 {
+		return 0
+	}
+	actx, done := context.WithTimeout(ctx, inspectMax)
+	defer done()
+	for _, id := range kept {
+		if len(s.tabs) < s.b.cfg.MaxSessionTabs && actx.Err() == nil {
+			if _, err := s.newTab(actx, id); err == nil {
+				opened = len(s.tabs) - 1
+				continue
+			}
+		}
+		cctx, cdone := context.WithTimeout(s.in.root, closeWait)
+		_, _ = chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: id})
+		cdone()
+	}
+	return opened
 }

@@ -3,7 +3,13 @@ package chrome_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
 )
@@ -82,5 +88,94 @@ func TestFormTabsAndSelect(t *testing.T) {
 	}
 	if _, err := b.TabsSession(ctx, "ada", id); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("after EndSession: %v", err)
+	}
+}
+
+// TestPagesOpenedBecomeTabs: pages a session's page opens (a
+// target=_blank link, window.open) become tabs of the session while it
+// has fewer than MaxSessionTabs (Observation.TabOpened), beyond that
+// they are closed; a page opened on a host off the allow-list is held
+// to it; the tabs end with the session.
+func TestPagesOpenedBecomeTabs(t *testing.T) {
+	path := needChromium(t)
+	var offList atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { offList.Add(1) }))
+	t.Cleanup(other.Close)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Opener</title>
+<a href="/report" target="_blank">Open report</a>
+<button onclick="window.open('/report?pop=1')">Pop</button>
+<button onclick="window.open('%s/')">Away</button>`, other.URL)
+	})
+	mux.HandleFunc("/report", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Report</title><h1>Quarterly report</h1>`))
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	u, _ := url.Parse(ts.URL)
+	b := chrome.New(chrome.Config{Path: path, MaxSessionTabs: 4, AllowedHosts: []string{u.Host}})
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/report"}); err != nil { // a warm browser
+		t.Fatal(err)
+	}
+	targets0, err := chrome.PageTargets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := open.Session
+	for _, c := range []struct {
+		click        string
+		opened       int // Observation.TabOpened
+		closed, tabs int
+	}{
+		{"Open report", 1, 0, 2},
+		{"Pop", 2, 0, 3},
+		{"Away", 3, 0, 4},
+		{"Pop", 0, 1, 4}, // at the limit
+	} {
+		st := time.Now()
+		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: c.click})
+		t.Logf("%s %v", c.click, time.Since(st))
+		if err != nil {
+			t.Fatalf("%s: %v", c.click, err)
+		}
+		if o.TabOpened != c.opened || o.PopupsClosed != c.closed || o.Page == nil || o.Page.Title != "Opener" {
+			t.Errorf("%s: opened %d closed %d page %+v, want opened %d closed %d", c.click, o.TabOpened, o.PopupsClosed, o.Page, c.opened, c.closed)
+		}
+		tabs, err := b.TabsSession(ctx, "ada", id)
+		if err != nil || len(tabs) != c.tabs || !tabs[0].Current {
+			t.Errorf("%s: tabs %v %+v", c.click, err, tabs)
+		}
+	}
+	o, err := b.SwitchTabSession(ctx, "ada", id, 1)
+	if err != nil || o.Page == nil || o.Page.Title != "Report" || o.URL != ts.URL+"/report" {
+		t.Fatalf("switch to the opened tab: %v %+v", err, o)
+	}
+	// The opened tab acts like the others.
+	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/"); err != nil || o.Title != "Opener" {
+		t.Errorf("navigate in the opened tab: %v %+v", err, o)
+	}
+	if o, err := b.SwitchTabSession(ctx, "ada", id, 3); err != nil || o.Page == nil || o.Page.Title == "Report" {
+		t.Errorf("the tab off the allow-list: %v %+v", err, o)
+	}
+	if n := offList.Load(); n != 0 {
+		t.Errorf("the server off the allow-list got %d requests", n)
+	}
+	if n, _ := chrome.PageTargets(b); n != targets0+4 {
+		t.Errorf("%d page targets with 4 session tabs, %d before", n, targets0)
+	}
+	if err := b.EndSession(ctx, "ada", id); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := chrome.PageTargets(b); n != targets0 {
+		t.Errorf("%d page targets after the session ended, %d before", n, targets0)
 	}
 }
