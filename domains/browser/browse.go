@@ -22,6 +22,21 @@ const BrowserSource = "chromium"
 // browse runs the tools that drive the server's own browser.
 type browse struct {
 	b *chrome.Browser
+	// uploads and scripts are the operator's options (browser_option).
+	uploads, scripts bool
+}
+
+// options computes browser_option(Name): the optional capabilities the
+// operator enabled.
+func (w *browse) options(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	var out [][]any
+	if w.uploads {
+		out = append(out, []any{"uploads"})
+	}
+	if w.scripts {
+		out = append(out, []any{"scripts"})
+	}
+	return out, nil
 }
 
 // browserAvailable computes browser_available(Engine): one tuple when the
@@ -107,7 +122,17 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 	var re *chrome.RestartError
 	var ge *chrome.SessionGoneError
 	var oe *chrome.SessionOwnerError
+	var de *chrome.DialogOpenError
+	var ke *chrome.KeyError
+	var ope *chrome.OptionError
+	var te *chrome.TabError
+	var upe *chrome.UploadError
+	var se *chrome.ScriptsOffError
+	var sce *chrome.ScriptError
+	var we *chrome.WaitError
 	switch {
+	case errors.As(err, &de):
+		return nil, "", protocol.Errorf(CodeBrowserDialogOpen, "%s", de.Error())
 	case errors.As(err, &ge):
 		return nil, "", protocol.Errorf(CodeBrowserSessionGone, "%s", ge.Error())
 	case errors.As(err, &oe):
@@ -125,7 +150,21 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 	case errors.As(err, &ue):
 		return nil, ue.Error(), nil
 	case errors.As(err, &nf):
-		return nil, nf.Error() + "; open the page again to see its elements", nil
+		return nil, nf.Error() + "; the page's elements are the page_element facts of the last call", nil
+	case errors.As(err, &ke):
+		return nil, ke.Error(), nil
+	case errors.As(err, &ope):
+		return nil, ope.Error(), nil
+	case errors.As(err, &te):
+		return nil, te.Error(), nil
+	case errors.As(err, &upe):
+		return nil, upe.Error(), nil
+	case errors.As(err, &se):
+		return nil, se.Error(), nil
+	case errors.As(err, &sce):
+		return nil, sce.Error(), nil
+	case errors.As(err, &we):
+		return nil, we.Error(), nil
 	}
 	return nil, "", err
 }
@@ -297,7 +336,10 @@ func sessionOf(facts []protocol.Fact) string {
 }
 
 // open loads the page in a new live session and asserts what the browser
-// saw, and browser_session(Session, Url).
+// saw: the console and network facts, the page as facts (live.go), and
+// browser_session(Session, Url). A page the session did not keep (it did
+// not load completely, or flooded its console) is reported as a one-shot
+// observation.
 func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	out := &manglecp.Outcome{}
 	url := arg(c.Args, "url")
@@ -308,45 +350,45 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	if obs == nil || obs.LoadError != "" {
 		return problem(out, "open_page", msg)
 	}
-	res, sum := pageResult(obs)
-	res["ok"] = true
-	out.Result = res
-	out.Summary = "Opened " + sum
-	out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil), protocol.NewFact("browser_session", nil, nil)}
-	out.Assert = observationFacts(obs, time.Now())
-	if obs.Live {
-		// The client's state keeps one session (the delta retracts the
-		// others): the caller's earlier session is ended now rather than
-		// when it would be idle.
-		if old := sessionOf(c.Facts); old != "" {
-			_ = w.b.EndSession(ctx, owner(ctx), old)
-		}
-		out.Assert = append(out.Assert, sessionFact(obs.Session, obs.URL))
-		out.Summary += " Live session " + obs.Session + "."
+	if !obs.Live {
+		res, sum := pageResult(obs)
+		res["ok"] = true
+		out.Result = res
+		out.Summary = "Opened " + sum
+		out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", nil, nil))
+		out.Assert = observationFacts(obs, time.Now())
+		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+		return out, ctx.Err()
 	}
-	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+	// The client's state keeps one session (the delta retracts the
+	// others): the caller's earlier session is ended now rather than when
+	// it would be idle.
+	if old := sessionOf(c.Facts); old != "" && old != obs.Session {
+		_ = w.b.EndSession(ctx, owner(ctx), old)
+	}
+	w.settleLive(ctx, out, obs, obs.Session, "Opened")
+	out.Retract = append(out.Retract, protocol.NewFact("browser_session", nil, nil))
 	return out, ctx.Err()
 }
 
 // act clicks or fills an element: on the live page of the session a
-// browser_session fact names, else on a freshly loaded page of
+// browser_session fact names (live.go), else on a freshly loaded page of
 // current_url.
 func (w *browse) act(kind string) manglecp.Action {
 	return func(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-		out := &manglecp.Outcome{}
 		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
-		var obs *chrome.Observation
-		var msg string
-		var err error
-		if id := sessionOf(c.Facts); id != "" {
-			obs, msg, err = w.do(out, func() (*chrome.Observation, error) { return w.b.ActSession(ctx, owner(ctx), id, a) })
-		} else {
-			url, ok := w.pageOf(c.Facts)
-			if !ok {
-				return problem(out, c.Tool, "no current_url the server's browser may open")
-			}
-			obs, msg, err = w.run(ctx, out, chrome.Task{URL: url, Act: a})
+		if sessionOf(c.Facts) != "" {
+			verb := map[string]string{"click": "Clicked", "fill": "Filled"}[kind]
+			return w.live(ctx, c, fmt.Sprintf("%s %q", verb, clipText(a.ElementID, 80)), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+				return w.b.ActSession(ctx, owner, id, a)
+			})
 		}
+		out := &manglecp.Outcome{}
+		url, ok := w.pageOf(c.Facts)
+		if !ok {
+			return problem(out, c.Tool, "no current_url the server's browser may open")
+		}
+		obs, msg, err := w.run(ctx, out, chrome.Task{URL: url, Act: a})
 		if err != nil {
 			return nil, err
 		}
@@ -368,10 +410,6 @@ func (w *browse) act(kind string) manglecp.Action {
 		out.Summary = fmt.Sprintf("%s %s: %s; now %s", verb, r.ElementID, change, sum)
 		out.Retract = []protocol.Fact{protocol.NewFact("interactive_element", nil, nil, nil)}
 		out.Assert = observationFacts(obs, time.Now())
-		if id := sessionOf(c.Facts); id != "" {
-			out.Retract = append(out.Retract, protocol.NewFact("browser_session", id, nil))
-			out.Assert = append(out.Assert, sessionFact(id, obs.URL))
-		}
 		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 		return out, ctx.Err()
 	}

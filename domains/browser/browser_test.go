@@ -2,6 +2,7 @@ package browser_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -201,12 +202,12 @@ func TestBrowserJob(t *testing.T) {
 	if s := click.Safety; s == nil || s.RequiresUserConfirmation || !contains(s.SideEffects, "browser") {
 		t.Errorf("click_element safety %+v (loopback page: no confirmation, effect browser)", s)
 	}
-	if fill := find(resp, "fill_field"); fill == nil {
-		t.Errorf("automate offers no fill_field: %v", names(resp))
+	if fill := find(resp, "fill_form"); fill == nil {
+		t.Errorf("automate offers no fill_form: %v", names(resp))
 	}
-	res = e.invoke(t, click, map[string]any{"element_id": "save"})
-	act, _ := res.Result["action"].(map[string]any)
-	if act["changed"] != true || !strings.Contains(res.Result["text"].(string), "Saved order for 1") {
+	// The live page's button, by its ref (its accessible name).
+	res = e.invoke(t, click, map[string]any{"element_id": "Save order"})
+	if got := fmt.Sprint(res.Result["appeared"]); res.Result["ok"] != true || !strings.Contains(got, "Saved order for 1") {
 		t.Fatalf("click result %v", res.Result)
 	}
 	t.Logf("click_element: %s", res.Observability.Summary)

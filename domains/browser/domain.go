@@ -56,6 +56,7 @@ func Codes() []protocol.CodeInfo {
 			Description: "The server's browser stopped answering and is being restarted; retry after retry_after_ms"},
 		{Code: CodeBrowserSessionGone, HTTPStatus: http.StatusGone, Recoverable: true,
 			Description: "The browser session named by browser_session is not open on this server (it ended, was idle too long, or lives on another replica); open the page again"},
+		dialogCode,
 	}
 }
 
@@ -140,6 +141,13 @@ type Config struct {
 	// MaxSessionTabs tabs.
 	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
 	SessionIdle                                         time.Duration
+	// UploadDir is the directory upload_file takes files from (confined
+	// with os.Root); empty: uploads are off and upload_file is never
+	// offered.
+	UploadDir string
+	// AllowScripts lets run_script run page JavaScript (each run confirmed
+	// by the user); off by default, and run_script is then prohibited.
+	AllowScripts bool
 	// Logger receives the browser's start, stop and failures.
 	Logger *slog.Logger
 }
@@ -166,8 +174,8 @@ func Domain(cfg Config) manglecp.Domain {
 		PageMemoryMB: cfg.PageMemoryMB, MaxConsole: cfg.MaxConsole, MaxRequests: cfg.MaxRequests, MaxElements: cfg.MaxElements,
 		HealthInterval: cfg.HealthInterval, OnHealth: h.changed, Logger: cfg.Logger,
 		MaxSessions: cfg.MaxSessions, MaxSessionsPerIdentity: cfg.MaxSessionsPerIdentity, MaxSessionTabs: cfg.MaxSessionTabs,
-		SessionIdle: cfg.SessionIdle})
-	w := &browse{b: b}
+		SessionIdle: cfg.SessionIdle, UploadDir: cfg.UploadDir, AllowScripts: cfg.AllowScripts})
+	w := &browse{b: b, uploads: cfg.UploadDir != "", scripts: cfg.AllowScripts}
 	h.b = b
 	return manglecp.Domain{
 		ID:          ID,
@@ -186,6 +194,20 @@ func Domain(cfg Config) manglecp.Domain {
 			"browser_click":      {Run: w.act("click")},
 			"browser_fill":       {Run: w.act("fill")},
 			"browser_screenshot": {Run: w.screenshot},
+			// Live sessions (live.go).
+			"browser_fill_form":    {Run: w.fillForm},
+			"browser_find":         {Run: w.find},
+			"browser_navigate":     {Run: w.navigate},
+			"browser_key":          {Run: w.pressKey},
+			"browser_hover":        {Run: w.hover},
+			"browser_wait":         {Run: w.wait},
+			"browser_dialog":       {Run: w.answerDialog},
+			"browser_switch_tab":   {Run: w.switchTab},
+			"browser_close_tab":    {Run: w.closeTab},
+			"browser_upload":       {Run: w.upload},
+			"browser_snapshot_png": {Run: w.snapshotPNG},
+			"browser_script":       {Run: w.script},
+			"browser_close":        {Run: w.closeSession},
 		},
 		External: map[string]manglecp.External{
 			"report_exists": {
@@ -205,6 +227,12 @@ func Domain(cfg Config) manglecp.Domain {
 				Description:   "url_parts(Url, Scheme, Host): each current_url parsed (scheme and host lower-cased).",
 				Deterministic: true,
 				Compute:       w.urlParts,
+			},
+			"browser_option": {
+				Arity:         1,
+				Description:   "browser_option(Name): an optional capability the operator enabled: \"uploads\" (an upload directory) or \"scripts\" (page scripts).",
+				Deterministic: true,
+				Compute:       w.options,
 			},
 			"browser_allowed_host": {
 				Arity:         1,

@@ -88,28 +88,19 @@ func TestLiveSessionLoginJob(t *testing.T) {
 		}
 		return c.Invoke(ctx, &protocol.InvokeRequest{MacroID: m.MacroID, Args: args}, client.WithConfirmation(sessionKey, time.Minute))
 	}
-	var text string
-	for _, s := range []struct{ tool, id, value string }{
-		{"fill_field", "email", "ada@example.com"},
-		{"fill_field", "password", "s3cret"},
-		{"click_element", "signin", ""},
-	} {
-		args := map[string]any{"element_id": s.id}
-		if s.value != "" {
-			args["value"] = s.value
-		}
-		res, err := step(ada, st, s.tool, args)
-		if err != nil {
-			t.Fatalf("%s %s: %v", s.tool, s.id, err)
-		}
-		if res.Result["ok"] != true || res.Result["session_id"] != session {
-			t.Fatalf("%s %s: %v", s.tool, s.id, res.Result)
-		}
-		st.Apply(res)
-		text, _ = res.Result["text"].(string)
+	// One call fills the form and presses Sign in; the next reads the
+	// table of the dashboard the cookie opened.
+	res, err = step(ada, st, "fill_form", map[string]any{"Email": "ada@example.com", "Password": "s3cret", "submit": "Sign in"})
+	if err != nil {
+		t.Fatalf("fill_form: %v", err)
 	}
-	if !strings.Contains(text, "North 4,210") {
-		t.Fatalf("the dashboard's table is not on the page after Sign in: %q", text)
+	st.Apply(res)
+	res, err = step(ada, st, "find_on_page", map[string]any{"text": "North"})
+	if err != nil {
+		t.Fatalf("find_on_page: %v", err)
+	}
+	if text := result(res); !strings.Contains(text, "4,210") {
+		t.Fatalf("the dashboard's table is not on the page after Sign in: %s", text)
 	}
 	facts := st.Facts()
 	var url string
@@ -121,15 +112,15 @@ func TestLiveSessionLoginJob(t *testing.T) {
 	if !strings.HasSuffix(url, "/dashboard") {
 		t.Fatalf("browser_session after Sign in names %q, want the dashboard", url)
 	}
-	// The dashboard has no interactive element; a client that still
-	// names the old button reaches the session's checks.
-	st.Add(protocol.NewFact("interactive_element", "signin", "button", "Sign in"))
+	// A client that still names the old button reaches the session's
+	// checks.
+	st.Add(protocol.NewFact("page_element", "Sign in", "button", "Sign in"))
 	facts = st.Facts()
 	var pe *protocol.Error
 
 	// Another identity with ada's session fact is refused.
 	est := eve.NewState(facts...)
-	if _, err := step(eve, est, "click_element", map[string]any{"element_id": "signin"}); !errors.As(err, &pe) || pe.Code != protocol.CodeAuthInsufficient {
+	if _, err := step(eve, est, "click_element", map[string]any{"element_id": "Sign in"}); !errors.As(err, &pe) || pe.Code != protocol.CodeAuthInsufficient {
 		t.Errorf("another identity: %v", err)
 	}
 
@@ -144,13 +135,13 @@ func TestLiveSessionLoginJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Apply(res)
-	if _, err := step(ada, ada.NewState(facts...), "click_element", map[string]any{"element_id": "signin"}); !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone {
+	if _, err := step(ada, ada.NewState(facts...), "click_element", map[string]any{"element_id": "Sign in"}); !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone {
 		t.Errorf("the session open_page replaced: %v", err)
 	}
 
 	// Idle past the timeout: the session is gone, recoverably.
 	time.Sleep(4 * time.Second)
-	_, err = step(ada, st, "click_element", map[string]any{"element_id": "signin"})
+	_, err = step(ada, st, "click_element", map[string]any{"element_id": "Sign in"})
 	if !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone || !pe.Recoverable || !strings.Contains(pe.Message, "open the page again") {
 		t.Errorf("idle session: %v", err)
 	}

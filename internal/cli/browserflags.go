@@ -2,6 +2,8 @@ package cli
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -20,6 +22,8 @@ type browserFlags struct {
 	// Live sessions: docs/browser.md "Live sessions".
 	maxSessions, maxSessionsPerID, maxSessionTabs int
 	sessionIdle                                   time.Duration
+	uploadDir                                     string
+	allowScripts                                  bool
 }
 
 // addBrowserFlags registers the browser flags on fs.
@@ -37,6 +41,24 @@ func addBrowserFlags(fs *flag.FlagSet, b *browserFlags) {
 	fs.IntVar(&b.maxSessionsPerID, "browser-max-sessions-per-identity", 0, "live browser sessions of one identity; one more ends its least recently used idle session (default 2)")
 	fs.IntVar(&b.maxSessionTabs, "browser-max-session-tabs", 0, "tabs of one live browser session (default 4)")
 	fs.DurationVar(&b.sessionIdle, "browser-session-idle", 0, "a live browser session without a call for this long ends with its tabs (default 5m)")
+	fs.StringVar(&b.uploadDir, "browser-upload-dir", "", "directory upload_file may take files from (confined to it; default: none, uploads off)")
+	fs.BoolVar(&b.allowScripts, "browser-allow-scripts", false, "let run_script run JavaScript in live pages, each run confirmed by the user (default off)")
+}
+
+// check validates the flags before the server starts: an upload
+// directory must be an existing directory.
+func (b *browserFlags) check() error {
+	if b.uploadDir == "" {
+		return nil
+	}
+	st, err := os.Stat(b.uploadDir)
+	if err != nil {
+		return fmt.Errorf("--browser-upload-dir: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--browser-upload-dir: %s is not a directory", b.uploadDir)
+	}
+	return nil
 }
 
 // apply sets the flags that were given on c.
@@ -73,4 +95,10 @@ func (b *browserFlags) apply(c *browser.Config) {
 	set(&c.MaxSessionsPerIdentity, b.maxSessionsPerID)
 	set(&c.MaxSessionTabs, b.maxSessionTabs)
 	setD(&c.SessionIdle, b.sessionIdle)
+	if b.uploadDir != "" {
+		c.UploadDir = b.uploadDir
+	}
+	if b.allowScripts {
+		c.AllowScripts = true
+	}
 }

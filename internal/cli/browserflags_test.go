@@ -22,7 +22,7 @@ func TestBrowserFlags(t *testing.T) {
 		"--browser-max-queued", "-1", "--browser-queue-wait", "3s", "--browser-page-memory-mb", "256",
 		"--browser-max-console", "50", "--browser-max-load-time", "15s", "--browser-health-interval", "2s",
 		"--browser-max-sessions", "3", "--browser-max-sessions-per-identity", "1", "--browser-max-session-tabs", "2",
-		"--browser-session-idle", "90s"})
+		"--browser-session-idle", "90s", "--browser-upload-dir", "/srv/uploads", "--browser-allow-scripts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,12 +30,24 @@ func TestBrowserFlags(t *testing.T) {
 	b.apply(&c)
 	want := browser.Config{AllowedHosts: []string{"127.0.0.1:8080", "app.test"}, MaxPages: 2, MaxQueued: -1,
 		QueueWait: 3 * time.Second, PageMemoryMB: 256, MaxConsole: 50, MaxLoadTime: 15 * time.Second, HealthInterval: 2 * time.Second,
-		MaxSessions: 3, MaxSessionsPerIdentity: 1, MaxSessionTabs: 2, SessionIdle: 90 * time.Second}
+		MaxSessions: 3, MaxSessionsPerIdentity: 1, MaxSessionTabs: 2, SessionIdle: 90 * time.Second,
+		UploadDir: "/srv/uploads", AllowScripts: true}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("config %+v\nwant %+v", c, want)
 	}
 
 	dir := t.TempDir()
+	for _, tc := range []struct{ dir, want string }{
+		{dir, ""},
+		{filepath.Join(dir, "missing"), "--browser-upload-dir"},
+		{filepath.Join(dir, "file"), "is not a directory"},
+	} {
+		_ = os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+		err := (&browserFlags{uploadDir: tc.dir}).check()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("upload dir %s: %v, want %q", tc.dir, err, tc.want)
+		}
+	}
 	good := filepath.Join(dir, "good.json")
 	_ = os.WriteFile(good, []byte(`{"browser":{"allowed_hosts":["127.0.0.1:8080","[::1]:9000","shop.test"]}}`), 0o644)
 	if _, err := loadConfig(good); err != nil {

@@ -226,6 +226,9 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
 	}
 	if dom != nil {
+		if err := dom.browser.check(); err != nil {
+			return manglecp.Domain{}, nil, err
+		}
 		dom.browser.apply(&dcfg)
 	}
 	d, err := dom.domain(dcfg)

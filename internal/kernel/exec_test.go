@@ -305,7 +305,7 @@ func (g *factGen) value(rng *rand.Rand, typ string) any {
 		return g.nums[rng.IntN(len(g.nums))]
 	case "float":
 		return float64(rng.IntN(20)) + 0.5
-	case "bool":
+	case "bool", "boolean":
 		return rng.IntN(2) == 0
 	}
 	return g.strs[rng.IntN(len(g.strs))]

@@ -49,6 +49,7 @@ tool_param_required("click_element", "element_id").
 tool_param_enum("click_element", "element_id", Element) :- interactive_element(Element, Kind, _), clickable_kind(Kind).
 tool_evidence("click_element", "interactive_element").
 tool_next_intent("click_element", "diagnose_error", "If the click caused console errors or failed requests, diagnose them.").
+tool_next_intent("click_element", "automate", "Go on with the page.") :- has_live_session(1).
 
 tool("fill_field").
 tool_action("fill_field", "browser_fill").

@@ -15,11 +15,21 @@ decl_intent_fact("diagnose_error", "console_event", "optional").
 decl_intent_fact("diagnose_error", "net_request", "optional").
 decl_intent_fact("diagnose_error", "net_response", "optional").
 decl_intent_fact("automate", "current_url", "required").
-decl_intent_fact("automate", "automation_goal", "required").
+decl_intent_fact("automate", "automation_goal", "optional").
 decl_intent_fact("automate", "interactive_element", "optional").
 decl_intent_fact("observe", "browser_session", "optional").
 decl_intent_fact("diagnose_error", "browser_session", "optional").
 decl_intent_fact("automate", "browser_session", "optional").
+decl_intent_fact("automate", "page_element", "optional").
+decl_intent_fact("automate", "field_state", "optional").
+decl_intent_fact("automate", "option_of", "optional").
+decl_intent_fact("automate", "table_cell", "optional").
+decl_intent_fact("automate", "page_alert", "optional").
+decl_intent_fact("automate", "page_dialog", "optional").
+decl_intent_fact("automate", "browser_tab", "optional").
+decl_intent_fact("observe", "page_element", "optional").
+decl_intent_fact("observe", "page_alert", "optional").
+decl_intent_fact("diagnose_error", "page_alert", "optional").
 
 decl_predicate("current_url", "input", "The URL of the current browser page.").
 decl_arg("current_url", 0, "url", "string").
@@ -68,3 +78,44 @@ decl_arg("diagnosed_error", 1, "root_cause", "string").
 decl_predicate("report_written", "output", "A diagnosis report the server wrote (state delta).").
 decl_arg("report_written", 0, "report", "string").
 decl_arg("report_written", 1, "request_id", "string").
+
+# The live page as facts (issue 28): open_page and every action on a live
+# session assert them (the state delta retracts the previous page's), read
+# from the page's accessibility tree. A ref is what actions take: the
+# element's accessible name (or its role when it has none), with " #2",
+# " #3" for later elements of the same name.
+decl_predicate("page_element", "both", "An element of the live page (accessibility tree): its ref, which actions take, its role (heading, link, button, textbox, combobox, checkbox, table, alert, dialog, ...) and its accessible name.").
+decl_arg("page_element", 0, "ref", "string").
+decl_arg("page_element", 1, "role", "string").
+decl_arg("page_element", 2, "name", "string").
+
+decl_predicate("field_state", "both", "A form field of the live page: its value, whether it is required, and whether the page marks it invalid.").
+decl_arg("field_state", 0, "ref", "string").
+decl_arg("field_state", 1, "value", "string").
+decl_arg("field_state", 2, "required", "boolean").
+decl_arg("field_state", 3, "invalid", "boolean").
+
+decl_predicate("option_of", "both", "An option of a select (combobox or listbox) of the live page, and whether it is selected.").
+decl_arg("option_of", 0, "field", "string").
+decl_arg("option_of", 1, "option", "string").
+decl_arg("option_of", 2, "selected", "boolean").
+
+decl_predicate("table_cell", "both", "A cell of a table of the live page: the table's ref, the row (from 1, header rows included), the column's header (or column N) and the cell's text.").
+decl_arg("table_cell", 0, "table", "string").
+decl_arg("table_cell", 1, "row", "number").
+decl_arg("table_cell", 2, "column", "string").
+decl_arg("table_cell", 3, "text", "string").
+
+decl_predicate("page_alert", "both", "An alert or status message the live page shows (role alert or status).").
+decl_arg("page_alert", 0, "ref", "string").
+decl_arg("page_alert", 1, "text", "string").
+
+decl_predicate("page_dialog", "both", "A JavaScript dialog (alert, confirm, prompt, beforeunload) the live page opened, waiting for answer_dialog; nothing else runs until it is answered.").
+decl_arg("page_dialog", 0, "kind", "string").
+decl_arg("page_dialog", 1, "message", "string").
+
+decl_predicate("browser_tab", "both", "A tab of the live session: its index (from 1), title and URL, and whether it is the current one.").
+decl_arg("browser_tab", 0, "index", "number").
+decl_arg("browser_tab", 1, "title", "string").
+decl_arg("browser_tab", 2, "url", "string").
+decl_arg("browser_tab", 3, "current", "boolean").

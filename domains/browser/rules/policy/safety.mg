@@ -28,6 +28,12 @@ browser_action("browser_open").
 browser_action("browser_screenshot").
 browser_action("browser_click").
 browser_action("browser_fill").
+browser_action("browser_fill_form").
+browser_action("browser_navigate").
+browser_action("browser_key").
+browser_action("browser_hover").
+browser_action("browser_upload").
+browser_action("browser_script").
 prohibited(Tool, "the server's browser opens only http and https pages on its allowed hosts") :-
   tool_action(Tool, Action), browser_action(Action), current_url(Url), !url_permitted(Url).
 
@@ -43,3 +49,12 @@ requires_confirmation("fill_field") :- interactive_element(_, "password", _).
 # Never act on a page that holds a payment form.
 prohibited("click_element", "the page holds a payment form") :- interactive_element(_, "payment", _).
 prohibited("fill_field", "the page holds a payment form") :- interactive_element(_, "payment", _).
+
+# Live sessions (issue 28). Page scripts run only where the operator
+# enabled them (browser scripts), and the user confirms each; an upload
+# sends a file of the server's upload directory to the page, so the user
+# confirms it too.
+prohibited(Tool, "the server's operator has not enabled page scripts") :- tool_action(Tool, "browser_script"), !browser_option("scripts").
+requires_confirmation(Tool) :- tool_action(Tool, "browser_script").
+prohibited(Tool, "the server has no upload directory") :- tool_action(Tool, "browser_upload"), !browser_option("uploads").
+requires_confirmation(Tool) :- tool_action(Tool, "browser_upload").

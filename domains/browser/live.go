@@ -1,0 +1,574 @@
+package browser
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/plural"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// CodeBrowserDialogOpen: the live page has a JavaScript dialog open;
+// nothing else runs on it until answer_dialog answers it.
+const CodeBrowserDialogOpen protocol.Code = "x-browser_dialog_open"
+
+// dialogCode is the registry entry of CodeBrowserDialogOpen.
+var dialogCode = protocol.CodeInfo{Code: CodeBrowserDialogOpen, HTTPStatus: http.StatusConflict, Recoverable: true,
+	Description: "The live page has a JavaScript dialog open (page_dialog); answer it with answer_dialog first"}
+
+// pagePreds are the predicates of the live page: each action's state
+// delta retracts the previous page's facts of these predicates and
+// asserts the new page's.
+var pagePreds = map[string]int{
+	"page_element": 3, "field_state": 4, "option_of": 3, "table_cell": 4,
+	"page_alert": 2, "page_dialog": 2, "browser_tab": 4, "interactive_element": 3,
+}
+
+// fieldRoles are the accessibility roles of form fields (field_state);
+// boxRoles those whose value is checked or not.
+var (
+	fieldRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": true, "listbox": true,
+		"spinbutton": true, "slider": true, "checkbox": true, "radio": true, "switch": true}
+	boxRoles = map[string]bool{"checkbox": true, "radio": true, "switch": true}
+	// cellRoles are table cells (table_cell); their header cells name
+	// the columns and are not facts of their own.
+	cellRoles = map[string]bool{"cell": true, "gridcell": true, "rowheader": true}
+	// quietRoles are kept by the page reader for structure but are not
+	// page_element facts: rows, header cells, options, forms.
+	quietRoles = map[string]bool{"row": true, "columnheader": true, "option": true, "form": true,
+		"cell": true, "gridcell": true, "rowheader": true}
+)
+
+// pageFacts turns the page after a call (its accessibility tree, its
+// dialog, the session's tabs) into facts, with the browser as their
+// source. They describe the page as it is; rules choose which of them an
+// answer carries.
+func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time) []protocol.Fact {
+	var facts []protocol.Fact
+	add := func(f protocol.Fact) { facts = append(facts, browserFact(f, now)) }
+	if d := obs.Dialog; d != nil {
+		add(protocol.NewFact("page_dialog", d.Type, d.Message))
+	}
+	if len(tabs) > 1 {
+		for _, t := range tabs {
+			add(protocol.NewFact("browser_tab", t.Index+1, t.Title, t.URL, t.Current))
+		}
+	}
+	p := obs.Page
+	if p == nil {
+		return facts
+	}
+	// A table is named by its caption (accessible name) when no other
+	// table has that name, else by its ref.
+	refOf := make(map[string]string, len(p.Elements))
+	tableNames := map[string]int{}
+	for _, e := range p.Elements {
+		refOf[e.ID] = e.Ref
+		if e.Role == "table" || e.Role == "grid" {
+			tableNames[e.Name]++
+		}
+	}
+	tableOf := func(id string) string {
+		for _, e := range p.Elements {
+			if e.ID == id {
+				if e.Name != "" && tableNames[e.Name] == 1 {
+					return e.Name
+				}
+				return e.Ref
+			}
+		}
+		return id
+	}
+	tables := map[string]string{}
+	for _, e := range p.Elements {
+		switch {
+		case e.Role == "option":
+			if parent := refOf[e.Parent]; parent != "" {
+				add(protocol.NewFact("option_of", parent, e.Name, e.Selected))
+			}
+		case cellRoles[e.Role] && e.Table != "":
+			col := e.ColHeader
+			if col == "" {
+				col = fmt.Sprintf("column %d", e.Col)
+			}
+			t, ok := tables[e.Table]
+			if !ok {
+				t = tableOf(e.Table)
+				tables[e.Table] = t
+			}
+			add(protocol.NewFact("table_cell", t, e.Row, col, e.Name))
+		case e.Role == "alert" || e.Role == "status":
+			if e.Name != "" {
+				add(protocol.NewFact("page_alert", e.Ref, e.Name))
+			}
+		}
+		if quietRoles[e.Role] {
+			continue
+		}
+		add(protocol.NewFact("page_element", e.Ref, e.Role, e.Name))
+		if fieldRoles[e.Role] {
+			value := e.Value
+			if boxRoles[e.Role] {
+				value = fmt.Sprint(e.Checked)
+			}
+			add(protocol.NewFact("field_state", e.Ref, value, e.Required, e.Invalid))
+		}
+	}
+	return facts
+}
+
+// browserFact marks f as seen by the server's browser: a session fact the
+// client sends back with its next intent.
+func browserFact(f protocol.Fact, now time.Time) protocol.Fact {
+	f.Source = &protocol.Provenance{SourceType: protocol.SourceExternal, SourceID: BrowserSource, AssertedAt: now.UTC().Format(time.RFC3339Nano)}
+	f.Category = protocol.CategorySession
+	return f
+}
+
+// pageRetractions retract every fact of the previous page.
+func pageRetractions() []protocol.Fact {
+	out := make([]protocol.Fact, 0, len(pagePreds))
+	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element"} {
+		out = append(out, protocol.NewFact(pred, make([]any, pagePreds[pred])...))
+	}
+	return out
+}
+
+// liveCall is one call on the live session a browser_session fact names.
+type liveCall func(ctx context.Context, owner, session string) (*chrome.Observation, error)
+
+// live runs call on the session of c's facts and turns what the browser
+// saw into the outcome: a short account (verb says what was done), the
+// page after the call as facts, the console and network facts of the
+// call, and the session fact naming the page now.
+func (w *browse) live(ctx context.Context, c *manglecp.Call, verb string, call liveCall) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	session := sessionOf(c.Facts)
+	if session == "" {
+		return problem(out, c.Tool, "no live browser session: open_page starts one")
+	}
+	obs, msg, err := w.do(out, func() (*chrome.Observation, error) { return call(ctx, owner(ctx), session) })
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil || obs.LoadError != "" {
+		return problem(out, c.Tool, msg)
+	}
+	w.settleLive(ctx, out, obs, session, verb)
+	return out, ctx.Err()
+}
+
+// settleLive fills out from the observation of a call on a live session.
+func (w *browse) settleLive(ctx context.Context, out *manglecp.Outcome, obs *chrome.Observation, session, verb string) {
+	now := time.Now()
+	tabs, _ := w.b.TabsSession(ctx, owner(ctx), session)
+	out.Result, out.Summary = liveResult(obs, verb)
+	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil))
+	out.Assert = append(consoleNetFacts(obs, now), livePageFacts(obs, tabs, now)...)
+	out.Assert = append(out.Assert, sessionFact(session, obs.URL))
+	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+}
+
+// consoleNetFacts are the console and network facts of a call (the
+// observation's facts without its interactive elements).
+func consoleNetFacts(obs *chrome.Observation, now time.Time) []protocol.Fact {
+	o := *obs
+	o.Elements = nil
+	return observationFacts(&o, now)
+}
+
+// liveResult is the short account of a call on a live page: where it is
+// now, what failed, and a dialog or new tab. Everything else the model
+// may need is in the facts, which the rules offer as the next tools'
+// parameters and instructions.
+func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
+	res := map[string]any{"ok": true, "url": obs.URL, "title": obs.Title}
+	if obs.Status != 0 && obs.Status != http.StatusOK {
+		res["status"] = obs.Status
+	}
+	var failed []string
+	for _, r := range obs.Requests {
+		if r.Status >= 400 || r.Failed != "" {
+			what := fmt.Sprint(r.Status)
+			if r.Failed != "" {
+				what = r.Failed
+			}
+			failed = append(failed, fmt.Sprintf("%s %s %s (%s)", r.Method, pathOf(r.URL), what, r.ID))
+		}
+	}
+	if len(failed) > 0 {
+		res["failed_requests"] = first(failed, 5)
+	}
+	var errs []string
+	for _, c := range obs.Console {
+		if c.Level == "error" {
+			errs = append(errs, clipText(c.Message, 200))
+		}
+	}
+	if len(errs) > 0 {
+		res["console_errors"] = first(errs, 3)
+	}
+	if a := obs.Action; a != nil {
+		if !a.Changed {
+			res["changed"] = false
+		}
+		if len(a.Appeared) > 0 {
+			res["appeared"] = a.Appeared
+		}
+	}
+	if d := obs.Dialog; d != nil {
+		res["dialog"] = map[string]any{"type": d.Type, "message": d.Message}
+	}
+	if obs.TabOpened > 0 {
+		res["tab_opened"] = obs.TabOpened + 1
+	}
+	if obs.Incomplete != "" {
+		res["incomplete"] = obs.Incomplete
+	}
+	if obs.Page != nil && obs.Page.Truncated {
+		res["elements"] = fmt.Sprintf("first %d of %d", len(obs.Page.Elements), obs.Page.Total)
+	}
+	sum := fmt.Sprintf("%s; page %q.", verb, obs.Title)
+	if obs.Dialog != nil {
+		sum = fmt.Sprintf("%s; the page opened a %s dialog.", verb, obs.Dialog.Type)
+	}
+	return res, sum
+}
+
+// clipText clips s to max bytes at a rune boundary.
+func clipText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !isRuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// maxFormFields bounds the fields of one fill_form call (as
+// chrome.Browser.FillFormSession does).
+const maxFormFields = 50
+
+// fillForm fills the page's form: every argument but submit names a field
+// by its ref (as the rules offered it); booleans check or clear boxes.
+func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	var fields []chrome.Field
+	submit := ""
+	for _, name := range sortedKeys(c.Args) {
+		v := c.Args[name]
+		if name == "submit" {
+			submit, _ = v.(string)
+			continue
+		}
+		var s string
+		switch x := v.(type) {
+		case bool:
+			s = fmt.Sprint(x)
+		case string:
+			s = x
+		default:
+			s = fmt.Sprint(x)
+		}
+		fields = append(fields, chrome.Field{ElementID: name, Value: s})
+	}
+	if len(fields) == 0 || len(fields) > maxFormFields {
+		out := &manglecp.Outcome{}
+		return problem(out, c.Tool, fmt.Sprintf("name 1 to %d fields", maxFormFields))
+	}
+	verb := "Filled " + plural.S(len(fields), "field")
+	if submit != "" {
+		verb += fmt.Sprintf(" and pressed %q", submit)
+	}
+	return w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.FillFormSession(ctx, owner, id, fields, submit)
+	})
+}
+
+// find reads the live page afresh and returns the elements and table rows
+// that match a text: the part of the page the model asked for.
+func (w *browse) find(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	session := sessionOf(c.Facts)
+	if session == "" {
+		return problem(out, c.Tool, "no live browser session: open_page starts one")
+	}
+	needle := arg(c.Args, "text")
+	const maxTexts = 5
+	var page *chrome.Page
+	var texts []string
+	_, msg, err := w.do(out, func() (*chrome.Observation, error) {
+		p, t, obs, err := w.b.FindSession(ctx, owner(ctx), session, needle, maxTexts)
+		page, texts = p, t
+		return obs, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if page == nil {
+		return problem(out, c.Tool, msg)
+	}
+	const maxMatches, maxRows = 10, 5
+	matches, total := page.Match(needle, maxMatches)
+	found := make([]any, 0, len(matches))
+	for _, e := range matches {
+		if cellRoles[e.Role] || e.Role == "row" {
+			continue // rows come whole, below
+		}
+		m := map[string]any{"ref": e.Ref, "role": e.Role}
+		if e.Name != e.Ref {
+			m["name"] = e.Name
+		}
+		if e.Value != "" {
+			m["value"] = e.Value
+		}
+		found = append(found, m)
+	}
+	cells, nrows := page.Rows(needle, maxRows)
+	rows := tableRows(cells)
+	out.Result = map[string]any{}
+	if len(found) > 0 {
+		out.Result["elements"] = found
+	}
+	if len(rows) > 0 {
+		out.Result["rows"] = rows
+	}
+	if len(texts) > 0 && len(rows) == 0 {
+		out.Result["texts"] = texts
+	}
+	if total > maxMatches || nrows > maxRows {
+		out.Result["more"] = fmt.Sprintf("%d elements and %d rows match; the first are shown", total, nrows)
+	}
+	out.Summary = fmt.Sprintf("%s, %s and %s match %q.", plural.S(len(found), "element"), plural.S(len(rows), "table row"), plural.S(len(texts), "text"), clipText(needle, 80))
+	return out, ctx.Err()
+}
+
+// tableRows groups cells by table and row into objects keyed by column
+// header.
+func tableRows(cells []chrome.PageElement) []any {
+	type key struct {
+		table string
+		row   int
+	}
+	var order []key
+	rows := map[key]map[string]any{}
+	for _, e := range cells {
+		if e.Role == "columnheader" {
+			continue
+		}
+		k := key{e.Table, e.Row}
+		r, ok := rows[k]
+		if !ok {
+			r = map[string]any{}
+			rows[k] = r
+			order = append(order, k)
+		}
+		col := e.ColHeader
+		if col == "" {
+			col = fmt.Sprintf("column %d", e.Col)
+		}
+		r[col] = e.Name
+	}
+	out := make([]any, 0, len(order))
+	for _, k := range order {
+		out = append(out, rows[k])
+	}
+	return out
+}
+
+// navigate loads a URL in the session's tab, or goes back, forward or
+// reloads.
+func (w *browse) navigate(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	to := arg(c.Args, "url")
+	switch to {
+	case "back":
+		return w.live(ctx, c, "Went back", w.b.BackSession)
+	case "forward":
+		return w.live(ctx, c, "Went forward", w.b.ForwardSession)
+	case "reload":
+		return w.live(ctx, c, "Reloaded", w.b.ReloadSession)
+	}
+	return w.live(ctx, c, "Loaded "+clipText(to, 200), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.NavigateSession(ctx, owner, id, to)
+	})
+}
+
+// pressKey presses a key on the live page.
+func (w *browse) pressKey(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	key := arg(c.Args, "key")
+	return w.live(ctx, c, "Pressed "+key, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.PressKeySession(ctx, owner, id, key)
+	})
+}
+
+// hover moves the mouse over an element.
+func (w *browse) hover(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	ref := arg(c.Args, "element_id")
+	return w.live(ctx, c, fmt.Sprintf("Hovered over %q", clipText(ref, 80)), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.HoverSession(ctx, owner, id, ref)
+	})
+}
+
+// wait waits for a text, an element or a quiet network.
+func (w *browse) wait(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	wt := chrome.Wait{Text: arg(c.Args, "text"), Ref: arg(c.Args, "element_id")}
+	wt.NetworkIdle, _ = c.Args["network_idle"].(bool)
+	if ms, err := numberArg(c.Args["timeout_ms"]); err == nil && ms > 0 {
+		wt.Timeout = time.Duration(min(ms, 60000)) * time.Millisecond
+	}
+	met := false
+	out, err := w.live(ctx, c, "Waited", func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		obs, ok, err := w.b.WaitSession(ctx, owner, id, wt)
+		met = ok
+		return obs, err
+	})
+	if err == nil && out.Result != nil && out.Result["ok"] != false {
+		out.Result["met"] = met
+		if !met {
+			out.Summary = "The wait ran out; " + strings.TrimPrefix(out.Summary, "Waited; ")
+		}
+	}
+	return out, err
+}
+
+// numberArg reads an integer argument (json.Number or a Go number).
+func numberArg(v any) (int64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.Int64()
+	case float64:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	}
+	return 0, errors.New("not a number")
+}
+
+// answerDialog accepts or dismisses the page's dialog.
+func (w *browse) answerDialog(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	accept, _ := c.Args["accept"].(bool)
+	text := arg(c.Args, "text")
+	verb := "Dismissed the dialog"
+	if accept {
+		verb = "Accepted the dialog"
+	}
+	return w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.AnswerDialogSession(ctx, owner, id, accept, text)
+	})
+}
+
+// switchTab makes another tab current; closeTab closes one. Tabs are
+// numbered from 1 in facts and arguments.
+func (w *browse) switchTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	n, _ := numberArg(c.Args["tab"])
+	return w.live(ctx, c, fmt.Sprintf("Switched to tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.SwitchTabSession(ctx, owner, id, int(n)-1)
+	})
+}
+
+func (w *browse) closeTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	n, _ := numberArg(c.Args["tab"])
+	return w.live(ctx, c, fmt.Sprintf("Closed tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.CloseTabSession(ctx, owner, id, int(n)-1)
+	})
+}
+
+// upload chooses files of the server's upload directory for a file field.
+func (w *browse) upload(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	ref := arg(c.Args, "element_id")
+	var names []string
+	if list, ok := c.Args["files"].([]any); ok {
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				names = append(names, s)
+			}
+		}
+	}
+	return w.live(ctx, c, "Chose "+plural.S(len(names), "file"), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		return w.b.UploadSession(ctx, owner, id, ref, names)
+	})
+}
+
+// script runs page script (the policy rules allow it only where the
+// operator enabled it, and ask the user each time).
+func (w *browse) script(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	src := arg(c.Args, "script")
+	var value string
+	out, err := w.live(ctx, c, "Ran the script", func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		v, obs, err := w.b.EvalSession(ctx, owner, id, src)
+		value = v
+		return obs, err
+	})
+	if err == nil && out.Result != nil && out.Result["ok"] != false {
+		out.Result["value"] = value
+	}
+	return out, err
+}
+
+// closeSession ends the live session; the state delta retracts the page.
+func (w *browse) closeSession(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	session := sessionOf(c.Facts)
+	if session == "" {
+		return problem(out, c.Tool, "no live browser session")
+	}
+	if _, _, err := w.do(out, func() (*chrome.Observation, error) {
+		return &chrome.Observation{Session: session}, w.b.EndSession(ctx, owner(ctx), session)
+	}); err != nil {
+		return nil, err
+	}
+	out.Result = map[string]any{"closed": session}
+	out.Summary = "Ended the browser session " + session + "."
+	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil))
+	return out, ctx.Err()
+}
+
+// snapshotPNG takes a PNG of the live page's viewport. The result holds
+// it as base64 (media_type, encoding, data), which the MCP bridge turns
+// into a resource: the model reads its URI and size, never the data.
+func (w *browse) snapshotPNG(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	out := &manglecp.Outcome{}
+	session := sessionOf(c.Facts)
+	if session == "" {
+		return problem(out, c.Tool, "no live browser session: open_page starts one")
+	}
+	var png []byte
+	obs, msg, err := w.do(out, func() (*chrome.Observation, error) {
+		b, obs, err := w.b.ScreenshotSession(ctx, owner(ctx), session)
+		png = b
+		return obs, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil || png == nil {
+		return problem(out, c.Tool, msg)
+	}
+	out.Result = map[string]any{"url": obs.URL, "screenshot": map[string]any{"media_type": "image/png", "encoding": "base64",
+		"bytes": len(png), "data": base64.StdEncoding.EncodeToString(png)}}
+	out.Summary = fmt.Sprintf("Captured a PNG (%d bytes) of %q.", len(png), obs.Title)
+	return out, ctx.Err()
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
