@@ -3,11 +3,14 @@ package chrome
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -121,18 +124,239 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 	return p, obs, nil
 }
 
+// axFullMax is the number of DOM elements above which a page's
+// accessibility tree is not read (Accessibility.getFullAXTree: on a page
+// of 35,000 elements, 75,000 nodes, 10 s and 157 MB of replies in this
+// process; on one of 175,000 elements no answer within 120 s; and any
+// accessibility call makes the renderer build the tree of the whole
+// document, which took a page of 100,000 elements over the renderer's
+// 512 MiB). Such a page is read by script instead, for its first
+// elements only (pickJS).
+const axFullMax = 5000
+
+// readAXPage reads the page's accessibility tree and keeps at most max
+// elements. Above axFullMax DOM elements it reads only the first
+// candidates, by script (pickNodes); Total is then a lower bound.
 func readAXPage(tab context.Context, max int) (*Page, error) {
-	where, err := chromedp.Run(tab, chromedp.Evaluate[[2]string](`[location.href, document.title]`))
+	type where struct {
+		URL   string `json:"url"`
+		Title string `json:"title"`
+		Count int    `json:"count"`
+	}
+	w, err := chromedp.Run(tab, chromedp.Evaluate[where](`({url: location.href, title: String(document.title).slice(0, 1000), count: document.getElementsByTagName('*').length})`))
 	if err != nil {
 		return nil, err
+	}
+	p := &Page{URL: clip(w.URL, maxURL), Title: clip(w.Title, 200)}
+	if w.Count > axFullMax {
+		nodes, seen, err := pickNodes(tab, max)
+		if err != nil {
+			return nil, fmt.Errorf("reading the page's elements: %w", err)
+		}
+		buildPage(p, nodes, max)
+		if seen > p.Total {
+			p.Total = seen
+		}
+		p.Truncated = true
+		return p, nil
 	}
 	tree, err := chromedp.Call(tab, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the accessibility tree: %w", err)
 	}
-	p := &Page{URL: clip(where[0], maxURL), Title: clip(where[1], 200)}
 	buildPage(p, tree.Nodes, max)
 	return p, nil
+}
+
+// pickJS picks the first %d visible elements of the page (in document
+// order, walking at most 50,000) of the roles a Page keeps, and computes
+// what the accessibility tree would say of each (role, name, value,
+// states; roughly: explicit roles, implicit roles of the usual tags,
+// names from aria-label, aria-labelledby, labels, alt, title, text,
+// placeholder), with the index of each one's nearest picked ancestor
+// (-1: none); seen counts the candidates walked.
+const pickJS = `(() => {
+  const max = %d, walkMax = 50000;
+  const sel = 'h1,h2,h3,h4,h5,h6,a[href],button,input:not([type=hidden]),select,option,textarea,table,tr,td,th,form,main,nav,header,footer,dialog,[role],[contenteditable=""],[contenteditable=true]';
+  const text = (el, n) => (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, n);
+  const roleOf = el => {
+    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (r) return r;
+    const tag = el.tagName.toLowerCase(), type = (el.getAttribute('type') || 'text').toLowerCase();
+    if (/^h[1-6]$/.test(tag)) return 'heading';
+    switch (tag) {
+    case 'a': return 'link';
+    case 'button': return 'button';
+    case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+    case 'option': return 'option';
+    case 'textarea': return 'textbox';
+    case 'table': return 'table';
+    case 'tr': return 'row';
+    case 'td': return 'cell';
+    case 'th': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+    case 'form': return 'form';
+    case 'main': return 'main';
+    case 'nav': return 'navigation';
+    case 'header': return 'banner';
+    case 'footer': return 'contentinfo';
+    case 'dialog': return 'dialog';
+    case 'input':
+      if (['button', 'submit', 'reset', 'image'].includes(type)) return 'button';
+      if (type === 'checkbox' || type === 'radio') return type;
+      if (type === 'range') return 'slider';
+      if (type === 'number') return 'spinbutton';
+      if (type === 'search') return 'searchbox';
+      return 'textbox';
+    }
+    return el.isContentEditable ? 'textbox' : '';
+  };
+  const nameOf = (el, role) => {
+    let t = el.getAttribute('aria-label') || '';
+    if (!t && el.hasAttribute('aria-labelledby'))
+      t = el.getAttribute('aria-labelledby').split(/\s+/).map(id => { const l = document.getElementById(id); return l ? text(l, 200) : ''; }).join(' ');
+    if (!t && el.labels && el.labels.length) t = text(el.labels[0], 200);
+    if (!t && el.tagName === 'INPUT' && ['button', 'submit', 'reset'].includes(el.type)) t = el.value;
+    if (!t && /^(button|link|heading|cell|gridcell|columnheader|rowheader|option|tab|menuitem|checkbox|radio|switch)$/.test(role) && !(el.tagName === 'INPUT')) t = text(el, 200);
+    if (!t) t = el.getAttribute('alt') || el.getAttribute('title') || el.getAttribute('placeholder') || '';
+    return t.replace(/\s+/g, ' ').trim().slice(0, 200);
+  };
+  const els = [], items = [], idx = new Map();
+  let seen = 0, walked = 0;
+  const root = document.body || document.documentElement;
+  const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+  for (let el = w.currentNode; el && walked++ < walkMax; el = w.nextNode()) {
+    if (!el.matches(sel)) continue;
+    if (el.hidden || el.getAttribute('aria-hidden') === 'true') continue;
+    seen++;
+    if (els.length >= max) continue;
+    if (el.tagName !== 'OPTION' && !el.getClientRects().length) continue;
+    let parent = -1;
+    for (let a = el.parentElement; a; a = a.parentElement) if (idx.has(a)) { parent = idx.get(a); break; }
+    const role = roleOf(el), aria = n => el.getAttribute('aria-' + n);
+    const it = {role, name: nameOf(el, role), parent, props: {}};
+    if (/^(alert|status|dialog|alertdialog)$/.test(role) && !it.name) it.name = text(el, 200);
+    if ('value' in el && el.tagName !== 'BUTTON' && el.tagName !== 'OPTION' && !['checkbox', 'radio', 'button', 'submit', 'reset'].includes(el.type)) it.value = String(el.tagName === 'SELECT' ? (el.selectedOptions[0] || {}).label || '' : el.value).slice(0, 200);
+    const lv = /^H([1-6])$/.exec(el.tagName);
+    if (lv || aria('level')) it.props.level = String(aria('level') || lv[1]);
+    if (el.required || aria('required') === 'true') it.props.required = 'true';
+    if (aria('invalid') && aria('invalid') !== 'false') it.props.invalid = 'true';
+    if (el.disabled || aria('disabled') === 'true') it.props.disabled = 'true';
+    if ((el.tagName === 'INPUT' && el.checked) || aria('checked') === 'true') it.props.checked = 'true';
+    if ((el.tagName === 'OPTION' && el.selected) || aria('selected') === 'true') it.props.selected = 'true';
+    idx.set(el, els.length);
+    els.push(el);
+    items.push(it);
+  }
+  return {els, meta: {items, seen}};
+})()`
+
+// pickNodes runs pickJS and turns what it found into accessibility nodes
+// (linked into a tree, each under its nearest picked ancestor) that
+// buildPage walks as it walks a full tree. The backend node id of each
+// element comes from DOM.describeNode, which needs no DOM domain and,
+// unlike any accessibility call, does not make the renderer build the
+// accessibility tree of the whole document.
+func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen int, err error) {
+	const group = "manglecp-pick"
+	defer func() {
+		if tab.Err() == nil {
+			_, _ = chromedp.Call(tab, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+		}
+	}()
+	no, yes := false, true
+	unlisted := errors.New("the page did not list its elements")
+	res, err := chromedp.Call(tab, runtime.Evaluate, runtime.EvaluateParams{Expression: fmt.Sprintf(pickJS, max),
+		ObjectGroup: group, ReturnByValue: &no, Silent: &yes})
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.ExceptionDetails != nil || res.Result == nil || res.Result.ObjectID == "" {
+		return nil, 0, unlisted
+	}
+	type item struct {
+		Role   string            `json:"role"`
+		Name   string            `json:"name"`
+		Value  *string           `json:"value"`
+		Parent int               `json:"parent"`
+		Props  map[string]string `json:"props"`
+	}
+	var m struct {
+		Items []item `json:"items"`
+		Seen  int    `json:"seen"`
+	}
+	mres, err := chromedp.Call(tab, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: `function() { return this.meta }`, ObjectID: res.Result.ObjectID, ReturnByValue: &yes, Silent: &yes})
+	if err != nil {
+		return nil, 0, err
+	}
+	if mres.Result == nil || json.Unmarshal(mres.Result.Value, &m) != nil {
+		return nil, 0, unlisted
+	}
+	eres, err := chromedp.Call(tab, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: `function() { return this.els }`, ObjectID: res.Result.ObjectID, ReturnByValue: &no, Silent: &yes})
+	if err != nil {
+		return nil, 0, err
+	}
+	if eres.Result == nil || eres.Result.ObjectID == "" {
+		return nil, 0, unlisted
+	}
+	props, err := chromedp.Call(tab, runtime.GetProperties, runtime.GetPropertiesParams{ObjectID: eres.Result.ObjectID, OwnProperties: &yes})
+	if err != nil {
+		return nil, 0, err
+	}
+	objs := make([]runtime.RemoteObjectID, len(m.Items))
+	for _, pd := range props.Result {
+		var i int
+		if _, err := fmt.Sscan(pd.Name, &i); err != nil || i < 0 || i >= len(objs) || pd.Value == nil {
+			continue
+		}
+		objs[i] = pd.Value.ObjectID
+	}
+	str := func(s string) *accessibility.Value {
+		v, _ := json.Marshal(s)
+		return &accessibility.Value{Value: v}
+	}
+	root := &accessibility.Node{NodeID: "pick-root", Ignored: true}
+	nodes = append(nodes, root)
+	picked := make([]*accessibility.Node, len(objs))
+	var depth int64
+	for i, obj := range objs {
+		if obj == "" {
+			continue
+		}
+		d, err := chromedp.Call(tab, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj, Depth: &depth})
+		if err != nil || d.Node == nil {
+			if tab.Err() != nil {
+				return nil, 0, tab.Err()
+			}
+			continue
+		}
+		it := m.Items[i]
+		n := &accessibility.Node{NodeID: accessibility.NodeID(fmt.Sprintf("pick-%d", i)), Role: str(it.Role),
+			Name: str(it.Name), BackendDOMNodeID: d.Node.BackendNodeID}
+		if it.Value != nil {
+			n.Value = str(*it.Value)
+		}
+		for k, v := range it.Props {
+			n.Properties = append(n.Properties, &accessibility.Property{Name: accessibility.PropertyName(k), Value: str(v)})
+		}
+		picked[i] = n
+		nodes = append(nodes, n)
+	}
+	for i, n := range picked {
+		if n == nil {
+			continue
+		}
+		parent, pi := root, m.Items[i].Parent
+		for pi >= 0 && pi < i && picked[pi] == nil {
+			pi = m.Items[pi].Parent
+		}
+		if pi >= 0 && pi < i {
+			parent = picked[pi]
+		}
+		parent.ChildIDs = append(parent.ChildIDs, n.NodeID)
+	}
+	return nodes, m.Seen, nil
 }
 
 // axText is the string of an accessibility value ("" when absent).

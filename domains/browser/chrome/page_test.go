@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,6 +279,159 @@ func TestRefs(t *testing.T) {
 		}
 		if step.Kind == "click" && o.Title != "Dashboard" {
 			t.Errorf("after Sign in: %q", o.Title)
+		}
+	}
+}
+
+// hugePage builds 100,000 elements (25,000 list items, each with a
+// button and a link, and a text field every 25 items) after a heading
+// and an alert.
+const hugePage = `<!doctype html><title>Huge</title><body><h1>Inventory</h1><div role="alert">Stock is low</div>
+<p role="status" id="out">idle</p><ul id="list"></ul><script>
+const parts = [];
+for (let i = 0; i < 25000; i++) parts.push('<li><button onclick="out.textContent=\'took ' + i + '\'">Take ' + i + '</button><a href="#i' + i + '">Item ' + i + '</a>' + (i % 25 === 0 ? '<input aria-label="Note ' + i + '">' : '') + '</li>');
+document.getElementById('list').innerHTML = parts.join('');
+</script>`
+
+// TestHugePageIsReadBounded: a page of 100,000 elements is read with
+// bounded work (the first elements, element by element, instead of the
+// whole accessibility tree, which did not come back within 120 s on
+// such a page); its refs work.
+func TestHugePageIsReadBounded(t *testing.T) {
+	path := needChromium(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(hugePage))
+	}))
+	t.Cleanup(ts.Close)
+	b := chrome.New(chrome.Config{Path: path})
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	var m0, m1 goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&m0)
+	start := time.Now()
+	o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	took := time.Since(start)
+	goruntime.ReadMemStats(&m1)
+	if err != nil || !o.Live || o.Page == nil {
+		t.Fatalf("open: %v %+v", err, o)
+	}
+	p := o.Page
+	if len(p.Elements) != chrome.DefaultMaxPageElements || !p.Truncated || p.Total <= len(p.Elements) {
+		t.Errorf("%d elements of %d, truncated %v", len(p.Elements), p.Total, p.Truncated)
+	}
+	refs := map[string]chrome.PageElement{}
+	for _, e := range p.Elements {
+		refs[e.Ref] = e
+	}
+	for _, c := range []struct{ ref, role string }{
+		{"Inventory", "heading"}, {"Stock is low", "alert"}, {"Take 3", "button"}, {"Item 3", "link"}, {"Note 25", "textbox"},
+	} {
+		if e, ok := refs[c.ref]; !ok || e.Role != c.role {
+			t.Errorf("ref %q: %+v", c.ref, e)
+		}
+	}
+	t.Logf("open: %v, %d of %d elements, %d MB allocated", took.Round(time.Millisecond), len(p.Elements), p.Total, (m1.TotalAlloc-m0.TotalAlloc)>>20)
+	goruntime.GC()
+	goruntime.ReadMemStats(&m0)
+	start = time.Now()
+	if _, _, err := b.ReadSession(ctx, "ada", o.Session, 0); err != nil {
+		t.Fatal(err)
+	}
+	took = time.Since(start)
+	goruntime.ReadMemStats(&m1)
+	t.Logf("read: %v, %d KB allocated", took.Round(time.Millisecond), (m1.TotalAlloc-m0.TotalAlloc)>>10)
+	a, err := b.ActSession(ctx, "ada", o.Session, &chrome.Act{Kind: "click", ElementID: "Take 3"})
+	if err != nil || a.Page == nil {
+		t.Fatalf("click by ref: %v %+v", err, a)
+	}
+	found := false
+	for _, e := range a.Page.Elements {
+		found = found || e.Role == "status" && e.Name == "took 3"
+	}
+	if !found {
+		t.Errorf("the click did not reach the button: %+v", a.Page.Elements[:4])
+	}
+}
+
+// TestScriptReadMatchesTree: a page over the size at which the
+// accessibility tree is no longer read (its elements are read by script)
+// reads as the same page under it does: roles, names, values, states,
+// table cells and their headers, alerts, status, dialogs.
+func TestScriptReadMatchesTree(t *testing.T) {
+	path := needChromium(t)
+	padded := strings.Replace(formTablePage, "</body>", `<div hidden>`+strings.Repeat("<span>x</span>", 6000)+`</div></body>`, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Query().Has("padded") {
+			_, _ = w.Write([]byte(padded))
+			return
+		}
+		_, _ = w.Write([]byte(formTablePage))
+	}))
+	t.Cleanup(ts.Close)
+	b := chrome.New(chrome.Config{Path: path})
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	type want struct {
+		role, name, value            string
+		level                        int
+		required, invalid, checked   bool
+		selected                     bool
+		row, col                     int
+		rowHeader, colHeader, parent string // parent: its role
+	}
+	wants := []want{
+		{role: "heading", name: "Orders", level: 1},
+		{role: "alert", name: "Payment service degraded"},
+		{role: "status", name: "3 orders loaded"},
+		{role: "form", name: "New order"},
+		{role: "textbox", name: "Customer", value: "Ada", required: true, parent: "form"},
+		{role: "spinbutton", name: "Quantity", value: "-1", invalid: true, parent: "form"},
+		{role: "combobox", name: "Shipping", value: "Express", parent: "form"},
+		{role: "option", name: "Express", selected: true, parent: "combobox"},
+		{role: "checkbox", name: "Gift wrap", checked: true, parent: "form"},
+		{role: "button", name: "Place order", parent: "form"},
+		{role: "cell", name: "Grace", row: 3, col: 2, rowHeader: "B-08", colHeader: "Customer", parent: "row"},
+		{role: "link", name: "Help"},
+		{role: "dialog", name: "Cookie notice"},
+		{role: "button", name: "OK", parent: "dialog"},
+	}
+	for _, c := range []struct{ name, url string }{{"tree", "/"}, {"script", "/?padded=1"}} {
+		o, err := b.OpenSession(ctx, "ada", ts.URL+c.url)
+		if err != nil || o.Page == nil {
+			t.Fatalf("%s: %v %+v", c.name, err, o)
+		}
+		p := o.Page
+		if script := p.Truncated; script != (c.name == "script") {
+			t.Errorf("%s: truncated %v", c.name, script)
+		}
+		byID := map[string]chrome.PageElement{}
+		for _, e := range p.Elements {
+			byID[e.ID] = e
+		}
+		for _, w := range wants {
+			var got *chrome.PageElement
+			for i := range p.Elements {
+				if e := &p.Elements[i]; e.Role == w.role && e.Name == w.name {
+					got = e
+					break
+				}
+			}
+			if got == nil {
+				t.Errorf("%s: no %s %q", c.name, w.role, w.name)
+				continue
+			}
+			g := want{role: got.Role, name: got.Name, value: got.Value, level: got.Level, required: got.Required,
+				invalid: got.Invalid, checked: got.Checked, selected: got.Selected, row: got.Row, col: got.Col,
+				rowHeader: got.RowHeader, colHeader: got.ColHeader, parent: byID[got.Parent].Role}
+			if g != w {
+				t.Errorf("%s: %+v, want %+v", c.name, g, w)
+			}
+		}
+		if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
