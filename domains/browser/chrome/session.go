@@ -454,7 +454,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 	defer context.AfterFunc(ctx, func() { stop(ctx.Err()) })()
 	lt.t.watchDialog(func() { stop(errDialog) })
 	defer lt.t.watchDialog(nil)
-	err = fn(op, lt, obs)
+	err = b.stallGuard(ctx, op, lt, obs, fn) // stall.go: a script that never ends is stopped
 	if err == nil {
 		err = b.readLive(op, lt, obs)
 	}
