@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -529,4 +532,106 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, goroutines0, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// downloadsApp serves /downloads, a page with the ways to start a
+// download that TestSessionDownloadsOff (ops_test.go: a link to an
+// attachment) does not take: a link with the download attribute, a
+// script-made blob link, a link to an attachment opening a new tab, and
+// an attachment in a frame; and /attachment?n=NAME, a file sent as an
+// attachment named DLNAME-NAME.bin. served receives NAME when one is
+// sent.
+func downloadsApp(t *testing.T) (*httptest.Server, chan string) {
+	t.Helper()
+	served := make(chan string, 16)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/downloads", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>downloads</title>
+<a id="attr" href="/attachment?n=attr" download="DLNAME-attr.bin">with the download attribute</a>
+<button id="blob" onclick="const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['DOWNLOADED'])); a.download = 'DLNAME-blob.bin'; document.body.append(a); a.click()">blob</button>
+<a id="blank" href="/attachment?n=blank" target="_blank">in a new tab</a>
+<button id="frame" onclick="const f = document.createElement('iframe'); f.src = '/attachment?n=frame'; document.body.append(f)">in a frame</button>`))
+	})
+	mux.HandleFunc("/attachment", func(w http.ResponseWriter, r *http.Request) {
+		n := r.URL.Query().Get("n")
+		w.Header().Set("Content-Disposition", "attachment; filename=DLNAME-"+n+".bin")
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write([]byte(strings.Repeat("DOWNLOADED ", 1000)))
+		select {
+		case served <- n:
+		default:
+		}
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts, served
+}
+
+// TestIsolatedSessionDownloads: a session's page starts downloads every
+// other way (the client navigating to an attachment, a link with the
+// download attribute, a blob made by script, an attachment opening a new
+// tab, an attachment in a frame): nothing is written in the browser
+// user's home (its Downloads folder), its temporary directory (the
+// browser's profile) or the working directory, and the session goes on.
+func TestIsolatedSessionDownloads(t *testing.T) {
+	path := needChromium(t)
+	home, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home) // the browser starts in the test, with these
+	t.Setenv("XDG_DOWNLOAD_DIR", home+"/Downloads")
+	t.Setenv("TMPDIR", tmp)
+	ts, served := downloadsApp(t)
+	b, id := liveSession(t, path, ts.URL+"/downloads")
+	ctx := context.Background()
+	steps := []struct {
+		name string
+		call func() (*chrome.Observation, error)
+	}{
+		{"navigate", func() (*chrome.Observation, error) {
+			return b.NavigateSession(ctx, "ada", id, ts.URL+"/attachment?n=navigate")
+		}},
+		{"attr", nil}, {"blob", nil}, {"blank", nil}, {"frame", nil},
+	}
+	for _, st := range steps {
+		call := st.call
+		if call == nil {
+			call = func() (*chrome.Observation, error) {
+				if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/downloads"); err != nil {
+					return nil, err
+				}
+				return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: st.name})
+			}
+		}
+		o, err := call()
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if o.TabOpened != 0 {
+			if _, err := b.SwitchTabSession(ctx, "ada", id, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: %s %q, load error %q", st.name, o.URL, o.Title, o.LoadError)
+	}
+	// A further call: a download would have finished.
+	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/downloads"); err != nil || o.Title != "downloads" {
+		t.Fatalf("after the downloads: %v %+v", err, o)
+	}
+	var sent []string
+	for len(served) > 0 {
+		sent = append(sent, <-served)
+	}
+	if len(sent) < 3 { // the navigation, the new tab and the frame fetch the file
+		t.Errorf("the server sent the file %d times (%v): the downloads did not start", len(sent), sent)
+	}
+	cwd, _ := os.Getwd()
+	for _, root := range []string{home, tmp, cwd} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && (strings.Contains(d.Name(), "DLNAME") || strings.HasSuffix(d.Name(), ".crdownload")) {
+				t.Errorf("a download was written: %s", p)
+			}
+			return nil
+		})
+	}
+	t.Logf("the server sent the file for %v; nothing written", sent)
 }

@@ -355,3 +355,58 @@ func BenchmarkOpenSession(bm *testing.B) {
 	bm.ReportMetric(float64(c1.Processes-c0.Processes)/idle, "procs/idle-session")
 	bm.Logf("idle: %v; with %d idle sessions: %v", c0, idle, c1)
 }
+
+// TestLoadStaleRequestsNotWaitedFor: a page that starts a worker leaves
+// the worker's script "in flight" for its tab forever (its loading
+// finishes in the worker's own target, so the tab never sees it end).
+// Later calls of the session do not wait for it: a call's settling waits
+// for the requests it saw start, not for those of earlier calls (which
+// waited for them, up to settleMax). Before, every later call of such a
+// session waited settleMax (5 s) more, and a click twice that.
+func TestLoadStaleRequestsNotWaitedFor(t *testing.T) {
+	path := loadChromium(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>worker</title><label for="name">Name</label> <input id="name">
+<script>const w = new Worker('/w.js'); w.onmessage = e => document.title = 'worker ' + e.data;</script>`))
+	})
+	mux.HandleFunc("/w.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		_, _ = w.Write([]byte(`postMessage('ran')`))
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	b := New(Config{Path: path})
+	defer b.Close()
+	ctx := context.Background()
+	start := time.Now()
+	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil || !obs.Live {
+		t.Fatalf("open: %v %+v", err, obs)
+	}
+	took := []time.Duration{time.Since(start)}
+	for _, v := range []string{"a", "b"} {
+		start := time.Now()
+		if _, err := b.ActSession(ctx, "ada", obs.Session, &Act{Kind: "fill", ElementID: "name", Value: v}); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	s, err := b.find("ada", obs.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	col := s.tabs[s.cur].col
+	col.mu.Lock()
+	waited := len(col.inflight)
+	col.mu.Unlock()
+	s.unlock()
+	if waited != 0 {
+		t.Errorf("after two calls that started no request, the tab still waits for %d requests of earlier calls", waited)
+	}
+	t.Logf("open, fill, fill: %v", took)
+}
