@@ -149,15 +149,16 @@ func readAXPage(tab context.Context, max int) (*Page, error) {
 	}
 	p := &Page{URL: clip(w.URL, maxURL), Title: clip(w.Title, 200)}
 	if w.Count > axFullMax {
-		nodes, seen, err := pickNodes(tab, max)
+		nodes, seen, complete, err := pickNodes(tab, max)
 		if err != nil {
 			return nil, fmt.Errorf("reading the page's elements: %w", err)
 		}
 		buildPage(p, nodes, max)
-		if seen > p.Total {
-			p.Total = seen
+		if !complete {
+			// Total is then the candidates seen (a lower bound).
+			p.Total = maxInt(p.Total, seen)
+			p.Truncated = true
 		}
-		p.Truncated = true
 		return p, nil
 	}
 	tree, err := chromedp.Call(tab, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
@@ -168,13 +169,21 @@ func readAXPage(tab context.Context, max int) (*Page, error) {
 	return p, nil
 }
 
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
 // pickJS picks the first %d visible elements of the page (in document
 // order, walking at most 50,000) of the roles a Page keeps, and computes
 // what the accessibility tree would say of each (role, name, value,
 // states; roughly: explicit roles, implicit roles of the usual tags,
 // names from aria-label, aria-labelledby, labels, alt, title, text,
 // placeholder), with the index of each one's nearest picked ancestor
-// (-1: none); seen counts the candidates walked.
+// (-1: none); seen counts the candidates walked, complete says whether
+// the walk reached the end of the page and picked every candidate.
 const pickJS = `(() => {
   const max = %d, walkMax = 50000;
   const sel = 'h1,h2,h3,h4,h5,h6,a[href],button,input:not([type=hidden]),select,option,textarea,table,tr,td,th,form,main,nav,header,footer,dialog,[role],[contenteditable=""],[contenteditable=true]';
@@ -247,7 +256,7 @@ const pickJS = `(() => {
     els.push(el);
     items.push(it);
   }
-  return {els, meta: {items, seen}};
+  return {els, meta: {items, seen, complete: !w.nextNode() && seen <= max}};
 })()`
 
 // pickNodes runs pickJS and turns what it found into accessibility nodes
@@ -256,7 +265,7 @@ const pickJS = `(() => {
 // element comes from DOM.describeNode, which needs no DOM domain and,
 // unlike any accessibility call, does not make the renderer build the
 // accessibility tree of the whole document.
-func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen int, err error) {
+func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen int, complete bool, err error) {
 	const group = "manglecp-pick"
 	defer func() {
 		if tab.Err() == nil {
@@ -268,10 +277,10 @@ func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen 
 	res, err := chromedp.Call(tab, runtime.Evaluate, runtime.EvaluateParams{Expression: fmt.Sprintf(pickJS, max),
 		ObjectGroup: group, ReturnByValue: &no, Silent: &yes})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if res.ExceptionDetails != nil || res.Result == nil || res.Result.ObjectID == "" {
-		return nil, 0, unlisted
+		return nil, 0, false, unlisted
 	}
 	type item struct {
 		Role   string            `json:"role"`
@@ -281,28 +290,29 @@ func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen 
 		Props  map[string]string `json:"props"`
 	}
 	var m struct {
-		Items []item `json:"items"`
-		Seen  int    `json:"seen"`
+		Items    []item `json:"items"`
+		Seen     int    `json:"seen"`
+		Complete bool   `json:"complete"`
 	}
 	mres, err := chromedp.Call(tab, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: `function() { return this.meta }`, ObjectID: res.Result.ObjectID, ReturnByValue: &yes, Silent: &yes})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if mres.Result == nil || json.Unmarshal(mres.Result.Value, &m) != nil {
-		return nil, 0, unlisted
+		return nil, 0, false, unlisted
 	}
 	eres, err := chromedp.Call(tab, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: `function() { return this.els }`, ObjectID: res.Result.ObjectID, ReturnByValue: &no, Silent: &yes})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if eres.Result == nil || eres.Result.ObjectID == "" {
-		return nil, 0, unlisted
+		return nil, 0, false, unlisted
 	}
 	props, err := chromedp.Call(tab, runtime.GetProperties, runtime.GetPropertiesParams{ObjectID: eres.Result.ObjectID, OwnProperties: &yes})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	objs := make([]runtime.RemoteObjectID, len(m.Items))
 	for _, pd := range props.Result {
@@ -327,7 +337,7 @@ func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen 
 		d, err := chromedp.Call(tab, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj, Depth: &depth})
 		if err != nil || d.Node == nil {
 			if tab.Err() != nil {
-				return nil, 0, tab.Err()
+				return nil, 0, false, tab.Err()
 			}
 			continue
 		}
@@ -356,7 +366,7 @@ func pickNodes(tab context.Context, max int) (nodes []*accessibility.Node, seen 
 		}
 		parent.ChildIDs = append(parent.ChildIDs, n.NodeID)
 	}
-	return nodes, m.Seen, nil
+	return nodes, m.Seen, m.Complete, nil
 }
 
 // axText is the string of an accessibility value ("" when absent).

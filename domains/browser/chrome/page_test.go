@@ -404,8 +404,8 @@ func TestScriptReadMatchesTree(t *testing.T) {
 			t.Fatalf("%s: %v %+v", c.name, err, o)
 		}
 		p := o.Page
-		if script := p.Truncated; script != (c.name == "script") {
-			t.Errorf("%s: truncated %v", c.name, script)
+		if p.Truncated || p.Total != len(p.Elements) {
+			t.Errorf("%s: %d of %d, truncated %v", c.name, len(p.Elements), p.Total, p.Truncated)
 		}
 		byID := map[string]chrome.PageElement{}
 		for _, e := range p.Elements {
