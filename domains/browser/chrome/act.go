@@ -172,6 +172,7 @@ func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs 
 	if err != nil {
 		return err
 	}
+	col.touch()
 	if err := b.settle(tab, col); err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ const (
 	// quiet is how long the network and console must be silent after
 	// the load event before the page counts as settled; settleMax bounds
 	// that wait.
-	quiet     = 500 * time.Millisecond
+	quiet     = 250 * time.Millisecond
 	settleMax = 5 * time.Second
 	// inspectMax bounds reading the page (location, text, elements) and
 	// taking the screenshot: a page whose main thread does not answer is
@@ -350,7 +350,9 @@ func (c *collector) rebase() {
 	c.byCDP = map[network.RequestID]*Request{}
 	c.bytes, c.nBlocked, c.nConsole, c.nRequests, c.dropped = 0, 0, 0, 0, 0
 	c.truncated, c.tooLarge = false, false
-	c.last = time.Now() // what the call does is waited for as after a load
+	// last stays: a page quiet since the previous call is settled at
+	// once (an action does not wait 500 ms before it acts); the action
+	// itself is waited for after it (touch).
 	if c.docStatus != 0 {
 		c.prevStatus = c.docStatus
 	}
@@ -368,6 +370,14 @@ func browserOwn(e *network.EventRequestWillBeSent) bool {
 
 // settled reports whether no request is in flight and nothing happened
 // for the quiet period.
+// touch marks now as the page's latest event: what an action (a click,
+// typing) makes the page do is waited for as after a load.
+func (c *collector) touch() {
+	c.mu.Lock()
+	c.last = time.Now()
+	c.mu.Unlock()
+}
+
 func (c *collector) settled() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
