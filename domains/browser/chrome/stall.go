@@ -23,8 +23,8 @@ import (
 // works); one that still does not (its timers start the loop again) has
 // its tab ended, which ends the session.
 //
-// The call's hook (session.go, callOn) is one line: fn(op, lt, obs)
-// becomes b.stallGuard(ctx, op, lt, obs, fn).
+// Every session call runs its work under [Browser.stallGuard] (session.go,
+// callOn); TestIsolatedSessionEndlessScripts checks it.
 
 // stallReserve is the part of a session call's time kept back for the
 // check (at most a quarter of the call's time).
