@@ -58,37 +58,62 @@ func (ss *mcpSession) renderEvaluation(intent string, resp *protocol.IntentRespo
 }
 
 // writeTool writes one selected macro-tool: its signature, description,
-// whether the user is asked first, and the rules' instructions. A tool
-// this session already showed the model exactly so (it is in the
-// conversation) is named only: "name (as before)".
+// whether the user is asked first, and the rules' instructions. What this
+// session already showed the model (it is in the conversation) is not
+// written again: a tool shown exactly so is "name (as before)"; one whose
+// signature and description are as before but whose instructions changed
+// (a new page's facts) is "name (as before)" and the new instructions;
+// one whose description is as before, its signature and instructions.
 func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
-	line := toolLine(e)
+	cur := toolLine(e)
 	ss.mu.Lock()
-	seen := ss.shown[e.name] == line
-	ss.shown[e.name] = line
+	prev, seen := ss.shown[e.name]
+	ss.shown[e.name] = cur
 	ss.mu.Unlock()
-	if seen {
+	switch {
+	case seen && prev.sig == cur.sig && prev.desc == cur.desc:
 		b.WriteString(e.name + " (as before)")
-		return
+		if cur.instr != "" && cur.instr != prev.instr {
+			b.WriteString("\n  " + cur.instr)
+		}
+	case seen && prev.desc == cur.desc:
+		b.WriteString(cur.sig)
+		if cur.instr != "" {
+			b.WriteString("\n  " + cur.instr)
+		}
+	default:
+		b.WriteString(cur.String())
 	}
-	b.WriteString(line)
+}
+
+// shownTool is a selected macro-tool as the model reads it: its signature,
+// its description (with whether the user is asked first) and the rules'
+// instructions, each on one line.
+type shownTool struct{ sig, desc, instr string }
+
+// String is the whole tool: "sig: desc" and the instructions below.
+func (t shownTool) String() string {
+	s := t.sig + t.desc
+	if t.instr != "" {
+		s += "\n  " + t.instr
+	}
+	return s
 }
 
 // toolLine is a selected macro-tool as the model reads it.
-func toolLine(e *macroEntry) string {
-	var b strings.Builder
+func toolLine(e *macroEntry) shownTool {
 	t := &e.tool
-	b.WriteString(toolSignature(e.name, t.InputSchema))
+	out := shownTool{sig: toolSignature(e.name, t.InputSchema)}
 	if t.Description != "" {
-		fmt.Fprintf(&b, ": %s", oneLine(t.Description))
+		out.desc = ": " + oneLine(t.Description)
 	}
 	if t.Safety != nil && t.Safety.RequiresUserConfirmation {
-		b.WriteString(" (asks the user)")
+		out.desc += " (asks the user)"
 	}
 	if ci := t.ContextInjection; ci != nil && ci.Instructions != "" {
-		fmt.Fprintf(&b, "\n  %s", oneLine(ci.Instructions))
+		out.instr = oneLine(ci.Instructions)
 	}
-	return b.String()
+	return out
 }
 
 // writeWarnings writes the warnings that change what the model should

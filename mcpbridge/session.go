@@ -48,7 +48,7 @@ type mcpSession struct {
 	mu         sync.Mutex
 	tools      map[string]*macroEntry // the latest evaluation's selection, by MCP tool name
 	origins    map[string]string      // every tool name selected in this session -> the intent that selected it
-	shown      map[string]string      // tool name -> the line last shown to the model (render.go)
+	shown      map[string]shownTool   // tool name -> what was last shown to the model (render.go)
 	registered []string               // macro-tools registered as MCP tools (ModeDynamic)
 	skills     []string               // skill resource URIs registered
 	state      *client.State          // the working state, made with the first session's facts profile
@@ -96,7 +96,7 @@ func (b *Bridge) newSession() *mcpSession {
 	if m == nil {
 		m = &protocol.Manifest{}
 	}
-	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, origins: map[string]string{}, shown: map[string]string{}}
+	ss := &mcpSession{b: b, reserved: map[string]bool{MetaToolName: true}, dynamic: b.opts.Mode == ModeDynamic, tools: map[string]*macroEntry{}, origins: map[string]string{}, shown: map[string]shownTool{}}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(m, b.singleIntentTool(len(m.Intents)), ss.dynamic),
 		Logger:       slog.New(warnings{b.opts.Logger.Handler()}),

@@ -151,8 +151,9 @@ func textOf(res *mcp.CallToolResult) string {
 // server suggests (at most maxNext) is evaluated with the working state
 // and the continuation facts, and its selection joins the session's, so
 // the answer lists the tools the model may call next with
-// invoke_macro_tool. A suggested intent that selects nothing, or cannot
-// be evaluated yet (it needs facts only the model can state), is named.
+// invoke_macro_tool. A suggested intent that cannot be evaluated yet (it
+// needs facts only the model can state) is named; one that selects
+// nothing is left out.
 // With chain, the first tool the rules decided for a suggested intent
 // (follows) follows at once: a pure one runs and its answer (with what
 // comes after it, not followed further) is added; one that requires
@@ -173,9 +174,12 @@ func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, re
 			continue
 		}
 		_, entries, err := ss.ask(ctx, req, sug.Name, sug.Params, nil, false, merge)
-		if err != nil || len(entries) == 0 {
+		if err != nil {
 			named = append(named, sug.Name+ss.needs(sug.Name))
 			continue
+		}
+		if len(entries) == 0 {
+			continue // the rules offer nothing there now: not worth a line
 		}
 		merge = true
 		if e, args := follows(entries); chain && e != nil && req != nil {

@@ -210,7 +210,9 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 	}
 	var errs []string
 	for _, c := range obs.Console {
-		if c.Level == "error" {
+		// The browser's own "Failed to load resource" entries repeat
+		// failed_requests.
+		if c.Level == "error" && !(len(failed) > 0 && strings.HasPrefix(c.Message, "Failed to load resource:")) {
 			errs = append(errs, clipText(c.Message, 200))
 		}
 	}
@@ -221,8 +223,8 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 		if !a.Changed {
 			res["changed"] = false
 		}
-		if len(a.Appeared) > 0 {
-			res["appeared"] = a.Appeared
+		if len(a.Appeared) > 0 && a.URLBefore == obs.URL {
+			res["appeared"] = a.Appeared // on another page everything is new
 		}
 	}
 	if d := obs.Dialog; d != nil {

@@ -26,9 +26,10 @@ import (
 
 // defaultMCPBudget is the default max_tokens_budget of manglecp mcp, in
 // the server's estimate (JSON characters / 4 of the MangleCP macro-tool
-// definitions): on the browser domain it keeps every turn of the scripted
-// session of docs/TOKENS.md under a tenth of Playwright MCP's tool list.
-const defaultMCPBudget = 550
+// definitions): on a live browser page it keeps the tools the rules made
+// mandatory (click, the form, find) at full disclosure and condenses the
+// others (docs/TOKENS.md, the browser jobs).
+const defaultMCPBudget = 900
 
 // mcpCmd serves a MangleCP server to MCP hosts (package mcpbridge): over
 // stdio by default, streamable HTTP with --http. Without TARGET it serves

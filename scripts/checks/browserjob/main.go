@@ -152,12 +152,21 @@ func run(bin string) error {
 		return err
 	}
 	summary := res["observability"].(map[string]any)["summary"].(string)
-	fmt.Println("open_page:", summary)
-	if !strings.Contains(summary, "GET /api/orders 404") {
-		return fmt.Errorf("open_page did not see the 404: %s", summary)
+	opened, _ := json.Marshal(res["result"])
+	fmt.Println("open_page:", summary, string(opened))
+	if !strings.Contains(string(opened), "GET /api/orders 404") {
+		return fmt.Errorf("open_page did not see the 404: %s", opened)
 	}
 	delta := res["state_delta"].(map[string]any)
 	facts = append(facts, delta["assert"].([]any)...)
+	// The failed request: the net_response fact with status 404.
+	failed := ""
+	for _, f := range delta["assert"].([]any) {
+		m, _ := f.(map[string]any)
+		if args, _ := m["args"].([]any); m["pred"] == "net_response" && len(args) > 2 && fmt.Sprint(args[2]) == "404" {
+			failed, _ = args[1].(string)
+		}
+	}
 
 	// diagnose_error -> diagnose_causal_chain
 	path2, err := write(facts)
@@ -171,7 +180,6 @@ func run(bin string) error {
 	if id, err = macro(resp, "diagnose_causal_chain"); err != nil {
 		return err
 	}
-	failed := res["result"].(map[string]any)["network"].(map[string]any)["failed"].([]any)[0].(map[string]any)["request_id"].(string)
 	if res, err = cli("invoke", "--macro", id, "--args", fmt.Sprintf(`{"request_id":%q}`, failed)); err != nil {
 		return err
 	}
@@ -194,13 +202,14 @@ func run(bin string) error {
 	if id, err = macro(resp, "click_element"); err != nil {
 		return err
 	}
-	if res, err = cli("invoke", "--macro", id, "--args", `{"element_id":"save"}`); err != nil {
+	// The live page's button, by its ref (its accessible name).
+	if res, err = cli("invoke", "--macro", id, "--args", `{"element_id":"Save order"}`); err != nil {
 		return err
 	}
-	fmt.Println("click_element:", res["observability"].(map[string]any)["summary"])
-	text, _ := res["result"].(map[string]any)["text"].(string)
-	if !strings.Contains(text, "Saved order for 1") {
-		return fmt.Errorf("the click did not change the page: %q", text)
+	clicked, _ := json.Marshal(res["result"])
+	fmt.Println("click_element:", res["observability"].(map[string]any)["summary"], string(clicked))
+	if !strings.Contains(string(clicked), "Saved order for 1") {
+		return fmt.Errorf("the click did not change the page: %s", clicked)
 	}
 	// SIGINT: the server drains and stops its browser; nothing is left.
 	return stop()

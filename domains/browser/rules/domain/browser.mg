@@ -68,17 +68,13 @@ action_effect("browser_click", "browser").
 action_effect("browser_fill", "browser").
 
 # A live session (open_page starts one; the state delta asserts
-# browser_session(Session, Url)): click_element and fill_field act on its
-# page as it is, so typing in one call and clicking in the next works.
-# Without one they load current_url afresh for each call.
+# browser_session(Session, Url) and the page as facts, see live.mg):
+# click_element acts on its page as it is. Without one click_element and
+# fill_field load current_url afresh for each call.
 live_session(Session) :- browser_session(Session, _), has_browser(1).
 has_live_session(1) :- live_session(_).
 tool_evidence("click_element", "browser_session") :- has_live_session(1).
 tool_evidence("fill_field", "browser_session") :- has_live_session(1).
-tool_instructions("click_element", Text) :-
-  live_session(Session), Text = fn:string:concat("Acts on the live page of session ", Session, "; on x-browser_session_gone, open_page again.").
-tool_instructions("fill_field", Text) :-
-  live_session(Session), Text = fn:string:concat("Types into the live page of session ", Session, ".").
 
 # Selection: offered only with a browser and a URL it may open; click and
 # fill only for elements observed on the page.
@@ -87,7 +83,9 @@ relevant_to_intent("observe", "screenshot_page", 45) :- has_browser(1), browser_
 mandatory_for_intent("automate", "click_element") :-
   has_browser(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), clickable_kind(Kind).
 # Without a live session a typed value is gone by the next call: fill_field
-# is then only listed (score 60); with one it is offered like click.
+# is then only listed (score 60). A live session offers fill_form instead
+# (live.mg); a client that states interactive_element facts with one still
+# gets fill_field.
 relevant_to_intent("automate", "fill_field", 60) :-
   has_browser(1), browser_may_open(_), automation_goal(_), interactive_element(_, Kind, _), fillable_kind(Kind), !has_live_session(1).
 mandatory_for_intent("automate", "fill_field") :-

@@ -20,16 +20,7 @@ decl_intent_fact("automate", "interactive_element", "optional").
 decl_intent_fact("observe", "browser_session", "optional").
 decl_intent_fact("diagnose_error", "browser_session", "optional").
 decl_intent_fact("automate", "browser_session", "optional").
-decl_intent_fact("automate", "page_element", "optional").
-decl_intent_fact("automate", "field_state", "optional").
-decl_intent_fact("automate", "option_of", "optional").
-decl_intent_fact("automate", "table_cell", "optional").
-decl_intent_fact("automate", "page_alert", "optional").
-decl_intent_fact("automate", "page_dialog", "optional").
-decl_intent_fact("automate", "browser_tab", "optional").
-decl_intent_fact("observe", "page_element", "optional").
-decl_intent_fact("observe", "page_alert", "optional").
-decl_intent_fact("diagnose_error", "page_alert", "optional").
+
 
 decl_predicate("current_url", "input", "The URL of the current browser page.").
 decl_arg("current_url", 0, "url", "string").
@@ -81,7 +72,10 @@ decl_arg("report_written", 1, "request_id", "string").
 
 # The live page as facts (issue 28): open_page and every action on a live
 # session assert them (the state delta retracts the previous page's), read
-# from the page's accessibility tree. A ref is what actions take: the
+# from the page's accessibility tree. A client carries them in its state
+# and sends them back; it does not state them, so no intent lists them
+# among the facts a client may state (and an MCP host's intent tools stay
+# short). A ref is what actions take: the
 # element's accessible name (or its role when it has none), with " #2",
 # " #3" for later elements of the same name.
 decl_predicate("page_element", "both", "An element of the live page (accessibility tree): its ref, which actions take, its role (heading, link, button, textbox, combobox, checkbox, table, alert, dialog, ...) and its accessible name.").
