@@ -389,25 +389,29 @@ func stallApp(t *testing.T) *httptest.Server {
 <button id="spin" onclick="while (true) {}">Spin</button>
 <button id="later" onclick="setTimeout(() => { while (true) {} }, 100)">Later</button>
 <button id="every" onclick="setInterval(() => { while (true) {} }, 10)">Every</button>
-<button id="ok" onclick="document.title = 'clicked'">OK</button>`)
+<button id="ok" onclick="document.title = 'clicked'">OK</button>
+<button id="confirmloop" onclick="if (confirm('Spin?')) while (true) {}">Confirm</button>
+<button id="alerts" onclick="for (let i = 0; ; i++) alert('alert ' + i)">Alerts</button>`)
 	page("/hang", `<title>hang</title><script>while (true) {}</script>`)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	return ts
 }
 
-// TestIsolatedSessionEndlessScripts: a page of a session whose script never ends
-// (started by a click, by a timer after a click, at load, or started
-// again by a timer every 10 ms) does not wedge the session: the call
-// returns within the call's limit (MaxLoadTime, and the moment closing
-// takes), and a later call either works (the script was stopped) or
-// tells that the session ended; EndSession and Close return promptly;
-// no page target, browser context or goroutine is left.
+// TestIsolatedSessionEndlessScripts: a page of a session whose script
+// never ends (started by a click, by a timer after a click, at load,
+// again by a timer every 10 ms, or once a confirm dialog is answered)
+// does not wedge the session: the call returns within the call's limit
+// (MaxLoadTime, and the moment closing takes), and a later call either
+// works (the script was stopped) or tells that the session ended. A page
+// that opens a dialog after each answer gets each answered and the
+// session ended at once. EndSession and Close return promptly; no page
+// target, browser context or goroutine is left.
 func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	path := needChromium(t)
 	ts := stallApp(t)
 	goroutines0 := runtime.NumGoroutine()
-	const limit = 6 * time.Second
+	const limit = 8 * time.Second
 	b := chrome.New(chrome.Config{Path: path, MaxLoadTime: limit})
 	defer b.Close()
 	ctx := context.Background()
@@ -447,6 +451,13 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			return b.NavigateSession(ctx, "ada", id, ts.URL+"/hang")
 		}, false, false},
 		{"timer every 10ms", click("every"), false, true},
+		{"after a dialog", func(id string) (*chrome.Observation, error) {
+			o, err := click("confirmloop")(id)
+			if err != nil || o.Dialog == nil {
+				return o, fmt.Errorf("no dialog: %v", err)
+			}
+			return b.AnswerDialogSession(ctx, "ada", id, true, "") // the loop runs once it is answered
+		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
@@ -504,6 +515,32 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 				stalled.Round(time.Millisecond), stallErr, next.Round(time.Millisecond), err, took.Round(time.Millisecond))
 		})
 	}
+	// A page that opens a dialog after each answer: every call returns,
+	// the session is not wedged, and it ends at once.
+	o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		var d *chrome.Observation
+		if i == 0 {
+			d, err = click("alerts")(o.Session)
+		} else {
+			d, err = b.AnswerDialogSession(ctx, "ada", o.Session, true, "")
+		}
+		if err != nil || d.Dialog == nil || d.Dialog.Message != fmt.Sprintf("alert %d", i) {
+			t.Fatalf("dialog %d: %v %+v", i, err, d)
+		}
+	}
+	if _, err := b.NavigateSession(ctx, "ada", o.Session, ts.URL+"/"); !errors.As(err, new(*chrome.DialogOpenError)) {
+		t.Errorf("a call with a dialog open: %v", err)
+	}
+	start := time.Now()
+	if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("EndSession with a dialog open after each answer: %v", time.Since(start).Round(time.Millisecond))
+
 	after, err := chrome.AwaitCensus(b, before, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -512,7 +549,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 		t.Errorf("after the sessions ended: %v; before them: %v", after, before)
 	}
 	// A session whose script runs when the browser closes.
-	o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+	o, err = b.OpenSession(ctx, "ada", ts.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +559,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 		clicked <- err
 	}()
 	time.Sleep(time.Second) // the click runs the script
-	start := time.Now()
+	start = time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -88,19 +88,22 @@ const (
 
 // unstall checks that tab t answers, stopping its script when it does
 // not, and ends the tab when even that does not help. ctx is a context of
-// the tab; the check takes at most about reserve (a quarter of it to
-// ask, a quarter to stop the script, half to ask again).
+// the tab; the check takes at most about reserve: a fifth of it to ask,
+// a fifth to stop the script, the rest to ask again (the page first works
+// through what queued up behind the script, which takes longer on a busy
+// machine).
 func (b *Browser) unstall(ctx context.Context, t *tab, reserve time.Duration) stallState {
-	if pageAnswers(ctx, reserve/4) {
+	end := time.Now().Add(reserve)
+	if pageAnswers(ctx, reserve/5) {
 		return stallNone
 	}
 	if ctx.Err() != nil {
 		return stallNone // the call ended; the next one checks again
 	}
-	tctx, done := context.WithTimeout(ctx, reserve/4)
+	tctx, done := context.WithTimeout(ctx, reserve/5)
 	_, err := chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
 	done()
-	if err == nil && pageAnswers(ctx, reserve/2) {
+	if err == nil && pageAnswers(ctx, time.Until(end)) {
 		b.log.Info("browser session: a page's script did not end and was stopped")
 		return stallStopped
 	}
@@ -113,10 +116,21 @@ func (b *Browser) unstall(ctx context.Context, t *tab, reserve time.Duration) st
 }
 
 // pageAnswers reports whether the page of ctx (a tab's context) evaluates a
-// trivial expression within wait.
+// trivial expression within wait. An evaluation that fails at once (the
+// termination asked for the script caught the evaluation instead, when
+// the script had just ended) is tried again while wait lasts.
 func pageAnswers(ctx context.Context, wait time.Duration) bool {
 	pctx, done := context.WithTimeout(ctx, wait)
 	defer done()
-	v, err := chromedp.Run(pctx, chromedp.Evaluate[int]("1"))
-	return err == nil && v == 1
+	for {
+		v, err := chromedp.Run(pctx, chromedp.Evaluate[int]("1"))
+		if err == nil && v == 1 {
+			return true
+		}
+		select {
+		case <-pctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
