@@ -33,10 +33,16 @@ type job struct {
 // and opens its page (observe, then open_page).
 func newJob(t *testing.T, name, page string) *job {
 	t.Helper()
-	path := needChromium(t)
 	app := testapp.Serve(t, testapp.Dir(name))
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{BrowserPath: path, ReportDir: t.TempDir()}),
-		&manglecp.Options{ConfirmationKey: sessionKey})
+	return openJob(t, browser.Config{}, app.URL, page)
+}
+
+// openJob starts a server with the browser domain (cfg, with Chromium and
+// a report directory) and opens base/page in it.
+func openJob(t *testing.T, cfg browser.Config, base, page string) *job {
+	t.Helper()
+	cfg.BrowserPath, cfg.ReportDir = needChromium(t), t.TempDir()
+	srv, err := manglecp.NewServer(browser.Domain(cfg), &manglecp.Options{ConfirmationKey: sessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +54,8 @@ func newJob(t *testing.T, name, page string) *job {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	j := &job{t: t, ctx: context.Background(), c: c, app: app.URL}
-	url := app.URL + "/" + page
+	j := &job{t: t, ctx: context.Background(), c: c, app: base}
+	url := base + "/" + page
 	j.st = c.NewState(protocol.NewFact("current_url", url))
 	j.do("observe", "open_page", map[string]any{"url": url})
 	return j

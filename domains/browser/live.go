@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ var dialogCode = protocol.CodeInfo{Code: CodeBrowserDialogOpen, HTTPStatus: http
 // asserts the new page's.
 var pagePreds = map[string]int{
 	"page_element": 3, "field_state": 4, "option_of": 3, "table_cell": 4,
-	"page_alert": 2, "page_dialog": 2, "browser_tab": 4, "interactive_element": 3,
+	"page_alert": 2, "page_dialog": 2, "browser_tab": 4, "interactive_element": 3, "payment_field": 1,
 }
 
 // fieldRoles are the accessibility roles of form fields (field_state);
@@ -47,6 +48,10 @@ var (
 	quietRoles = map[string]bool{"row": true, "columnheader": true, "option": true, "form": true,
 		"cell": true, "gridcell": true, "rowheader": true}
 )
+
+// paymentName matches the labels of payment card fields (the codec's
+// classification; the policy rules decide what a payment form forbids).
+var paymentName = regexp.MustCompile(`(?i)card.?num|credit.?card|\bcvc\b|\bcvv\b|security code|expir`)
 
 // pageFacts turns the page after a call (its accessibility tree, its
 // dialog, the session's tabs) into facts, with the browser as their
@@ -121,6 +126,9 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 				value = fmt.Sprint(e.Checked)
 			}
 			add(protocol.NewFact("field_state", e.Ref, value, e.Required, e.Invalid))
+			if paymentName.MatchString(e.Name) {
+				add(protocol.NewFact("payment_field", e.Ref))
+			}
 		}
 	}
 	return facts
@@ -137,7 +145,7 @@ func browserFact(f protocol.Fact, now time.Time) protocol.Fact {
 // pageRetractions retract every fact of the previous page.
 func pageRetractions() []protocol.Fact {
 	out := make([]protocol.Fact, 0, len(pagePreds))
-	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element"} {
+	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element", "payment_field"} {
 		out = append(out, protocol.NewFact(pred, make([]any, pagePreds[pred])...))
 	}
 	return out

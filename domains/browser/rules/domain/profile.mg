@@ -113,3 +113,6 @@ decl_arg("browser_tab", 0, "index", "number").
 decl_arg("browser_tab", 1, "title", "string").
 decl_arg("browser_tab", 2, "url", "string").
 decl_arg("browser_tab", 3, "current", "boolean").
+
+decl_predicate("payment_field", "both", "A field of the live page that takes payment card data (by its label); the policy forbids acting on such a page.").
+decl_arg("payment_field", 0, "ref", "string").

@@ -58,3 +58,14 @@ prohibited(Tool, "the server's operator has not enabled page scripts") :- tool_a
 requires_confirmation(Tool) :- tool_action(Tool, "browser_script").
 prohibited(Tool, "the server has no upload directory") :- tool_action(Tool, "browser_upload"), !browser_option("uploads").
 requires_confirmation(Tool) :- tool_action(Tool, "browser_upload").
+
+# Never act on a live page that holds a payment form (payment_field: a
+# field whose label asks for card data); reading it, going elsewhere and
+# ending the session stay possible.
+page_acting_action("browser_click").
+page_acting_action("browser_fill_form").
+page_acting_action("browser_key").
+page_acting_action("browser_hover").
+page_acting_action("browser_upload").
+page_acting_action("browser_script").
+prohibited(Tool, "the page holds a payment form") :- tool_action(Tool, Action), page_acting_action(Action), payment_field(_).
