@@ -342,12 +342,16 @@ func (c *collector) event(ev any) (overBudget bool) {
 // rebase starts a new observation on a tab that lives on (a session's):
 // what earlier calls saw is dropped and the caps and the byte budget start
 // again; request ids go on counting, so facts of different calls never
-// share an id. Requests in flight stay in flight.
+// share an id. Requests still in flight are no longer waited for: the
+// call that saw them start waited (up to settleMax), and some never end
+// for the tab (a worker's script finishes in the worker's target), which
+// made every later call wait settleMax again.
 func (c *collector) rebase() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.console, c.requests, c.blocked = nil, nil, nil
 	c.byCDP = map[network.RequestID]*Request{}
+	c.inflight = map[network.RequestID]bool{}
 	c.bytes, c.nBlocked, c.nConsole, c.nRequests, c.dropped = 0, 0, 0, 0, 0
 	c.truncated, c.tooLarge = false, false
 	// last stays: a page quiet since the previous call is settled at
