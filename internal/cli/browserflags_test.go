@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,22 @@ func TestBrowserFlags(t *testing.T) {
 	_ = os.WriteFile(good, []byte(`{"browser":{"allowed_hosts":["127.0.0.1:8080","[::1]:9000","shop.test"]}}`), 0o644)
 	if _, err := loadConfig(good); err != nil {
 		t.Errorf("host:port entries: %v", err)
+	}
+	sessions := filepath.Join(dir, "sessions.json")
+	_ = os.WriteFile(sessions, []byte(`{"browser":{"max_sessions":3,"max_sessions_per_identity":1,"max_session_tabs":2,"session_idle_ms":90000,"upload_dir":`+
+		strconv.Quote(dir)+`,"allow_scripts":true}}`), 0o644)
+	if c, err := loadConfig(sessions); err != nil || c.Browser.MaxSessions != 3 || c.Browser.SessionIdleMS != 90000 || c.Browser.UploadDir != dir || !c.Browser.AllowScripts {
+		t.Errorf("session keys: %v %+v", err, c)
+	}
+	for name, body := range map[string]string{
+		"negative.json": `{"browser":{"max_sessions":-1}}`,
+		"upload.json":   `{"browser":{"upload_dir":"/no/such/dir"}}`,
+	} {
+		p := filepath.Join(dir, name)
+		_ = os.WriteFile(p, []byte(body), 0o644)
+		if _, err := loadConfig(p); err == nil || !strings.Contains(err.Error(), "browser.") {
+			t.Errorf("%s: %v", body, err)
+		}
 	}
 	bad := filepath.Join(dir, "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"browser":{"allowed_hosts":["shop.test:http"]}}`), 0o644)

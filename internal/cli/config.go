@@ -72,6 +72,16 @@ type fileConfig struct {
 		AllowedHosts []string `json:"allowed_hosts"`
 		// MaxPageBytes bounds what one page downloads (default 16 MiB).
 		MaxPageBytes int64 `json:"max_page_bytes"`
+		// Live sessions (docs/browser.md "Live sessions"): zero takes the
+		// defaults, as the --browser-* flags do.
+		MaxSessions            int   `json:"max_sessions"`
+		MaxSessionsPerIdentity int   `json:"max_sessions_per_identity"`
+		MaxSessionTabs         int   `json:"max_session_tabs"`
+		SessionIdleMS          int64 `json:"session_idle_ms"`
+		// UploadDir is where upload_file takes files from (default: none).
+		UploadDir string `json:"upload_dir"`
+		// AllowScripts lets run_script run page JavaScript, confirmed.
+		AllowScripts bool `json:"allow_scripts"`
 	} `json:"browser"`
 	// QueueTimeoutMS is how long a request waits for an evaluation slot
 	// (Options.QueueTimeout).
@@ -137,6 +147,12 @@ func loadConfig(path string) (*fileConfig, error) {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}
 	check(c.Browser.MaxPageBytes >= 0, "browser.max_page_bytes must not be negative")
+	check(c.Browser.MaxSessions >= 0 && c.Browser.MaxSessionsPerIdentity >= 0 && c.Browser.MaxSessionTabs >= 0 && c.Browser.SessionIdleMS >= 0,
+		"browser.max_sessions, max_sessions_per_identity, max_session_tabs and session_idle_ms must not be negative")
+	if d := c.Browser.UploadDir; d != "" {
+		st, err := os.Stat(d)
+		check(err == nil && st.IsDir(), "browser.upload_dir must be an existing directory")
+	}
 	for i, h := range c.Browser.AllowedHosts {
 		_, _, err := chrome.ParseAllowedHost(h)
 		check(err == nil, "browser.allowed_hosts[%d] must be a host name or IP address, optionally with :port, without scheme or path (%v)", i, err)

@@ -224,6 +224,9 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
 		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
+		dcfg.MaxSessions, dcfg.MaxSessionsPerIdentity, dcfg.MaxSessionTabs = c.Browser.MaxSessions, c.Browser.MaxSessionsPerIdentity, c.Browser.MaxSessionTabs
+		dcfg.SessionIdle = time.Duration(c.Browser.SessionIdleMS) * time.Millisecond
+		dcfg.UploadDir, dcfg.AllowScripts = c.Browser.UploadDir, c.Browser.AllowScripts
 	}
 	if dom != nil {
 		if err := dom.browser.check(); err != nil {
