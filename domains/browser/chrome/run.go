@@ -512,8 +512,13 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 		}
 	}
 	if obs.Incomplete == "" {
-		if err := b.settle(op, col); err != nil {
-			return err
+		// A session's page settled at the end of the call before: an
+		// action on it does not wait for quiet first (settle waits at
+		// least the quiet period).
+		if navigate || t.Act == nil || tb.live == nil {
+			if err := b.settle(op, col); err != nil {
+				return err
+			}
 		}
 		if t.Act != nil {
 			if err := b.act(op, tb, col, t.Act, obs); err != nil {
