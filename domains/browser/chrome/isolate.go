@@ -456,6 +456,21 @@ func (t *tab) event(ev any, col *collector) {
 	}
 }
 
+// gone reports whether the tab's target is gone (its page closed itself,
+// or it was closed).
+func (t *tab) gone() bool {
+	ch, err := chromedp.Detached(t.ctx)
+	if err != nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // close ends the tab. While the tab's event loop still consumes events, it
 // closes the target from the browser's side and waits until the browser
 // detached its session; only then does it end the chromedp context (which
@@ -476,8 +491,8 @@ func (t *tab) close() {
 	t.helpers.Wait()
 	t.dismissOpen()
 	cctx, done := context.WithTimeout(t.ctx, closeWait)
-	detached := false
-	if gone, err := chromedp.Detached(t.ctx); err == nil {
+	detached := t.gone() // the page closed itself
+	if gone, err := chromedp.Detached(t.ctx); err == nil && !detached {
 		if _, err := chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.targetID}); err == nil {
 			select {
 			case <-gone:

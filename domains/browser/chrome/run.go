@@ -125,6 +125,12 @@ type Observation struct {
 	// [Browser.SwitchTabSession]); the last one when it opened several.
 	// 0 when it opened none (tab 0 is the session's first tab).
 	TabOpened int
+	// TabsClosed counts the tabs of a live session whose page closed
+	// itself (window.close()) during the call or since the call before;
+	// they are no longer tabs of the session. When the current tab was
+	// one, the tab before it is current now, and Page, URL and Title are
+	// its.
+	TabsClosed int
 }
 
 // PageError is a run stopped because of what the page did (over its
@@ -183,6 +189,10 @@ type collector struct {
 	requests  []*Request
 	byCDP     map[network.RequestID]*Request
 	inflight  map[network.RequestID]bool
+	// earlier are the requests still in flight when the call began
+	// (rebase): settle does not wait for them (a worker's script never
+	// finishes as its tab sees it), a wait for a quiet network does.
+	earlier map[network.RequestID]bool
 	bytes     int64
 	last      time.Time
 	docStatus int64

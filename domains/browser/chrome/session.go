@@ -53,14 +53,17 @@ type Session struct {
 	busy      chan struct{}
 
 	// Under busy:
-	in      *isolated
-	end     context.CancelFunc // ends the contexts its tabs live in
-	tabs    []*liveTab
-	cur     int
-	skip    int // gate refusals already reported
-	closed  bool
-	timer   *time.Timer
-	lastUse time.Time // under b.sess.mu
+	in   *isolated
+	end  context.CancelFunc // ends the contexts its tabs live in
+	tabs []*liveTab
+	cur  int
+	skip int // gate refusals already reported
+	// tabsClosed counts the tabs whose page closed itself that no call
+	// reported yet.
+	tabsClosed int
+	closed     bool
+	timer      *time.Timer
+	lastUse    time.Time // under b.sess.mu
 }
 
 // liveTab is one tab of a session and the collector of its events.
@@ -244,7 +247,15 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) 
 	if s.timer != nil {
 		s.timer.Stop()
 	}
-	s.adopt(ctx) // pages opened between calls
+	s.adopt(ctx)                                   // pages opened between calls
+	if n := s.prune(); n > 0 && len(s.tabs) == 0 { // pages closed between calls
+		b.forget(s)
+		s.close()
+		s.unlock()
+		return nil, &SessionGoneError{ID: id}
+	} else {
+		s.tabsClosed += n
+	}
 	return s, nil
 }
 
@@ -465,13 +476,69 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 		obs.PopupsClosed -= int(popups0)
 		return obs, nil
 	}
+	if err != nil && lt.t.gone() && len(s.tabs) > 1 {
+		// The page closed its own tab (window.close()): the session goes
+		// on in the tab before it.
+		err = nil
+		obs.Incomplete, obs.Page, obs.Action = "", nil, nil
+	}
 	if err != nil {
 		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
 	}
 	obs.TabOpened = s.adopt(ctx)
 	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)
 	obs.PopupsClosed -= int(popups0)
+	obs.TabsClosed, s.tabsClosed = s.prune()+s.tabsClosed, 0
+	if obs.TabsClosed > 0 {
+		if len(s.tabs) == 0 {
+			return nil, &SessionGoneError{ID: s.id}
+		}
+		if cur := s.tabs[s.cur]; cur != lt {
+			// The current tab closed: what the call shows is the page of
+			// the tab that is current now.
+			op, stop := context.WithCancel(cur.t.op)
+			defer stop()
+			defer context.AfterFunc(ctx, stop)()
+			obs.Page, obs.Incomplete, obs.LoadError = nil, "", ""
+			if d := cur.t.openDialog(); d != nil {
+				obs.Dialog = d
+			} else if err := b.readLive(op, cur, obs); err == nil && obs.Page != nil {
+				obs.URL, obs.Title = obs.Page.URL, obs.Page.Title
+			}
+		}
+	}
 	return obs, nil
+}
+
+// prune drops the tabs of s whose page closed itself (window.close());
+// s is taken. It returns how many it dropped. When the current tab was
+// one, the tab before it becomes current.
+func (s *Session) prune() (closed int) {
+	before, curGone := 0, false
+	keep := s.tabs[:0]
+	for i, lt := range s.tabs {
+		if lt.t.gone() {
+			lt.t.close()
+			closed++
+			curGone = curGone || i == s.cur
+			continue
+		}
+		if i < s.cur {
+			before++
+		}
+		keep = append(keep, lt)
+	}
+	clear(s.tabs[len(keep):])
+	s.tabs = keep
+	if curGone {
+		s.cur = max(before-1, 0)
+	} else {
+		s.cur = before
+	}
+	if len(s.tabs) == 0 {
+		s.cur = 0
+	}
+	return closed
 }
 
 // readLive reads the page of lt after a call into obs.Page (see

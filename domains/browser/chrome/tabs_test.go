@@ -179,3 +179,55 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 		t.Errorf("%d page targets after the session ended, %d before", n, targets0)
 	}
 }
+
+// TestPageClosesItsTab: a tab whose page closes itself (window.close(),
+// as a sign-in popup does) leaves the session, which goes on in the tab
+// before it; a page closed between calls is dropped by the next call.
+func TestPageClosesItsTab(t *testing.T) {
+	path := needChromium(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Opener</title><a href="/closer" target="_blank">Open</a>`))
+	})
+	mux.HandleFunc("/closer", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Closer</title><button onclick="window.close()">Close</button>
+<button onclick="setTimeout(() => window.close(), 50)">Close later</button>`))
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	b, id := liveSession(t, path, ts.URL+"/")
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		close string
+	}{{"during the call", "Close"}, {"after it", "Close later"}} {
+		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Open"})
+		if err != nil || o.TabOpened != 1 {
+			t.Fatalf("%s: open: %v %+v", c.name, err, o)
+		}
+		if o, err := b.SwitchTabSession(ctx, "ada", id, 1); err != nil || o.Title != "Closer" {
+			t.Fatalf("%s: switch: %v %+v", c.name, err, o)
+		}
+		o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: c.close})
+		if err != nil {
+			t.Fatalf("%s: close: %v", c.name, err)
+		}
+		closed := o.TabsClosed
+		if closed == 0 { // closed after the call: the next call drops it
+			o, err = b.PressKeySession(ctx, "ada", id, "Tab")
+			if err != nil {
+				t.Fatalf("%s: the call after: %v", c.name, err)
+			}
+			closed = o.TabsClosed
+		}
+		if closed != 1 || o.Page == nil || o.Page.Title != "Opener" || o.Title != "Opener" {
+			t.Errorf("%s: closed %d, page %+v", c.name, closed, o)
+		}
+		tabs, err := b.TabsSession(ctx, "ada", id)
+		if err != nil || len(tabs) != 1 || !tabs[0].Current || tabs[0].Title != "Opener" {
+			t.Errorf("%s: tabs %v %+v", c.name, err, tabs)
+		}
+	}
+}
