@@ -36,7 +36,11 @@ type DialogOpenError struct{ Dialog Dialog }
 
 // Error names the dialog and says to answer it.
 func (e *DialogOpenError) Error() string {
-	return fmt.Sprintf("a %s dialog is open (%q); answer it first", e.Dialog.Type, clip(e.Dialog.Message, 100))
+	article := "a"
+	if e.Dialog.Type == "alert" {
+		article = "an"
+	}
+	return fmt.Sprintf("%s %s dialog is open (%q); answer it first", article, e.Dialog.Type, clip(e.Dialog.Message, 100))
 }
 
 // NoDialogError is [Browser.AnswerDialogSession] on a page with no

@@ -297,11 +297,13 @@ func (c *collector) event(ev any) (overBudget bool) {
 		}
 	case *network.EventLoadingFinished:
 		delete(c.inflight, e.RequestID)
+		delete(c.earlier, e.RequestID)
 		if r, ok := c.byCDP[e.RequestID]; ok {
 			r.Done = true
 		}
 	case *network.EventLoadingFailed:
 		delete(c.inflight, e.RequestID)
+		delete(c.earlier, e.RequestID)
 		if r, ok := c.byCDP[e.RequestID]; ok {
 			r.Done = true
 			if r.Status == 0 {
@@ -355,13 +357,14 @@ func (c *collector) event(ev any) (overBudget bool) {
 // share an id. Requests still in flight are no longer waited for: the
 // call that saw them start waited (up to settleMax), and some never end
 // for the tab (a worker's script finishes in the worker's target), which
-// made every later call wait settleMax again.
+// made every later call wait settleMax again. They are kept apart
+// (earlier) for a wait for a quiet network, until they end.
 func (c *collector) rebase() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.console, c.requests, c.blocked = nil, nil, nil
 	c.byCDP = map[network.RequestID]*Request{}
-	c.inflight = map[network.RequestID]bool{}
+	c.earlier, c.inflight = c.inflight, map[network.RequestID]bool{}
 	c.bytes, c.nBlocked, c.nConsole, c.nRequests, c.dropped = 0, 0, 0, 0, 0
 	c.truncated, c.tooLarge = false, false
 	// last stays: a page quiet since the previous call is settled at
@@ -619,6 +622,8 @@ func (b *Browser) pageError(ctx context.Context, gen uint64, tb *tab, col *colle
 	switch {
 	case large:
 		return &PageError{fmt.Sprintf("the page received more than %d bytes and was stopped", b.cfg.MaxPageBytes)}
+	case tb.gone() && ctx.Err() == nil:
+		return &PageError{"the page closed its tab (window.close())"}
 	case tb.crashed.Load():
 		return &PageError{fmt.Sprintf("the page's renderer ended (it crashed, or used more than the server's limit of %d MiB and was stopped)", b.cfg.PageMemoryMB)}
 	case ctx.Err() != nil:

@@ -262,7 +262,7 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) 
 // after ends a call on s: a session whose current tab can no longer act
 // (its renderer ended, it went over its byte budget) ends too.
 func (b *Browser) after(s *Session, err error) {
-	if err != nil && len(s.tabs) > 0 && s.tabs[s.cur].t.op.Err() != nil {
+	if err != nil && len(s.tabs) > 0 && (s.tabs[s.cur].t.op.Err() != nil || s.tabs[s.cur].t.gone()) {
 		b.forget(s)
 		s.close()
 		s.unlock()
