@@ -2,7 +2,6 @@ package chrome
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -124,37 +123,9 @@ func (b *Browser) PressKeySession(ctx context.Context, owner, id, key string) (*
 }
 
 // WaitTextSession waits until the visible text of the current page of
-// owner's session id contains text, at most wait (bounded by the call's
-// time, MaxLoadTime), and reports the page; Found says whether it
-// appeared.
+// owner's session id contains text, at most wait (bounded as
+// [Browser.WaitSession] bounds it), and reports the page; found says
+// whether it appeared. It is [Browser.WaitSession] with a text only.
 func (b *Browser) WaitTextSession(ctx context.Context, owner, id, text string, wait time.Duration) (obs *Observation, found bool, err error) {
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, false, err
-	}
-	expr := fmt.Sprintf(`(document.body ? document.body.innerText : '').includes(%s)`, strconv.Quote(text))
-	obs, err = b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
-		wctx, done := context.WithTimeout(op, min(wait, b.cfg.MaxLoadTime/2))
-		defer done()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-	poll:
-		for {
-			ok, err := chromedp.Run(wctx, chromedp.Evaluate[bool](expr))
-			if err == nil && ok {
-				found = true
-				break
-			}
-			select {
-			case <-op.Done():
-				return op.Err()
-			case <-wctx.Done():
-				break poll
-			case <-tick.C:
-			}
-		}
-		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
-	})
-	b.after(s, err)
-	return obs, found, err
+	return b.WaitSession(ctx, owner, id, Wait{Text: text, Timeout: wait})
 }

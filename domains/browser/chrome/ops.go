@@ -218,7 +218,8 @@ func (b *Browser) WaitSession(ctx context.Context, owner, id string, w Wait) (ob
 }
 
 // idleWatch tells when no request of a tab has been in flight for the
-// quiet period (500 ms), from the tab's collector.
+// quiet period, from the tab's collector: also none of those in flight
+// since before the call.
 type idleWatch struct {
 	col      *collector
 	since    time.Time // quiet since
@@ -228,7 +229,7 @@ type idleWatch struct {
 // check reports whether the tab's network is idle now.
 func (w *idleWatch) check() bool {
 	w.col.mu.Lock()
-	n, flying := w.col.nRequests, len(w.col.inflight)
+	n, flying := w.col.nRequests, len(w.col.inflight)+len(w.col.earlier)
 	w.col.mu.Unlock()
 	if flying > 0 || n != w.requests {
 		w.requests, w.since = n, time.Now()
