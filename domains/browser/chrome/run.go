@@ -181,18 +181,18 @@ type ActResult struct {
 // collector gathers a tab's events. Its methods run on chromedp's event
 // loop and must not block or run commands.
 type collector struct {
-	cfg       *Config
-	mu        sync.Mutex
-	offset    float64 // wall seconds minus monotonic seconds
-	haveOff   bool
-	console   []Console
-	requests  []*Request
-	byCDP     map[network.RequestID]*Request
-	inflight  map[network.RequestID]bool
+	cfg      *Config
+	mu       sync.Mutex
+	offset   float64 // wall seconds minus monotonic seconds
+	haveOff  bool
+	console  []Console
+	requests []*Request
+	byCDP    map[network.RequestID]*Request
+	inflight map[network.RequestID]bool
 	// earlier are the requests still in flight when the call began
 	// (rebase): settle does not wait for them (a worker's script never
 	// finishes as its tab sees it), a wait for a quiet network does.
-	earlier map[network.RequestID]bool
+	earlier   map[network.RequestID]bool
 	bytes     int64
 	last      time.Time
 	docStatus int64
