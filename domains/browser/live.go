@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,6 +152,12 @@ func pageRetractions() []protocol.Fact {
 	return out
 }
 
+// noSession is the answer of a live-session tool without a session fact
+// (a client that dropped it from its state).
+func noSession(out *manglecp.Outcome, c *manglecp.Call) (*manglecp.Outcome, error) {
+	return problem(out, c.Tool, "no live browser session: open_page starts one")
+}
+
 // liveCall is one call on the live session a browser_session fact names.
 type liveCall func(ctx context.Context, owner, session string) (*chrome.Observation, error)
 
@@ -162,7 +169,7 @@ func (w *browse) live(ctx context.Context, c *manglecp.Call, verb string, call l
 	out := &manglecp.Outcome{}
 	session := sessionOf(c.Facts)
 	if session == "" {
-		return problem(out, c.Tool, "no live browser session: open_page starts one")
+		return noSession(out, c)
 	}
 	obs, msg, err := w.do(out, func() (*chrome.Observation, error) { return call(ctx, owner(ctx), session) })
 	if err != nil {
@@ -276,7 +283,7 @@ const maxFormFields = 50
 func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	var fields []chrome.Field
 	submit := ""
-	for _, name := range sortedKeys(c.Args) {
+	for _, name := range slices.Sorted(maps.Keys(c.Args)) {
 		v := c.Args[name]
 		if name == "submit" {
 			submit, _ = v.(string)
@@ -312,7 +319,7 @@ func (w *browse) find(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	out := &manglecp.Outcome{}
 	session := sessionOf(c.Facts)
 	if session == "" {
-		return problem(out, c.Tool, "no live browser session: open_page starts one")
+		return noSession(out, c)
 	}
 	needle := arg(c.Args, "text")
 	const maxTexts = 5
@@ -533,7 +540,7 @@ func (w *browse) closeSession(ctx context.Context, c *manglecp.Call) (*manglecp.
 	out := &manglecp.Outcome{}
 	session := sessionOf(c.Facts)
 	if session == "" {
-		return problem(out, c.Tool, "no live browser session")
+		return noSession(out, c)
 	}
 	if _, _, err := w.do(out, func() (*chrome.Observation, error) {
 		return &chrome.Observation{Session: session}, w.b.EndSession(ctx, owner(ctx), session)
@@ -553,7 +560,7 @@ func (w *browse) snapshotPNG(ctx context.Context, c *manglecp.Call) (*manglecp.O
 	out := &manglecp.Outcome{}
 	session := sessionOf(c.Facts)
 	if session == "" {
-		return problem(out, c.Tool, "no live browser session: open_page starts one")
+		return noSession(out, c)
 	}
 	var png []byte
 	obs, msg, err := w.do(out, func() (*chrome.Observation, error) {
@@ -571,14 +578,4 @@ func (w *browse) snapshotPNG(ctx context.Context, c *manglecp.Call) (*manglecp.O
 		"bytes": len(png), "data": base64.StdEncoding.EncodeToString(png)}}
 	out.Summary = fmt.Sprintf("Captured a PNG (%d bytes) of %q.", len(png), obs.Title)
 	return out, ctx.Err()
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
