@@ -195,3 +195,16 @@ func TestJobOrders(t *testing.T) {
 	res = j.do("automate", "find_on_page", map[string]any{"text": "Total"})
 	j.wantIn("the invoice total", result(res), "Total: $42.00")
 }
+
+// TestGoalNamesRowsAndLinks: with an automation_goal that names a row of
+// a table (by its first cell) or a link, the rules put that row, or that
+// link, in the answer without a find_on_page.
+func TestGoalNamesRowsAndLinks(t *testing.T) {
+	j := newJob(t, "login", "login.html")
+	j.do("automate", "fill_form", map[string]any{"Email": "ada@example.com", "Password": "s3cret", "submit": "Sign in"})
+	j.st.Add(protocol.NewFact("automation_goal", "read the balance of Globex"))
+	j.wantIn("find_on_page's instructions with the goal", instructions(j.offered("automate", "find_on_page")),
+		"Accounts row 3, Balance: $12,480.00.", "Accounts row 3, Owner: ")
+	j.st.Add(protocol.NewFact("automation_goal", "sign out of Ledgerly"))
+	j.wantIn("click_element's instructions with the goal", instructions(j.offered("automate", "click_element")), "The goal names the link Ledgerly.")
+}

@@ -32,7 +32,7 @@ var dialogCode = protocol.CodeInfo{Code: CodeBrowserDialogOpen, HTTPStatus: http
 // asserts the new page's.
 var pagePreds = map[string]int{
 	"page_element": 3, "field_state": 4, "option_of": 3, "table_cell": 4,
-	"page_alert": 2, "page_dialog": 2, "browser_tab": 4, "interactive_element": 3, "payment_field": 1,
+	"page_alert": 2, "page_dialog": 2, "browser_tab": 4, "interactive_element": 3, "payment_field": 1, "table_row_key": 3,
 }
 
 // fieldRoles are the accessibility roles of form fields (field_state);
@@ -95,6 +95,7 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 		return id
 	}
 	tables := map[string]string{}
+	keyed := map[string]bool{}
 	for _, e := range p.Elements {
 		switch {
 		case e.Role == "option":
@@ -112,6 +113,10 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 				tables[e.Table] = t
 			}
 			add(protocol.NewFact("table_cell", t, e.Row, col, e.Name))
+			if !keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] && e.Name != "" {
+				keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] = true // the row's first cell with text
+				add(protocol.NewFact("table_row_key", t, e.Row, e.Name))
+			}
 		case e.Role == "alert" || e.Role == "status":
 			if e.Name != "" {
 				add(protocol.NewFact("page_alert", e.Ref, e.Name))
@@ -146,7 +151,7 @@ func browserFact(f protocol.Fact, now time.Time) protocol.Fact {
 // pageRetractions retract every fact of the previous page.
 func pageRetractions() []protocol.Fact {
 	out := make([]protocol.Fact, 0, len(pagePreds))
-	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element", "payment_field"} {
+	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element", "payment_field", "table_row_key"} {
 		out = append(out, protocol.NewFact(pred, make([]any, pagePreds[pred])...))
 	}
 	return out

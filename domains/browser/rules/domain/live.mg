@@ -65,6 +65,13 @@ tool_evidence("find_on_page", "page_element").
 tool_instructions("find_on_page", Text) :- page_live(1), page_alert(_, Alert), Text = fn:string:concat("Alert: ", Alert, ".").
 tool_instructions("find_on_page", Text) :- page_live(1), page_element(_, "heading", Name), Text = fn:string:concat("Heading: ", Name, ".").
 tool_instructions("find_on_page", Text) :- page_live(1), table_rows(Table, N), Text = fn:string:concat("Table ", Table, ": ", N, " rows.").
+# What the goal names (automation_goal, the model's words) comes without a
+# find: the rows of a table whose key the goal mentions, and its links.
+goal_row(Table, Row) :- page_live(1), automation_goal(Goal), table_row_key(Table, Row, Key), :string:contains(Goal, Key).
+tool_instructions("find_on_page", Text) :-
+  goal_row(Table, Row), table_cell(Table, Row, Column, Cell), Text = fn:string:concat(Table, " row ", Row, ", ", Column, ": ", Cell, ".").
+goal_link(Ref) :- page_live(1), automation_goal(Goal), page_element(Ref, "link", Name), :string:contains(Goal, Name).
+tool_instructions("click_element", Text) :- goal_link(Ref), Text = fn:string:concat("The goal names the link ", Ref, ".").
 
 tool("navigate").
 tool_action("navigate", "browser_navigate").

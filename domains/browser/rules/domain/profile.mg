@@ -100,6 +100,11 @@ decl_arg("table_cell", 1, "row", "number").
 decl_arg("table_cell", 2, "column", "string").
 decl_arg("table_cell", 3, "text", "string").
 
+decl_predicate("table_row_key", "both", "The text of a table row's first cell with text (what names the row: an account, a product).").
+decl_arg("table_row_key", 0, "table", "string").
+decl_arg("table_row_key", 1, "row", "number").
+decl_arg("table_row_key", 2, "key", "string").
+
 decl_predicate("page_alert", "both", "An alert or status message the live page shows (role alert or status).").
 decl_arg("page_alert", 0, "ref", "string").
 decl_arg("page_alert", 1, "text", "string").
