@@ -356,6 +356,7 @@ const checkJS = `(() => {
 // clients.
 type CheckError struct{ ElementID, Value, Reason string }
 
+// Error names the element, the value and why.
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("cannot set %q to %q: %s", clip(e.ElementID, 60), clip(e.Value, 20), e.Reason)
 }

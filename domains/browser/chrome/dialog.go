@@ -47,6 +47,7 @@ func (e *DialogOpenError) Error() string {
 // dialog open. Its message is safe to show to clients.
 type NoDialogError struct{}
 
+// Error says no dialog is open.
 func (e *NoDialogError) Error() string { return "no dialog is open on the page" }
 
 // errDialog is the cause of a call's context cancelled because a dialog

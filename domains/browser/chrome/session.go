@@ -306,8 +306,13 @@ func (b *Browser) reap(s *Session) {
 
 // ActSession acts on the current page of owner's session id, without
 // loading it again, and returns what the browser saw during the call
-// (console messages and requests of this call, the page as it is now).
-// Errors: [SessionGoneError], [SessionOwnerError], and those of
+// (console messages and requests of this call, the page as it is now,
+// Observation.Page). a.ElementID is a ref of the page ([PageElement.Ref],
+// e.g. "Sign in"), an [PageElement.ID] or an [Element.ID]. Every session
+// call returns the page after it the same way, or Observation.Dialog
+// when a JavaScript dialog opened (see [Browser.AnswerDialogSession]).
+// Errors: [SessionGoneError], [SessionOwnerError], [DialogOpenError],
+// [ElementNotFound], [OptionError], [CheckError], and those of
 // [Browser.Run].
 func (b *Browser) ActSession(ctx context.Context, owner, id string, a *Act) (*Observation, error) {
 	s, err := b.take(ctx, owner, id)
