@@ -197,6 +197,7 @@ func (s *Server) invokeResponse(def *macros.Def, out *Outcome, took time.Duratio
 		retracted = append(retracted, p)
 	}
 	if n := len(asserted) + len(retracted); n > s.opts.MaxStateDelta {
+		na, nr := len(asserted), len(retracted)
 		keep := max(0, s.opts.MaxStateDelta-len(retracted))
 		if keep < len(asserted) {
 			asserted = asserted[:keep]
@@ -204,6 +205,13 @@ func (s *Server) invokeResponse(def *macros.Def, out *Outcome, took time.Duratio
 		if len(retracted) > s.opts.MaxStateDelta {
 			retracted = retracted[:s.opts.MaxStateDelta]
 		}
+		// Nothing is cut silently: the answer says what the delta kept
+		// (the action's first facts: a domain puts what matters first).
+		detail := fmt.Sprintf("kept %d of %d asserted facts and %d of %d retractions (max_state_delta %d)",
+			len(asserted), na, len(retracted), nr, s.opts.MaxStateDelta)
+		events = append(events[:min(len(events), max(0, s.opts.MaxEvents-1))],
+			protocol.Event{Action: "state_delta", Status: protocol.EventSkipped, Detail: detail})
+		s.log.Warn("state delta cut", "tool", def.Tool.Name, "macro_id", def.ID, "detail", detail)
 	}
 	next := &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{}, ContinuationFacts: []protocol.Fact{}}
 	for _, n := range def.Tool.NextIntents {

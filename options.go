@@ -49,8 +49,10 @@ type Options struct {
 	ResultCacheBytes int64
 	// MaxEvents caps observability events per invocation. Default 20.
 	MaxEvents int
-	// MaxStateDelta caps asserted plus retracted facts per invocation.
-	// Default 100.
+	// MaxStateDelta caps asserted plus retracted facts per invocation
+	// (an action's first facts are kept, and an observability event
+	// "state_delta" says what was cut). Default 500: a live browser page
+	// as facts, with the call's console and network facts, fits.
 	MaxStateDelta int
 	// InvokeTimeout bounds one action's run. Default 30 s.
 	InvokeTimeout time.Duration
@@ -225,7 +227,7 @@ func (o *Options) withDefaults() Options {
 		out.MaxEvents = 20
 	}
 	if out.MaxStateDelta <= 0 {
-		out.MaxStateDelta = 100
+		out.MaxStateDelta = 500
 	}
 	if out.InvokeTimeout <= 0 {
 		out.InvokeTimeout = 30 * time.Second

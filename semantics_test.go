@@ -497,6 +497,31 @@ func TestStateDeltaOnTheWire(t *testing.T) {
 	}
 }
 
+// TestStateDeltaCutSays: a state delta over max_state_delta keeps the
+// action's first facts, and an observability event says what it cut
+// (nothing is lost silently).
+func TestStateDeltaCutSays(t *testing.T) {
+	d := faultDomain(nil)
+	d.Actions["fail"] = manglecp.ActionSpec{Run: func(context.Context, *manglecp.Call) (*manglecp.Outcome, error) {
+		out := &manglecp.Outcome{Retract: []protocol.Fact{protocol.NewFact("counter", nil)}}
+		for i := range 12 {
+			out.Assert = append(out.Assert, protocol.NewFact("counter", int64(i)))
+		}
+		return out, nil
+	}}
+	h := newHarness(t, d, func(o *manglecp.Options) { o.MaxStateDelta = 5 })
+	resp := h.evaluate("e", map[string]any{"intent": map[string]any{"name": "fault"},
+		"facts": []any{map[string]any{"pred": "fault", "args": []any{"failing"}}}}).intentResponse(t)
+	out := h.invoke("i", map[string]any{"macro_id": tool(t, resp, "failing").MacroID, "args": map[string]any{}}).invokeResponse(t)
+	if len(out.StateDelta.Assert) != 4 || fmt.Sprint(out.StateDelta.Assert[0].Args) != "[0]" || len(out.StateDelta.Retract) != 1 {
+		t.Errorf("delta %s, want the first 4 facts and the retraction", mustJSON(out.StateDelta))
+	}
+	evs := out.Observability.Events
+	if len(evs) == 0 || evs[len(evs)-1].Action != "state_delta" || !strings.Contains(evs[len(evs)-1].Detail, "kept 4 of 12 asserted facts and 1 of 1 retractions (max_state_delta 5)") {
+		t.Errorf("events %s, want one that says what the delta kept", mustJSON(evs))
+	}
+}
+
 // TestEvalTimeBeyondRFC3339Years: an eval_time whose offset carries it out
 // of years 0000-9999 once in UTC is malformed_message naming the time, on
 // an intent and on an invocation, and the server goes on answering.

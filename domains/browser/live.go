@@ -27,6 +27,11 @@ const CodeBrowserDialogOpen protocol.Code = "x-browser_dialog_open"
 var dialogCode = protocol.CodeInfo{Code: CodeBrowserDialogOpen, HTTPStatus: http.StatusConflict, Recoverable: true,
 	Description: "The live page has a JavaScript dialog open (page_dialog); answer it with answer_dialog first"}
 
+// maxCellFacts bounds the table facts (cells and row keys) of one page:
+// with the page's other facts and a call's console and network facts they
+// fit the server's default max_state_delta (500).
+const maxCellFacts = 200
+
 // pagePreds are the predicates of the live page: each action's state
 // delta retracts the previous page's facts of these predicates and
 // asserts the new page's.
@@ -96,6 +101,9 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 	}
 	tables := map[string]string{}
 	keyed := map[string]bool{}
+	// Table cells come last and at most maxCellFacts (find_on_page reads
+	// rows on request): the rest of the page comes first in the delta.
+	var cells []protocol.Fact
 	for _, e := range p.Elements {
 		switch {
 		case e.Role == "option":
@@ -112,10 +120,12 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 				t = tableOf(e.Table)
 				tables[e.Table] = t
 			}
-			add(protocol.NewFact("table_cell", t, e.Row, col, e.Name))
-			if !keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] && e.Name != "" {
-				keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] = true // the row's first cell with text
-				add(protocol.NewFact("table_row_key", t, e.Row, e.Name))
+			if len(cells) < maxCellFacts {
+				cells = append(cells, browserFact(protocol.NewFact("table_cell", t, e.Row, col, e.Name), now))
+				if !keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] && e.Name != "" {
+					keyed[e.Table+"\x00"+fmt.Sprint(e.Row)] = true // the row's first cell with text
+					cells = append(cells, browserFact(protocol.NewFact("table_row_key", t, e.Row, e.Name), now))
+				}
 			}
 		case e.Role == "alert" || e.Role == "status":
 			if e.Name != "" {
@@ -137,7 +147,7 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 			}
 		}
 	}
-	return facts
+	return append(facts, cells...)
 }
 
 // browserFact marks f as seen by the server's browser: a session fact the
@@ -193,8 +203,10 @@ func (w *browse) settleLive(ctx context.Context, out *manglecp.Outcome, obs *chr
 	tabs, _ := w.b.TabsSession(ctx, owner(ctx), session)
 	out.Result, out.Summary = liveResult(obs, verb)
 	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil))
-	out.Assert = append(consoleNetFacts(obs, now), livePageFacts(obs, tabs, now)...)
-	out.Assert = append(out.Assert, sessionFact(session, obs.URL))
+	// What matters first: a delta over the server's max_state_delta keeps
+	// the first facts (and says so).
+	out.Assert = append([]protocol.Fact{sessionFact(session, obs.URL)}, livePageFacts(obs, tabs, now)...)
+	out.Assert = append(out.Assert, consoleNetFacts(obs, now)...)
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 }
 

@@ -2,6 +2,7 @@ package browser_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -212,4 +213,39 @@ func TestLivePaymentPage(t *testing.T) {
 			t.Errorf("automate offers %v, no %s", offered, on)
 		}
 	}
+}
+
+// TestLiveBigTable: a page with a table of 400 cells keeps its session,
+// form and buttons in the state (table facts come last and are bounded),
+// and find_on_page still finds a row past the facts kept.
+func TestLiveBigTable(t *testing.T) {
+	var rows strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&rows, "<tr><td>item-%03d</td><td>%d</td><td>x</td><td>y</td></tr>", i, i*7)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Big</title><label for="q">Filter</label> <input id="q"><button>Apply</button>
+<table><caption>Items</caption><thead><tr><th>Item</th><th>Price</th><th>A</th><th>B</th></tr></thead><tbody>%s</tbody></table>`, rows.String())
+	})
+	app := httptest.NewServer(mux)
+	t.Cleanup(app.Close)
+	j := openJob(t, browser.Config{}, app.URL, "")
+	cells, session := 0, false
+	for _, f := range j.st.Facts() {
+		switch f.Pred {
+		case "table_cell", "table_row_key":
+			cells++
+		case "browser_session":
+			session = true
+		}
+	}
+	if !session || cells == 0 || cells > 200 {
+		t.Errorf("state: session %v, %d table facts (want 1-200)", session, cells)
+	}
+	if got := params(j.offered("automate", "fill_form")); !slices.Contains(got, "Filter") {
+		t.Errorf("fill_form's parameters %v", got)
+	}
+	j.wantIn("a row past the facts kept", result(j.do("automate", "find_on_page", map[string]any{"text": "item-099"})), `"Price":"693"`)
 }

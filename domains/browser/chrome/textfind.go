@@ -39,6 +39,10 @@ const textFindJS = `((want, max) => {
   return out;
 })`
 
+// maxFindElements bounds the elements a find looks at (the tree's read
+// itself is bounded by readAXPage).
+const maxFindElements = 5000
+
 // FindSession reads the current page of owner's session id as
 // [Browser.ReadSession] does and, in the same call, the texts of the
 // page's blocks that contain text (at most max, 0: 5): the part of the
@@ -56,7 +60,9 @@ func (b *Browser) FindSession(ctx context.Context, owner, id, text string, max i
 	var texts []string
 	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
 		var err error
-		if p, err = readAXPage(op, DefaultMaxPageElements); err != nil {
+		// A find looks at more of the page than a call's page facts keep:
+		// it returns only what matches.
+		if p, err = readAXPage(op, maxFindElements); err != nil {
 			return err
 		}
 		lt.refs = p.refs
