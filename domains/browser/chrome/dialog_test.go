@@ -173,3 +173,74 @@ func TestSessionDialogs(t *testing.T) {
 		t.Errorf("after the loop: %v %+v", err, o)
 	}
 }
+
+// TestDialogInAnotherTab: a dialog a tab of the session opens while
+// another tab is current (a page a click opened, a moment after it
+// loaded) is recorded on its tab: the tab list shows it, switching to the
+// tab returns it, and the answer shows the tab's page. A page that opens
+// a dialog before it could be made a tab (as it loads) cannot be
+// attached (every command waits for the dialog): it is closed, and the
+// session goes on.
+func TestDialogInAnotherTab(t *testing.T) {
+	path := needChromium(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Opener</title><a href="/early" target="_blank">Early</a><a href="/late" target="_blank">Late</a>`))
+	})
+	for _, p := range []struct{ path, script string }{
+		{"/early", `alert('early')`},
+		{"/late", `setTimeout(() => alert('late'), 1500)`},
+	} {
+		mux.HandleFunc(p.path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(`<!doctype html><title>Popup</title><h1>Popup</h1><script>` + p.script + `</script>`))
+		})
+	}
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	b, id := liveSession(t, path, ts.URL+"/")
+	ctx := context.Background()
+
+	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Late"})
+	if err != nil || o.TabOpened != 1 || o.Dialog != nil {
+		t.Fatalf("click: %v %+v", err, o)
+	}
+	var tabs []chrome.TabInfo
+	for range 50 { // the dialog opens 1.5 s after the page loaded
+		tabs, err = b.TabsSession(ctx, "ada", id)
+		if err != nil || len(tabs) != 2 || tabs[1].Dialog != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || len(tabs) != 2 || tabs[1].Dialog == nil || tabs[1].Dialog.Message != "late" || !tabs[0].Current {
+		t.Fatalf("tabs: %v %+v", err, tabs)
+	}
+	if o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Late"}); err != nil || o.Dialog != nil {
+		t.Errorf("the current tab acts while another has a dialog: %v %+v", err, o)
+	}
+	o, err = b.SwitchTabSession(ctx, "ada", id, 1)
+	if err != nil || o.Dialog == nil || o.Dialog.Message != "late" {
+		t.Fatalf("switch: %v %+v", err, o)
+	}
+	o, err = b.AnswerDialogSession(ctx, "ada", id, true, "")
+	if err != nil || o.Page == nil || o.Page.Title != "Popup" {
+		t.Fatalf("answer: %v %+v", err, o)
+	}
+
+	if _, err := b.SwitchTabSession(ctx, "ada", id, 0); err != nil {
+		t.Fatal(err)
+	}
+	tabs0, err := b.TabsSession(ctx, "ada", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Early"})
+	if err != nil || o.TabOpened != 0 || o.PopupsClosed != 1 || o.Dialog != nil || o.Page == nil {
+		t.Fatalf("a page with a dialog as it loads: %v %+v", err, o)
+	}
+	if tabs, err := b.TabsSession(ctx, "ada", id); err != nil || len(tabs) != len(tabs0) {
+		t.Errorf("tabs after it: %v %+v", err, tabs)
+	}
+}

@@ -626,6 +626,9 @@ func (s *Session) adopt(ctx context.Context) (opened int) {
 				continue
 			}
 		}
+		// Over the limit, or it could not be attached (a dialog it opened
+		// as it loaded holds every command): closed, as a run's popup is.
+		s.in.popups.Add(1)
 		cctx, cdone := context.WithTimeout(s.in.root, closeWait)
 		_, _ = chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: id})
 		cdone()
