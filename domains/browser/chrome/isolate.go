@@ -62,7 +62,8 @@ const consoleGuardJS = `(() => {
 // with one tab; a context that lives longer (a browser session with
 // several tabs) is made the same way and gets its tabs from
 // [isolated.openTab]. Pages of the context that none of its tabs is
-// (popups) are closed.
+// (popups) are closed, except that a session's context keeps them for
+// the session while it has room (keep; see Session.adopt).
 type isolated struct {
 	b    *Browser
 	root context.Context // the browser's chromedp context
@@ -133,8 +134,9 @@ func (c *isolated) close() {
 	c.gate.Close()
 }
 
-// tab is one page of an isolated context, with dialogs dismissed, other
-// pages of the context (popups) closed, and the tab's own requests to
+// tab is one page of an isolated context, with dialogs dismissed (a
+// session's tab keeps them open, see dialog.go), other pages of the
+// context (popups) closed or kept (see isolated.popup), and the tab's own requests to
 // hosts not allowed failed before they are sent (the gate holds anyway).
 // Its events go to a collector. End it with [tab.close], which never
 // leaves the browser's event routing blocked, however many events the
