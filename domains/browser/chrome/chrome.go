@@ -10,8 +10,17 @@
 // anything starts, and every connection any target of the browser context
 // makes (the tab, frames, popups, workers, WebSocket) goes through a gate
 // that refuses hosts and ports not on the allow-list (see gate); the tab's
-// own requests are also intercepted and failed early. Downloads are denied,
-// JavaScript dialogs dismissed and popups closed.
+// own requests are also intercepted and failed early. Downloads are denied.
+// In a run JavaScript dialogs are dismissed and popups closed.
+//
+// A live session ([Browser.OpenSession]) keeps its browser context and
+// tabs between calls (cookies and storage last), each call acting on the
+// current page and returning it ([Observation.Page], the accessibility
+// tree with readable refs the next call takes). In a session a dialog
+// stays open until [Browser.AnswerDialogSession] answers it, and pages the
+// page opens become tabs of the session (up to [Config.MaxSessionTabs]).
+// Sessions belong to an owner, are bounded per owner and per browser, and
+// end on request or when idle ([Config.SessionIdle]).
 //
 // A Browser bounds its work: at most [Config.MaxPages] runs at a time and
 // [Config.MaxQueued] waiting (others get a [BusyError]), at most
