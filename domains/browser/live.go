@@ -161,7 +161,7 @@ func browserFact(f protocol.Fact, now time.Time) protocol.Fact {
 // pageRetractions retract every fact of the previous page.
 func pageRetractions() []protocol.Fact {
 	out := make([]protocol.Fact, 0, len(pagePreds))
-	for _, pred := range []string{"page_element", "field_state", "option_of", "table_cell", "page_alert", "page_dialog", "browser_tab", "interactive_element", "payment_field", "table_row_key"} {
+	for _, pred := range slices.Sorted(maps.Keys(pagePreds)) {
 		out = append(out, protocol.NewFact(pred, make([]any, pagePreds[pred])...))
 	}
 	return out
