@@ -547,7 +547,7 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 			if obs.Incomplete != "" {
 				obs.Incomplete += "; "
 			}
-			obs.Incomplete += fmt.Sprintf("the page did not answer within %s", inspectMax)
+			obs.Incomplete += unansweredNote
 			return nil
 		}
 		return err

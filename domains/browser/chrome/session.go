@@ -426,6 +426,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 		return nil, err
 	}
 	defer b.runs.Done()
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.MaxLoadTime)
 	defer cancel()
 	obs := &Observation{Session: s.id}
@@ -434,7 +435,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 			s.gen = gen
 			ic, err := b.newIsolated(ctx, root)
 			if err != nil {
-				return nil, b.runError(ctx, gen, err)
+				return nil, b.overLimit(caller, err, b.runError(ctx, gen, err))
 			}
 			ic.mu.Lock()
 			ic.keep = b.cfg.MaxSessionTabs
@@ -442,7 +443,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 			s.in = ic
 		}
 		if _, err := s.newTab(ctx); err != nil {
-			return nil, b.runError(ctx, gen, err)
+			return nil, b.overLimit(caller, err, b.runError(ctx, gen, err))
 		}
 		fn = func(op context.Context, lt *liveTab, obs *Observation) error {
 			return b.drive(op, lt.t, lt.col, Task{URL: url[0]}, obs, true)
@@ -488,7 +489,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 		obs.Incomplete, obs.Page, obs.Action = "", nil, nil
 	}
 	if err != nil {
-		return nil, b.pageError(ctx, gen, lt.t, lt.col, err)
+		return nil, b.overLimit(caller, err, b.pageError(ctx, gen, lt.t, lt.col, err))
 	}
 	obs.TabOpened = s.adopt(ctx)
 	s.skip = b.collect(obs, lt.t, lt.col, s.in.gate, s.skip)

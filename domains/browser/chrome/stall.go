@@ -2,7 +2,9 @@ package chrome
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -43,6 +45,16 @@ const stalledNote = "the page's script did not end and was stopped"
 // when fn returned an observation, notes it in obs.Incomplete); when the
 // script could not be stopped, it ends the tab (the session then ends
 // with the call, see [Browser.after]) and says so.
+//
+// The check ends a quarter of the reserve before the call's deadline, so
+// that its verdict, not the deadline, ends the call. When fn finished in
+// time but the page did not answer its inspection (a page busy with a
+// heavy layout is as deaf as one running an endless script), the check
+// may take the rest of the call's time: a page that is merely slow
+// answers within it and keeps its session; it is then inspected and read
+// again (see [Browser.readAnswering]) if time is left. A call that runs
+// past its limit anyway gets a [PageError], never a bare context error
+// (see [Browser.overLimit]).
 func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observation, fn func(op context.Context, lt *liveTab, obs *Observation) error) error {
 	dl, ok := ctx.Deadline()
 	if !ok { // a call always has one (MaxLoadTime)
@@ -59,7 +71,12 @@ func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observat
 		// page answered: nothing to check.
 		return err
 	}
-	switch b.unstall(op, lt.t, reserve) {
+	end := dl.Add(-reserve / 4)
+	st := b.unstall(op, lt.t, end, timedOut)
+	if st != stallEnded && !timedOut && err == nil && obs.Page == nil && obs.LoadError == "" {
+		b.readAnswering(op, lt, obs, end)
+	}
+	switch st {
 	case stallNone:
 		return err
 	case stallStopped:
@@ -77,6 +94,43 @@ func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observat
 	}
 }
 
+// unansweredNote ends Observation.Incomplete when the page did not answer
+// its inspection (see [Browser.drive]).
+var unansweredNote = fmt.Sprintf("the page did not answer within %s", inspectMax)
+
+// readAnswering completes the observation of lt after the check found
+// that its page answers again: when the inspection had got no answer
+// (obs.Incomplete ends with unansweredNote), it inspects the page again
+// and, when that works, drops the note; then it reads the page into
+// obs.Page. Each step is bounded by inspectMax and by end.
+func (b *Browser) readAnswering(op context.Context, lt *liveTab, obs *Observation, end time.Time) {
+	step := func(fn func(ctx context.Context) error) error {
+		wait := min(time.Until(end), inspectMax)
+		if wait < inspectMax/6 {
+			return context.DeadlineExceeded
+		}
+		sctx, done := context.WithTimeout(op, wait)
+		defer done()
+		return fn(sctx)
+	}
+	if strings.HasSuffix(obs.Incomplete, unansweredNote) {
+		if err := step(func(ctx context.Context) error { return b.inspect(ctx, obs) }); err != nil {
+			b.log.Debug("inspecting a session's page after it answered again", "err", err)
+			return
+		}
+		obs.Incomplete = strings.TrimSuffix(strings.TrimSuffix(obs.Incomplete, unansweredNote), "; ")
+	}
+	if err := step(func(ctx context.Context) error {
+		p, err := readAXPage(ctx, DefaultMaxPageElements)
+		if err == nil {
+			obs.Page, lt.refs = p, p.refs
+		}
+		return err
+	}); err != nil {
+		b.log.Debug("reading a session's page after it answered again", "err", err)
+	}
+}
+
 // stallState is what [Browser.unstall] found and did.
 type stallState int
 
@@ -88,22 +142,31 @@ const (
 
 // unstall checks that tab t answers, stopping its script when it does
 // not, and ends the tab when even that does not help. ctx is a context of
-// the tab; the check takes at most about reserve: a fifth of it to ask,
-// a fifth to stop the script, the rest to ask again (the page first works
+// the tab; the check ends by end. After a call whose work ran out of time
+// (timedOut) it asks the page for a fifth of the time, takes up to a fifth
+// to stop the script and the rest to ask again (the page first works
 // through what queued up behind the script, which takes longer on a busy
-// machine).
-func (b *Browser) unstall(ctx context.Context, t *tab, reserve time.Duration) stallState {
-	end := time.Now().Add(reserve)
-	if pageAnswers(ctx, reserve/5) {
+// machine); after a call whose page did not answer its inspection, it
+// asks for a third of the time first (a page busy with a heavy layout
+// answers once that is done, and stopping scripts does not help it). The
+// page is asked again even when the request to stop the script got no
+// answer in time.
+func (b *Browser) unstall(ctx context.Context, t *tab, end time.Time, timedOut bool) stallState {
+	budget := time.Until(end)
+	first := budget / 3
+	if timedOut {
+		first = budget / 5
+	}
+	if pageAnswers(ctx, first) {
 		return stallNone
 	}
 	if ctx.Err() != nil {
 		return stallNone // the call ended; the next one checks again
 	}
-	tctx, done := context.WithTimeout(ctx, reserve/5)
-	_, err := chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
+	tctx, done := context.WithTimeout(ctx, min(budget/5, time.Until(end)/2))
+	_, _ = chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
 	done()
-	if err == nil && pageAnswers(ctx, time.Until(end)) {
+	if pageAnswers(ctx, time.Until(end)) {
 		b.log.Info("browser session: a page's script did not end and was stopped")
 		return stallStopped
 	}
@@ -133,4 +196,20 @@ func pageAnswers(ctx context.Context, wait time.Duration) bool {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// overLimit is the error of a session call that failed with err, which
+// [Browser.pageError] or [Browser.runError] mapped to mapped: when that is
+// the end of the call's own time limit (MaxLoadTime; caller, the
+// caller's context, goes on), a [PageError] saying so (err itself when
+// it is one, such as the check's verdict) instead of a bare context
+// error.
+func (b *Browser) overLimit(caller context.Context, err, mapped error) error {
+	if caller.Err() != nil || !errors.Is(mapped, context.DeadlineExceeded) {
+		return mapped
+	}
+	if pe := (*PageError)(nil); errors.As(err, &pe) {
+		return pe
+	}
+	return &PageError{fmt.Sprintf("the page did not answer within the call's time limit (%s)", b.cfg.MaxLoadTime.Round(time.Second))}
 }
