@@ -126,6 +126,21 @@ const postMessage = m => self.clients.matchAll({includeUncontrolled: true}).then
 	return ts
 }
 
+// elsewhere are the servers a page must not reach: another loopback
+// address (the default allow-list), and the allowed address on a port
+// that is not allowed (an allow-list of the app's host:port).
+var elsewhere = []struct {
+	name  string
+	other string // listen address of the server that must not be reached
+	hosts func(app string) []string
+}{
+	{"other host", "127.0.0.2:0", func(string) []string { return nil }},
+	{"other port", "127.0.0.1:0", func(app string) []string {
+		_, port, _ := net.SplitHostPort(app)
+		return []string{"127.0.0.1:" + port, "localhost:" + port}
+	}},
+}
+
 // TestEveryTargetIsHeldToTheAllowList: a page on an allowed host tries
 // every channel to a host that is not allowed (another loopback address,
 // and the same address on a port that is not allowed); the other server
@@ -133,17 +148,7 @@ const postMessage = m => self.clients.matchAll({includeUncontrolled: true}).then
 // observation.
 func TestEveryTargetIsHeldToTheAllowList(t *testing.T) {
 	path := needChromium(t)
-	for _, tc := range []struct {
-		name  string
-		other string // listen address of the server that must not be reached
-		hosts func(app string) []string
-	}{
-		{"other host", "127.0.0.2:0", func(string) []string { return nil }},
-		{"other port", "127.0.0.1:0", func(app string) []string {
-			_, port, _ := net.SplitHostPort(app)
-			return []string{"127.0.0.1:" + port, "localhost:" + port}
-		}},
-	} {
+	for _, tc := range elsewhere {
 		t.Run(tc.name, func(t *testing.T) {
 			other := newCountingServer(t, tc.other)
 			ts := channelsApp(t, other.URL)

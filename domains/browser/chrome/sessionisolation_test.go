@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,17 +121,7 @@ navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.re
 // and nothing it would answer reaches an observation.
 func TestIsolatedSessionChannels(t *testing.T) {
 	path := needChromium(t)
-	for _, tc := range []struct {
-		name  string
-		other string // listen address of the server that must not be reached
-		hosts func(app string) []string
-	}{
-		{"other host", "127.0.0.2:0", func(string) []string { return nil }},
-		{"other port", "127.0.0.1:0", func(app string) []string {
-			_, port, _ := net.SplitHostPort(app)
-			return []string{"127.0.0.1:" + port, "localhost:" + port}
-		}},
-	} {
+	for _, tc := range elsewhere {
 		t.Run(tc.name, func(t *testing.T) {
 			other := newCountingServer(t, tc.other)
 			ts := sessionChannelsApp(t, other.URL)
