@@ -122,6 +122,28 @@ func TestReachEvaluatesWhatItNeeds(t *testing.T) {
 	}
 }
 
+// TestNextIntentSelectingNothingLeftOut: a suggested intent whose rules
+// select nothing now is not worth a line of the answer.
+func TestNextIntentSelectingNothingLeftOut(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if req.Intent.Name == "observe" {
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("look", false)}}, nil
+		}
+		return &protocol.IntentResponse{}, nil // diagnose: nothing fits
+	})
+	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+		return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "ok"},
+			Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "observe"}, {Name: "diagnose"}},
+				ContinuationFacts: []protocol.Fact{protocol.NewFact("url", "http://127.0.0.1/")}}}, nil
+	})
+	h := newHarness(t, fake, nil, hostOptions{})
+	res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "look", "arguments": map[string]any{"target": "x"}})
+	if want := "ok\nnext observe:\n- look(target*: string): The look tool."; text(res) != want {
+		t.Fatalf("answer %q, want %q", text(res), want)
+	}
+}
+
 // TestNextIntentsSelectionInAnswer: a macro-tool's answer lists the tools
 // of the intent it suggests next, which the model then calls without
 // calling the intent; an intent that cannot be evaluated yet is named.

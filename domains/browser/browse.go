@@ -379,7 +379,7 @@ func (w *browse) act(kind string) manglecp.Action {
 		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
 		if sessionOf(c.Facts) != "" {
 			verb := map[string]string{"click": "Clicked", "fill": "Filled"}[kind]
-			return w.live(ctx, c, fmt.Sprintf("%s %q", verb, clipText(a.ElementID, 80)), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+			return w.live(ctx, c, verb+" "+protocol.Quote(a.ElementID), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 				return w.b.ActSession(ctx, owner, id, a)
 			})
 		}

@@ -3,8 +3,6 @@ package browser
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -245,7 +243,7 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 		// The browser's own "Failed to load resource" entries repeat
 		// failed_requests.
 		if c.Level == "error" && !(len(failed) > 0 && strings.HasPrefix(c.Message, "Failed to load resource:")) {
-			errs = append(errs, clipText(c.Message, 200))
+			errs = append(errs, c.Message) // clipped by the browser (300 bytes)
 		}
 	}
 	if len(errs) > 0 {
@@ -278,19 +276,6 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 	return res, sum
 }
 
-// clipText clips s to max bytes at a rune boundary.
-func clipText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !isRuneStart(s[max]) {
-		max--
-	}
-	return s[:max] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // maxFormFields bounds the fields of one fill_form call (as
 // chrome.Browser.FillFormSession does).
 const maxFormFields = 50
@@ -317,13 +302,19 @@ func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 		}
 		fields = append(fields, chrome.Field{ElementID: name, Value: s})
 	}
-	if len(fields) == 0 || len(fields) > maxFormFields {
+	if len(fields) > maxFormFields || (len(fields) == 0 && submit == "") {
 		out := &manglecp.Outcome{}
-		return problem(out, c.Tool, fmt.Sprintf("name 1 to %d fields", maxFormFields))
+		return problem(out, c.Tool, fmt.Sprintf("name 1 to %d fields, or submit", maxFormFields))
+	}
+	if len(fields) == 0 { // only press the button
+		a := &chrome.Act{Kind: "click", ElementID: submit}
+		return w.live(ctx, c, "Pressed "+protocol.Quote(submit), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+			return w.b.ActSession(ctx, owner, id, a)
+		})
 	}
 	verb := "Filled " + plural.S(len(fields), "field")
 	if submit != "" {
-		verb += fmt.Sprintf(" and pressed %q", submit)
+		verb += " and pressed " + protocol.Quote(submit)
 	}
 	return w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.FillFormSession(ctx, owner, id, fields, submit)
@@ -384,7 +375,7 @@ func (w *browse) find(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	if total > maxMatches || nrows > maxRows {
 		out.Result["more"] = fmt.Sprintf("%d elements and %d rows match; the first are shown", total, nrows)
 	}
-	out.Summary = fmt.Sprintf("%s, %s and %s match %q.", plural.S(len(found), "element"), plural.S(len(rows), "table row"), plural.S(len(texts), "text"), clipText(needle, 80))
+	out.Summary = fmt.Sprintf("%s, %s and %s match %s.", plural.S(len(found), "element"), plural.S(len(rows), "table row"), plural.S(len(texts), "text"), protocol.Quote(needle))
 	return out, ctx.Err()
 }
 
@@ -433,7 +424,7 @@ func (w *browse) navigate(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	case "reload":
 		return w.live(ctx, c, "Reloaded", w.b.ReloadSession)
 	}
-	return w.live(ctx, c, "Loaded "+clipText(to, 200), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+	return w.live(ctx, c, "Loaded "+protocol.Quote(to), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.NavigateSession(ctx, owner, id, to)
 	})
 }
@@ -449,7 +440,7 @@ func (w *browse) pressKey(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 // hover moves the mouse over an element.
 func (w *browse) hover(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	ref := arg(c.Args, "element_id")
-	return w.live(ctx, c, fmt.Sprintf("Hovered over %q", clipText(ref, 80)), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+	return w.live(ctx, c, "Hovered over "+protocol.Quote(ref), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.HoverSession(ctx, owner, id, ref)
 	})
 }
@@ -458,7 +449,7 @@ func (w *browse) hover(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome
 func (w *browse) wait(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	wt := chrome.Wait{Text: arg(c.Args, "text"), Ref: arg(c.Args, "element_id")}
 	wt.NetworkIdle, _ = c.Args["network_idle"].(bool)
-	if ms, err := numberArg(c.Args["timeout_ms"]); err == nil && ms > 0 {
+	if ms := integer(c.Args["timeout_ms"]); ms > 0 {
 		wt.Timeout = time.Duration(min(ms, 60000)) * time.Millisecond
 	}
 	met := false
@@ -474,21 +465,6 @@ func (w *browse) wait(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 		}
 	}
 	return out, err
-}
-
-// numberArg reads an integer argument (json.Number or a Go number).
-func numberArg(v any) (int64, error) {
-	switch x := v.(type) {
-	case json.Number:
-		return x.Int64()
-	case float64:
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case int:
-		return int64(x), nil
-	}
-	return 0, errors.New("not a number")
 }
 
 // answerDialog accepts or dismisses the page's dialog.
@@ -507,14 +483,14 @@ func (w *browse) answerDialog(ctx context.Context, c *manglecp.Call) (*manglecp.
 // switchTab makes another tab current; closeTab closes one. Tabs are
 // numbered from 1 in facts and arguments.
 func (w *browse) switchTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	n, _ := numberArg(c.Args["tab"])
+	n := integer(c.Args["tab"])
 	return w.live(ctx, c, fmt.Sprintf("Switched to tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.SwitchTabSession(ctx, owner, id, int(n)-1)
 	})
 }
 
 func (w *browse) closeTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	n, _ := numberArg(c.Args["tab"])
+	n := integer(c.Args["tab"])
 	return w.live(ctx, c, fmt.Sprintf("Closed tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.CloseTabSession(ctx, owner, id, int(n)-1)
 	})
