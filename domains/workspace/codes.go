@@ -32,6 +32,7 @@ const (
 	CodeFileLinked        protocol.Code = "x-file_linked"
 	CodeEditInvalid       protocol.Code = "x-edit_invalid"
 	CodeEditExpired       protocol.Code = "x-edit_expired"
+	CodeEditConflict      protocol.Code = "x-edit_conflict"
 )
 
 // Codes returns the domain's error codes with their HTTP status,
@@ -62,6 +63,8 @@ func Codes() []protocol.CodeInfo {
 			Description: "The edit id is not one this server issued to this identity for this file, change and diff (or the diff argument is not the previewed one); preview the edit again; data: edit"},
 		{Code: CodeEditExpired, HTTPStatus: http.StatusGone, Recoverable: true,
 			Description: "The edit id expired (ten minutes after the preview by default); preview the edit again; data: edit, expired_at"},
+		{Code: CodeEditConflict, HTTPStatus: http.StatusUnprocessableEntity, Recoverable: true,
+			Description: "An edit plan cannot be built: it holds no edit or changes nothing, two ranges of an edit overlap, or a range lies outside the file; data: path"},
 		{Code: CodeFileExists, HTTPStatus: http.StatusConflict, Recoverable: true,
 			Description: "A write would replace an existing file whose digest the client did not send; data: path, digest"},
 		{Code: CodeDestinationExists, HTTPStatus: http.StatusConflict, Recoverable: true,

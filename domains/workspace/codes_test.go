@@ -1,6 +1,7 @@
 package workspace_test
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -152,6 +153,17 @@ func TestDomainCodes(t *testing.T) {
 		f.checkRegistered(err)
 		if d := err.Payload.Details; d == nil || d.Suggestion == "" || d.Data["expired_at"] == nil {
 			t.Errorf("details %+v", d)
+		}
+	})
+	t.Run("edit conflict", func(t *testing.T) {
+		covered[workspace.CodeEditConflict] = true
+		ws, _ := openPlanDir(t, map[string]string{"a.txt": "abcdef\n"})
+		_, err := ws.Preview(t.Context(), []workspace.Edit{{Path: "a.txt", Spans: []workspace.Span{
+			{Start: workspace.Position{Character: 0}, End: workspace.Position{Character: 3}, New: "x"},
+			{Start: workspace.Position{Character: 2}, End: workspace.Position{Character: 4}, New: "y"}}}})
+		var perr *protocol.Error
+		if !errors.As(err, &perr) || perr.Code != workspace.CodeEditConflict || perr.Details == nil || perr.Details.Suggestion == "" || perr.Details.Data["path"] != "a.txt" {
+			t.Fatalf("got %v, want %s with a suggestion and the path", err, workspace.CodeEditConflict)
 		}
 	})
 	t.Run("permission denied", func(t *testing.T) {

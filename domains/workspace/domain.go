@@ -56,6 +56,7 @@ const (
 	DefaultMaxSearchBytes = 64 << 20
 	DefaultMaxSearchTime  = 5 * time.Second
 	DefaultEditTTL        = 10 * time.Minute
+	DefaultMaxEditFiles   = 100
 )
 
 // Config configures the domain.
@@ -104,6 +105,10 @@ type Config struct {
 	// EditTTL is how long an edit id stays valid after its preview, by
 	// the server's clock. Default [DefaultEditTTL].
 	EditTTL time.Duration
+	// MaxEditFiles caps the files one edit plan (a multi-file preview,
+	// a replace across a glob, [Workspace.Preview]) may change. Default
+	// [DefaultMaxEditFiles].
+	MaxEditFiles int
 }
 
 // Workspace holds the open roots. Its methods are safe for concurrent use.
@@ -157,6 +162,9 @@ func Open(cfg Config) (*Workspace, error) {
 	}
 	if cfg.MaxSearchTime <= 0 {
 		cfg.MaxSearchTime = DefaultMaxSearchTime
+	}
+	if cfg.MaxEditFiles <= 0 {
+		cfg.MaxEditFiles = DefaultMaxEditFiles
 	}
 	if cfg.EditTTL <= 0 {
 		cfg.EditTTL = DefaultEditTTL
