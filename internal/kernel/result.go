@@ -79,6 +79,11 @@ func value(t ast.BaseTerm) any {
 func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 	byName := map[string]*Tool{}
 	var tools []*Tool
+	// keys holds, for every selected tool, the constant final_selected
+	// names it by: attributes are looked up by it through the store's
+	// index, so reading the result costs what was selected, not the size
+	// of the catalogue.
+	var keys []ast.BaseTerm
 	for _, a := range facts(s, "final_selected", 3) {
 		name := str(a.Args[0])
 		score, phase := num(a.Args[1]), str(a.Args[2])
@@ -92,12 +97,16 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 		t := &Tool{Name: name, Score: score, Phase: phase}
 		byName[name] = t
 		tools = append(tools, t)
+		keys = append(keys, a.Args[0])
 	}
 	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
-		for _, a := range facts(s, pred, arity) {
-			if t := byName[str(a.Args[0])]; t != nil {
+		q := ast.NewQuery(ast.PredicateSym{Symbol: pred, Arity: arity})
+		for i, t := range tools {
+			q.Args[0] = keys[i]
+			_ = s.GetFacts(q, func(a ast.Atom) error {
 				fn(t, a)
-			}
+				return nil
+			})
 		}
 	}
 	each("tool_description", 2, func(t *Tool, a ast.Atom) { t.Description = minStr(t.Description, str(a.Args[1])) })
