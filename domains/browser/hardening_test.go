@@ -118,12 +118,8 @@ func TestBrowserRestartIsReported(t *testing.T) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 30s (status %s, x-browser %v)", what, e.srv.Status(), e.srv.Manifest().Extensions["x-browser"])
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testenv.Poll(30*time.Second, ok) {
+			t.Fatalf("%s: not within %v (status %s, x-browser %v)", what, testenv.Budget(30*time.Second), e.srv.Status(), e.srv.Manifest().Extensions["x-browser"])
 		}
 	}
 	waitFor("degraded", func() bool {

@@ -42,7 +42,8 @@ func newJob(t *testing.T, name, page string) *job {
 func openJob(t *testing.T, cfg browser.Config, base, page string) *job {
 	t.Helper()
 	cfg.BrowserPath, cfg.ReportDir = needChromium(t), t.TempDir()
-	srv, err := manglecp.NewServer(browser.Domain(cfg), &manglecp.Options{ConfirmationKey: sessionKey})
+	cfg, opts := budgeted(cfg, &manglecp.Options{ConfirmationKey: sessionKey})
+	srv, err := manglecp.NewServer(browser.Domain(cfg), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -27,11 +28,15 @@ var sessionKey = []byte("browser session test confirmation key")
 func TestLiveSessionLoginJob(t *testing.T) {
 	path := needChromium(t)
 	ts := testapp.Login(t)
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{BrowserPath: path, ReportDir: t.TempDir(), SessionIdle: 3 * time.Second}),
+	// The idle timeout is a budget too: on a loaded machine the job's
+	// own steps must not outlast it.
+	idle := testenv.Budget(3 * time.Second)
+	cfg, opts := budgeted(browser.Config{BrowserPath: path, ReportDir: t.TempDir(), SessionIdle: idle},
 		&manglecp.Options{ConfirmationKey: sessionKey, Identities: []manglecp.Identity{
 			{Name: "ada", Token: "ada-token-0123456789abcdef0123", Permissions: []string{"*"}},
 			{Name: "eve", Token: "eve-token-0123456789abcdef0123", Permissions: []string{"*"}},
 		}})
+	srv, err := manglecp.NewServer(browser.Domain(cfg), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +145,9 @@ func TestLiveSessionLoginJob(t *testing.T) {
 	}
 
 	// Idle past the timeout: the session is gone, recoverably.
-	time.Sleep(4 * time.Second)
+	// (chrome's idle timer runs on the wall clock: there is no clock to
+	// advance, so the test waits the timeout out.)
+	time.Sleep(idle + time.Second)
 	_, err = step(ada, st, "click_element", map[string]any{"element_id": "Sign in"})
 	if !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone || !pe.Recoverable || !strings.Contains(pe.Message, "open the page again") {
 		t.Errorf("idle session: %v", err)

@@ -17,21 +17,13 @@ func ChildPIDs(t testing.TB) []string {
 	return strings.Fields(string(out))
 }
 
-// WaitGone waits up to 10 seconds for the processes pids to exit and
+// WaitGone waits up to [Budget](10s) for the processes pids to exit and
 // reports each that does not.
 func WaitGone(t testing.TB, pids []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
-		for {
-			if _, err := os.Stat("/proc/" + p); err != nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("process %s still runs after Close", p)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		if !Poll(10*time.Second, func() bool { _, err := os.Stat("/proc/" + p); return err != nil }) {
+			t.Errorf("process %s still runs after Close", p)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp/internal/testenv"
 )
@@ -9,5 +10,43 @@ import (
 func TestLookPathFindsAShell(t *testing.T) {
 	if p := testenv.LookPath(t, "no-such-program-manglecp", "sh"); p == "" {
 		t.Fatal("sh not found")
+	}
+}
+
+func TestSlowdownBounds(t *testing.T) {
+	s := testenv.Slowdown()
+	if s < 1 || s > 10 {
+		t.Fatalf("Slowdown() = %v, want within [1, 10]", s)
+	}
+	if b := testenv.Budget(time.Second); b < time.Second || b > 10*time.Second {
+		t.Fatalf("Budget(1s) = %v", b)
+	}
+	t.Logf("slowdown on this machine now: %.2f", s)
+}
+
+func TestSlowdownFromEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want float64
+	}{{"1", 1}, {"3.5", 3.5}, {"0.2", 1}, {"50", 10}} {
+		t.Setenv("MANGLECP_TEST_SLOWDOWN", c.env)
+		if got := testenv.Slowdown(); got != c.want {
+			t.Errorf("MANGLECP_TEST_SLOWDOWN=%s: Slowdown() = %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
+func TestPoll(t *testing.T) {
+	t.Setenv("MANGLECP_TEST_SLOWDOWN", "1")
+	n := 0
+	if !testenv.Poll(5*time.Second, func() bool { n++; return n == 3 }) {
+		t.Fatal("Poll gave up on a condition that held at the third look")
+	}
+	start := time.Now()
+	if testenv.Poll(20*time.Millisecond, func() bool { return false }) {
+		t.Fatal("Poll reported a condition that never held")
+	}
+	if time.Since(start) < 20*time.Millisecond {
+		t.Fatal("Poll gave up before its budget")
 	}
 }

@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // DefaultNames are the binary names looked up on PATH when
@@ -617,16 +619,8 @@ func (b *Browser) retryAfter() time.Duration {
 	return min(max(avg*time.Duration(rounds), 500*time.Millisecond), b.cfg.MaxLoadTime)
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// clip is protocol.ClipN, the project's one clipping function.
+func clip(s string, n int) string { return protocol.ClipN(s, n) }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 

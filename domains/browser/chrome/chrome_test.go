@@ -82,7 +82,7 @@ fetch('/api/orders').then(r => { if (!r.ok) console.error('Failed to load orders
 }
 
 func TestCheckURL(t *testing.T) {
-	b := chrome.New(chrome.Config{Path: chrome.Disabled})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: chrome.Disabled}))
 	for _, tc := range []struct {
 		url string
 		ok  bool
@@ -102,11 +102,11 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
 		}
 	}
-	any := chrome.New(chrome.Config{Path: chrome.Disabled, AllowedHosts: []string{"*"}})
+	any := chrome.New(chrome.Budgeted(chrome.Config{Path: chrome.Disabled, AllowedHosts: []string{"*"}}))
 	if _, err := any.CheckURL("https://example.com/"); err != nil {
 		t.Errorf("allowed_hosts [*]: %v", err)
 	}
-	ported := chrome.New(chrome.Config{Path: chrome.Disabled, AllowedHosts: []string{"127.0.0.1:8080", "localhost"}})
+	ported := chrome.New(chrome.Budgeted(chrome.Config{Path: chrome.Disabled, AllowedHosts: []string{"127.0.0.1:8080", "localhost"}}))
 	for u, ok := range map[string]bool{"http://127.0.0.1:8080/": true, "http://127.0.0.1:8081/": false, "http://127.0.0.1/": false, "http://localhost:9/": true} {
 		if _, err := ported.CheckURL(u); (err == nil) != ok {
 			t.Errorf("allowed_hosts [127.0.0.1:8080 localhost]: CheckURL(%q) = %v", u, err)
@@ -118,7 +118,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestMissingBinaryIsUnavailable(t *testing.T) {
-	b := chrome.New(chrome.Config{Path: "/nonexistent/chromium"})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: "/nonexistent/chromium"}))
 	ok, reason := b.Available()
 	if ok || strings.Contains(reason, "/nonexistent") {
 		t.Fatalf("Available() = %v, %q (want false, without the path)", ok, reason)
@@ -132,7 +132,7 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 	path := needChromium(t)
 	ts := app(t)
 	before := runtime.NumGoroutine()
-	b := chrome.New(chrome.Config{Path: path, MaxPageBytes: 1 << 20})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxPageBytes: 1 << 20}))
 	ctx := context.Background()
 
 	obs, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"})
@@ -250,10 +250,7 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 		t.Errorf("Run after Close: %v", err)
 	}
 	testenv.WaitGone(t, pid)
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Poll(5*time.Second, func() bool { return runtime.NumGoroutine() <= before+2 })
 	if n := runtime.NumGoroutine(); n > before+2 {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
@@ -265,21 +262,18 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 // browser it made.
 func TestLeavingDuringStart(t *testing.T) {
 	path := needChromium(t)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	if _, err := b.Run(ctx, chrome.Task{URL: "http://127.0.0.1:9/"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Run: %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > testenv.Budget(2*time.Second) {
 		t.Errorf("Run returned %v after its context ended", d)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if left := testenv.ChildPIDs(t); len(left) > 0 {
-		testenv.WaitGone(t, left)
-	}
+	testenv.WaitGone(t, testenv.ChildPIDs(t))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // dialogApp serves pages that open JavaScript dialogs.
@@ -207,13 +208,10 @@ func TestDialogInAnotherTab(t *testing.T) {
 		t.Fatalf("click: %v %+v", err, o)
 	}
 	var tabs []chrome.TabInfo
-	for range 50 { // the dialog opens 1.5 s after the page loaded
+	testenv.Poll(5*time.Second, func() bool { // the dialog opens 1.5 s after the page loaded
 		tabs, err = b.TabsSession(ctx, "ada", id)
-		if err != nil || len(tabs) != 2 || tabs[1].Dialog != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err != nil || len(tabs) != 2 || tabs[1].Dialog != nil
+	})
 	if err != nil || len(tabs) != 2 || tabs[1].Dialog == nil || tabs[1].Dialog.Message != "late" || !tabs[0].Current {
 		t.Fatalf("tabs: %v %+v", err, tabs)
 	}

@@ -23,12 +23,25 @@ import (
 
 // hostile serves the pages of the hardening tests.
 func hostile(t *testing.T) *httptest.Server {
+	ts, _ := hostileServed(t)
+	return ts
+}
+
+// hostileServed is [hostile] with served: served(path) is closed once
+// the browser fetched path's page.
+func hostileServed(t *testing.T) (ts *httptest.Server, served func(path string) <-chan struct{}) {
 	t.Helper()
 	mux := http.NewServeMux()
+	fetched := map[string]chan struct{}{}
+	var once sync.Map
 	page := func(path, body string) {
+		fetched[path] = make(chan struct{})
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte(body))
+			if _, done := once.LoadOrStore(path, true); !done {
+				close(fetched[path])
+			}
 		})
 	}
 	page("/", `<title>fine</title><p>fine</p><button id="b">b</button>`)
@@ -58,9 +71,9 @@ for (let i = 0; ; i++) keep.push({i, s: 'x' + i, a: [i, i + 1, i + 2]});
 		case <-r.Context().Done():
 		}
 	})
-	ts := httptest.NewServer(mux)
+	ts = httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	return ts
+	return ts, func(path string) <-chan struct{} { return fetched[path] }
 }
 
 // TestConsoleFloodIsCappedAndIsolated: a page logging 100,000 console
@@ -69,8 +82,8 @@ for (let i = 0; ; i++) keep.push({i, s: 'x' + i, a: [i, i + 1, i + 2]});
 // after 26 s and every later run of the browser failed).
 func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 	path := needChromium(t)
-	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path})
+	ts, served := hostileServed(t)
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	defer b.Close()
 	ctx := context.Background()
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil { // start the browser
@@ -81,11 +94,14 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		time.Sleep(300 * time.Millisecond)
+		select { // the flood page is loading (or its run failed: the test says so below)
+		case <-served("/console-flood"):
+		case <-time.After(testenv.Budget(10 * time.Second)):
+		}
 		start := time.Now()
 		_, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"})
 		during.Store(fmt.Sprintf("%v in %v", err, time.Since(start).Round(time.Millisecond)))
-		if err != nil || time.Since(start) > 8*time.Second {
+		if err != nil || time.Since(start) > testenv.Budget(8*time.Second) {
 			t.Errorf("a page opened during the flood: %v after %v", err, time.Since(start))
 		}
 	}()
@@ -96,7 +112,7 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatalf("flood: %v after %v", err, took)
 	}
-	if took > 10*time.Second {
+	if took > testenv.Budget(10*time.Second) {
 		t.Errorf("the flood took %v", took)
 	}
 	if len(obs.Console) != chrome.DefaultMaxConsole || obs.ConsoleTotal < 100000 || !obs.Truncated || !obs.ConsoleFlooded {
@@ -107,7 +123,7 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 	}
 	for i := range 3 {
 		s := time.Now()
-		if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil || time.Since(s) > 8*time.Second {
+		if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil || time.Since(s) > testenv.Budget(8*time.Second) {
 			t.Errorf("run %d after the flood: %v after %v", i, err, time.Since(s))
 		}
 	}
@@ -118,7 +134,7 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 		start := time.Now()
 		obs, err := b.Run(ctx, chrome.Task{URL: ts.URL + p})
 		took := time.Since(start)
-		if err != nil || took > 10*time.Second || len(obs.Console) != chrome.DefaultMaxConsole || obs.ConsoleTotal < 100000 || obs.Incomplete != "" {
+		if err != nil || took > testenv.Budget(10*time.Second) || len(obs.Console) != chrome.DefaultMaxConsole || obs.ConsoleTotal < 100000 || obs.Incomplete != "" {
 			t.Errorf("%s: %v after %v: %+v", p, err, took, obs)
 			continue
 		}
@@ -131,7 +147,7 @@ func TestConsoleFloodIsCappedAndIsolated(t *testing.T) {
 func TestDOMFloodIsCapped(t *testing.T) {
 	path := needChromium(t)
 	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	defer b.Close()
 	start := time.Now()
 	obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/dom-flood"})
@@ -139,7 +155,7 @@ func TestDOMFloodIsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v after %v", err, took)
 	}
-	if took > 15*time.Second || len(obs.Elements) != chrome.DefaultMaxElements || !obs.Truncated || obs.ElementsTotal < chrome.DefaultMaxElements {
+	if took > testenv.Budget(15*time.Second) || len(obs.Elements) != chrome.DefaultMaxElements || !obs.Truncated || obs.ElementsTotal < chrome.DefaultMaxElements {
 		t.Errorf("took %v, %d of %d elements, truncated %v, text %d bytes, incomplete %q", took, len(obs.Elements), obs.ElementsTotal, obs.Truncated, len(obs.Text), obs.Incomplete)
 	}
 	t.Logf("DOM flood: %v, %d of at least %d elements, incomplete %q", took.Round(time.Millisecond), len(obs.Elements), obs.ElementsTotal, obs.Incomplete)
@@ -152,12 +168,12 @@ func TestDOMFloodIsCapped(t *testing.T) {
 func TestHungPageAnswersIncomplete(t *testing.T) {
 	path := needChromium(t)
 	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Config{Path: path}) // the page's time is what the test checks
 	defer b.Close()
 	start := time.Now()
 	obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/hang"})
 	took := time.Since(start)
-	if err != nil || !strings.Contains(obs.Incomplete, "did not finish loading") || took > chrome.DefaultMaxLoadTime+5*time.Second {
+	if err != nil || !strings.Contains(obs.Incomplete, "did not finish loading") || took > chrome.DefaultMaxLoadTime+testenv.Budget(5*time.Second) {
 		t.Fatalf("hung page: %v %+v after %v", err, obs, took)
 	}
 	if len(obs.Console) != 1 || obs.Console[0].Message != "before the loop" {
@@ -178,7 +194,7 @@ func TestHungPageAnswersIncomplete(t *testing.T) {
 func TestRequestFloodIsBounded(t *testing.T) {
 	path := needChromium(t)
 	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	defer b.Close()
 	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
 		t.Fatal(err)
@@ -295,7 +311,7 @@ func TestHungOrKilledBrowserIsRestarted(t *testing.T) {
 func TestPageMemoryIsBounded(t *testing.T) {
 	path := needChromium(t)
 	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path, PageMemoryMB: 300})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, PageMemoryMB: 300}))
 	defer b.Close()
 	// /memory allocates array buffers (outside V8's heap: the renderer's
 	// resident memory is watched); /heap allocates objects (V8's heap
@@ -320,7 +336,7 @@ func TestPageMemoryIsBounded(t *testing.T) {
 func TestParallelRunsAreBounded(t *testing.T) {
 	path := needChromium(t)
 	ts := hostile(t)
-	b := chrome.New(chrome.Config{Path: path, MaxPages: 3, MaxQueued: 3, QueueWait: 4 * time.Second})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxPages: 3, MaxQueued: 3, QueueWait: 4 * time.Second}))
 	defer b.Close()
 	if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
 		t.Fatal(err)

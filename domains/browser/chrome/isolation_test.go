@@ -152,13 +152,17 @@ func TestEveryTargetIsHeldToTheAllowList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			other := newCountingServer(t, tc.other)
 			ts := channelsApp(t, other.URL)
-			b := chrome.New(chrome.Config{Path: path, AllowedHosts: tc.hosts(ts.Listener.Addr().String())})
+			b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, AllowedHosts: tc.hosts(ts.Listener.Addr().String())}))
 			defer b.Close()
 			obs, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(500 * time.Millisecond) // late requests of closing targets
+			// Late requests of closing targets: once the browser is
+			// closed (its processes gone), none can come.
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
 			other.mu.Lock()
 			paths := append([]string(nil), other.paths...)
 			other.mu.Unlock()

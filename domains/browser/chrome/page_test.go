@@ -304,7 +304,7 @@ func TestHugePageIsReadBounded(t *testing.T) {
 		_, _ = w.Write([]byte(hugePage))
 	}))
 	t.Cleanup(ts.Close)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
 	var m0, m1 goruntime.MemStats
@@ -371,7 +371,7 @@ func TestScriptReadMatchesTree(t *testing.T) {
 		_, _ = w.Write([]byte(formTablePage))
 	}))
 	t.Cleanup(ts.Close)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
 	type want struct {

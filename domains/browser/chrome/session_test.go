@@ -10,6 +10,7 @@ import (
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // TestSessionLoginJob: the two-page job done as separate calls on one
@@ -21,7 +22,7 @@ func TestSessionLoginJob(t *testing.T) {
 	path := needChromium(t)
 	ts := testapp.Login(t)
 	before := runtime.NumGoroutine()
-	b := chrome.New(chrome.Config{Path: path, SessionIdle: 3 * time.Second, MaxSessionsPerIdentity: 2})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, SessionIdle: testenv.Budget(3 * time.Second), MaxSessionsPerIdentity: 2}))
 	ctx := context.Background()
 
 	// A warm browser: its own first tab is counted before sessions.
@@ -104,10 +105,7 @@ func TestSessionLoginJob(t *testing.T) {
 	}
 
 	// The idle one is reaped with its tab.
-	deadline := time.Now().Add(15 * time.Second)
-	for b.SessionCount() > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Poll(5*time.Second+testenv.Budget(3*time.Second), func() bool { return b.SessionCount() == 0 })
 	if n := b.SessionCount(); n != 0 {
 		t.Errorf("%d sessions after the idle timeout", n)
 	}
@@ -128,10 +126,7 @@ func TestSessionLoginJob(t *testing.T) {
 	if _, err := b.OpenSession(ctx, "ada", ts.URL+"/"); !errors.Is(err, chrome.ErrClosed) {
 		t.Errorf("OpenSession after Close: %v", err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Poll(5*time.Second, func() bool { return runtime.NumGoroutine() <= before+2 })
 	if n := runtime.NumGoroutine(); n > before+2 {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
@@ -145,7 +140,7 @@ func TestSessionLoginJob(t *testing.T) {
 func TestSessionLimits(t *testing.T) {
 	path := needChromium(t)
 	ts := testapp.Login(t)
-	b := chrome.New(chrome.Config{Path: path, MaxSessions: 2})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxSessions: 2}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
 	a, err := b.OpenSession(ctx, "a", ts.URL+"/")
@@ -194,7 +189,7 @@ func TestSessionLimits(t *testing.T) {
 // session of identity "ada" on url; the browser closes with the test.
 func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
 	t.Helper()
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	t.Cleanup(func() { _ = b.Close() })
 	obs, err := b.OpenSession(context.Background(), "ada", url)
 	if err != nil || !obs.Live {
@@ -209,7 +204,7 @@ func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
 func TestEveryCallReturnsThePage(t *testing.T) {
 	path := needChromium(t)
 	ts := testapp.Login(t)
-	b := chrome.New(chrome.Config{Path: path})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
 	open, err := b.OpenSession(ctx, "ada", ts.URL+"/")

@@ -68,7 +68,7 @@ func TakeCensus(b *Browser) (Census, error) {
 	if root == nil {
 		return Census{}, nil
 	}
-	ctx, done := context.WithTimeout(root, 5*time.Second)
+	ctx, done := context.WithTimeout(root, testenv.Budget(5*time.Second))
 	defer done()
 	var c Census
 	infos, err := chromedp.Targets(ctx)
@@ -159,7 +159,7 @@ func TestLoadManySessions(t *testing.T) {
 	ts := loadApp(t)
 	goroutines0 := goruntime.NumGoroutine()
 	b := New(Config{Path: path, MaxSessions: loadSessions, MaxSessionsPerIdentity: loadSessions / 4,
-		MaxPages: 8, MaxQueued: loadSessions, QueueWait: 2 * time.Minute, MaxLoadTime: 40 * time.Second,
+		MaxPages: 8, MaxQueued: loadSessions, QueueWait: testenv.Budget(2 * time.Minute), MaxLoadTime: testenv.Budget(40 * time.Second),
 		PageMemoryMB: loadPageMB})
 	defer b.Close()
 	ctx := context.Background()
@@ -268,10 +268,10 @@ func TestLoadManySessions(t *testing.T) {
 
 // AwaitCensus takes b's census until it is at or below want (pages,
 // targets, contexts, processes; zero fields of want are not compared) or
-// wait passed, and returns the last one: processes and targets of ended
-// contexts take a moment to go.
+// wait (stretched by testenv.Budget) passed, and returns the last one:
+// processes and targets of ended contexts take a moment to go.
 func AwaitCensus(b *Browser, want Census, wait time.Duration) (Census, error) {
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(testenv.Budget(wait))
 	for {
 		c, err := TakeCensus(b)
 		if err != nil {
@@ -286,13 +286,10 @@ func AwaitCensus(b *Browser, want Census, wait time.Duration) (Census, error) {
 	}
 }
 
-// waitGoroutines waits up to wait for the goroutines to be at most n and
-// returns their number.
+// waitGoroutines waits up to testenv.Budget(wait) for the goroutines to
+// be at most n and returns their number.
 func waitGoroutines(n int, wait time.Duration) int {
-	deadline := time.Now().Add(wait)
-	for goruntime.NumGoroutine() > n && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Poll(wait, func() bool { return goruntime.NumGoroutine() <= n })
 	return goruntime.NumGoroutine()
 }
 

@@ -116,7 +116,7 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	u, _ := url.Parse(ts.URL)
-	b := chrome.New(chrome.Config{Path: path, MaxSessionTabs: 4, AllowedHosts: []string{u.Host}})
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxSessionTabs: 4, AllowedHosts: []string{u.Host}}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/report"}); err != nil { // a warm browser
