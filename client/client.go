@@ -457,9 +457,5 @@ func decodeLenient(payload json.RawMessage, v any) error {
 
 // truncate shortens a payload for an error message.
 func truncate(b []byte) string {
-	const n = 200
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
+	return protocol.ClipN(string(b), 200)
 }

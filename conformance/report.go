@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // Status is the outcome of one check.
@@ -155,9 +157,5 @@ func (r *Report) Format() string {
 
 // oneLine flattens a detail to one line of at most 300 characters.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:297] + "..."
-	}
-	return s
+	return protocol.ClipN(strings.Join(strings.Fields(s), " "), 300-len(protocol.Ellipsis))
 }

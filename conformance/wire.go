@@ -161,11 +161,7 @@ func decodeNumbers(raw []byte, v any) error {
 }
 
 func clip(b []byte, n int) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
+	return protocol.ClipN(strings.Join(strings.Fields(string(b)), " "), n)
 }
 
 // wire is one connection to the server under test.

@@ -322,8 +322,5 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "..."
-	}
-	return s
+	return protocol.ClipN(s, 200)
 }

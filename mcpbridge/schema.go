@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -358,13 +357,7 @@ func toolName(s string) string {
 // bounded shortens s to at most n bytes (on a rune boundary) for echoing
 // input or server text back.
 func bounded(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return protocol.ClipN(s, n)
 }
 
 func ptr[T any](v T) *T { return &v }

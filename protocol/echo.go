@@ -12,12 +12,25 @@ import (
 // client's text.
 const MaxEchoBytes = 64
 
+// Ellipsis marks text that [ClipN] (and so [Clip] and [Quote]) cut: the
+// one style of the project.
+const Ellipsis = "..."
+
 // Clip returns at most [MaxEchoBytes] bytes of s, cut at a rune boundary,
 // followed by "..." when something was cut. Use it for client text that
 // goes into a details field (JSON encoding escapes it there).
 func Clip(s string) string {
-	if p, cut := prefix(s); cut {
-		return p + "..."
+	return ClipN(s, MaxEchoBytes)
+}
+
+// ClipN returns at most n bytes of s, cut at a rune boundary (never
+// inside a UTF-8 character), followed by [Ellipsis] when something was
+// cut; so the result has at most n+len(Ellipsis) bytes. It is the one way
+// the project shortens text for a message, a detail, a log line or a
+// listing; a negative n counts as 0.
+func ClipN(s string, n int) string {
+	if p, cut := prefix(s, n); cut {
+		return p + Ellipsis
 	}
 	return s
 }
@@ -28,19 +41,19 @@ func Clip(s string) string {
 // line whatever the client sent. Use it instead of %q for every string
 // that came from a client.
 func Quote(s string) string {
-	if p, cut := prefix(s); cut {
-		return strconv.Quote(p) + "..."
+	if p, cut := prefix(s, MaxEchoBytes); cut {
+		return strconv.Quote(p) + Ellipsis
 	}
 	return strconv.Quote(s)
 }
 
-// prefix is the first MaxEchoBytes bytes of s, cut at a rune boundary, and
-// whether anything was cut.
-func prefix(s string) (string, bool) {
-	if len(s) <= MaxEchoBytes {
+// prefix is the first n bytes of s, cut at a rune boundary, and whether
+// anything was cut.
+func prefix(s string, n int) (string, bool) {
+	if len(s) <= n {
 		return s, false
 	}
-	cut := MaxEchoBytes
+	cut := max(n, 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

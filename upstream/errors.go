@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // Kind classifies an upstream failure.
@@ -123,12 +125,5 @@ func Truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - 3
-	if cut < 0 {
-		cut = 0
-	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return protocol.ClipN(s, max-len(protocol.Ellipsis))
 }

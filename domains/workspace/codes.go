@@ -89,8 +89,8 @@ const maxDataString = 512
 // fail returns a domain error with a suggestion and data.
 func fail(code protocol.Code, suggestion string, data map[string]any, format string, args ...any) *protocol.Error {
 	for k, v := range data {
-		if s, ok := v.(string); ok && len(s) > maxDataString {
-			data[k] = s[:maxDataString] + "..."
+		if s, ok := v.(string); ok {
+			data[k] = protocol.ClipN(s, maxDataString)
 		}
 	}
 	return protocol.Errorf(code, format, args...).WithDetails(&protocol.ErrorDetails{Suggestion: suggestion, Data: data})
@@ -133,9 +133,5 @@ func isEscape(err error) bool {
 
 // quote bounds and escapes client input echoed in a message.
 func quote(s string) string {
-	const max = 200
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", protocol.ClipN(s, 200))
 }

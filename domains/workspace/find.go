@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // The find job: files by glob and lines by content.
@@ -230,9 +231,7 @@ func (a *actions) searchFile(ctx context.Context, l loc, text string, n int) ([]
 	for i := 1; sc.Scan() && len(hits) < n; i++ {
 		line := sc.Text()
 		if strings.Contains(line, text) {
-			if len(line) > 200 {
-				line = line[:runeStart([]byte(line), 200)] + "..."
-			}
+			line = protocol.ClipN(line, 200)
 			hits = append(hits, hit{line: i, text: listedLine(line)})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // Path limits checked before any file system call.
@@ -99,10 +101,7 @@ func join(l loc, name string) loc {
 
 // bounded cuts client input echoed in details.
 func bounded(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
+	return protocol.ClipN(s, 200)
 }
 
 // listed is how listings (tree, list_dir, search) show a name or path: as

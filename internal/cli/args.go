@@ -139,11 +139,7 @@ func checkTarget(t string) error {
 
 // quote quotes s for a message, bounded to 80 bytes.
 func quote(s string) string {
-	const max = 80
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", protocol.ClipN(s, 80))
 }
 
 // quoteList quotes at most n items of list.

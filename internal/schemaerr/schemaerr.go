@@ -103,12 +103,4 @@ func join(path, name string) string {
 }
 
 // clip cuts s to at most n bytes at a rune boundary, marked with "...".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "..."
-}
+func clip(s string, n int) string { return protocol.ClipN(s, n) }
