@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/code"
 	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -20,6 +21,9 @@ func TestErrorsDoc(t *testing.T) {
 	}{
 		{browser.ID, browser.Domain(browser.Config{ReportDir: t.TempDir()}).Codes},
 		{workspace.ID, workspace.Codes()},
+		// The code domain registers the workspace domain's codes too; its
+		// own are listed under it.
+		{code.ID, code.OwnCodes()},
 	} {
 		for _, c := range d.codes {
 			codes = append(codes, protocol.DomainCode{Domain: d.id, CodeInfo: c})

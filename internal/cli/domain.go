@@ -7,12 +7,13 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/code"
 	"github.com/manglecp/manglecp/domains/workspace"
 )
 
 // domainFlags are the serve flags that choose the domain (a stable
-// contract): --domain browser (the default) or --domain workspace with
-// one or more --root DIR.
+// contract): --domain browser (the default), or --domain workspace or
+// --domain code with one or more --root DIR.
 type domainFlags struct {
 	name  string
 	roots rootList
@@ -37,8 +38,8 @@ func (r *rootList) Set(dir string) error {
 // addDomainFlags registers --domain and --root on fs.
 func addDomainFlags(fs *flag.FlagSet) *domainFlags {
 	d := &domainFlags{}
-	fs.StringVar(&d.name, "domain", "browser", "the domain to serve: browser (browser diagnostics) or workspace (files under --root)")
-	fs.Var(&d.roots, "root", "a directory the workspace domain may access; repeat for several (needs --domain workspace)")
+	fs.StringVar(&d.name, "domain", "browser", "the domain to serve: browser (browser diagnostics), workspace (files under --root) or code (source code under --root on language servers)")
+	fs.Var(&d.roots, "root", "a directory the workspace or code domain may access; repeat for several (needs --domain workspace or code)")
 	return d
 }
 
@@ -47,14 +48,14 @@ func (d *domainFlags) check() error {
 	switch d.name {
 	case "browser":
 		if len(d.roots) > 0 {
-			return fmt.Errorf("--root needs --domain workspace")
+			return fmt.Errorf("--root needs --domain workspace or --domain code")
 		}
-	case "workspace":
+	case "workspace", "code":
 		if len(d.roots) == 0 {
-			return fmt.Errorf("--domain workspace needs at least one --root DIR")
+			return fmt.Errorf("--domain %s needs at least one --root DIR", d.name)
 		}
 	default:
-		return fmt.Errorf("unknown --domain %q (browser or workspace)", d.name)
+		return fmt.Errorf("unknown --domain %q (browser, workspace or code)", d.name)
 	}
 	return nil
 }
@@ -67,6 +68,11 @@ func (d *domainFlags) domain(dcfg browser.Config) (manglecp.Domain, error) {
 	}
 	if err := d.check(); err != nil {
 		return manglecp.Domain{}, err
+	}
+	if d.name == "code" {
+		// The language servers start when a tool first needs them; the
+		// domain's Close stops them.
+		return code.Domain(code.Config{Roots: d.roots})
 	}
 	ws, err := workspace.Open(workspace.Config{Roots: d.roots})
 	if err != nil {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package lsp
+
+import "os"
+
+func findProcess(pid int) (*os.Process, error) { return os.FindProcess(pid) }
