@@ -183,6 +183,7 @@ const (
 	CodeProtocolMismatch        = protocol.CodeBridgeProtocolMismatch
 	CodeInvalidArguments        = protocol.CodeBridgeInvalidArguments
 	CodeUnknownTool             = protocol.CodeBridgeUnknownTool
+	CodeSchemaRefused           = protocol.CodeBridgeSchemaRefused
 	CodeConfirmationDeclined    = protocol.CodeBridgeConfirmationDeclined
 	CodeConfirmationUnavailable = protocol.CodeBridgeConfirmationUnavailable
 )

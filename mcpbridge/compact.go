@@ -7,8 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -149,48 +148,38 @@ func compactJSON(v any) string {
 }
 
 // validator checks a macro-tool's arguments against its full input
-// schema (JSON Schema 2020-12, the dialect of Spec 06), compiled once.
+// schema (JSON Schema 2020-12, the dialect of Spec 06), compiled once by
+// the repository's one schema setup (internal/schema): nothing outside the
+// schema is loaded and its cost is bounded, whatever the server sent.
 type validator struct {
-	once   sync.Once
-	schema *jsonschema.Schema
+	once    sync.Once
+	schema  *schema.Schema
+	refused error // the server's schema is not accepted (internal/schema's words)
 }
 
 // check returns the schema errors of args: each with the path of the
 // argument and what is wrong, so the model can correct its call. A tool
-// without a schema (condensed or minimal disclosure), or one that does not
-// compile, is left to the server.
-func (v *validator) check(schema map[string]any, args map[string]any) []protocol.SchemaError {
-	if len(schema) == 0 {
-		return nil
+// without a schema (condensed or minimal disclosure) is left to the
+// server; one whose schema is refused (it refers outside itself, or is too
+// costly to check) is x-bridge_schema_refused, before anything runs.
+func (v *validator) check(sch map[string]any, args map[string]any) ([]protocol.SchemaError, *protocol.Error) {
+	if len(sch) == 0 {
+		return nil, nil
 	}
 	v.once.Do(func() {
-		raw, err := json.Marshal(schema)
-		if err != nil {
-			return
-		}
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-		if err != nil {
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		if err := c.AddResource("tool.json", doc); err != nil {
-			return
-		}
-		v.schema, _ = c.Compile("tool.json")
+		v.schema, v.refused = schema.Compile(sch, schema.Limits{})
 	})
-	if v.schema == nil {
-		return nil
+	if v.refused != nil {
+		return nil, protocol.Errorf(CodeSchemaRefused, "the server's input schema of this tool is not accepted: %s", v.refused)
 	}
 	// Validate the arguments as JSON decodes them (json.Number kept).
-	var inst any
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	inst, err := schema.Decode(raw)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return schemaerr.Errors(v.schema.Validate(inst))
+	return schemaerr.Errors(v.schema.Validate(inst)), nil
 }

@@ -600,7 +600,11 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 		}
 	}
 	fillFixed(def.InputSchema, args)
-	if errs := e.args.check(def.InputSchema, args); len(errs) > 0 {
+	errs, refused := e.args.check(def.InputSchema, args)
+	if refused != nil {
+		return errorResult(refused)
+	}
+	if len(errs) > 0 {
 		// Before the user is asked or the server is called: the model
 		// corrects its call from the errors and the signature.
 		return errorResult(protocol.Errorf(CodeInvalidArguments, "the arguments of %s do not match its parameters", e.name).

@@ -57,7 +57,7 @@ func TestValidatorSchemaErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var args map[string]any
 			_ = json.Unmarshal([]byte(tt.args), &args)
-			errs := v.check(schema, args)
+			errs, _ := v.check(schema, args)
 			if len(errs) != len(tt.want) {
 				t.Fatalf("errors %+v, want %d", errs, len(tt.want))
 			}

@@ -29,6 +29,11 @@ const (
 	// confirmation and the bridge cannot ask for it: the host does not
 	// support elicitation, or the bridge holds no confirmation key.
 	CodeBridgeConfirmationUnavailable Code = "x-bridge_confirmation_unavailable"
+	// CodeBridgeSchemaRefused: the server's input schema of the macro-tool
+	// is not accepted: it refers to a document outside itself (a file, a
+	// network address), or it is too large or too costly to check
+	// arguments against. The bridge invokes nothing.
+	CodeBridgeSchemaRefused Code = "x-bridge_schema_refused"
 )
 
 // bridgeRegistry holds the codes of the MCP bridge, in the order
@@ -40,6 +45,7 @@ var bridgeRegistry = []CodeInfo{
 	{CodeBridgeUnknownTool, "bridge", http.StatusNotFound, true, "No evaluation of this session selected the named macro-tool, or a later one superseded it"},
 	{CodeBridgeConfirmationDeclined, "bridge", http.StatusForbidden, false, "The user declined the confirmation asked through MCP elicitation"},
 	{CodeBridgeConfirmationUnavailable, "bridge", http.StatusForbidden, false, "The macro-tool requires user confirmation and the host cannot be asked (no elicitation support or no confirmation key)"},
+	{CodeBridgeSchemaRefused, "bridge", http.StatusBadGateway, false, "The server's input schema of the macro-tool is not accepted: it refers outside itself, or is too large or too costly to check"},
 }
 
 // BridgeCodes returns a copy of the registry entries of the MCP bridge's
@@ -64,7 +70,7 @@ func MCPMapping(c Code) string {
 		return "`isError` tool result after the bridge's retries (up to 5, honoring `retry_after_ms`)"
 	case CodeBridgeServerUnreachable, CodeBridgeProtocolMismatch:
 		return "`isError` tool result; at start-up `manglecp mcp` exits 3 with the message on stderr"
-	case CodeBridgeConfirmationDeclined, CodeBridgeConfirmationUnavailable:
+	case CodeBridgeConfirmationDeclined, CodeBridgeConfirmationUnavailable, CodeBridgeSchemaRefused:
 		return "`isError` tool result; the macro-tool was not invoked"
 	}
 	return "`isError` tool result"

@@ -7,8 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/upstream"
 )
 
@@ -28,9 +27,9 @@ var (
 
 // entry is one upstream tool as the gateway serves it.
 type entry struct {
-	name     string             // the MangleCP tool name (prefixed)
-	original string             // the upstream's name
-	schema   *jsonschema.Schema // the upstream's input schema, compiled
+	name     string         // the MangleCP tool name (prefixed)
+	original string         // the upstream's name
+	schema   *schema.Schema // the upstream's input schema, compiled
 	tool     upstream.Tool
 }
 
@@ -135,7 +134,7 @@ type param struct {
 // before the call). A schema that is not an object schema, does not
 // compile, is too large, or has a parameter whose name cannot be a
 // parameter is an error: the tool is left out.
-func readSchema(s map[string]any) ([]param, map[string]bool, *jsonschema.Schema, error) {
+func readSchema(s map[string]any) ([]param, map[string]bool, *schema.Schema, error) {
 	if s == nil {
 		s = map[string]any{"type": "object"}
 	}
@@ -149,20 +148,10 @@ func readSchema(s map[string]any) ([]param, map[string]bool, *jsonschema.Schema,
 	if t, ok := s["type"]; ok && t != "object" {
 		return nil, nil, nil, fmt.Errorf("its input schema is not an object schema")
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	sch, err := schema.Compile(raw, schema.Limits{MaxBytes: maxSchemaBytes})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("its input schema does not decode")
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const url = "mem://upstream/input.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, nil, nil, fmt.Errorf("its input schema is invalid")
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("its input schema does not compile: %s", upstream.Sanitize(firstLine(err.Error()), 120))
+		// The package's words: never an address or a text of the schema.
+		return nil, nil, nil, fmt.Errorf("its input schema is not accepted: %s", err)
 	}
 	props, _ := s["properties"].(map[string]any)
 	if len(props) > maxParams {
@@ -293,14 +282,6 @@ func mgString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// noLoader refuses every remote reference of an upstream's schema: a
-// schema is validated as sent, never by fetching more.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema references are not fetched: %s", upstream.Truncate(url, 80))
 }
 
 // defaultConstant is a scalar default of the parameter's type as a Mangle

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
@@ -73,7 +72,7 @@ func upstreamError(err error) error {
 
 // validate checks args against the upstream tool's input schema; the
 // errors are bounded and worded as the server's (internal/schemaerr).
-func validate(sch *jsonschema.Schema, args map[string]any) []protocol.SchemaError {
+func validate(sch *schema.Schema, args map[string]any) []protocol.SchemaError {
 	if args == nil {
 		args = map[string]any{}
 	}

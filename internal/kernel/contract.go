@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,8 +8,8 @@ import (
 	"sync"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -316,16 +315,10 @@ func validType(t string) bool {
 
 // typeSchemas are the compiled schemas {"type": T} of the JSON Schema
 // types, compiled once (they never change).
-var typeSchemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	out := map[string]*jsonschema.Schema{}
+var typeSchemas = sync.OnceValue(func() map[string]*schema.Schema {
+	out := map[string]*schema.Schema{}
 	for _, t := range jsonTypes {
-		url := "mem://type/" + t + ".json"
-		if c.AddResource(url, map[string]any{"type": t}) != nil {
-			continue
-		}
-		if sch, err := c.Compile(url); err == nil {
+		if sch, err := schema.Compile(map[string]any{"type": t}, schema.Limits{}); err == nil {
 			out[t] = sch
 		}
 	}
@@ -343,41 +336,11 @@ func typeAccepts(typ string, v any) bool {
 	if err != nil {
 		return false
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	inst, err := schema.Decode(raw)
 	if err != nil {
 		return false
 	}
 	return sch.Validate(inst) == nil
-}
-
-// schemaCompiler compiles JSON Schema 2020-12 documents as the server
-// does; one compiler loads the meta-schema once for all of them.
-type schemaCompiler struct {
-	c *jsonschema.Compiler
-	n int
-}
-
-func newSchemaCompiler() *schemaCompiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	return &schemaCompiler{c: c}
-}
-
-func (sc *schemaCompiler) compile(schema map[string]any) (*jsonschema.Schema, error) {
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	sc.n++
-	url := fmt.Sprintf("mem://input/%d.json", sc.n)
-	if err := sc.c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return sc.c.Compile(url)
 }
 
 // checkInputSchemas renders, for each tool whose parameters the rules
@@ -414,7 +377,6 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 		prop["enum"] = append(enum, value(v))
 	})
 	var errs LoadErrors
-	sc := newSchemaCompiler()
 	for _, tool := range keys(props) {
 		properties := map[string]any{}
 		valid := true
@@ -425,9 +387,9 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 		if !valid {
 			continue // the type is reported at its tool_param
 		}
-		schema := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+		doc := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 			"properties": properties, "additionalProperties": false}
-		if _, err := sc.compile(schema); err != nil {
+		if _, err := schema.Compile(doc, schema.Limits{}); err != nil {
 			var first *paramDecl
 			for _, d := range names.params[tool] {
 				if first == nil || d.file < first.file || (d.file == first.file && d.line < first.line) {

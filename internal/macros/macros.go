@@ -7,16 +7,14 @@
 package macros
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/lru"
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/store"
 )
@@ -38,7 +36,7 @@ type Def struct {
 	Owner   *Owner    // who evaluated it; with auth on, only they may invoke it
 
 	compileOnce sync.Once
-	compiled    *jsonschema.Schema
+	compiled    *schema.Schema
 	compileErr  error
 }
 
@@ -49,25 +47,9 @@ type Owner struct {
 }
 
 // Validator compiles the input schema once per definition.
-func (d *Def) Validator() (*jsonschema.Schema, error) {
+func (d *Def) Validator() (*schema.Schema, error) {
 	d.compileOnce.Do(func() {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		raw, err := json.Marshal(d.Schema)
-		if err != nil {
-			d.compileErr = err
-			return
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			d.compileErr = err
-			return
-		}
-		if err := c.AddResource("mem://input.json", doc); err != nil {
-			d.compileErr = err
-			return
-		}
-		d.compiled, d.compileErr = c.Compile("mem://input.json")
+		d.compiled, d.compileErr = schema.Compile(d.Schema, schema.Limits{})
 	})
 	return d.compiled, d.compileErr
 }
