@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -554,13 +555,12 @@ func TestHostileHTTPHalfOpen(t *testing.T) {
 				t.Fatalf("after: %s", r.raw)
 			}
 			h.http.Client().Transport.(*http.Transport).CloseIdleConnections()
-			deadline := time.Now().Add(2 * time.Second)
+			wait := testenv.NewWait(2 * time.Second)
 			for n := runtime.NumGoroutine(); n > baseline+1; n = runtime.NumGoroutine() {
-				if time.Now().After(deadline) {
+				if !wait.Next() {
 					buf := make([]byte, 1<<16)
 					t.Fatalf("%d goroutines, baseline %d:\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
 				}
-				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -146,10 +147,7 @@ func TestPipelining(t *testing.T) {
 		}()
 	}
 	// Every request is in flight at once before any is answered.
-	deadline := time.Now().Add(5 * time.Second)
-	for f.count.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Poll(5*time.Second, func() bool { return f.count.Load() >= n })
 	if got := f.count.Load(); got != n {
 		t.Fatalf("%d requests in flight, want %d pipelined", got, n)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -327,13 +328,12 @@ func TestWebSocketPeerThatNeverReadsIsDropped(t *testing.T) {
 			break
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for drain.Sessions() > 0 || budget.Used() != 0 || runtime.NumGoroutine() > baseline {
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("after 10 s the session is still open (%d sessions, %d goroutines, %d at the start) holding %d bytes",
 				drain.Sessions(), runtime.NumGoroutine(), baseline, budget.Used())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

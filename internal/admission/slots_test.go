@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // TestFairSlotsOrder: a freed slot goes to the waiting caller that runs
@@ -87,15 +89,14 @@ func TestFairSlotsLimits(t *testing.T) {
 // waitFor waits until f has running slots in use and waiting requests.
 func waitFor(t *testing.T, f *Slots, running, waiting int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	wait := testenv.NewWait(5 * time.Second)
 	for {
 		r, w := f.Stats()
 		if r == running && w == waiting {
 			return
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("running %d, waiting %d; want %d and %d", r, w, running, waiting)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -50,7 +50,7 @@ func TestServeDefaultDomain(t *testing.T) {
 			} `json:"intents"`
 		} `json:"payload"`
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/.well-known/manglecp/manifest.json")
 		if err == nil {
@@ -60,10 +60,9 @@ func TestServeDefaultDomain(t *testing.T) {
 				break
 			}
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("server did not come up: %v\n%s", err, stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	if m.Payload.Status != "ready" || m.Payload.Domain.ID != "browser_diagnostics" || m.Payload.Auth.Required || len(m.Payload.Intents) != 3 {
 		t.Errorf("manifest %+v", m.Payload)

@@ -46,17 +46,16 @@ func TestServeWorkspace(t *testing.T) {
 		}
 	}()
 	var sess *client.Session
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for {
 		var err error
 		sess, err = client.Dial(ctx, "http://"+addr, &client.Options{MaxAttempts: 1})
 		if err == nil && sess.Manifest().Status == protocol.StatusReady {
 			break
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("server did not come up: %v\n%s", err, stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	defer sess.Close()
 	if id := sess.Manifest().Domain.ID; id != "workspace" {

@@ -120,7 +120,7 @@ func TestServeWithUpstreams(t *testing.T) {
 			Extensions map[string]json.RawMessage `json:"extensions"`
 		} `json:"payload"`
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	wait := testenv.NewWait(30 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/.well-known/manglecp/manifest.json")
 		if err == nil {
@@ -130,10 +130,9 @@ func TestServeWithUpstreams(t *testing.T) {
 				break
 			}
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("server did not come up degraded (%s): %v\n%s", m.Payload.Status, err, stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	ups := string(m.Payload.Extensions["x-upstreams"])
 	if m.Payload.Domain.ID != "gateway" || len(m.Payload.Intents) != 2 || !strings.Contains(ups, `"ev":{"state":"up"`) || !strings.Contains(ups, `"gone":{"state":"down"`) {
@@ -199,7 +198,7 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 			t.Error("serve did not exit")
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	wait := testenv.NewWait(30 * time.Second)
 	for {
 		var m struct {
 			Payload struct {
@@ -217,10 +216,9 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 				break // the everything pack's intents: the upstream joined
 			}
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("the late upstream never joined (status %s, intents %v)\n%s", m.Payload.Status, m.Payload.Intents, stderr.String())
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -38,7 +38,7 @@ func startInspect(t *testing.T, args ...string) (string, string) {
 			t.Error("inspect did not stop")
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
+	wait := testenv.NewWait(20 * time.Second)
 	for {
 		if m := openLine.FindStringSubmatch(stdout.String()); m != nil {
 			return m[1], m[2]
@@ -48,10 +48,9 @@ func startInspect(t *testing.T, args ...string) (string, string) {
 			t.Fatalf("inspect exited %d:\n%s%s", code, stdout.String(), stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("inspect printed no URL:\n%s%s", stdout.String(), stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -76,7 +76,7 @@ func startNginx(t *testing.T, upstream string) string {
 			<-exited
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
@@ -89,10 +89,9 @@ func startNginx(t *testing.T, upstream string) string {
 			t.Fatalf("nginx exited: %v\n%s%s", err, out.String(), log)
 		default:
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("nginx did not listen on %s", addr)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

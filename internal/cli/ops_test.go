@@ -128,12 +128,11 @@ func TestServeStoreFlag(t *testing.T) {
 	go func() {
 		done <- Main(ctx, []string{"serve", "--addr", addr, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for !strings.Contains(stderr.String(), "shared store: redis") {
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("no redis store:\n%s", stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	waitReady(t, "http://"+addr+"/readyz", stderr)
 	cancel()
@@ -149,7 +148,7 @@ func freePort(t *testing.T) int {
 
 func waitReady(t *testing.T, url string, stderr *testenv.Buffer) {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(30 * time.Millisecond) {
+	for wait := testenv.NewWait(15 * time.Second); ; {
 		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()
@@ -157,7 +156,7 @@ func waitReady(t *testing.T, url string, stderr *testenv.Buffer) {
 				return
 			}
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("%s never answered 200: %v\n%s", url, err, stderr.String())
 		}
 	}

@@ -48,7 +48,7 @@ func TestServeWatchesRules(t *testing.T) {
 	}
 	waitFor := func(want string) string {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+		for wait := testenv.NewWait(10 * time.Second); wait.Next(); {
 			if st, reason := status(); st == want {
 				return reason
 			}

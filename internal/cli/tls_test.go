@@ -70,7 +70,7 @@ func TestServeTLS(t *testing.T) {
 	url := "https://" + addr + "/.well-known/manglecp/manifest.json"
 	var resp *http.Response
 	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for wait := testenv.NewWait(10 * time.Second); wait.Next(); {
 		if resp, err = client(0).Get(url); err == nil {
 			break
 		}

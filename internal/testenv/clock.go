@@ -66,18 +66,49 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 // Poll polls cond as [Eventually] does and reports whether it held
 // within [Budget](within), for a test that goes on after a failed wait.
 func Poll(within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(Budget(within))
-	pause := 5 * time.Millisecond
+	w := NewWait(within)
 	for {
 		if cond() {
 			return true
 		}
-		if time.Now().After(deadline) {
+		if !w.Next() {
 			return cond()
 		}
-		time.Sleep(pause)
-		pause = min(pause*2, 100*time.Millisecond)
 	}
+}
+
+// Wait paces a polling loop whose look is more than a condition (it
+// keeps what it read, or fails with its own message):
+//
+//	w := testenv.NewWait(10 * time.Second)
+//	for {
+//		if resp, err = get(); err == nil {
+//			break
+//		}
+//		if !w.Next() {
+//			t.Fatalf("never answered: %v", err)
+//		}
+//	}
+type Wait struct {
+	deadline time.Time
+	pause    time.Duration
+}
+
+// NewWait starts a wait of [Budget](within).
+func NewWait(within time.Duration) *Wait {
+	return &Wait{deadline: time.Now().Add(Budget(within)), pause: 5 * time.Millisecond}
+}
+
+// Next reports whether the budget leaves time for another look and, if
+// so, pauses before it: 5ms at first, doubling up to 100ms.
+func (w *Wait) Next() bool {
+	left := time.Until(w.deadline)
+	if left <= 0 {
+		return false
+	}
+	time.Sleep(min(w.pause, left))
+	w.pause = min(w.pause*2, 100*time.Millisecond)
+	return true
 }
 
 // measureSlowdown times a fixed CPU-bound workload nine times and

@@ -58,7 +58,7 @@ func (r *redisServer) start() {
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for wait := testenv.NewWait(10 * time.Second); wait.Next(); {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second)
 		if err != nil {
 			continue
@@ -380,16 +380,15 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	r.start() // an empty Redis: what was stored is gone, the servers recover
-	deadline := time.Now().Add(10 * time.Second)
+	wait := testenv.NewWait(10 * time.Second)
 	for {
 		env := send(t, rs[1], aliceToken, protocol.TypeIntentRequest, diagnose())
 		if env.Type == protocol.TypeIntentResponse {
 			break
 		}
-		if time.Now().After(deadline) {
+		if !wait.Next() {
 			t.Fatalf("no recovery: %s", env.Payload)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	m = macros(t, rs[1], aliceToken)["diagnose_causal_chain"]
 	invoke["macro_id"] = m.MacroID
