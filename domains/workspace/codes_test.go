@@ -136,7 +136,7 @@ func TestDomainCodes(t *testing.T) {
 		alice, bob := authFixtures(t)
 		pre, next := alice.preview()
 		e := bob.fails("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true, workspace.CodeEditInvalid)
-		if e.Details == nil || e.Details.Suggestion == "" || e.Details.Data["edit"] != pre.Result["edit"] {
+		if e.Details == nil || e.Details.Suggestion == "" || e.Details.Data["edit"] != editOf(t, pre) {
 			t.Errorf("details %+v", e.Details)
 		}
 	})

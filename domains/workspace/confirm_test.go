@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/manglecp/manglecp/client"
@@ -80,7 +81,7 @@ func TestStaleEdit(t *testing.T) {
 	f := newFixture(t, workspace.Config{})
 	args := map[string]any{"path": "notes.txt", "old": "world", "new": "there"}
 	pre := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", args, false)
-	seen := pre.Result["digest"].(string)
+	seen := strings.Split(editOf(t, pre), ".")[2] // e1.EXPIRY.DIGEST.OFFER.APPLY
 	next := append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
 	m := f.eval("edit", next...)["apply_edit"]
 	if err := os.WriteFile(filepath.Join(f.root, "notes.txt"), []byte("hello\nworld\nagain\n"), 0o644); err != nil {

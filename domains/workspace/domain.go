@@ -117,6 +117,7 @@ type Workspace struct {
 	roots   []*root
 	editKey []byte
 	now     func() time.Time // the server's clock for edit ids
+	plans   planStore        // previewed plans waiting for apply_edit
 }
 
 type root struct {
@@ -244,19 +245,21 @@ func (w *Workspace) Domain() manglecp.Domain {
 		Rules:       Rules(),
 		RulesName:   "workspace",
 		Actions: map[string]manglecp.ActionSpec{
-			"list_roots":   {Run: a.listRoots},
-			"list_dir":     {Run: a.listDir},
-			"tree":         {Run: a.tree},
-			"file_info":    {Run: a.fileInfo},
-			"search":       {Run: a.search},
-			"read_file":    {Run: a.readFile},
-			"read_files":   {Run: a.readFiles},
-			"read_media":   {Run: a.readMedia},
-			"preview_edit": {Run: a.previewEdit},
-			"apply_edit":   {Run: a.applyEdit},
-			"write_file":   {Run: a.writeFile},
-			"move":         {Run: a.move},
-			"create_dir":   {Run: a.createDir},
+			"list_roots":    {Run: a.listRoots},
+			"list_dir":      {Run: a.listDir},
+			"tree":          {Run: a.tree},
+			"file_info":     {Run: a.fileInfo},
+			"search":        {Run: a.search},
+			"read_file":     {Run: a.readFile},
+			"read_files":    {Run: a.readFiles},
+			"read_media":    {Run: a.readMedia},
+			"preview_edit":  {Run: a.previewEdit},
+			"apply_edit":    {Run: a.applyEdit},
+			"preview_edits": {Run: a.previewEdits},
+			"replace":       {Run: a.replaceAcross},
+			"write_file":    {Run: a.writeFile},
+			"move":          {Run: a.move},
+			"create_dir":    {Run: a.createDir},
 		},
 		External: map[string]manglecp.External{
 			"entry": {

@@ -58,6 +58,10 @@ func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.
 		return nil, err
 	}
 	shown := a.w.show(l)
+	if all, _ := c.Args["all"].(bool); all {
+		// Every occurrence: a plan the server keeps (multiedit.go).
+		return a.previewPlan(ctx, []Edit{{Path: shown, Old: argString(c.Args, "old"), New: argString(c.Args, "new"), All: true}})
+	}
 	out := &manglecp.Outcome{}
 	e := &edit{path: shown, old: argString(c.Args, "old"), new: argString(c.Args, "new")}
 	e.identity, _ = manglecp.CallerIdentity(ctx)
@@ -85,17 +89,15 @@ func (a *actions) previewEdit(ctx context.Context, c *manglecp.Call) (*manglecp.
 	}
 	e.diff = unified(shown, string(e.before), string(e.after))
 	e.confirm = confirmDiff(e.diff)
-	id, until := a.w.issue(e)
-	out.Result = map[string]any{"path": shown, "diff": e.diff, "digest": digest, "digest_after": digestOf(e.after),
-		"edit": id.String(), "expires_at": until.UTC().Format(time.RFC3339)}
-	if e.confirm != e.diff {
-		out.Result["confirm_diff"] = e.confirm
-	}
+	id, _ := a.w.issue(e)
+	// The model reads the diff once. The edit id, the digests and the
+	// expiry stay in the previewed fact and the server (apply_edit's
+	// validity says when it expires).
+	out.Result = map[string]any{"path": shown, "diff": e.diff}
 	previewed := protocol.NewFact("previewed", shown, id.String(), e.old, e.new, e.confirm)
 	previewed.T = &protocol.Temporal{At: a.w.now().UTC().Format(time.RFC3339Nano)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown), previewed}
-	out.Summary = fmt.Sprintf("Previewed an edit of %s; nothing was written. Evaluate edit with the previewed fact and apply it with apply_edit before %s.",
-		shown, until.UTC().Format(time.RFC3339))
+	out.Summary = fmt.Sprintf("Previewed an edit of %s; nothing written yet.", shown)
 	return out, ctx.Err()
 }
 
@@ -124,6 +126,10 @@ func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 		}
 		if checked++; checked > maxSignedEdits {
 			break
+		}
+		if h, ok := a.w.heldFor(p); ok {
+			// A plan the server keeps (multiedit.go).
+			return a.applyHeld(ctx, p.id, h)
 		}
 		pid, ok := parseEditID(p.id)
 		if !ok || !hmac.Equal(pid.offer, a.w.offerTag(&edit{path: p.path, old: p.old, new: p.new, confirm: p.diff}, pid.expiry)) {
@@ -197,11 +203,12 @@ func (a *actions) applyEdit(ctx context.Context, c *manglecp.Call) (*manglecp.Ou
 	}); err != nil {
 		return nil, err
 	}
-	digest := digestOf(e.after)
-	out.Result = map[string]any{"path": shown, "diff": e.diff, "digest": digest}
+	// The diff was shown at the preview and in the user's question: not
+	// again.
+	out.Result = map[string]any{"path": shown}
 	out.Retract = []protocol.Fact{protocol.NewFact("previewed", pv.path, nil, nil, nil, nil)}
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("mentioned", shown)}
-	out.Summary = fmt.Sprintf("Applied the previewed edit to %s (new digest %s).", shown, digest)
+	out.Summary = fmt.Sprintf("Applied the previewed edit to %s.", shown)
 	return out, nil
 }
 

@@ -239,7 +239,9 @@ func TestEditIDs(t *testing.T) {
 		f := newFixture(t, workspace.Config{})
 		long := strings.Repeat("a new line\n", 300)
 		pre := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world\n", "new": long}, false)
-		shown, _ := pre.Result["confirm_diff"].(string)
+		// The diff shown for confirmation is the previewed fact's (the
+		// result the model reads holds the whole diff only).
+		shown, _ := pre.Next.ContinuationFacts[1].Args[4].(string)
 		if len(shown) > 1024 || !strings.Contains(shown, "more lines; the preview's diff holds them all") || !strings.HasPrefix(pre.Result["diff"].(string), shown[:200]) {
 			t.Errorf("confirm_diff %q", shown)
 		}

@@ -155,6 +155,12 @@ func (a *actions) signedEdits(ctx context.Context, in *manglecp.ExternalInput) (
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if h, ok := a.w.heldFor(p); ok {
+			if a.w.now().Before(h.until) {
+				out = append(out, []any{p.id, p.path, p.diff, h.until.UnixNano()})
+			}
+			continue
+		}
 		id, ok := parseEditID(p.id)
 		if !ok || a.w.expired(id) || !hmac.Equal(id.offer, a.w.offerTag(&edit{path: p.path, old: p.old, new: p.new, confirm: p.diff}, id.expiry)) {
 			continue

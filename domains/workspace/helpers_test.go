@@ -236,3 +236,17 @@ func enumOf(m protocol.MacroTool, param string) []any {
 	e, _ := p["enum"].([]any)
 	return e
 }
+
+// editOf is the edit id of a preview's previewed fact, which the server
+// keeps out of the result the model reads.
+func editOf(t *testing.T, pre *protocol.InvokeResponse) string {
+	t.Helper()
+	for _, f := range pre.Next.ContinuationFacts {
+		if f.Pred == "previewed" {
+			return f.Args[1].(string)
+		}
+	}
+	t.Fatal("the preview returned no previewed fact")
+	return ""
+}
+

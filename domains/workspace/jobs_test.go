@@ -144,7 +144,7 @@ func TestEditFlow(t *testing.T) {
 	f := newFixture(t, workspace.Config{})
 	args := map[string]any{"path": "src/util.go", "old": "func helper() {}", "new": "func helper() { println() }"}
 	pre := f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", args, false)
-	digest := pre.Result["digest"].(string)
+	digest := digestOf(f.file("src/util.go"))
 	next := append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)
 	tools := f.eval("edit", next...)
 	apply, ok := tools["apply_edit"]
@@ -154,7 +154,12 @@ func TestEditFlow(t *testing.T) {
 	if !apply.Safety.RequiresUserConfirmation || len(apply.Safety.SideEffects) != 1 || apply.Safety.SideEffects[0] != "filesystem" {
 		t.Errorf("apply_edit safety %+v", apply.Safety)
 	}
-	edit := pre.Result["edit"].(string)
+	edit := editOf(t, pre)
+	for _, k := range []string{"edit", "digest", "digest_after", "expires_at"} {
+		if _, ok := pre.Result[k]; ok {
+			t.Errorf("the preview's result holds %s: the model reads only the diff", k)
+		}
+	}
 	if got := jsonOf(t, apply.InputSchema["required"]); got != `["diff"]` {
 		t.Errorf("apply_edit requires %s, want the diff alone", got)
 	}
@@ -172,8 +177,8 @@ func TestEditFlow(t *testing.T) {
 	if got := f.file("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
 		t.Errorf("not applied:\n%s", got)
 	}
-	if r.Result["diff"] != pre.Result["diff"] {
-		t.Errorf("applied diff %q differs from the preview %q", r.Result["diff"], pre.Result["diff"])
+	if _, ok := r.Result["diff"]; ok || r.Result["path"] != "src/util.go" {
+		t.Errorf("the apply's result %v: the path, without the diff shown before", r.Result)
 	}
 	// Eleven minutes later by the server's clock the preview is stale:
 	// apply_edit is not offered.
@@ -282,7 +287,8 @@ func TestSelection(t *testing.T) {
 		{"read", facts(mentioned("assets/logo.png")), "read_media"},
 		{"read", facts(mentioned("assets/blob.bin")), "file_info"},
 		{"read", facts(mentioned("gone.txt")), "search"},
-		{"edit", facts(mentioned("notes.txt")), "preview_edit"},
+		{"edit", facts(mentioned("notes.txt")), "preview_edit,preview_edits,replace"},
+		{"edit", nil, "preview_edit,preview_edits,replace"}, // paths are then the model's: reached by name
 		{"edit", facts(mentioned("notes.txt"), change("write")), "write_file"},
 		{"edit", facts(mentioned("new.txt")), "search,write_file"},
 		{"reorganize", nil, "create_dir,move"}, // move by any path: reached by name (tools.mg)

@@ -52,6 +52,14 @@ func (a *actions) move(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome
 		}
 		parent := loc{root: to.root, rel: path.Dir(to.rel)}
 		pst, err := to.root.fs.Stat(parent.rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The destination's parent directories are made, as
+			// create_dir makes them (a move needs no extra call).
+			if err := to.root.fs.MkdirAll(parent.rel, 0o755); err != nil {
+				return "no parent", a.w.fsError(a.w.show(parent), err)
+			}
+			pst, err = to.root.fs.Stat(parent.rel)
+		}
 		if err != nil {
 			return "no parent", a.w.fsError(a.w.show(parent), err)
 		}

@@ -13,13 +13,13 @@
 decl_intent("explore", "List dirs, trees, file info: list_dir(path, sizes), tree(path, depth), file_info(path).").
 decl_intent("find", "Find files by name or content: search(glob, text, path).").
 decl_intent("read", "Read files: read_file(path, head, tail), read_files().").
-decl_intent("edit", "Edit or write files: preview_edit(path, old, new), then apply_edit; write_file(path, content, digest).").
-decl_intent("reorganize", "Move files, make dirs: move(from, to), create_dir(path).").
+decl_intent("edit", "Edit files (a diff, then apply_edit): preview_edit(path, old, new, all), preview_edits(edits=[{path, old, new, all}]), replace(old, new, glob, path, word=true) in every file; write_file(path, content, digest).").
+decl_intent("reorganize", "Move files (parents made), make dirs: move(from, to), create_dir(path).").
 
 decl_intent_fact("explore", "focus", "optional").
 decl_intent_fact("find", "focus", "optional").
 decl_intent_fact("read", "mentioned", "required").
-decl_intent_fact("edit", "mentioned", "required").
+decl_intent_fact("edit", "mentioned", "optional").
 decl_intent_fact("edit", "change", "optional").
 decl_intent_fact("edit", "previewed", "optional").
 decl_intent_fact("reorganize", "mentioned", "optional").

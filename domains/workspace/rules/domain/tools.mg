@@ -131,6 +131,15 @@ relevant_to_intent("edit", "preview_edit", 50) :- text_file(_), !wants("write"),
 mandatory_for_intent("edit", "apply_edit") :- has_open_edit(1), !wants("write").
 mandatory_for_intent("edit", "write_file") :- wants("write").
 mandatory_for_intent("edit", "write_file") :- missing_file(_).
+# Without a mentioned file the edit tools are still offered (their paths
+# are then any path, which the tools check): a model that calls one by the
+# name the intent's description gives reaches it in the same call.
+mandatory_for_intent("edit", "preview_edit") :- intent("edit"), !has_mentioned(1), !wants("write").
+# Several edits, or one text replaced in every file, as one diff.
+relevant_to_intent("edit", "preview_edits", 40) :- intent("edit"), !has_mentioned(1), !wants("write").
+relevant_to_intent("edit", "preview_edits", 40) :- text_file(_), !wants("write").
+relevant_to_intent("edit", "replace", 40) :- intent("edit"), !has_mentioned(1), !wants("write").
+relevant_to_intent("edit", "replace", 40) :- text_file(_), !wants("write").
 
 tool("preview_edit").
 tool_action("preview_edit", "preview_edit").
@@ -143,8 +152,36 @@ tool_param("preview_edit", "old", "string", "Exact text, found once.").
 tool_param_required("preview_edit", "old").
 tool_param("preview_edit", "new", "string", "").
 tool_param_required("preview_edit", "new").
+tool_param("preview_edit", "all", "boolean", "Every occurrence.").
 tool_idempotent("preview_edit").
 tool_next_intent("preview_edit", "edit", "Apply the previewed edit.").
+
+# preview_edits and replace preview one plan of several files (one diff);
+# the server keeps it under a handle the previewed fact carries, and
+# apply_edit applies it after one consent.
+tool("preview_edits").
+tool_action("preview_edits", "preview_edits").
+tool_description("preview_edits", "One diff of several edits [{path, old, new, all}]; writes nothing.").
+tool_summary("preview_edits", "Preview several edits as one diff.").
+tool_param("preview_edits", "edits", "array", "[{path, old, new, all}]").
+tool_param_required("preview_edits", "edits").
+tool_idempotent("preview_edits").
+tool_next_intent("preview_edits", "edit", "Apply the previewed edit.").
+
+tool("replace").
+tool_action("replace", "replace").
+tool_description("replace", "One diff replacing old with new in every file matching glob (below path), whole words unless word=false; writes nothing.").
+tool_summary("replace", "Preview a replace across files.").
+tool_param("replace", "old", "string", "").
+tool_param_required("replace", "old").
+tool_param("replace", "new", "string", "").
+tool_param_required("replace", "new").
+tool_param("replace", "glob", "string", "Default: all files.").
+tool_param("replace", "path", "string", "Directory.").
+tool_param("replace", "word", "boolean", "").
+tool_param_default("replace", "word", /true).
+tool_idempotent("replace").
+tool_next_intent("replace", "edit", "Apply the previewed edit.").
 
 tool("apply_edit").
 tool_action("apply_edit", "apply_edit").
@@ -177,11 +214,12 @@ mandatory_for_intent("reorganize", "create_dir") :- intent("reorganize"), !wants
 
 tool("move").
 tool_action("move", "move").
-tool_description("move", "Move or rename a file or directory.").
+tool_description("move", "Move or rename a file or directory; makes the destination's parent directories.").
 tool_summary("move", "Move or rename.").
+# from is any path (the move checks it): a file mentioned for another job
+# does not restrict what can be moved.
 tool_param("move", "from", "string", "").
 tool_param_required("move", "from").
-tool_param_enum("move", "from", Path) :- existing(Path).
 tool_param("move", "to", "string", "Must not exist.").
 tool_param_required("move", "to").
 
@@ -207,5 +245,7 @@ pure_action("read_file").
 pure_action("read_files").
 pure_action("read_media").
 pure_action("preview_edit").
+pure_action("preview_edits").
+pure_action("replace").
 tool_side_effect(Tool, Effect) :- tool_action(Tool, Action), action_effect(Action, Effect).
 tool_side_effect(Tool, "none") :- tool_action(Tool, Action), pure_action(Action).
