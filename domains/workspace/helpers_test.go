@@ -249,4 +249,3 @@ func editOf(t *testing.T, pre *protocol.InvokeResponse) string {
 	t.Fatal("the preview returned no previewed fact")
 	return ""
 }
-
