@@ -369,15 +369,22 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 // ask sends an intent request and installs the selected macro-tools: in
 // place of the current selection, or beside it (merge).
 func (ss *mcpSession) ask(ctx context.Context, req *mcp.CallToolRequest, intent string, params map[string]any, facts []protocol.Fact, explain, merge bool) (*protocol.IntentResponse, []*macroEntry, error) {
+	return ss.askFacts(ctx, req, intent, params, facts, nil, explain, merge)
+}
+
+// askFacts is ask with transient facts besides: sent with this request
+// (and kept with the tools it selects) but not added to the working
+// state.
+func (ss *mcpSession) askFacts(ctx context.Context, req *mcp.CallToolRequest, intent string, params map[string]any, facts, transient []protocol.Fact, explain, merge bool) (*protocol.IntentResponse, []*macroEntry, error) {
 	s, err := ss.b.session(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	st := ss.workingState(s)
-	extra := facts
+	extra := append(slices.Clone(facts), transient...)
 	for _, sug := range st.Suggested() {
 		if sug.Name == intent {
-			extra = append(st.Continuation(), facts...)
+			extra = append(st.Continuation(), extra...)
 			if params == nil {
 				params = sug.Params
 			}
@@ -577,11 +584,16 @@ func (ss *mcpSession) invoke(ctx context.Context, req *mcp.CallToolRequest, name
 	}
 	origin := digest(name + "\x00" + canonicalArgs(args))
 	e, current := ss.entry(name)
-	if e == nil {
-		// Over stateless HTTP (MCP 2026-07-28) every request, the answer
-		// to a confirmation too, comes to a new session: the pending
-		// question binds the macro_id the evaluation yields again.
-		e, current = ss.reach(ctx, req, name)
+	if e == nil || !fits(e, args) {
+		// A tool the selection lacks (or whose selected form does not
+		// take these arguments: a path the rules did not bind) is
+		// reached in this call. Over stateless HTTP (MCP 2026-07-28)
+		// every request, the answer to a confirmation too, comes to a
+		// new session: the pending question binds the macro_id the
+		// evaluation yields again.
+		if r, names := ss.reach(ctx, req, name, args); r != nil || e == nil {
+			e, current = r, names
+		}
 	}
 	if e == nil {
 		perr := protocol.Errorf(CodeUnknownTool, "no evaluation of this session selected a tool named %q", bounded(name, 64))

@@ -209,11 +209,16 @@ func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, re
 }
 
 // reach evaluates what a call of a tool the current selection lacks
-// needs, in the same call: the intent that selected a tool of that name
-// earlier in the session, then the intents the last invocation suggested,
-// then every intent of the manifest, until one selects it. It returns the
-// entry, or nil and the names the session can call.
-func (ss *mcpSession) reach(ctx context.Context, req *mcp.CallToolRequest, name string) (*macroEntry, []string) {
+// (or whose selected form does not take these arguments) needs, in the
+// same call: the intent that selected a tool of that name earlier in the
+// session, then the intents the last invocation suggested, then every
+// intent of the manifest, until one selects it for these arguments. Each
+// intent is evaluated with the facts the call's arguments state for it
+// (argFacts: a model that calls preview_edit on a path has mentioned
+// it), which do not join the working state. It returns the entry (the
+// first found, when none takes the arguments, so the call reports why),
+// or nil and the names the session can call.
+func (ss *mcpSession) reach(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any) (*macroEntry, []string) {
 	var order []string
 	add := func(in string) {
 		if in != "" && !slices.Contains(order, in) {
@@ -234,15 +239,94 @@ func (ss *mcpSession) reach(ctx context.Context, req *mcp.CallToolRequest, name 
 			add(in.Name)
 		}
 	}
+	var first *macroEntry
 	for _, in := range order {
-		if _, _, err := ss.ask(ctx, req, in, nil, nil, false, false); err != nil {
+		if _, _, err := ss.askFacts(ctx, req, in, nil, nil, ss.argFacts(in, args), false, false); err != nil {
 			continue
 		}
-		if e, _ := ss.entry(name); e != nil {
+		e, _ := ss.entry(name)
+		if e == nil {
+			continue
+		}
+		if fits(e, args) {
 			return e, nil
 		}
+		if first == nil {
+			first = e
+		}
+	}
+	if first != nil {
+		return first, nil
 	}
 	return ss.entry(name)
+}
+
+// fits reports whether args (with the values the rules fixed) match e's
+// parameters; true when its schema was not disclosed.
+func fits(e *macroEntry, args map[string]any) bool {
+	schema := e.tool.InputSchema
+	if schema == nil {
+		return true
+	}
+	a := maps.Clone(args)
+	if a == nil {
+		a = map[string]any{}
+	}
+	fillFixed(schema, a)
+	return len(e.args.check(schema, a)) == 0
+}
+
+// maxArgFacts bounds the facts argFacts states for one call.
+const maxArgFacts = 16
+
+// argFacts are the facts a call's arguments state for an intent, as a
+// model would state them with the intent: for each fact predicate the
+// intent accepts (required or optional) that has one string argument,
+// each non-empty string the call passes under that argument's name, at
+// the top level or in the objects of an array argument, is one such
+// fact. For the workspace domain, preview_edit {"path": "a.py"} states
+// mentioned("a.py") for edit. At most maxArgFacts; the server validates
+// them as any client fact.
+func (ss *mcpSession) argFacts(intent string, args map[string]any) []protocol.Fact {
+	m := ss.b.Manifest()
+	if m == nil || len(args) == 0 {
+		return nil
+	}
+	var preds []string
+	for _, in := range m.Intents {
+		if in.Name == intent {
+			preds = append(append(preds, in.RequiredFacts...), in.OptionalFacts...)
+		}
+	}
+	var out []protocol.Fact
+	seen := map[string]bool{}
+	for _, pred := range preds {
+		ps := m.FactsProfile.Predicate(pred)
+		if ps == nil || ps.Arity != 1 || len(ps.ArgNames) != 1 || ps.Direction == protocol.DirectionOutput ||
+			(len(ps.ArgTypes) == 1 && ps.ArgTypes[0] != protocol.ArgString && ps.ArgTypes[0] != protocol.ArgAny) {
+			continue
+		}
+		arg := ps.ArgNames[0]
+		state := func(v any) {
+			s, ok := v.(string)
+			if !ok || s == "" || seen[pred+"\x00"+s] || len(out) >= maxArgFacts {
+				return
+			}
+			seen[pred+"\x00"+s] = true
+			out = append(out, protocol.NewFact(pred, s))
+		}
+		state(args[arg])
+		keys := slices.Sorted(maps.Keys(args))
+		for _, k := range keys {
+			items, _ := args[k].([]any)
+			for _, it := range items {
+				if obj, ok := it.(map[string]any); ok {
+					state(obj[arg])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // needs is " (needs a, b)" for an intent with required facts (the model

@@ -401,3 +401,67 @@ func TestFollowOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestReachStatesTheArgumentsFacts: a tool named in the tool list is
+// called without an intent round trip even when its intent needs facts:
+// the call's arguments state them (diagnose needs url(u); trace(u) states
+// url), for that evaluation only; a selected tool whose enum lacks the
+// value the model passes is reached again with it.
+func TestReachStatesTheArgumentsFacts(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if req.Intent.Name != "diagnose" {
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil
+		}
+		var urls []any
+		for _, f := range req.Facts {
+			if f.Pred == "url" {
+				urls = append(urls, f.Args[0])
+			}
+		}
+		if len(urls) == 0 {
+			return nil, protocol.Errorf(protocol.CodeInvalidFacts, "diagnose needs url")
+		}
+		tr := tool("trace", false)
+		tr.InputSchema = map[string]any{"type": "object", "required": []any{"u"},
+			"properties": map[string]any{"u": map[string]any{"type": "string", "enum": urls}, "items": map[string]any{"type": "array"}}}
+		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tr}}, nil
+	})
+	h := newHarness(t, fake, nil, hostOptions{})
+	urlFacts := func() []string {
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		var out []string
+		for _, f := range fake.evals[len(fake.evals)-1].Facts {
+			if f.Pred == "url" {
+				out = append(out, f.Args[0].(string))
+			}
+		}
+		return out
+	}
+	res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "trace", "arguments": map[string]any{"u": "https://b.example"}})
+	if res.IsError {
+		t.Fatalf("trace before any evaluation: %s", text(res))
+	}
+	if got := urlFacts(); len(got) != 1 || got[0] != "https://b.example" {
+		t.Errorf("diagnose was evaluated with url facts %v", got)
+	}
+	// The stated fact is not kept: the model's own evaluation holds its own.
+	h.call(t, "diagnose", diagnoseArgs)
+	if got := urlFacts(); len(got) != 1 || got[0] != "https://app.example.com" {
+		t.Errorf("the next evaluation sent url facts %v", got)
+	}
+	// trace is selected for app.example.com; a call on c.example (in an
+	// array's objects too) is reached with both.
+	res = h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "trace", "arguments": map[string]any{"u": "https://c.example",
+		"items": []any{map[string]any{"u": "https://d.example"}}}})
+	if res.IsError {
+		t.Fatalf("trace on another url: %s", text(res))
+	}
+	if got := strings.Join(urlFacts(), " "); got != "https://app.example.com https://c.example https://d.example" {
+		t.Errorf("reached with url facts %s", got)
+	}
+	if got := fake.lastInvoke(t); got.Args["u"] != "https://c.example" {
+		t.Errorf("invoked with %v", got.Args)
+	}
+}

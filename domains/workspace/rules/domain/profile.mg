@@ -10,10 +10,10 @@
 # parameters: a model reads it in the fixed tool list and may call one at
 # once through invoke_macro_tool (the bridge evaluates the intent that
 # selects it in the same call), one model turn instead of two.
-decl_intent("explore", "List dirs, trees, file info: list_dir(path, sizes), tree(path, depth), file_info(path).").
+decl_intent("explore", "Explore: list_dir(path, sizes), tree(path, depth), file_info(path).").
 decl_intent("find", "Find files by name or content: search(glob, text, path).").
 decl_intent("read", "Read files: read_file(path, head, tail), read_files().").
-decl_intent("edit", "Edit files (a diff, then apply_edit): preview_edit(path, old, new, all), preview_edits(edits=[{path, old, new, all}]), replace(old, new, glob, path, word=true) in every file; write_file(path, content, digest).").
+decl_intent("edit", "Diff then apply_edit: preview_edit(path, old, new, all), preview_edits(edits=[{path,old,new}]), replace(old, new, glob); write_file(path, content, digest).").
 decl_intent("reorganize", "Move files (parents made), make dirs: move(from, to), create_dir(path).").
 
 decl_intent_fact("explore", "focus", "optional").
