@@ -273,7 +273,8 @@ func fits(e *macroEntry, args map[string]any) bool {
 		a = map[string]any{}
 	}
 	fillFixed(schema, a)
-	return len(e.args.check(schema, a)) == 0
+	errs, refused := e.args.check(schema, a)
+	return len(errs) == 0 && refused == nil
 }
 
 // maxArgFacts bounds the facts argFacts states for one call.
