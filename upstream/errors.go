@@ -27,8 +27,15 @@ const (
 	ToolFailed
 	// ProtocolMismatch: the upstream does not speak a version of MCP the
 	// client knows, or sent a message that breaks the protocol or its
-	// bounds (a message or a tool list too large).
+	// bounds (a tool list too large).
 	ProtocolMismatch
+	// Busy: the upstream serves as many identities as it may (each with a
+	// session of its own); RetryAfter says when to try again.
+	Busy
+	// AnswerTooLarge: the upstream's answer to the call was over
+	// MaxMessageBytes. It was discarded as it arrived; the session goes
+	// on.
+	AnswerTooLarge
 )
 
 // String names the kind ("unreachable", "timeout", ...).
@@ -42,6 +49,10 @@ func (k Kind) String() string {
 		return "tool failed"
 	case ProtocolMismatch:
 		return "protocol mismatch"
+	case Busy:
+		return "busy"
+	case AnswerTooLarge:
+		return "answer too large"
 	}
 	return "unknown"
 }
@@ -73,7 +84,55 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.err }
 
 func newError(name string, kind Kind, cause error, format string, args ...any) *Error {
-	return &Error{Upstream: name, Kind: kind, Message: Sanitize(fmt.Sprintf(format, args...), MaxMessage), err: cause}
+	return &Error{Upstream: name, Kind: kind, Message: Sanitize(RedactURLs(fmt.Sprintf(format, args...)), MaxMessage), err: cause}
+}
+
+// urlPattern finds URLs in text (up to a space, a quote or a bracket).
+var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s"'<>` + "`" + `]+`)
+
+// RedactURLs replaces the credentials of every URL in s: its user
+// information (https://user:password@host) and the value of every query
+// parameter (?access_token=...) become "REDACTED"; the fragment is
+// dropped. Status reasons and log lines about an upstream pass through it,
+// so that an upstream URL's credentials reach neither the public manifest
+// nor the log.
+func RedactURLs(s string) string {
+	return urlPattern.ReplaceAllStringFunc(s, redactURL)
+}
+
+func redactURL(raw string) string {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		authority = "REDACTED@" + authority[i+1:]
+	}
+	if i := strings.IndexByte(tail, '#'); i >= 0 {
+		tail = tail[:i]
+	}
+	path, query, hasQuery := strings.Cut(tail, "?")
+	if !hasQuery {
+		return scheme + "://" + authority + path
+	}
+	var keys []string
+	for _, kv := range strings.Split(query, "&") {
+		if kv == "" {
+			continue
+		}
+		k, _, hasValue := strings.Cut(kv, "=")
+		if !hasValue {
+			keys = append(keys, "REDACTED")
+			continue
+		}
+		if len(k) > 40 {
+			k = Truncate(k, 40)
+		}
+		keys = append(keys, k+"=REDACTED")
+	}
+	return scheme + "://" + authority + path + "?" + strings.Join(keys, "&")
 }
 
 var (

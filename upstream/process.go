@@ -34,7 +34,7 @@ type process struct {
 // it leaves running.
 func startProcess(c Config, wg *sync.WaitGroup) (*process, error) {
 	cmd := exec.Command(c.Command[0], c.Command[1:]...)
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Env = environ(c)
 	cmd.Dir = c.Dir
 	setProcAttr(cmd)
 	inR, inW, err := os.Pipe()

@@ -2,9 +2,9 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -25,6 +25,8 @@ const (
 	DefaultMaxTools        = 256
 	DefaultMinBackoff      = 500 * time.Millisecond
 	DefaultMaxBackoff      = 30 * time.Second
+	DefaultMaxSessions     = 16
+	DefaultIdleTimeout     = 10 * time.Minute
 )
 
 // stableAfter is how long a session must live for its restart count to
@@ -48,11 +50,30 @@ type Config struct {
 	// Dial, when set instead of Command and URL, returns the transport to
 	// an in-process server (mcp.NewInMemoryTransports) and what ends it.
 	Dial func(ctx context.Context) (mcp.Transport, func(), error)
-	// Env holds KEY=VALUE pairs added to the server's environment for
-	// Command.
+	// Env holds KEY=VALUE pairs given to Command. Command gets a clean
+	// environment: the few variables a program needs to run (see
+	// [BaseEnv]), PassEnv's, and Env's; never the rest of the server's
+	// (its secrets: MANGLECP_AUTH_TOKEN, MANGLECP_CONFIRMATION_KEY, ...).
 	Env []string
+	// PassEnv names variables of the server's environment that Command
+	// gets too (a MANGLECP_ variable cannot be passed on: give its value
+	// in Env if an upstream needs one).
+	PassEnv []string
 	// Dir is Command's working directory ("" the server's).
 	Dir string
+	// Shared declares the upstream stateless: one session (one process
+	// of Command, one MCP session at URL) serves every identity. By
+	// default each identity (the key [Upstream.Call] takes) gets its own
+	// session, started on its first call, at most MaxSessions at once and
+	// ended after IdleTimeout unused, so that what one identity's calls
+	// leave in the upstream (a signed-in page, a note) is never another's.
+	Shared bool
+	// MaxSessions bounds the identities' sessions open at once (default
+	// [DefaultMaxSessions]); a call of another identity beyond it fails
+	// with Busy. IdleTimeout ends a session unused that long (default
+	// [DefaultIdleTimeout]). Both are ignored when Shared.
+	MaxSessions int
+	IdleTimeout time.Duration
 	// Lazy starts Command only when a call needs it: the tools are listed
 	// at Start, then the process stops until the first call. Otherwise it
 	// runs from Start on and is restarted with backoff when it dies.
@@ -101,6 +122,14 @@ func (c *Config) Check() error {
 			return fmt.Errorf("upstream %s: environment entry %q is not KEY=VALUE", c.Name, Truncate(kv, 40))
 		}
 	}
+	for _, k := range c.PassEnv {
+		if k == "" || strings.ContainsAny(k, "= \x00") {
+			return fmt.Errorf("upstream %s: %q is not the name of an environment variable", c.Name, Truncate(k, 40))
+		}
+		if strings.HasPrefix(strings.ToUpper(k), "MANGLECP_") {
+			return fmt.Errorf("upstream %s: %s is the server's own setting and is not passed to upstreams (give a value in env if the upstream needs one)", c.Name, Truncate(k, 40))
+		}
+	}
 	return nil
 }
 
@@ -122,6 +151,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBackoff < c.MinBackoff {
 		c.MaxBackoff = max(DefaultMaxBackoff, c.MinBackoff)
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -145,7 +180,19 @@ type Tool struct {
 	// Annotated: the upstream sent annotations for the tool (the hints
 	// above are otherwise the specification's defaults).
 	Annotated bool
+	// Problem, when set, says why the tool cannot be served (its input
+	// schema is over MaxSchemaBytes and was not kept): the gateway leaves
+	// it out.
+	Problem string
 }
+
+// Bounds of what is kept of each listed tool (the rest is dropped as the
+// list is read, so that a hostile list costs no more memory than this).
+const (
+	MaxToolDescription = 2 << 10  // bytes of a description (the gateway shows its first sentence)
+	MaxToolTitle       = 200      // bytes of a title
+	MaxSchemaBytes     = 64 << 10 // bytes of an input schema, encoded
+)
 
 // Status is an upstream's state: "starting", "up", "idle" (a lazy
 // upstream not running), "restarting" or "down" (closed, or never
@@ -156,6 +203,10 @@ type Status struct {
 	Reason   string `json:"reason,omitempty"`
 	Tools    int    `json:"tools"`
 	Restarts int    `json:"restarts,omitempty"`
+	// Sessions is the number of identities' sessions open (per-identity
+	// upstreams); Shared says one session serves every identity.
+	Sessions int  `json:"sessions,omitempty"`
+	Shared   bool `json:"shared,omitempty"`
 }
 
 // Upstream is one supervised upstream MCP server. Its methods are safe for
@@ -168,8 +219,11 @@ type Upstream struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
-	sess     *session
-	dialing  chan struct{} // closed when the dial in progress ends
+	sess     *session         // the shared session, or the spare started at boot
+	slots    map[string]*slot // per-identity sessions, by identity
+	dialing  chan struct{}    // closed when the dial in progress ends
+	notified Status           // the status OnStatus last had
+	warned   bool             // a tool list change was logged at WARN
 	tools    []Tool
 	server   string // serverInfo.name
 	state    string
@@ -180,12 +234,24 @@ type Upstream struct {
 	closed   bool
 }
 
+// slot is one identity's session of a per-identity upstream. Its fields
+// are guarded by Upstream.mu.
+type slot struct {
+	who      string
+	sess     *session
+	dialing  chan struct{} // closed when its dial ends
+	inflight int
+	lastUse  time.Time
+	timer    *time.Timer // ends the session after IdleTimeout unused
+}
+
 // session is one connection to the upstream (and its process).
 type session struct {
 	cs      *mcp.ClientSession
 	stop    func() // ends the process, if any
 	started time.Time
 	done    chan struct{} // closed when the connection ended
+	slot    *slot         // the identity it serves (nil: shared or spare); under Upstream.mu
 
 	mu     sync.Mutex
 	reason string // why it ended
@@ -213,14 +279,32 @@ func New(c Config) (*Upstream, error) {
 	}
 	c.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &Upstream{cfg: c, ctx: ctx, cancel: cancel, state: "starting"}
+	u := &Upstream{cfg: c, ctx: ctx, cancel: cancel, state: "starting", slots: map[string]*slot{}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "manglecp-gateway", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.cfg.Logger.Warn("upstream tool list changed; the rules keep the tools listed at start (restart the server to serve the new list)", "upstream", u.cfg.Name)
-		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged() },
 	})
 	return u, nil
 }
+
+// listChanged logs an upstream's notifications/tools/list_changed: the
+// first at WARN, the others at DEBUG (an upstream sending thousands must
+// not flood the log).
+func (u *Upstream) listChanged() {
+	u.mu.Lock()
+	first := !u.warned
+	u.warned = true
+	u.mu.Unlock()
+	const msg = "upstream tool list changed; the rules keep the tools listed at start (restart the server to serve the new list)"
+	if first {
+		u.cfg.Logger.Warn(msg, "upstream", u.cfg.Name, "note", "further changes are logged at DEBUG")
+		return
+	}
+	u.cfg.Logger.Debug(msg, "upstream", u.cfg.Name)
+}
+
+// redact removes credentials of URLs from text for the status and the
+// log (see [RedactURLs]).
+func (u *Upstream) redact(s string) string { return RedactURLs(s) }
 
 // Name is the upstream's name.
 func (u *Upstream) Name() string { return u.cfg.Name }
@@ -269,26 +353,53 @@ func (u *Upstream) Status() Status {
 }
 
 func (u *Upstream) statusLocked() Status {
-	return Status{Name: u.cfg.Name, State: u.state, Reason: u.reason, Tools: len(u.tools), Restarts: u.restarts}
+	return Status{Name: u.cfg.Name, State: u.state, Reason: u.reason, Tools: len(u.tools), Restarts: u.restarts,
+		Sessions: len(u.slots), Shared: u.cfg.Shared}
 }
 
 func (u *Upstream) setState(state, reason string) {
 	u.mu.Lock()
-	changed := u.state != state || u.reason != reason
-	u.state, u.reason = state, reason
-	st := u.statusLocked()
+	u.state, u.reason = state, u.redact(reason)
 	u.mu.Unlock()
-	if changed && u.cfg.OnStatus != nil {
+	u.notify()
+}
+
+// notify calls OnStatus when the status changed since it last did.
+func (u *Upstream) notify() {
+	if u.cfg.OnStatus == nil {
+		return
+	}
+	u.mu.Lock()
+	st := u.statusLocked()
+	changed := st != u.notified
+	u.notified = st
+	u.mu.Unlock()
+	if changed {
 		u.cfg.OnStatus(st)
 	}
 }
 
-// Call calls the upstream tool name with args, within the call timeout
-// and ctx. The result is the upstream's, unchanged: bounding it for a
-// client is the caller's job (its size is bounded by MaxMessageBytes). A
-// failure is an *Error, or ctx's error when ctx ended first.
-func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	s, err := u.session(ctx)
+// Call calls the upstream tool name with args for the identity who (an
+// opaque key: the same key, the same session; "" is one identity too),
+// within the call timeout and ctx. Unless the upstream is Shared, each
+// identity's calls go to a session of its own. The result is the
+// upstream's, unchanged: bounding it for a client is the caller's job
+// (its size is bounded by MaxMessageBytes; a larger answer fails with
+// AnswerTooLarge and the session goes on). A failure is an *Error, or
+// ctx's error when ctx ended first.
+func (u *Upstream) Call(ctx context.Context, who, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	var (
+		s   *session
+		err error
+	)
+	if u.cfg.Shared {
+		s, err = u.session(ctx)
+	} else {
+		s, err = u.acquire(ctx, who)
+		if err == nil {
+			defer u.release(s)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +417,13 @@ func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
+		switch werr.Code {
+		case codeTooLarge:
+			return nil, newError(u.cfg.Name, AnswerTooLarge, err, "the answer of %s was over %d bytes, the gateway's bound; ask for less", name, u.cfg.MaxMessageBytes)
+		case codeRejected: // the request did not reach the upstream (HTTP)
+			_, msg := classify(err, u.cfg.MaxMessageBytes)
+			return nil, newError(u.cfg.Name, Unreachable, err, "%s", msg)
+		}
 		return nil, newError(u.cfg.Name, ToolFailed, err, "%s", werr.Message)
 	}
 	if cctx.Err() != nil {
@@ -320,6 +438,7 @@ func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (
 	case <-t.C:
 	}
 	kind, msg := classify(err, u.cfg.MaxMessageBytes)
+	msg = u.redact(msg)
 	if kind == Unreachable || kind == ProtocolMismatch {
 		s.setReason(msg)
 		u.ended(s)
@@ -328,12 +447,164 @@ func (u *Upstream) Call(ctx context.Context, name string, args map[string]any) (
 	return nil, newError(u.cfg.Name, kind, err, "%s", msg)
 }
 
+// acquire returns who's session, starting one when who has none: the
+// spare started at boot when there is one (it served nobody), else a new
+// one, within MaxSessions. Each acquire is paired with a release.
+func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
+	for {
+		u.mu.Lock()
+		if u.closed {
+			u.mu.Unlock()
+			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+		}
+		sl := u.slots[who]
+		if sl != nil && sl.sess != nil {
+			sl.inflight++
+			if sl.timer != nil {
+				sl.timer.Stop()
+			}
+			s := sl.sess
+			u.mu.Unlock()
+			return s, nil
+		}
+		if sl != nil && sl.dialing != nil {
+			ch := sl.dialing
+			u.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if sl == nil && len(u.slots) >= u.cfg.MaxSessions {
+			wait := u.cfg.CallTimeout
+			for _, o := range u.slots {
+				if o.inflight == 0 && o.sess != nil {
+					wait = min(wait, max(time.Until(o.lastUse.Add(u.cfg.IdleTimeout)), time.Second))
+				}
+			}
+			n := len(u.slots)
+			u.mu.Unlock()
+			e := newError(u.cfg.Name, Busy, nil, "the upstream serves %d identities, each with a session of its own (the server's limit); retry later", n)
+			e.RetryAfter = wait
+			return nil, e
+		}
+		spare := u.sess
+		if spare == nil {
+			if wait := time.Until(u.nextTry); wait > 0 {
+				reason := u.reason
+				u.mu.Unlock()
+				e := newError(u.cfg.Name, Unreachable, nil, "the upstream is restarting (%s); next attempt in %s", reason, wait.Round(time.Millisecond))
+				e.RetryAfter = wait
+				return nil, e
+			}
+		}
+		if sl == nil {
+			sl = &slot{who: who}
+			u.slots[who] = sl
+		}
+		ch := make(chan struct{})
+		sl.dialing = ch
+		u.sess = nil // the spare (if any) is who's now
+		u.mu.Unlock()
+		s := spare
+		var err error
+		if s == nil {
+			s, err = u.dial(ctx)
+		}
+		u.mu.Lock()
+		sl.dialing = nil
+		close(ch)
+		if err != nil {
+			if u.slots[who] == sl {
+				delete(u.slots, who)
+			}
+			u.failures++
+			u.nextTry = time.Now().Add(u.backoffLocked())
+			u.mu.Unlock()
+			var e *Error
+			reason := "unreachable"
+			if errors.As(err, &e) {
+				reason = e.Message
+			}
+			u.setState("down", reason)
+			return nil, err
+		}
+		if u.closed || u.slots[who] != sl {
+			u.mu.Unlock()
+			s.close()
+			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+		}
+		sl.sess, s.slot = s, sl
+		sl.inflight++
+		u.mu.Unlock()
+		if spare == nil {
+			u.wg.Add(1)
+			go u.watch(s)
+		}
+		u.setState("up", "")
+		u.cfg.Logger.Debug("upstream session started for an identity", "upstream", u.cfg.Name, "sessions", u.Status().Sessions)
+		return s, nil
+	}
+}
+
+// release ends a call on s: when it was the identity's last call under
+// way, the idle timer starts.
+func (u *Upstream) release(s *session) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	sl := s.slot
+	if sl == nil || u.slots[sl.who] != sl || sl.sess != s {
+		return
+	}
+	sl.inflight--
+	sl.lastUse = time.Now()
+	if sl.inflight > 0 || u.closed {
+		return
+	}
+	if sl.timer == nil {
+		sl.timer = time.AfterFunc(u.cfg.IdleTimeout, func() { u.reap(sl) })
+	} else {
+		sl.timer.Reset(u.cfg.IdleTimeout)
+	}
+}
+
+// reap ends sl's session after it was unused for IdleTimeout.
+func (u *Upstream) reap(sl *slot) {
+	u.mu.Lock()
+	if u.closed || u.slots[sl.who] != sl || sl.sess == nil || sl.inflight > 0 || time.Since(sl.lastUse) < u.cfg.IdleTimeout {
+		u.mu.Unlock()
+		return
+	}
+	delete(u.slots, sl.who)
+	s := sl.sess
+	left := len(u.slots)
+	u.mu.Unlock()
+	s.setReason("idle")
+	s.close()
+	u.cfg.Logger.Debug("upstream session of an identity ended after being idle", "upstream", u.cfg.Name, "idle", u.cfg.IdleTimeout, "sessions", left)
+	u.notify()
+}
+
+// codeRejected is the MCP SDK's JSON-RPC code of a request its transport
+// could not deliver (an HTTP upstream that is gone).
+const codeRejected = -32005
+
+// droppedAnswer logs a message over MaxMessageBytes that the guard
+// discarded.
+func (u *Upstream) droppedAnswer(answered bool) {
+	u.cfg.Logger.Warn("upstream message over the bound discarded", "upstream", u.cfg.Name, "max_bytes", u.cfg.MaxMessageBytes, "answered_with_error", answered)
+}
+
 // classify turns a connection error into a kind and a message.
 func classify(err error, maxBytes int) (Kind, string) {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Timeout, "no answer in time"
+	case strings.Contains(msg, errRedirect.Error()):
+		return Unreachable, errRedirect.Error()
 	case strings.Contains(msg, "protocol version"):
 		return ProtocolMismatch, "the upstream does not speak a supported MCP version"
 	case strings.Contains(msg, "too long") || strings.Contains(msg, "exceeds") || strings.Contains(msg, "too large") || errors.Is(err, errTooLarge):
@@ -422,7 +693,7 @@ func (u *Upstream) watch(s *session) {
 	defer u.wg.Done()
 	err := s.cs.Wait()
 	if err != nil {
-		s.setReason("the upstream connection ended: " + Sanitize(err.Error(), 120))
+		s.setReason("the upstream connection ended: " + Sanitize(RedactURLs(err.Error()), 120))
 	}
 	s.setReason("the upstream exited")
 	close(s.done)
@@ -437,8 +708,17 @@ func (u *Upstream) ended(s *session) {
 	reason := s.why()
 	u.mu.Lock()
 	current := u.sess == s
+	if sl := s.slot; sl != nil && u.slots[sl.who] == sl && sl.sess == s {
+		current = true
+		delete(u.slots, sl.who)
+		if sl.timer != nil {
+			sl.timer.Stop()
+		}
+	}
 	if current {
-		u.sess = nil
+		if u.sess == s {
+			u.sess = nil
+		}
 		if time.Since(s.started) >= stableAfter {
 			u.failures = 0
 		}
@@ -451,7 +731,7 @@ func (u *Upstream) ended(s *session) {
 	if !current || closed {
 		return
 	}
-	u.cfg.Logger.Warn("upstream stopped", "upstream", u.cfg.Name, "reason", reason)
+	u.cfg.Logger.Warn("upstream stopped", "upstream", u.cfg.Name, "reason", u.redact(reason))
 	if u.cfg.Lazy {
 		u.setState("idle", reason+"; started on the next call")
 		return
@@ -484,9 +764,11 @@ func (u *Upstream) scheduleRestart() {
 			if errors.As(err, &e) && e.RetryAfter > 0 {
 				return // another restart is already waiting
 			}
-			u.cfg.Logger.Warn("upstream restart failed", "upstream", u.cfg.Name, "error", err.Error())
+			u.cfg.Logger.Warn("upstream restart failed", "upstream", u.cfg.Name, "error", u.redact(err.Error()))
 			u.scheduleRestart()
+			return
 		}
+		u.setState("up", "")
 	}()
 }
 
@@ -533,14 +815,20 @@ func (u *Upstream) dial(ctx context.Context) (*session, error) {
 		if err != nil {
 			return nil, newError(u.cfg.Name, Unreachable, err, "cannot start the upstream command %s", u.cfg.Command[0])
 		}
-		t, stop = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: u.cfg.MaxMessageBytes}, p.stop
+		guard := newLineGuard(p.stdout, u.cfg.MaxMessageBytes, "", u.droppedAnswer)
+		// The guard bounds every line; the SDK's own bound is a backstop
+		// above it.
+		t, stop = &mcp.IOTransport{Reader: readCloser{guard, p.stdout}, Writer: p.stdin, MaxLineLength: u.cfg.MaxMessageBytes + 64<<10}, p.stop
 	default:
 		t = &mcp.StreamableClientTransport{
-			Endpoint:             u.cfg.URL,
-			HTTPClient:           &http.Client{Transport: &boundedTransport{max: int64(u.cfg.MaxMessageBytes)}},
+			Endpoint: u.cfg.URL,
+			HTTPClient: &http.Client{
+				Transport:     &boundedTransport{max: u.cfg.MaxMessageBytes, base: http.DefaultTransport},
+				CheckRedirect: checkRedirect,
+			},
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
-			MaxEventSize:         u.cfg.MaxMessageBytes,
+			MaxEventSize:         u.cfg.MaxMessageBytes + 64<<10,
 		}
 	}
 	cs, err := u.client.Connect(ctx, t, nil)
@@ -551,7 +839,7 @@ func (u *Upstream) dial(ctx context.Context) (*session, error) {
 			msg = fmt.Sprintf("the upstream did not initialize within %s", u.cfg.ConnectTimeout)
 		}
 		if kind == Unreachable {
-			msg = "the upstream did not start or initialize: " + Sanitize(err.Error(), 150)
+			msg = "the upstream did not start or initialize: " + Sanitize(RedactURLs(err.Error()), 150)
 		}
 		return nil, newError(u.cfg.Name, kind, err, "%s", msg)
 	}
@@ -616,9 +904,14 @@ func sortTools(ts []Tool) []Tool {
 }
 
 func toTool(t *mcp.Tool) Tool {
-	out := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Destructive: true, OpenWorld: true}
+	out := Tool{Name: strings.Clone(Truncate(t.Name, 256)), Title: strings.Clone(Truncate(t.Title, MaxToolTitle)),
+		Description: strings.Clone(Truncate(t.Description, MaxToolDescription)), Destructive: true, OpenWorld: true}
 	if m, ok := t.InputSchema.(map[string]any); ok {
-		out.InputSchema = m
+		if raw, err := json.Marshal(m); err != nil || len(raw) > MaxSchemaBytes {
+			out.Problem = fmt.Sprintf("its input schema is over %d bytes", MaxSchemaBytes)
+		} else {
+			out.InputSchema = m
+		}
 	}
 	if a := t.Annotations; a != nil {
 		out.Annotated = true
@@ -630,7 +923,7 @@ func toTool(t *mcp.Tool) Tool {
 			out.OpenWorld = *a.OpenWorldHint
 		}
 		if out.Title == "" {
-			out.Title = a.Title
+			out.Title = strings.Clone(Truncate(a.Title, MaxToolTitle))
 		}
 	}
 	if out.ReadOnly {
@@ -647,11 +940,23 @@ func (u *Upstream) Close() error {
 		return nil
 	}
 	u.closed = true
-	s := u.sess
+	open := []*session{}
+	if u.sess != nil {
+		open = append(open, u.sess)
+	}
+	for _, sl := range u.slots {
+		if sl.timer != nil {
+			sl.timer.Stop()
+		}
+		if sl.sess != nil {
+			open = append(open, sl.sess)
+		}
+	}
 	u.sess = nil
+	clear(u.slots)
 	u.mu.Unlock()
 	u.cancel()
-	if s != nil {
+	for _, s := range open {
 		s.setReason("closed")
 		s.close()
 	}
@@ -659,44 +964,3 @@ func (u *Upstream) Close() error {
 	u.setState("down", "closed")
 	return nil
 }
-
-// errTooLarge is an HTTP answer over MaxMessageBytes.
-var errTooLarge = errors.New("upstream answer too large")
-
-// boundedTransport bounds the body of every HTTP answer.
-type boundedTransport struct{ max int64 }
-
-func (b *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil {
-		return nil, err
-	}
-	if resp.ContentLength > b.max {
-		resp.Body.Close()
-		return nil, errTooLarge
-	}
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &limitedBody{rc: resp.Body, left: b.max}
-	}
-	return resp, nil
-}
-
-// limitedBody fails a read past its bound.
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (l *limitedBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.rc.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
-
-func (l *limitedBody) Close() error { return l.rc.Close() }

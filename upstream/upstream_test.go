@@ -108,7 +108,7 @@ func TestInMemory(t *testing.T) {
 	if tl := tools["delete-everything"]; !tl.Destructive || tl.ReadOnly {
 		t.Errorf("delete-everything = %+v, want destructive", tl)
 	}
-	res, err := u.Call(context.Background(), "echo", map[string]any{"text": "hi"})
+	res, err := u.Call(context.Background(), "", "echo", map[string]any{"text": "hi"})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "hi" {
 		t.Fatalf("echo = %v, %v", res, err)
 	}
@@ -130,7 +130,7 @@ func TestKilledMidCall(t *testing.T) {
 		mu.Unlock()
 	}
 	u := start(t, c)
-	_, err := u.Call(context.Background(), "crash", nil)
+	_, err := u.Call(context.Background(), "", "crash", nil)
 	if kindOf(err) != upstream.Unreachable {
 		t.Fatalf("crash: %v, want unreachable", err)
 	}
@@ -139,7 +139,7 @@ func TestKilledMidCall(t *testing.T) {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		res, err := u.Call(context.Background(), "echo", map[string]any{"text": "back"})
+		res, err := u.Call(context.Background(), "", "echo", map[string]any{"text": "back"})
 		if err == nil {
 			if res.Content[0].(*mcp.TextContent).Text != "back" {
 				t.Fatalf("echo after restart: %v", res)
@@ -169,16 +169,16 @@ func TestTimeoutAndCancel(t *testing.T) {
 	c.CallTimeout = 200 * time.Millisecond
 	u := start(t, c)
 	begin := time.Now()
-	_, err := u.Call(context.Background(), "slow", map[string]any{"ms": 10000})
+	_, err := u.Call(context.Background(), "", "slow", map[string]any{"ms": 10000})
 	if kindOf(err) != upstream.Timeout || time.Since(begin) > 3*time.Second {
 		t.Fatalf("slow: %v after %s, want timeout at once", err, time.Since(begin))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if _, err := u.Call(ctx, "slow", map[string]any{"ms": 10000}); !errors.Is(err, context.Canceled) {
+	if _, err := u.Call(ctx, "", "slow", map[string]any{"ms": 10000}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
-	if _, err := u.Call(context.Background(), "echo", map[string]any{"text": "x"}); err != nil {
+	if _, err := u.Call(context.Background(), "", "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatalf("echo after timeouts: %v", err)
 	}
 }
@@ -215,12 +215,12 @@ func TestHostile(t *testing.T) {
 		c := fake(t, "normal", nil)
 		c.MaxMessageBytes = 64 << 10
 		u := start(t, c)
-		_, err := u.Call(context.Background(), "huge", map[string]any{"n": 1 << 20})
+		_, err := u.Call(context.Background(), "", "huge", map[string]any{"n": 1 << 20})
 		if err == nil {
 			t.Fatal("a 1 MiB answer over a 64 KiB bound succeeded")
 		}
-		if k := kindOf(err); k != upstream.ProtocolMismatch && k != upstream.Unreachable {
-			t.Fatalf("huge: %v", err)
+		if k := kindOf(err); k != upstream.AnswerTooLarge {
+			t.Fatalf("huge: %v, want answer too large", err)
 		}
 	})
 	t.Run("stderr", func(t *testing.T) {
@@ -251,11 +251,11 @@ func TestHostile(t *testing.T) {
 // caller bounded, without its stack or paths.
 func TestToolFailedIsSanitized(t *testing.T) {
 	u := start(t, fake(t, "normal", nil))
-	res, err := u.Call(context.Background(), "fail", nil)
+	res, err := u.Call(context.Background(), "", "fail", nil)
 	if err != nil || !res.IsError {
 		t.Fatalf("fail = %v, %v", res, err)
 	}
-	_, err = u.Call(context.Background(), "no_such_tool", nil)
+	_, err = u.Call(context.Background(), "", "no_such_tool", nil)
 	if kindOf(err) != upstream.ToolFailed {
 		t.Fatalf("unknown tool: %v", err)
 	}
@@ -283,7 +283,7 @@ func TestLazy(t *testing.T) {
 	if st := u.Status(); st.State != "idle" || st.Tools == 0 {
 		t.Fatalf("after Start: %+v, want idle with tools", st)
 	}
-	if _, err := u.Call(context.Background(), "echo", map[string]any{"text": "x"}); err != nil {
+	if _, err := u.Call(context.Background(), "", "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatal(err)
 	}
 	if st := u.Status(); st.State != "up" {
@@ -302,7 +302,7 @@ func TestUnreachable(t *testing.T) {
 	if kindOf(err) != upstream.Unreachable || strings.Contains(err.Error(), "/nonexistent") {
 		t.Fatalf("Start = %v, want unreachable without the path", err)
 	}
-	_, err = u.Call(context.Background(), "x", nil)
+	_, err = u.Call(context.Background(), "", "x", nil)
 	var e *upstream.Error
 	if !errors.As(err, &e) || e.RetryAfter <= 0 {
 		t.Fatalf("Call during backoff = %v, want unreachable with a retry time", err)
@@ -327,18 +327,18 @@ func testStreamableHTTP(t *testing.T, jsonResponse bool) {
 	if len(u.Tools()) == 0 {
 		t.Fatal("no tools listed over HTTP")
 	}
-	res, err := u.Call(context.Background(), "echo", map[string]any{"text": "over http"})
+	res, err := u.Call(context.Background(), "", "echo", map[string]any{"text": "over http"})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "over http" {
 		t.Fatalf("echo = %v, %v", res, err)
 	}
-	_, err = u.Call(context.Background(), "huge", map[string]any{"n": 1 << 20})
-	if k := kindOf(err); k != upstream.ProtocolMismatch && k != upstream.Unreachable {
-		t.Fatalf("a 1 MiB answer over a 64 KiB bound: %v", err)
+	_, err = u.Call(context.Background(), "", "huge", map[string]any{"n": 1 << 20})
+	if k := kindOf(err); k != upstream.AnswerTooLarge {
+		t.Fatalf("a 1 MiB answer over a 64 KiB bound: %v, want answer too large", err)
 	}
 	hs.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err = u.Call(context.Background(), "echo", map[string]any{"text": "x"})
+		_, err = u.Call(context.Background(), "", "echo", map[string]any{"text": "x"})
 		if kindOf(err) == upstream.Unreachable {
 			break
 		}

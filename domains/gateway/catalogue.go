@@ -17,7 +17,7 @@ const (
 	maxSummary          = 120 // bytes of a tool summary
 	maxParamDescription = 160 // bytes of a parameter description
 	maxParams           = 32  // parameters of one tool
-	maxSchemaBytes      = 64 << 10
+	maxSchemaBytes      = upstream.MaxSchemaBytes
 )
 
 var (
@@ -58,6 +58,10 @@ func catalogue(up string, pack string, tools []upstream.Tool) (entries map[strin
 		name := toolName(up, t.Name)
 		if _, dup := entries[name]; dup || t.Name == "" {
 			skipped = append(skipped, fmt.Sprintf("%s: its name collides with another tool's as %s", upstream.Truncate(t.Name, 64), name))
+			continue
+		}
+		if t.Problem != "" {
+			skipped = append(skipped, fmt.Sprintf("%s: %s", upstream.Truncate(t.Name, 64), t.Problem))
 			continue
 		}
 		params, required, sch, err := readSchema(t.InputSchema)
@@ -172,6 +176,9 @@ func readSchema(s map[string]any) ([]param, map[string]bool, *schema.Schema, err
 		}
 		p, _ := v.(map[string]any)
 		pr := param{name: name, typ: paramType(p), desc: paramDescription(p)}
+		if d, ok := p["default"].(float64); ok && (d > maxExact || d < -maxExact) {
+			return nil, nil, nil, fmt.Errorf("parameter %s has a default (%g) beyond the integers the rules can hold (±2^53)", name, d)
+		}
 		pr.def = defaultConstant(p["default"], pr.typ)
 		params = append(params, pr)
 	}
@@ -283,6 +290,11 @@ func mgString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// maxExact is the largest magnitude of a number the rules take as a
+// default: every integer up to it is exact in a float64, and Mangle reads
+// it (it cannot read -9223372036854775808).
+const maxExact = 1 << 53
 
 // defaultConstant is a scalar default of the parameter's type as a Mangle
 // constant; "" when there is none or it does not fit.

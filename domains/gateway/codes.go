@@ -19,6 +19,8 @@ const (
 	CodeToolFailed       protocol.Code = "x-upstream_tool_failed"
 	CodeProtocolMismatch protocol.Code = "x-upstream_protocol_mismatch"
 	CodeInvalidArguments protocol.Code = "x-upstream_invalid_arguments"
+	CodeBusy             protocol.Code = "x-upstream_busy"
+	CodeAnswerTooLarge   protocol.Code = "x-upstream_answer_too_large"
 )
 
 // Codes returns the gateway's error codes as it registers them.
@@ -34,6 +36,10 @@ func Codes() []protocol.CodeInfo {
 			Description: "The upstream does not speak a supported MCP version or sent a message over the gateway's bounds; data: upstream"},
 		{Code: CodeInvalidArguments, HTTPStatus: http.StatusBadRequest, Recoverable: true,
 			Description: "The arguments do not match the upstream tool's own input schema (checked before the call); details: schema_errors"},
+		{Code: CodeBusy, HTTPStatus: http.StatusServiceUnavailable, Recoverable: true,
+			Description: "The upstream serves as many identities as the server allows, each with a session of its own; retry after retry_after_ms; data: upstream"},
+		{Code: CodeAnswerTooLarge, HTTPStatus: http.StatusBadGateway, Recoverable: true,
+			Description: "The upstream's answer was over the gateway's bound for one message and was discarded (the upstream session goes on); ask for less; data: upstream"},
 	}
 }
 
@@ -61,6 +67,10 @@ func upstreamError(err error) error {
 		pe = fail(CodeToolFailed, "read the message, fix the arguments or the situation, and call again", data, "%s", e.Message)
 	case upstream.ProtocolMismatch:
 		pe = fail(CodeProtocolMismatch, "the upstream cannot be used as configured; tell the user", data, "%s", e.Message)
+	case upstream.Busy:
+		pe = fail(CodeBusy, "retry after retry_after_ms", data, "%s", e.Message)
+	case upstream.AnswerTooLarge:
+		pe = fail(CodeAnswerTooLarge, "ask for less: a narrower query, a smaller range, fewer items", data, "%s", e.Message)
 	default:
 		pe = fail(CodeUnreachable, "try again later", data, "%s", e.Message)
 	}

@@ -30,11 +30,13 @@ import (
 	"log/slog"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing/fstest"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
 
@@ -425,10 +427,15 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 		if e == nil {
 			return nil, fail(CodeToolFailed, "the upstream did not list this tool at start", nil, "upstream %s has no tool %s", u.Name(), quote(call.Tool))
 		}
+		// The rules offer an upstream's tools only to callers holding
+		// upstream:NAME; the action holds the line too.
+		if !manglecp.CallerPermitted(ctx, Permission(u.Name())) {
+			return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "this identity does not hold the permission %s", Permission(u.Name()))
+		}
 		if errs := validate(e.schema, call.Args); len(errs) > 0 {
 			return nil, invalidArguments(e, errs)
 		}
-		res, err := u.Call(ctx, e.original, call.Args)
+		res, err := u.Call(ctx, owner(ctx), e.original, call.Args)
 		if err != nil {
 			return nil, upstreamError(err)
 		}
@@ -448,16 +455,33 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 
 func quote(s string) string { return fmt.Sprintf("%q", upstream.Truncate(s, 80)) }
 
+// Permission is the permission an identity needs to use upstream name's
+// tools: "upstream:NAME" (or "*").
+func Permission(name string) string { return "upstream:" + name }
+
+// owner is whom an upstream session belongs to: the caller's identity, or
+// "" for anonymous callers (authentication off: one identity).
+func owner(ctx context.Context) string {
+	name, anonymous := manglecp.CallerIdentity(ctx)
+	if anonymous {
+		return ""
+	}
+	return "id:" + name
+}
+
 // maxSummaryText is the longest one-line answer that is the summary
 // itself rather than a result.
 const maxSummaryText = 300
 
 // outcome is the answer of a call: a short one-line text is the summary
-// (it says what happened, and a model reads it once); other text is the
-// result's "text", with truncated and total_bytes when it was cut.
+// (it says what happened, and a model reads it once), quoted and escaped
+// after the tool's name (`move_file: "Successfully moved ..."`), so that
+// an upstream's words are never the answer line itself and cannot leave
+// their quotes; other text is the result's "text" (a JSON string where
+// the model reads it), with truncated and total_bytes when it was cut.
 func outcome(e *entry, text string, truncated bool, total int) *manglecp.Outcome {
 	if !truncated && text != "" && len(text) <= maxSummaryText && !strings.Contains(text, "\n") {
-		return &manglecp.Outcome{Summary: text, Result: map[string]any{}}
+		return &manglecp.Outcome{Summary: e.original + ": " + strconv.Quote(text), Result: map[string]any{}}
 	}
 	out := &manglecp.Outcome{Summary: e.original + ":", Result: map[string]any{"text": text}}
 	if truncated {

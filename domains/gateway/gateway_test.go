@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
@@ -233,26 +232,5 @@ mandatory_for_intent("use_any", T) :- upstream_tool(_, T, "echo").
 	}
 	if m := f.srv.Manifest(); m.Status != protocol.StatusReady {
 		t.Errorf("status %s after the upstream joined", m.Status)
-	}
-}
-
-// TestIntentPermission: a pack reserves an intent to callers with a
-// permission (intent_permission in its policy); others get
-// auth_insufficient.
-func TestIntentPermission(t *testing.T) {
-	pack := fakePackWith("policy/who.mg", `intent_permission("use_fake", "fake:use").`)
-	for _, tc := range []struct {
-		perms []string
-		ok    bool
-	}{{[]string{"files:read"}, false}, {[]string{"fake:use"}, true}, {[]string{"*"}, true}} {
-		f := newFixtureWith(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: pack},
-			func(o *manglecp.Options) { o.AnonymousPermissions = tc.perms })
-		_, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{Intent: protocol.Intent{Name: "use_fake"}})
-		if tc.ok != (err == nil) {
-			t.Errorf("permissions %v: %v", tc.perms, err)
-		}
-		if err != nil && !strings.Contains(err.Error(), string(protocol.CodeAuthInsufficient)) {
-			t.Errorf("permissions %v: %v, want auth_insufficient", tc.perms, err)
-		}
 	}
 }

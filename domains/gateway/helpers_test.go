@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -192,11 +194,17 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// answer is what a call answered: the result's text, or the summary when
-// the text was one short line.
+// answer is what a call answered: the result's text, or the quoted text
+// of the summary (`tool: "text"`) when the text was one short line.
 func answer(r *protocol.InvokeResponse) string {
 	if t, ok := r.Result["text"].(string); ok {
 		return t
 	}
-	return r.Observability.Summary
+	s := r.Observability.Summary
+	if _, q, ok := strings.Cut(s, ": "); ok {
+		if u, err := strconv.Unquote(q); err == nil {
+			return u
+		}
+	}
+	return s
 }

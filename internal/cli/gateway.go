@@ -73,6 +73,16 @@ type upstreamEntry struct {
 	Dir     string            `json:"dir,omitempty"`
 	Lazy    *bool             `json:"lazy,omitempty"`
 	Pack    string            `json:"pack,omitempty"`
+	// PassEnv names variables of the server's environment the command
+	// gets beside the base ones (upstream.BaseEnv) and Env.
+	PassEnv []string `json:"pass_env,omitempty"`
+	// Shared declares the upstream stateless: one session serves every
+	// identity (by default each identity has its own).
+	Shared bool `json:"shared,omitempty"`
+	// MaxSessions and IdleTimeout (a Go duration) bound the identities'
+	// sessions of a per-identity upstream.
+	MaxSessions int    `json:"max_sessions,omitempty"`
+	IdleTimeout string `json:"idle_timeout,omitempty"`
 	// CallTimeout is a Go duration ("30s"); default --upstream-timeout.
 	CallTimeout string `json:"call_timeout,omitempty"`
 }
@@ -105,7 +115,18 @@ func (u *upstreamFlags) configs() ([]gateway.Upstream, error) {
 			return nil, fmt.Errorf("--upstream-config %s: %w", u.file, err)
 		}
 		for _, e := range f.Upstreams {
-			c := upstream.Config{Name: e.Name, Command: e.Command, URL: e.URL, Dir: e.Dir, Lazy: u.lazy, CallTimeout: u.callTimeout}
+			c := upstream.Config{Name: e.Name, Command: e.Command, URL: e.URL, Dir: e.Dir, Lazy: u.lazy, CallTimeout: u.callTimeout,
+				PassEnv: e.PassEnv, Shared: e.Shared, MaxSessions: e.MaxSessions}
+			if e.MaxSessions < 0 {
+				return nil, fmt.Errorf("--upstream-config %s: upstream %s: max_sessions %d is negative", u.file, e.Name, e.MaxSessions)
+			}
+			if e.IdleTimeout != "" {
+				d, err := time.ParseDuration(e.IdleTimeout)
+				if err != nil || d <= 0 {
+					return nil, fmt.Errorf("--upstream-config %s: upstream %s: idle_timeout %q is not a positive duration", u.file, e.Name, e.IdleTimeout)
+				}
+				c.IdleTimeout = d
+			}
 			if e.Lazy != nil {
 				c.Lazy = *e.Lazy
 			}

@@ -8,11 +8,16 @@
 package upstreamtest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +43,12 @@ func MainIfFake() {
 		}()
 	}
 	fmt.Fprintln(os.Stderr, "fake upstream running in /secret/dir/server.js")
+	if mode == "listflood" {
+		if err := listFlood(os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if err := Server(mode).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
@@ -126,6 +137,13 @@ func Server(mode string) *mcp.Server {
 				Text: "ENOENT: no such file /home/alice/secret/notes.txt\n    at Object.openSync (node:fs:573:3)\n    at /srv/app/index.js:10:5\u0007"}}}, nil
 		})
 	switch mode {
+	case "notes":
+		addNotes(s)
+	case "bigint":
+		s.AddTool(&mcp.Tool{Name: "count", Description: "Count from n.", InputSchema: obj(map[string]any{
+			"n": map[string]any{"type": "integer", "default": float64(math.MinInt64)},
+			"m": map[string]any{"type": "number", "default": 1e300}})},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
 	case "hugelist":
 		for i := 0; i < 600; i++ {
 			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("extra_%03d", i), Description: strings.Repeat("d", 2000), InputSchema: obj(nil)},
@@ -169,4 +187,92 @@ func Recorded(file, name string) (*mcp.Server, error) {
 		})
 	}
 	return s, nil
+}
+
+// addNotes adds a stateful notes tool set (state per server, so per
+// process or per in-process session) and a tool answering the names and
+// values of its environment.
+func addNotes(s *mcp.Server) {
+	var (
+		mu    sync.Mutex
+		notes []string
+	)
+	s.AddTool(&mcp.Tool{Name: "note_add", Description: "Keep a note.", InputSchema: obj(map[string]any{"text": map[string]any{"type": "string"}}, "text"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: no(), OpenWorldHint: no()}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			notes = append(notes, fmt.Sprint(args(req)["text"]))
+			return text(fmt.Sprintf("kept (%d notes)", len(notes))), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "note_list", Description: "List the notes.", InputSchema: obj(nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no()}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return text("notes: [" + strings.Join(notes, "|") + "]\npid " + fmt.Sprint(os.Getpid())), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "env", Description: "Answer the environment.", InputSchema: obj(nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no()}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			env := os.Environ()
+			sort.Strings(env)
+			return text(strings.Join(env, "\n")), nil
+		})
+}
+
+// FloodNotifications is how many notifications/tools/list_changed the
+// "listflood" upstream sends before it answers each call.
+const FloodNotifications = 3000
+
+// listFlood is a hand-written MCP server over stdio (mode "listflood"):
+// one tool, echo, and before every answer FloodNotifications
+// notifications/tools/list_changed.
+func listFlood(r io.Reader, w io.Writer) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	out := bufio.NewWriter(w)
+	send := func(v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		out.Write(raw)
+		out.WriteByte('\n')
+		return out.Flush()
+	}
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "serverInfo": map[string]any{"name": "listflood", "version": "1"},
+				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}}}
+		case "tools/list":
+			result = map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"},
+				"annotations": map[string]any{"readOnlyHint": true}}}}
+		case "tools/call":
+			for i := 0; i < FloodNotifications; i++ {
+				if err := send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}); err != nil {
+					return err
+				}
+			}
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "echoed"}}}
+		default:
+			result = map[string]any{}
+		}
+		if err := send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }

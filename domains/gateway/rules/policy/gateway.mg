@@ -7,10 +7,32 @@ Decl confirmation_waived(Tool)
   descr [doc("Policy of a pack: the destructive tool needs no user confirmation.")].
 requires_confirmation(T) :- upstream_hint(T, "destructive"), !confirmation_waived(T).
 
-# Identity: a pack may reserve an intent to callers with a permission
-# (intent_permission(Intent, Permission)); others get auth_insufficient.
+# Identity, as in every domain: an intent is denied (auth_insufficient)
+# unless the caller holds "intent:NAME" or "*" (anonymous callers, with
+# authentication off, hold the server's anonymous permissions: "*" by
+# default).
+intent_permitted(I) :- intent(I), caller_permission("*").
+intent_permitted(I) :- intent(I), caller_permission(P), P = fn:string:concat("intent:", I).
+intent_denied(I) :- intent(I), !intent_permitted(I).
+
+# A pack may also reserve an intent to callers with a permission of its
+# own (intent_permission(Intent, Permission)): they need both.
 Decl intent_permission(Intent, Permission)
   descr [doc("Policy of a pack: only callers with Permission may use Intent.")].
 permitted(I) :- intent_permission(I, P), caller_permission(P).
 permitted(I) :- intent_permission(I, _), caller_permission("*").
 intent_denied(I) :- intent_permission(I, _), !permitted(I).
+
+# An upstream's tools are offered only to callers holding "upstream:NAME"
+# (or "*"): an identity allowed an intent still reaches no upstream it was
+# not granted. The gateway's action checks the same before every call.
+upstream_permitted(U) :- upstream(U), caller_permission("*").
+upstream_permitted(U) :- upstream(U), caller_permission(P), P = fn:string:concat("upstream:", U).
+prohibited(T, R) :- upstream_tool(U, T, _), !upstream_permitted(U), R = fn:string:concat("the caller does not hold the permission upstream:", U).
+
+# A pack's own list of the tools that need the user's confirmation
+# (pack_confirms) holds whatever the upstream's annotations say: an
+# upstream marking write_file read-only does not lower it.
+Decl pack_confirms(Tool)
+  descr [doc("Policy of a pack: the tool needs the user's confirmation, whatever the upstream's annotations say.")].
+requires_confirmation(T) :- pack_confirms(T).

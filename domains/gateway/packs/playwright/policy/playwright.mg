@@ -17,4 +17,11 @@ pw_waived("browser_handle_dialog").
 pw_waived("browser_drag").
 pw_waived("browser_emulate_media").
 confirmation_waived(T) :- upstream_pack(U, "playwright"), upstream_tool(U, T, Name), pw_waived(Name).
+# Kept behind confirmation whatever the upstream's annotations say.
+pw_confirmed("browser_evaluate").
+pw_confirmed("browser_file_upload").
+pw_confirmed("browser_drop").
+pw_confirmed("browser_close").
+pw_confirmed("browser_run_code_unsafe").
+pack_confirms(T) :- upstream_pack(U, "playwright"), upstream_tool(U, T, Name), pw_confirmed(Name).
 prohibited(T, "runs arbitrary code; not offered through the gateway") :- upstream_pack(U, "playwright"), upstream_tool(U, T, "browser_run_code_unsafe").
