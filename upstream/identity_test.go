@@ -93,7 +93,23 @@ func TestIdentitySessionsBoundedAndReaped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// a and b keep their sessions busy while c asks (an idle one could
+	// be reaped first on a slow machine).
+	var wg sync.WaitGroup
+	for _, who := range []string{"a", "b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := u.Call(ctx, who, "slow", map[string]any{"ms": 2000}); err != nil {
+				t.Errorf("%s: %v", who, err)
+			}
+		}()
+	}
+	for u.Status().Sessions < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
 	_, err := u.Call(ctx, "c", "note_list", nil)
+	wg.Wait()
 	var e *upstream.Error
 	if !errors.As(err, &e) || e.Kind != upstream.Busy || e.RetryAfter <= 0 {
 		t.Fatalf("a third identity over MaxSessions 2: %v, want busy with a retry time", err)
@@ -320,7 +336,7 @@ func TestHugeDescriptionsClipped(t *testing.T) {
 			return nil, nil, err
 		}
 		return ct, func() { _ = ss.Close() }, nil
-	}, Lazy: true, ConnectTimeout: 5 * time.Minute}
+	}, ConnectTimeout: 5 * time.Minute}
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats

@@ -883,10 +883,15 @@ func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]Tool, err
 			}
 			if len(out) == u.cfg.MaxTools {
 				u.cfg.Logger.Warn("upstream lists more tools than the bound; the rest are dropped", "upstream", u.cfg.Name, "max_tools", u.cfg.MaxTools)
+				res.Tools = nil
 				return sortTools(out), nil
 			}
 			out = append(out, toTool(t))
 		}
+		// The SDK keeps each list result in its session's cache: what it
+		// keeps must not be the tools as sent (their descriptions and
+		// schemas could be megabytes each).
+		res.Tools = nil
 		if res.NextCursor == "" || page >= u.cfg.MaxTools {
 			break
 		}
