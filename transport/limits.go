@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/ratelimit"
 )
 
 // Defaults of the transport limits (issue 9: bounded memory per peer).
@@ -263,25 +265,11 @@ func (l *limitListener) release(ip string) {
 	}
 }
 
-// remoteIP is the key a connection's limit is counted under: its IPv4
-// address, or its IPv6 /64 (one host commonly holds a whole /64, so single
-// IPv6 addresses would let it open perIP connections from each of them).
-func remoteIP(a net.Addr) string {
-	var ip netip.Addr
-	if ta, ok := a.(*net.TCPAddr); ok {
-		ip, _ = netip.AddrFromSlice(ta.IP)
-	} else if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-		ip = ap.Addr()
-	} else {
-		return a.String()
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
-}
+// remoteIP is the key a connection's limit is counted under:
+// ratelimit.AddrKey, its IPv4 address or its IPv6 /64 (one host commonly
+// holds a whole /64, so single IPv6 addresses would let it open perIP
+// connections from each of them).
+func remoteIP(a net.Addr) string { return ratelimit.AddrKey(a) }
 
 type limitedConn struct {
 	net.Conn

@@ -13,6 +13,7 @@ package ratelimit
 
 import (
 	"math"
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -198,8 +199,35 @@ func ClientKey(peer string) string {
 	if err != nil {
 		return peer
 	}
+	return addrKey(a)
+}
+
+// AddrKey is [ClientKey] of a connection's address (host and port, as
+// net.Conn.RemoteAddr gives it): the key the transports' per-IP
+// connection limit counts under. An address that is not IP (a Unix
+// socket's path) is its own key.
+func AddrKey(a net.Addr) string {
+	var ip netip.Addr
+	switch v := a.(type) {
+	case *net.TCPAddr:
+		ip, _ = netip.AddrFromSlice(v.IP)
+	case *net.UDPAddr:
+		ip, _ = netip.AddrFromSlice(v.IP)
+	default:
+		ap, err := netip.ParseAddrPort(a.String())
+		if err != nil {
+			return a.String()
+		}
+		ip = ap.Addr()
+	}
+	return addrKey(ip)
+}
+
+// addrKey is the one place an address becomes its key: IPv4 (also when
+// mapped into IPv6) as it is, IPv6 by its /64, zones dropped.
+func addrKey(a netip.Addr) string {
 	a = a.Unmap().WithZone("")
-	if a.Is4() {
+	if !a.Is6() {
 		return a.String()
 	}
 	p, _ := a.Prefix(64)
