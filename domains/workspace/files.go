@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"github.com/bmatcuk/doublestar/v4"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -11,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -188,12 +189,14 @@ func (a *actions) entries(ctx context.Context, in *manglecp.ExternalInput) ([][]
 	return out, nil
 }
 
-// glob is a compiled glob pattern: "*" and "?" stay within a path
-// segment, "**" spans segments, [...] and {a,b} as in shells. A pattern
-// without "/" matches the base name; otherwise the path below the search
-// directory.
+// glob is a checked glob pattern with the semantics of
+// github.com/bmatcuk/doublestar (path.Match's, plus "**" and {a,b}): "*",
+// "?" and [...] (also [!...] and [^...]) stay within a path segment,
+// "**" as a whole segment spans segments, {a,b} is either, and "\"
+// escapes. A pattern without "/" matches the base name; otherwise the
+// path below the search directory.
 type glob struct {
-	re       *regexp.Regexp
+	pattern  string
 	basename bool
 }
 
@@ -204,64 +207,60 @@ func compileGlob(pattern string) (*glob, error) {
 	if pattern == "" || len(pattern) > 1000 {
 		return nil, bad("is empty or longer than 1000 bytes")
 	}
+	if !doublestar.ValidatePattern(pattern) {
+		return nil, bad("is not valid (an unclosed [ or {, or a trailing \\)")
+	}
+	return &glob{pattern: segmentClasses(pattern), basename: !strings.Contains(pattern, "/")}, nil
+}
+
+// segmentClasses adds "/" to every negated class of pattern ([!...] and
+// [^...]), so that a class stays within a path segment as "*" and "?"
+// do: doublestar, like path.Match, lets "[!a]" match "/".
+func segmentClasses(pattern string) string {
 	var b strings.Builder
-	b.WriteString("^")
-	depth := 0
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		switch {
-		case c == '*' && i+1 < len(pattern) && pattern[i+1] == '*':
+		case c == '\\' && i+1 < len(pattern):
+			b.WriteString(pattern[i : i+2])
 			i++
-			if i+1 < len(pattern) && pattern[i+1] == '/' {
-				i++
-				b.WriteString("(?:.*/)?")
-			} else {
-				b.WriteString(".*")
+		case c == '[' && i+1 < len(pattern) && (pattern[i+1] == '!' || pattern[i+1] == '^'):
+			end := classEnd(pattern, i+2)
+			if end < 0 {
+				b.WriteString(pattern[i:])
+				return b.String()
 			}
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			j := strings.IndexByte(pattern[i+1:], ']')
-			if j < 0 {
-				return nil, bad("has an unclosed [")
-			}
-			class := pattern[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
-		case c == '{':
-			depth++
-			b.WriteString("(?:")
-		case c == '}' && depth > 0:
-			depth--
-			b.WriteString(")")
-		case c == ',' && depth > 0:
-			b.WriteString("|")
+			b.WriteString(pattern[i:end] + "/]")
+			i = end
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			b.WriteByte(c)
 		}
 	}
-	if depth != 0 {
-		return nil, bad("has an unclosed {")
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, bad("is not valid")
-	}
-	return &glob{re: re, basename: !strings.Contains(pattern, "/")}, nil
+	return b.String()
 }
 
-// match reports whether rel (relative to the search directory) matches.
+// classEnd is the index of the "]" closing a class whose members start
+// at from (a "]" first is a member), or -1.
+func classEnd(pattern string, from int) int {
+	for j := from; j < len(pattern); j++ {
+		switch {
+		case pattern[j] == '\\':
+			j++
+		case pattern[j] == ']' && j > from:
+			return j
+		}
+	}
+	return -1
+}
+
+// match reports whether rel (relative to the search directory, "/"
+// separated) matches.
 func (g *glob) match(rel string) bool {
 	if g.basename {
-		return g.re.MatchString(path.Base(rel))
+		rel = path.Base(rel)
 	}
-	return g.re.MatchString(rel)
+	ok, _ := doublestar.Match(g.pattern, rel)
+	return ok
 }
 
 // walkFunc visits one entry below a walk's start; rel is relative to it.
