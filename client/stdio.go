@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/tailbuf"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -38,12 +37,12 @@ func DialCommand(ctx context.Context, cmd *exec.Cmd, opts *Options) (*Session, e
 		}
 		cmd.Env = append(withoutVar(env, EnvAuthToken), EnvAuthToken+"="+o.Token)
 	}
-	var tail *tailBuffer
+	var tail *tailbuf.Buffer
 	if cmd.Stderr == nil {
 		if o.Stderr != nil {
 			cmd.Stderr = o.Stderr
 		} else {
-			tail = &tailBuffer{max: 4 << 10}
+			tail = tailbuf.New(4 << 10)
 			cmd.Stderr = tail
 		}
 	}
@@ -102,30 +101,3 @@ func withoutVar(env []string, name string) []string {
 	}
 	return out
 }
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-// Write keeps the tail of p.
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-// String returns the kept bytes.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-var _ io.Writer = (*tailBuffer)(nil)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/manglecp/manglecp/internal/tailbuf"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -347,10 +348,10 @@ type sessionWire struct {
 	firstCh chan struct{}
 	nullCh  chan *reply // answers with id null
 	done    chan struct{}
-	stderr  *tailBuffer
+	stderr  *tailbuf.Buffer
 }
 
-func newSessionWire(ctx context.Context, k string, conn frameConn, stderr *tailBuffer) (*sessionWire, error) {
+func newSessionWire(ctx context.Context, k string, conn frameConn, stderr *tailbuf.Buffer) (*sessionWire, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	w := &sessionWire{k: k, conn: conn, ctx: lctx, cancel: cancel, pending: map[string]chan *reply{},
 		firstCh: make(chan struct{}), nullCh: make(chan *reply, 256), done: make(chan struct{}), stderr: stderr}
@@ -675,7 +676,7 @@ func dialStdio(ctx context.Context, command string, token string, stderr io.Writ
 	if token != "" {
 		cmd.Env = append(os.Environ(), "MANGLECP_AUTH_TOKEN="+token)
 	}
-	tail := &tailBuffer{max: 4 << 10}
+	tail := tailbuf.New(4 << 10)
 	cmd.Stderr = tail
 	if stderr != nil {
 		cmd.Stderr = io.MultiWriter(tail, stderr)
@@ -696,29 +697,6 @@ func dialStdio(ctx context.Context, command string, token string, stderr io.Writ
 	w, err := newSessionWire(ctx, "stdio", conn, tail)
 	stop()
 	return w, err
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // dialTarget connects to target: "http(s)://", "ws(s)://" or

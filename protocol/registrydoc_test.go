@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/manglecp/manglecp/internal/testenv"
 )
 
 // update rewrites golden files and docs/errors.md instead of comparing:
@@ -38,26 +40,8 @@ func checkGolden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run go test ./protocol -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (run go test ./protocol -update and review the diff)\n%s", path, firstDiff(string(want), string(got)))
+		t.Errorf("%s is stale (run go test ./protocol -update and review the diff)\n%s", path, testenv.FirstDiff(string(want), string(got)))
 	}
-}
-
-// firstDiff describes the first line where want and got differ.
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  file: " + w + "\n  now:  " + g
-		}
-	}
-	return "(only line endings differ)"
 }
 
 // CheckErrorsDoc compares the registry rendered with the domains' codes
@@ -71,7 +55,7 @@ func CheckErrorsDoc(t *testing.T, domainCodes []DomainCode) {
 
 func TestRegistryMarkdownDeterministic(t *testing.T) {
 	if a, b := RegistryMarkdown(), RegistryMarkdown(); a != b {
-		t.Fatalf("two renderings differ:\n%s", firstDiff(a, b))
+		t.Fatalf("two renderings differ:\n%s", testenv.FirstDiff(a, b))
 	}
 }
 

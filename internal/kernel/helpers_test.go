@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -96,29 +96,8 @@ func checkGolden(t *testing.T, name string, got any) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if !bytes.Equal(b, want) {
-		t.Errorf("%s differs (run go test -update if the change is intended):\n%s", path, firstDiff(string(want), string(b)))
+		t.Errorf("%s differs (run go test -update if the change is intended):\n%s", path, testenv.FirstDiff(string(want), string(b)))
 	}
-}
-
-// firstDiff shows the first differing line of two texts with some context.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	from := max(0, i-3)
-	var sb strings.Builder
-	for j := from; j < i; j++ {
-		fmt.Fprintf(&sb, "  %4d   %s\n", j+1, w[j])
-	}
-	for j := i; j < min(i+4, len(w)); j++ {
-		fmt.Fprintf(&sb, "  %4d - %s\n", j+1, w[j])
-	}
-	for j := i; j < min(i+4, len(g)); j++ {
-		fmt.Fprintf(&sb, "  %4d + %s\n", j+1, g[j])
-	}
-	return sb.String()
 }
 
 // jn is a JSON integer as protocol.ValidateFacts leaves it.

@@ -50,3 +50,14 @@ func TestPoll(t *testing.T) {
 		t.Fatal("Poll gave up before its budget")
 	}
 }
+
+func TestFirstDiff(t *testing.T) {
+	got := testenv.FirstDiff("a\nb\nc\nd", "a\nb\nX\nd")
+	want := "     1   a\n     2   b\n     3 - c\n     4 - d\n     3 + X\n     4 + d\n"
+	if got != want {
+		t.Errorf("FirstDiff:\n%s\nwant:\n%s", got, want)
+	}
+	if got := testenv.FirstDiff("same", "same"); got != "(the texts are equal)" {
+		t.Errorf("equal texts: %q", got)
+	}
+}
