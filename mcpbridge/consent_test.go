@@ -118,7 +118,7 @@ func TestUndisclosedToolFixedArguments(t *testing.T) {
 		asked = r.Params.Message
 		return accept(ctx, r)
 	}})
-	if res := h.call(t, "diagnose", diagnoseArgs); !strings.Contains(text(res), "write_report(...)") {
+	if res := h.call(t, "diagnose", diagnoseArgs); !strings.Contains(text(res), `write_report(target="r42")`) { // its parameters, the first time
 		t.Fatalf("diagnose: %s", text(res))
 	}
 	if res := h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": "write_report"}); res.IsError {

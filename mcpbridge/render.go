@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -23,8 +24,9 @@ import (
 // selected, each once as a signature with its one-line description and
 // the rules' instructions, the skills they require, and the warnings that
 // change what the model should do.
-func (ss *mcpSession) renderEvaluation(intent string, resp *protocol.IntentResponse, entries []*macroEntry, explain bool) *mcp.CallToolResult {
+func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp *protocol.IntentResponse, entries []*macroEntry, explain bool) *mcp.CallToolResult {
 	dynamic := ss.dynamic
+	ss.discloseNew(ctx, entries)
 	var b strings.Builder
 	switch len(entries) {
 	case 0:
@@ -64,10 +66,25 @@ func (ss *mcpSession) renderEvaluation(intent string, resp *protocol.IntentRespo
 // signature and description are as before but whose instructions changed
 // (a new page's facts) is "name (as before)" and the new instructions;
 // one whose description is as before, its signature and instructions.
+//
+// Every tool shows its parameters the first time it is offered: one the
+// server condensed (its token budget, or a low score) is written with
+// the signature of its full definition, which discloseNew fetched before,
+// and its condensed description. Later, condensed again, it is "name (as
+// before)": the model has its parameters, and a call that no longer fits
+// them is answered with the current signature.
 func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	cur := toolLine(e)
 	ss.mu.Lock()
 	prev, seen := ss.shown[e.name]
+	if full := e.full; e.tool.InputSchema == nil && full != nil && full.InputSchema != nil {
+		cur.sig = toolSignature(e.name, full.InputSchema)
+		cur.params = true
+	}
+	if seen && prev.params && !cur.params {
+		// Condensed now, shown with its parameters before.
+		cur.sig, cur.params = prev.sig, true
+	}
 	ss.shown[e.name] = cur
 	ss.mu.Unlock()
 	switch {
@@ -86,10 +103,88 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	}
 }
 
+// discloseNew fetches the full definitions of the entries the server
+// condensed (no input schema) whose parameters this session has not
+// shown yet, so that writeTool shows them: one evaluation per selection
+// (the same intent, facts and eval time), asking for each of them with
+// disclosure_upgrade and without the token budget (Spec 05 section 5.3).
+// An entry the server does not upgrade stays condensed (name(...)).
+func (ss *mcpSession) discloseNew(ctx context.Context, entries []*macroEntry) {
+	var need []*macroEntry
+	ss.mu.Lock()
+	for _, e := range entries {
+		if e.tool.InputSchema != nil || e.full != nil || e.tool.MacroID == "" {
+			continue
+		}
+		if prev, seen := ss.shown[e.name]; seen && prev.params {
+			continue
+		}
+		need = append(need, e)
+	}
+	ss.mu.Unlock()
+	for len(need) > 0 {
+		first := need[0]
+		var group, rest []*macroEntry
+		for _, e := range need {
+			if e.intent == first.intent && e.evalTime == first.evalTime && sameFacts(e.extra, first.extra) {
+				group = append(group, e)
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		need = rest
+		ss.upgrade(ctx, group)
+	}
+}
+
+// sameFacts reports whether a and b are the same slice of facts (entries
+// of one evaluation share it).
+func sameFacts(a, b []protocol.Fact) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// upgrade asks the server again for the evaluation that selected group
+// (one intent, facts and eval time) with disclosure_upgrade for each of
+// its macro_ids, and keeps each full definition in its entry.
+func (ss *mcpSession) upgrade(ctx context.Context, group []*macroEntry) {
+	s, err := ss.b.session(ctx)
+	if err != nil || s.Manifest() == nil || s.Manifest().FactsProfile.Predicate(upgradePredicate) == nil {
+		return
+	}
+	e0 := group[0]
+	extra := append([]protocol.Fact(nil), e0.extra...)
+	byID := make(map[string]*macroEntry, len(group))
+	for _, e := range group {
+		extra = append(extra, protocol.NewFact(upgradePredicate, e.tool.MacroID))
+		byID[e.tool.MacroID] = e
+	}
+	r := ss.workingState(s).Request(protocol.Intent{Name: e0.intent, Params: e0.params}, extra...)
+	if !e0.evalTime.IsZero() {
+		r.EvalTime = &e0.evalTime // the macro_ids are bound to it
+	}
+	resp, err := s.Evaluate(ctx, r)
+	if err != nil {
+		ss.b.opts.Logger.WarnContext(ctx, "disclosing tools", "intent", e0.intent, "error", err.Error())
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, t := range resp.MacroTools {
+		if e := byID[t.MacroID]; e != nil && e.full == nil && t.Safety != nil && t.InputSchema != nil {
+			t := t
+			e.full = &t
+		}
+	}
+}
+
 // shownTool is a selected macro-tool as the model reads it: its signature,
 // its description (with whether the user is asked first) and the rules'
-// instructions, each on one line.
-type shownTool struct{ sig, desc, instr string }
+// instructions, each on one line; params is whether the signature showed
+// its parameters.
+type shownTool struct {
+	sig, desc, instr string
+	params           bool
+}
 
 // String is the whole tool: "sig: desc" and the instructions below.
 func (t shownTool) String() string {
@@ -103,7 +198,7 @@ func (t shownTool) String() string {
 // toolLine is a selected macro-tool as the model reads it.
 func toolLine(e *macroEntry) shownTool {
 	t := &e.tool
-	out := shownTool{sig: toolSignature(e.name, t.InputSchema)}
+	out := shownTool{sig: toolSignature(e.name, t.InputSchema), params: t.InputSchema != nil}
 	if t.Description != "" {
 		out.desc = ": " + oneLine(t.Description)
 	}

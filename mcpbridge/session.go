@@ -356,7 +356,7 @@ func (ss *mcpSession) evaluate(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, err
 	}
-	res := ss.renderEvaluation(intent, resp, entries, explain)
+	res := ss.renderEvaluation(ctx, intent, resp, entries, explain)
 	if req != nil {
 		if e, args := autoRun(entries); e != nil {
 			ran := ss.invoke(ctx, req, e.name, args, false)
