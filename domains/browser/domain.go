@@ -57,6 +57,7 @@ func Codes() []protocol.CodeInfo {
 		{Code: CodeBrowserSessionGone, HTTPStatus: http.StatusGone, Recoverable: true,
 			Description: "The browser session named by browser_session is not open on this server (it ended, was idle too long, or lives on another replica); open the page again"},
 		dialogCode,
+		requestIDCode,
 	}
 }
 

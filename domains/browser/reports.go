@@ -7,9 +7,27 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+
+	"github.com/manglecp/manglecp/protocol"
 )
+
+// CodeReportRequestIDTooLong is a report asked for a request id longer
+// than maxReportRequestID: the client's input, refused before any file is
+// touched (a 4xx, not a server failure), and echoed only by its length.
+const CodeReportRequestIDTooLong protocol.Code = "x-browser_request_id_too_long"
+
+// requestIDCode is the registry entry of CodeReportRequestIDTooLong.
+var requestIDCode = protocol.CodeInfo{Code: CodeReportRequestIDTooLong, HTTPStatus: http.StatusBadRequest, Recoverable: false,
+	Description: "write_diagnosis_report was asked for a request_id longer than 200 bytes; a report's directory is named by it, and the browser's own ids are short (r1, r2, ...)"}
+
+// maxReportRequestID bounds the request id a report is written for: its
+// directory name, diagnosis-<id>, stays far below the file system's 255
+// bytes (a 246-byte id made the write fail with execution_failed, and a
+// 1 MiB one was logged whole).
+const maxReportRequestID = 200
 
 // reports is the directory diagnosis reports are written to. Every access
 // goes through os.Root, so a symlink planted in the directory cannot send
@@ -78,6 +96,9 @@ func requestDir(requestID string) string {
 // under a temporary name and renamed into place, so an existing file or
 // symlink of that name is replaced, never written through.
 func (r *reports) write(requestID, name string, data []byte) (string, error) {
+	if len(requestID) > maxReportRequestID {
+		return "", protocol.Errorf(CodeReportRequestIDTooLong, "request_id is %d bytes; a report is written for a request id of at most %d bytes", len(requestID), maxReportRequestID)
+	}
 	root, err := r.open(true)
 	if err != nil {
 		return "", err
