@@ -71,19 +71,34 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 // server condensed (its token budget, or a low score) is written with
 // the signature of its full definition, which discloseNew fetched before,
 // and its condensed description. Later, condensed again, it is "name (as
-// before)": the model has its parameters, and a call that no longer fits
-// them is answered with the current signature.
+// before)", or its new signature alone when its parameters changed.
 func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	cur := toolLine(e)
 	ss.mu.Lock()
-	prev, seen := ss.shown[e.name]
-	if full := e.full; e.tool.InputSchema == nil && full != nil && full.InputSchema != nil {
+	full := e.full
+	condensed := e.tool.InputSchema == nil
+	if condensed && full != nil && full.InputSchema != nil {
 		cur.sig = toolSignature(e.name, full.InputSchema)
 		cur.params = true
+		cur.desc = withoutSignature(cur.desc, e.name)
 	}
-	if seen && prev.params && !cur.params {
-		// Condensed now, shown with its parameters before.
-		cur.sig, cur.params = prev.sig, true
+	prev, seen := ss.shown[e.name]
+	if seen && prev.params && condensed {
+		// Condensed now, shown with its parameters before: as before
+		// (the condensed text says less than the model has), or its new
+		// signature when the parameters changed (a new page's fields).
+		same := !cur.params || cur.sig == prev.sig
+		if !same {
+			prev.sig = cur.sig
+			ss.shown[e.name] = prev
+		}
+		ss.mu.Unlock()
+		if same {
+			b.WriteString(e.name + " (as before)")
+		} else {
+			b.WriteString(cur.sig)
+		}
+		return
 	}
 	ss.shown[e.name] = cur
 	ss.mu.Unlock()
@@ -103,9 +118,28 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	}
 }
 
+// withoutSignature drops from a condensed description (": summary") the
+// short signature a summary may start with ("press_key(key): press
+// Enter..."), which the full signature now says.
+func withoutSignature(desc, name string) string {
+	rest, ok := strings.CutPrefix(desc, ": "+name+"(")
+	if !ok {
+		return desc
+	}
+	i := strings.Index(rest, ")")
+	if i < 0 {
+		return desc
+	}
+	rest = strings.TrimLeft(strings.TrimPrefix(rest[i+1:], ":"), " .")
+	if rest == "" {
+		return ""
+	}
+	return ": " + rest
+}
+
 // discloseNew fetches the full definitions of the entries the server
-// condensed (no input schema) whose parameters this session has not
-// shown yet, so that writeTool shows them: one evaluation per selection
+// condensed (no input schema), so that writeTool shows their parameters,
+// or that they changed: one evaluation per selection
 // (the same intent, facts and eval time), asking for each of them with
 // disclosure_upgrade and without the token budget (Spec 05 section 5.3).
 // An entry the server does not upgrade stays condensed (name(...)).
@@ -114,9 +148,6 @@ func (ss *mcpSession) discloseNew(ctx context.Context, entries []*macroEntry) {
 	ss.mu.Lock()
 	for _, e := range entries {
 		if e.tool.InputSchema != nil || e.full != nil || e.tool.MacroID == "" {
-			continue
-		}
-		if prev, seen := ss.shown[e.name]; seen && prev.params {
 			continue
 		}
 		need = append(need, e)

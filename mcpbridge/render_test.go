@@ -15,7 +15,8 @@ import (
 // definition the first time the session offers it (issue 36: the first
 // answer showed fill_form(...), find_on_page(...) and press_key(...)),
 // fetched in one evaluation for all of them; later it is "(as before)",
-// with no further evaluation.
+// or its new signature alone when its parameters changed (a new page's
+// fields).
 func TestToolsShowParametersTheFirstTime(t *testing.T) {
 	fill := tool("fill_form", false)
 	fill.InputSchema["properties"] = map[string]any{"Email": map[string]any{"type": "string"}, "submit": map[string]any{"type": "string", "enum": []any{"Next"}}}
@@ -33,6 +34,7 @@ func TestToolsShowParametersTheFirstTime(t *testing.T) {
 		Predicate: "disclosure_upgrade", Arity: 1, ArgTypes: []string{"string"}, ArgNames: []string{"macro_id"}, Direction: protocol.DirectionInput})
 	var mu sync.Mutex
 	upgrades := 0 // evaluations that asked for upgrades
+	evals := 0
 	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
 		up := map[string]bool{}
 		for _, f := range req.Facts {
@@ -43,6 +45,13 @@ func TestToolsShowParametersTheFirstTime(t *testing.T) {
 		mu.Lock()
 		if len(up) > 0 {
 			upgrades++
+		} else {
+			evals++
+		}
+		fill := fill
+		if evals > 1 { // the next page: other fields
+			fill.MacroID = "fill_form-0002"
+			fill.InputSchema = map[string]any{"type": "object", "properties": map[string]any{"Country": map[string]any{"type": "string"}}}
 		}
 		mu.Unlock()
 		var out []protocol.MacroTool
@@ -70,14 +79,14 @@ func TestToolsShowParametersTheFirstTime(t *testing.T) {
 		t.Errorf("first answer shows a tool without its parameters:\n%s", first)
 	}
 	second := text(h.call(t, "diagnose", diagnoseArgs))
-	for _, want := range []string{"fill_form (as before)", "press_key (as before)", "find_on_page (as before)"} {
+	for _, want := range []string{"\n- fill_form(Country: string)\n", "press_key (as before)", "find_on_page (as before)"} {
 		if !strings.Contains(second, want) {
 			t.Errorf("second answer lacks %q:\n%s", want, second)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if upgrades != 1 {
-		t.Errorf("%d evaluations asked for upgrades, want 1 (both tools at once, the first time only)", upgrades)
+	if upgrades != 2 {
+		t.Errorf("%d evaluations asked for upgrades, want 2 (both condensed tools at once, in each answer)", upgrades)
 	}
 }

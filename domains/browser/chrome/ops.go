@@ -352,13 +352,8 @@ func uploadPath(root *os.Root, dir, name string) (string, bool) {
 	if name == "" || strings.ContainsRune(name, 0) || !filepath.IsLocal(name) {
 		return "", false
 	}
-	f, err := root.Open(name)
+	fi, err := regularFile(root, name)
 	if err != nil {
-		return "", false
-	}
-	fi, err := f.Stat()
-	f.Close()
-	if err != nil || !fi.Mode().IsRegular() {
 		return "", false
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(dir, name))
