@@ -217,6 +217,12 @@ func Domain(cfg Config) manglecp.Domain {
 				Deterministic: false,
 				Compute:       a.reportExists,
 			},
+			"request_id_fits": {
+				Arity:         1,
+				Description:   "request_id_fits(RequestID): a failed request whose id is at most 4096 bytes, which diagnose_causal_chain and write_diagnosis_report take (longer ids, which the browser never makes, are not offered).",
+				Deterministic: true,
+				Compute:       requestIDsFit,
+			},
 			"browser_available": {
 				Arity:         1,
 				Description:   "browser_available(Engine): the server's own headless browser can run now (Engine \"chromium\"); the browser tools are offered only then. Why it is not: extensions[\"x-browser\"].reason.",

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -22,6 +24,25 @@ const CodeReportRequestIDTooLong protocol.Code = "x-browser_request_id_too_long"
 // requestIDCode is the registry entry of CodeReportRequestIDTooLong.
 var requestIDCode = protocol.CodeInfo{Code: CodeReportRequestIDTooLong, HTTPStatus: http.StatusBadRequest, Recoverable: false,
 	Description: "write_diagnosis_report was asked for a request_id longer than 200 bytes; a report's directory is named by it, and the browser's own ids are short (r1, r2, ...)"}
+
+// maxOfferedRequestID bounds the request ids the rules offer as the
+// request_id of diagnose_causal_chain and write_diagnosis_report
+// (request_id_fits): an enum holding a client's 1 MiB id made a schema
+// over the server's schema limit, an internal error at invoke.
+const maxOfferedRequestID = 4096
+
+// requestIDsFit computes the external predicate request_id_fits: the
+// failed requests of the facts whose id is at most maxOfferedRequestID
+// bytes.
+func requestIDsFit(ctx context.Context, in *manglecp.ExternalInput) ([][]any, error) {
+	var out [][]any
+	for _, id := range failedIDs(in.Facts) {
+		if len(id) <= maxOfferedRequestID {
+			out = append(out, []any{id})
+		}
+	}
+	return out, ctx.Err()
+}
 
 // maxReportRequestID bounds the request id a report is written for: its
 // directory name, diagnosis-<id>, stays far below the file system's 255

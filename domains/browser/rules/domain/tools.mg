@@ -29,7 +29,7 @@ tool_description("diagnose_causal_chain", "Trace the causal chain from a failed 
 tool_summary("diagnose_causal_chain", "Trace a failed request to the console errors it caused.").
 tool_param("diagnose_causal_chain", "request_id", "string", "The failed request to trace.").
 tool_param_required("diagnose_causal_chain", "request_id").
-tool_param_enum("diagnose_causal_chain", "request_id", Request) :- failed_request(Request).
+tool_param_enum("diagnose_causal_chain", "request_id", Request) :- failed_request(Request), request_id_fits(Request).
 tool_param("diagnose_causal_chain", "include_network", "boolean", "Include the request and response in the chain.").
 tool_param_default("diagnose_causal_chain", "include_network", /true).
 tool_idempotent("diagnose_causal_chain").
@@ -45,7 +45,7 @@ tool_description("write_diagnosis_report", "Write a Markdown diagnosis report of
 tool_summary("write_diagnosis_report", "Write a diagnosis report file on the server.").
 tool_param("write_diagnosis_report", "request_id", "string", "The failed request the report is about.").
 tool_param_required("write_diagnosis_report", "request_id").
-tool_param_enum("write_diagnosis_report", "request_id", Request) :- failed_request(Request).
+tool_param_enum("write_diagnosis_report", "request_id", Request) :- failed_request(Request), request_id_fits(Request).
 tool_param("write_diagnosis_report", "title", "string", "The report's title.").
 tool_param_default("write_diagnosis_report", "title", "Diagnosis report").
 tool_evidence("write_diagnosis_report", "net_response") :- failed_request(_).
