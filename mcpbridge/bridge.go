@@ -352,20 +352,18 @@ func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 // comes back later gets 404 for the old Mcp-Session-Id and, as MCP says,
 // initializes a new session. A session with a request in flight never
 // expires.
-const DefaultSessionTimeout = 30 * time.Minute
+const DefaultSessionTimeout = 10 * time.Minute
 
 // HTTPHandler serves MCP over streamable HTTP: each MCP session
 // (Mcp-Session-Id) gets its own [Bridge.Server]. opts may be nil. Idle
 // sessions are closed after opts.SessionTimeout, [DefaultSessionTimeout]
 // when it is 0; a negative SessionTimeout keeps them until their host
-// deletes them (abandoned sessions then hold their memory for good).
+// deletes them. Sessions are bounded per peer and in all ([Bridge.HTTP]
+// with its defaults).
 func (b *Bridge) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
 	var o mcp.StreamableHTTPOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.SessionTimeout == 0 {
-		o.SessionTimeout = DefaultSessionTimeout
-	}
-	return b.versionedHandler(&o)
+	return b.HTTP(HTTPOptions{SessionTimeout: o.SessionTimeout})
 }

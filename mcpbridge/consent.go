@@ -105,34 +105,96 @@ const maxConsentArgs = 2048
 // digest: under 200 bytes).
 const maxPending = 1024
 
+// maxPendingPerHost bounds those of one host (its peer address over
+// HTTP, IPv6 by /64; the one host over stdio).
+const maxPendingPerHost = 64
+
 // confirmLedger holds the questions asked of every MCP session of a
 // bridge until they are answered (once) or expire. It is the bridge's,
 // not a session's: over stateless HTTP (MCP 2026-07-28) the answer comes
-// in a new request, which a new bridge session serves. The zero value is
-// ready to use.
+// in a new request, which a new bridge session serves. Each host has its
+// own budget: a host past maxPendingPerHost forgets its own oldest
+// question, and when the ledger is full the oldest question of the host
+// holding the most goes; a host asking never finds the ledger closed, and
+// one host's flood costs only its own questions. The zero value is ready
+// to use.
 type confirmLedger struct {
 	mu      sync.Mutex
 	pending map[string]pendingConfirm
+	byHost  map[string][]string // each host's nonces, oldest first (answered ones are skipped lazily)
+	count   map[string]int      // each host's pending questions
 }
 
-// add remembers a question under its one-time nonce; false when maxPending
-// questions are waiting.
-func (l *confirmLedger) add(nonce string, p pendingConfirm, now time.Time) bool {
+// add remembers a question of host under its one-time nonce, making room
+// as the type says.
+func (l *confirmLedger) add(host, nonce string, p pendingConfirm, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pending == nil {
 		l.pending = map[string]pendingConfirm{}
+		l.byHost = map[string][]string{}
+		l.count = map[string]int{}
 	}
 	for k, v := range l.pending {
 		if !now.Before(v.expires) {
-			delete(l.pending, k)
+			l.forget(k)
 		}
 	}
-	if len(l.pending) >= maxPending {
-		return false
+	switch {
+	case l.count[host] >= maxPendingPerHost:
+		l.evictOldest(host)
+	case len(l.pending) >= maxPending:
+		hog := host
+		for h, n := range l.count {
+			if n > l.count[hog] || (n == l.count[hog] && h < hog) {
+				hog = h
+			}
+		}
+		l.evictOldest(hog)
 	}
+	p.host = host
 	l.pending[nonce] = p
-	return true
+	l.byHost[host] = append(l.byHost[host], nonce)
+	l.count[host]++
+}
+
+// evictOldest forgets host's oldest pending question.
+func (l *confirmLedger) evictOldest(host string) {
+	q := l.byHost[host]
+	for len(q) > 0 {
+		nonce := q[0]
+		q = q[1:]
+		if _, ok := l.pending[nonce]; ok {
+			l.byHost[host] = q
+			l.forget(nonce)
+			return
+		}
+	}
+	l.byHost[host] = q
+}
+
+// forget removes a pending question (its nonce stays in byHost until
+// skipped or compacted).
+func (l *confirmLedger) forget(nonce string) {
+	p, ok := l.pending[nonce]
+	if !ok {
+		return
+	}
+	delete(l.pending, nonce)
+	if l.count[p.host]--; l.count[p.host] <= 0 {
+		delete(l.count, p.host)
+		delete(l.byHost, p.host)
+		return
+	}
+	if q := l.byHost[p.host]; len(q) > 2*l.count[p.host]+16 {
+		kept := q[:0]
+		for _, n := range q {
+			if _, ok := l.pending[n]; ok {
+				kept = append(kept, n)
+			}
+		}
+		l.byHost[p.host] = kept
+	}
 }
 
 // following reports whether the question asked with nonce, still
@@ -149,7 +211,7 @@ func (l *confirmLedger) take(nonce string, now time.Time) (pendingConfirm, bool)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, ok := l.pending[nonce]
-	delete(l.pending, nonce)
+	l.forget(nonce)
 	if !ok || !now.Before(p.expires) {
 		return pendingConfirm{}, false
 	}

@@ -39,6 +39,7 @@ type mcpSession struct {
 	srv      *mcp.Server
 	reserved map[string]bool // intent tool names and the meta-tool
 	dynamic  bool            // ModeDynamic: macro-tools become MCP tools
+	host     string          // the peer whose budget its confirmation questions use (http.go); "" over stdio
 
 	startMu sync.Mutex // held while the start intent is evaluated
 	started bool       // the start intent was evaluated (or failed other than by cancellation)
@@ -80,6 +81,7 @@ type pendingConfirm struct {
 	args    string
 	expires time.Time
 	chain   *chainStep // the question was asked for a tool that follows the call at once (steps.go)
+	host    string     // whose budget it counts against (consent.go)
 }
 
 // Server returns a new MCP server for one MCP session: its tools are one
@@ -710,9 +712,7 @@ func (ss *mcpSession) confirm(ctx context.Context, req *mcp.CallToolRequest, e *
 func (ss *mcpSession) askUser(ctx context.Context, e *macroEntry, args map[string]any, chain *chainStep) (*mcp.CallToolResult, *protocol.Error) {
 	argsKey := canonicalArgs(args)
 	nonce := rand.Text()
-	if !ss.b.confirms.add(nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: ss.b.now().Add(10 * time.Minute), chain: chain}, ss.b.now()) {
-		return nil, protocol.Errorf(protocol.CodeRateLimited, "too many confirmations are waiting for an answer in this session")
-	}
+	ss.b.confirms.add(ss.host, nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: ss.b.now().Add(10 * time.Minute), chain: chain}, ss.b.now())
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
 			Message:         confirmMessage(e, ss.disclose(ctx, e), argsKey),

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/mcpbridge"
@@ -47,7 +45,10 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		args: targetArg + "\n        (optional: without it, the embedded default domain)"}
 	fl := newFlagSet("mcp")
 	httpAddr := fl.String("http", "", "serve MCP over streamable HTTP on HOST:PORT (path /mcp) instead of stdio")
-	sessionTimeout := fl.Duration("session-timeout", mcpbridge.DefaultSessionTimeout, "with --http: close an MCP session after this long without a request from its host (0: never; abandoned sessions then stay in memory)")
+	sessionTimeout := fl.Duration("session-timeout", mcpbridge.DefaultSessionTimeout, "with --http: close an MCP session after this long without a request from its host (0: never; the session bounds still hold)")
+	httpToken := fl.String("http-token", "", "with --http: the bearer token MCP hosts must present (Authorization: Bearer TOKEN; at least 16 characters); also MANGLECP_MCP_HTTP_TOKEN. Required when TARGET needs credentials or the address is not loopback")
+	maxSessions := fl.Int("max-sessions", mcpbridge.DefaultMaxSessions, "with --http: the most MCP sessions open at once")
+	maxSessionsPerPeer := fl.Int("max-sessions-per-peer", mcpbridge.DefaultMaxSessionsPerPeer, "with --http: the most MCP sessions one client address (IPv6: /64) may hold open")
 	maxLine := fl.Int("max-line-bytes", mcpbridge.DefaultMaxLineBytes, "over stdio: the longest line accepted from the host; longer lines get a JSON-RPC error and are dropped unbuffered")
 	var lim mcpbridge.Limits
 	fl.Int64Var(&lim.MaxManifestBytes, "max-manifest-bytes", mcpbridge.DefaultMaxManifestBytes, "the largest manifest accepted from TARGET, in bytes of JSON")
@@ -113,6 +114,16 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if lim.MaxManifestBytes <= 0 || lim.MaxAnswerBytes <= 0 || lim.MaxIntents <= 0 || lim.MaxPredicates <= 0 || lim.MaxTools <= 0 || lim.MaxDescriptionBytes <= 0 || lim.MaxSchemaBytes <= 0 {
 		return usageError(stderr, h, "the --max-... bounds must be positive")
+	}
+	if *maxSessions <= 0 || *maxSessionsPerPeer <= 0 {
+		return usageError(stderr, h, "--max-sessions and --max-sessions-per-peer must be positive")
+	}
+	bridgeToken := firstNonEmpty(*httpToken, os.Getenv("MANGLECP_MCP_HTTP_TOKEN"))
+	if bridgeToken != "" && len(bridgeToken) < 16 {
+		return usageError(stderr, h, "--http-token (or MANGLECP_MCP_HTTP_TOKEN) must be at least 16 characters")
+	}
+	if *httpAddr != "" && bridgeToken == "" && !loopbackAddr(*httpAddr) {
+		return usageError(stderr, h, "--http %s listens beyond loopback: set --http-token (or MANGLECP_MCP_HTTP_TOKEN) so that only your MCP hosts can use the bridge", quote(*httpAddr))
 	}
 	if strings.HasPrefix(*httpAddr, ":") {
 		// A bare ":port" listens on every interface; say so explicitly.
@@ -204,7 +215,14 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer b.Close()
 
 	if *httpAddr != "" {
-		return serveMCPHTTP(ctx, b, *httpAddr, *sessionTimeout, logger, stderr)
+		if bridgeToken == "" && b.Manifest().Auth.Required {
+			// The bridge holds TARGET's credential: without a token of
+			// its own, any local process would act with it.
+			fmt.Fprintf(stderr, "manglecp mcp: the server requires credentials, so --http needs --http-token (or MANGLECP_MCP_HTTP_TOKEN): without it any process that reaches %s would use the bridge's credential\n", *httpAddr)
+			return exitUsage
+		}
+		ho := mcpbridge.HTTPOptions{Token: bridgeToken, SessionTimeout: *sessionTimeout, MaxSessions: *maxSessions, MaxSessionsPerPeer: *maxSessionsPerPeer}
+		return serveMCPHTTP(ctx, b, *httpAddr, ho, logger, stderr)
 	}
 	logger.Info("serving MCP over stdio", "domain", b.Manifest().Domain.ID, "tools", string(opts.Mode))
 	t := &mcpbridge.StdioTransport{Reader: stdin, Writer: stdout, MaxLineBytes: *maxLine}
@@ -237,20 +255,20 @@ func memoryDialer(ctx context.Context, srv *manglecp.Server, token string, logge
 
 // serveMCPHTTP serves streamable HTTP on addr until ctx ends, closing
 // MCP sessions idle for sessionTimeout (0: never).
-func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, sessionTimeout time.Duration, logger *slog.Logger, stderr io.Writer) int {
+func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, ho mcpbridge.HTTPOptions, logger *slog.Logger, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 		return 1
 	}
 	mux := http.NewServeMux()
-	if sessionTimeout == 0 {
-		sessionTimeout = -1 // the bridge's "never"
+	if ho.SessionTimeout == 0 {
+		ho.SessionTimeout = -1 // the bridge's "never"
 	}
-	mux.Handle("/mcp", b.HTTPHandler(&mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout}))
+	mux.Handle("/mcp", b.HTTP(ho))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "domain", b.Manifest().Domain.ID)
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "domain", b.Manifest().Domain.ID, "bearer_token", ho.Token != "")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -265,6 +283,19 @@ func serveMCPHTTP(ctx context.Context, b *mcpbridge.Bridge, addr string, session
 	defer cancel()
 	_ = hs.Shutdown(sctx)
 	return exitOK
+}
+
+// loopbackAddr reports whether addr (HOST:PORT) listens on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func firstNonEmpty(s ...string) string {
