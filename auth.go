@@ -111,7 +111,7 @@ func (s *Server) authenticatePeer(ctx context.Context, c *protocol.Credentials, 
 	if err == nil || c == nil || c.Token == "" {
 		return who, err
 	}
-	if wait := s.authFails.Failed(peer); wait > 0 {
+	if wait := s.authFails.Failed(ctx, peer); wait > 0 {
 		return nil, protocol.Errorf(protocol.CodeRateLimited, "the credentials are invalid, and too many authentications failed from this client or from all clients").
 			WithRetryAfter(max(1, wait.Milliseconds()))
 	}

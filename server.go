@@ -210,7 +210,10 @@ func (s *Server) load(ctx context.Context) error {
 	s.samples = samples
 	s.store = store
 	s.macros = macros.NewCache(o.Store, o.MacroCacheBytes)
-	s.confirm = newConfirmer(key, o.ConfirmationTTL, store)
+	s.confirm = newConfirmer(key, o.ConfirmationTTL, store, o.Store != nil, o.Now, s.log)
+	if o.Store != nil {
+		s.authFails.Share(o.Store) // failed-login budgets are the deployment's, not each replica's
+	}
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a
 		// cacheable answer: no cache, so no request pays for a key.

@@ -68,3 +68,36 @@ func tag(key []byte, name string, frame byte, record, dst []byte) []byte {
 	m.Write(record)
 	return m.Sum(dst)
 }
+
+// CheckKey reports why key is unfit to authenticate what replicas share
+// (the store key, a workspace edit key), or nil: shorter than
+// [MinKeyBytes], or too predictable to be a secret (fewer than 8 distinct
+// bytes, as sixteen "a"s or "abababab..." are, or a run such as
+// "abcdefghijklmnop" or "0123456789..."). A key made by a password
+// manager or `openssl rand -base64 24` always passes.
+func CheckKey(key []byte) error {
+	if len(key) < MinKeyBytes {
+		return fmt.Errorf("it is %d bytes, shorter than %d", len(key), MinKeyBytes)
+	}
+	var seen [256]bool
+	distinct := 0
+	for _, b := range key {
+		if !seen[b] {
+			seen[b] = true
+			distinct++
+		}
+	}
+	if distinct < 8 {
+		return fmt.Errorf("it has only %d distinct characters: too easy to guess", distinct)
+	}
+	steady := 0 // characters that continue the previous step ("abcd", "9876", "0123")
+	for i := 2; i < len(key); i++ {
+		if int(key[i])-int(key[i-1]) == int(key[i-1])-int(key[i-2]) {
+			steady++
+		}
+	}
+	if steady*2 >= len(key)-2 {
+		return fmt.Errorf("it is mostly runs of consecutive characters: too easy to guess")
+	}
+	return nil
+}

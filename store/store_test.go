@@ -101,3 +101,24 @@ func TestUnknownRecordVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckKey: sixteen "a"s, a short key, a repeated pair and a run of
+// consecutive characters are refused; random and passphrase keys pass.
+func TestCheckKey(t *testing.T) {
+	for key, ok := range map[string]bool{
+		"aaaaaaaaaaaaaaaa":                   false,
+		"short":                              false,
+		"abababababababababab":               false,
+		"abcdefghijklmnopqrstuvwxyz":         false,
+		"0123456789012345":                   false,
+		"zyxwvutsrqponmlkjih":                false,
+		"shared store key of the deployment": true,
+		"a key shared by every replica":      true,
+		"kP3x9Qm2vZ7rT1wY8bN4":               true,
+		"0123456789abcdef":                   false,
+	} {
+		if err := store.CheckKey([]byte(key)); (err == nil) != ok {
+			t.Errorf("CheckKey(%q) = %v, want ok %v", key, err, ok)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package admission
 
 import (
+	"context"
 	"time"
 
 	"github.com/manglecp/manglecp/internal/ratelimit"
+	"github.com/manglecp/manglecp/store"
 )
 
 // Failed authentications are limited per client and server-wide (issue 26
@@ -57,12 +59,24 @@ const (
 // IPv6 /64, or a transport's peer name) and over the whole server. It is
 // safe for concurrent use; its clock is the wall clock (abuse limits do
 // not follow the server's protocol clock).
+//
+// With a shared store ([AuthFailures.Share], the replicas' Redis), the
+// budgets are the deployment's, not each replica's: N replicas give an
+// attacker one budget, not N. The buckets then live in the store (on its
+// clock); when it cannot be reached, each replica's own budgets decide, so
+// failures are never unlimited.
 type AuthFailures struct {
 	perClient      *ratelimit.Buckets
 	global         ratelimit.Bucket
 	perClientLimit ratelimit.Limit
 	globalLimit    ratelimit.Limit
 	now            func() time.Time
+	shared         Taker
+}
+
+// Taker is the token bucket of a shared store (store.Store's Take).
+type Taker interface {
+	Take(ctx context.Context, key string, limit store.RateLimit, now time.Time) (time.Duration, error)
 }
 
 // NewAuthFailures returns the budgets above, on the wall clock.
@@ -75,12 +89,35 @@ func NewAuthFailures() *AuthFailures {
 	}
 }
 
+// Share keeps the budgets in t, shared by every replica that uses it.
+// Call it before use.
+func (a *AuthFailures) Share(t Taker) { a.shared = t }
+
+// Keys of the shared budgets in the store.
+const (
+	sharedClientKey = "authfail:client:"
+	sharedGlobalKey = "authfail:all"
+)
+
 // Failed counts a failed authentication from peer. It returns 0 when the
 // failure is answered as such, or how long the client must wait when it,
 // or every client together, is over its budget (rate_limited).
-func (a *AuthFailures) Failed(peer string) time.Duration {
+func (a *AuthFailures) Failed(ctx context.Context, peer string) time.Duration {
 	now := a.now()
-	if wait := a.perClient.Take(ratelimit.ClientKey(peer), a.perClientLimit, now); wait > 0 {
+	key := ratelimit.ClientKey(peer)
+	if a.shared != nil {
+		wait, err := a.shared.Take(ctx, sharedClientKey+key, store.RateLimit{PerSecond: a.perClientLimit.PerSecond, Burst: a.perClientLimit.Burst}, now)
+		if err == nil && wait > 0 {
+			return wait
+		}
+		if err == nil {
+			if wait, err = a.shared.Take(ctx, sharedGlobalKey, store.RateLimit{PerSecond: a.globalLimit.PerSecond, Burst: a.globalLimit.Burst}, now); err == nil {
+				return wait
+			}
+		}
+		// The store failed: this replica's own budgets decide.
+	}
+	if wait := a.perClient.Take(key, a.perClientLimit, now); wait > 0 {
 		return wait // a client over its own budget does not spend everyone's
 	}
 	return a.global.Take(a.globalLimit, now)

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -32,14 +33,14 @@ func TestAuthFailures(t *testing.T) {
 	for i, st := range steps {
 		var wait time.Duration
 		for range st.n {
-			wait = a.Failed(st.peer)
+			wait = a.Failed(context.Background(), st.peer)
 		}
 		if (wait > 0) != st.refused {
 			t.Errorf("step %d (%s): wait %v, want refused %v", i, st.peer, wait, st.refused)
 		}
 	}
 	now = t0.Add(time.Second) // one failure's worth refilled
-	if wait := a.Failed("192.0.2.1"); wait != 0 {
+	if wait := a.Failed(context.Background(), "192.0.2.1"); wait != 0 {
 		t.Errorf("after a refill: wait %v", wait)
 	}
 
@@ -47,7 +48,7 @@ func TestAuthFailures(t *testing.T) {
 	g.SetClock(func() time.Time { return t0 })
 	refused := 0
 	for i := range 1000 { // 100 clients, 10 each: within each one's budget
-		if g.Failed(fmt.Sprintf("198.51.100.%d", i%100)) > 0 {
+		if g.Failed(context.Background(), fmt.Sprintf("198.51.100.%d", i%100)) > 0 {
 			refused++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/store"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -139,6 +140,10 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.ResultCache.MaxBytes >= -1, "result_cache.max_bytes must be -1 (off), 0 (default) or a size in bytes")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	check(c.StoreKey == "" || len(c.StoreKey) >= 16, "store_key must be at least 16 characters")
+	if c.StoreKey != "" && len(c.StoreKey) >= 16 {
+		kerr := store.CheckKey([]byte(c.StoreKey))
+		check(kerr == nil, "store_key is not fit: %v; use a random one (for example openssl rand -base64 24)", kerr)
+	}
 	check(c.QueueTimeoutMS >= 0, "queue_timeout_ms must not be negative")
 	_, perr := transport.ParseTrustedProxies(c.TrustedProxies)
 	check(perr == nil, "trusted_proxies: %v", perr)

@@ -114,6 +114,10 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 			o.close(ctx)
 			return nil, fmt.Errorf("--store redis: replicas must share a store key, which authenticates the macro-tools they keep in Redis; set store_key in --config or MANGLECP_STORE_KEY (at least %d characters, and not the confirmation key: hosts hold that one)", store.MinKeyBytes)
 		}
+		if err := store.CheckKey([]byte(storeKey)); err != nil {
+			o.close(ctx)
+			return nil, fmt.Errorf("--store redis: the store key (store_key or MANGLECP_STORE_KEY) is not fit: %v; use a random one (for example openssl rand -base64 24), shared by every replica", err)
+		}
 		redisstore.SetLogger(logger)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -63,10 +63,13 @@ var _ store.Store = (*Store)(nil)
 
 // New connects to Redis (it pings once and fails when Redis does not
 // answer, so start-up fails loudly on a wrong address). It fails without
-// a Key of at least store.MinKeyBytes.
+// a Key of at least store.MinKeyBytes, or with one [store.CheckKey] refuses.
 func New(ctx context.Context, o Options) (*Store, error) {
 	if len(o.Key) < store.MinKeyBytes {
 		return nil, fmt.Errorf("redis store: the key that authenticates stored macro-tools must be at least %d bytes, shared by every replica", store.MinKeyBytes)
+	}
+	if err := store.CheckKey(o.Key); err != nil {
+		return nil, fmt.Errorf("redis store: the key that authenticates stored macro-tools is not fit: %v; use a random one (for example openssl rand -base64 24), shared by every replica", err)
 	}
 	ro, err := goredis.ParseURL(o.URL)
 	if err != nil {
