@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/internal/lsp"
@@ -42,6 +43,19 @@ func matches(s lsp.SymbolInformation, name string) bool {
 			c = c[i+1:]
 		}
 		return c+"."+s.Name == name
+	}
+	return false
+}
+
+// warmUp is how long after its start a server's empty answer to
+// workspace/symbol is not taken for the last word.
+const warmUp = 20 * time.Second
+
+func anyMatch(syms []lsp.SymbolInformation, name string) bool {
+	for _, s := range syms {
+		if matches(s, name) {
+			return true
+		}
 	}
 	return false
 }
@@ -109,7 +123,19 @@ func (c *Code) findDefinitions(ctx context.Context, name string, targets []targe
 			continue
 		}
 		var syms []lsp.SymbolInformation
-		if err := c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms); err != nil {
+		err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
+		// A server that has just started can answer before it has loaded
+		// the workspace (pyright answers at once with nothing): while it
+		// is young, no match is asked again, every half second.
+		for err == nil && !anyMatch(syms, name) && srv.Age() < warmUp {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(500 * time.Millisecond):
+			}
+			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
+		}
+		if err != nil {
 			if se := (*serverError)(nil); errors.As(err, &se) {
 				err = se.asFailure()
 			}

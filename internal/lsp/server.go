@@ -101,6 +101,7 @@ type Server struct {
 	diagGen     uint64
 	diagChanged chan struct{} // closed and replaced at every publish
 	applied     []WorkspaceEdit
+	firsts      map[string]bool
 	killedFor   string // why the client killed it ("memory")
 	stderr      tail
 
@@ -291,6 +292,9 @@ func (s *Server) Spec() Spec { return s.spec }
 // Root is the absolute directory the server was started on.
 func (s *Server) Root() string { return s.root }
 
+// Age is how long ago the server's process started.
+func (s *Server) Age() time.Duration { return time.Since(s.started) }
+
 // StartTime is how long the server took from the start of its process to
 // its answer to initialize.
 func (s *Server) StartTime() time.Duration { return s.ready }
@@ -458,6 +462,22 @@ func (s *Server) onNotify(method string, params json.RawMessage) {
 	close(s.diagChanged)
 	s.diagChanged = make(chan struct{})
 	s.mu.Unlock()
+}
+
+// First reports whether this is the first time it is called with key on
+// this server (e.g. a request a server answers before it has loaded the
+// workspace, as pyright answers its first workspace/symbol with nothing).
+func (s *Server) First(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.firsts == nil {
+		s.firsts = map[string]bool{}
+	}
+	if s.firsts[key] {
+		return false
+	}
+	s.firsts[key] = true
+	return true
 }
 
 // TakeAppliedEdits returns and forgets the edits the server asked the
