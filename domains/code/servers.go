@@ -98,6 +98,8 @@ func (c *Code) spec(lang string) (lsp.Spec, bool) {
 		s.Env = []string{fmt.Sprintf("GOMEMLIMIT=%d", soft), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
 	case srv.Name == "pyright":
 		s.Env = []string{fmt.Sprintf("NODE_OPTIONS=--max-old-space-size=%d", soft>>20)}
+		s.ReadyMessage = "source file" // "Found 7 source files"
+
 		s.Settings = map[string]any{
 			"python":          map[string]any{"analysis": map[string]any{"diagnosticMode": "openFilesOnly", "autoSearchPaths": true}},
 			"python.analysis": map[string]any{"diagnosticMode": "openFilesOnly", "autoSearchPaths": true},

@@ -47,9 +47,27 @@ func matches(s lsp.SymbolInformation, name string) bool {
 	return false
 }
 
-// warmUp is how long after its start a server's empty answer to
-// workspace/symbol is not taken for the last word.
-const warmUp = 20 * time.Second
+// waitReady waits until srv has found its workspace's files (bounded by
+// the start timeout).
+func (c *Code) waitReady(ctx context.Context, srv *lsp.Server) error {
+	select {
+	case <-srv.Ready():
+		return nil
+	default:
+	}
+	t := time.NewTimer(c.cfg.StartTimeout)
+	defer t.Stop()
+	select {
+	case <-srv.Ready():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-srv.Done():
+		return nil // the request that follows reports the exit
+	case <-t.C:
+		return nil // ask anyway: the answer may be partial
+	}
+}
 
 func anyMatch(syms []lsp.SymbolInformation, name string) bool {
 	for _, s := range syms {
@@ -123,16 +141,13 @@ func (c *Code) findDefinitions(ctx context.Context, name string, targets []targe
 			continue
 		}
 		var syms []lsp.SymbolInformation
-		err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
-		// A server that has just started can answer before it has loaded
-		// the workspace (pyright answers at once with nothing): while it
-		// is young, no match is asked again, every half second.
-		for err == nil && !anyMatch(syms, name) && srv.Age() < warmUp {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(500 * time.Millisecond):
-			}
+		err = c.waitReady(ctx, srv)
+		if err == nil {
+			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
+		}
+		if err == nil && srv.First("workspace/symbol") && !anyMatch(syms, name) {
+			// A server's first answer can come before it has analysed the
+			// files it found; the second waits for the analysis.
 			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
 		}
 		if err != nil {

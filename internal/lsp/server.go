@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -62,6 +63,11 @@ type Spec struct {
 	// RequestTimeout bounds each request. Default
 	// [DefaultRequestTimeout].
 	RequestTimeout time.Duration
+	// ReadyMessage, when set, is text of a window/logMessage the server
+	// sends once it has found the workspace's files (pyright logs "Found
+	// N source files"): [Server.Ready] is closed then. Empty: ready once
+	// initialized.
+	ReadyMessage string
 	// MemoryPoll is how often the resident memory is read. Default
 	// [DefaultMemoryPoll].
 	MemoryPoll time.Duration
@@ -105,6 +111,8 @@ type Server struct {
 	killedFor   string // why the client killed it ("memory")
 	stderr      tail
 
+	ready0   chan struct{} // closed when the server has loaded the workspace
+	readyOne sync.Once
 	exited   chan struct{} // closed when the process has been waited for
 	waitErr  error
 	stop     chan struct{} // closed by Close
@@ -129,7 +137,10 @@ func Start(ctx context.Context, spec Spec, root string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{spec: spec, root: abs, diags: map[string]published{}, diagChanged: make(chan struct{}),
-		exited: make(chan struct{}), stop: make(chan struct{})}
+		exited: make(chan struct{}), stop: make(chan struct{}), ready0: make(chan struct{})}
+	if spec.ReadyMessage == "" {
+		s.markReady()
+	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = abs
 	cmd.Env = append(os.Environ(), spec.Env...)
@@ -448,7 +459,22 @@ func (s *Server) onRequest(method string, params json.RawMessage) (any, error) {
 	return nil, &ResponseError{Code: -32601, Message: "method not found"}
 }
 
+func (s *Server) markReady() { s.readyOne.Do(func() { close(s.ready0) }) }
+
+// Ready is closed once the server has loaded its workspace (see
+// Spec.ReadyMessage).
+func (s *Server) Ready() <-chan struct{} { return s.ready0 }
+
 func (s *Server) onNotify(method string, params json.RawMessage) {
+	if method == "window/logMessage" && s.spec.ReadyMessage != "" {
+		var p struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(params, &p) == nil && strings.Contains(p.Message, s.spec.ReadyMessage) {
+			s.markReady()
+		}
+		return
+	}
 	if method != "textDocument/publishDiagnostics" {
 		return
 	}
