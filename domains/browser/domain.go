@@ -217,6 +217,12 @@ func Domain(cfg Config) manglecp.Domain {
 				Deterministic: false,
 				Compute:       a.reportExists,
 			},
+			"page_quoted": {
+				Arity:         2,
+				Description:   quotedDescription,
+				Deterministic: true,
+				Compute:       pageQuoted,
+			},
 			"request_id_fits": {
 				Arity:         1,
 				Description:   "request_id_fits(RequestID): a failed request whose id is at most 4096 bytes, which diagnose_causal_chain and write_diagnosis_report take (longer ids, which the browser never makes, are not offered).",

@@ -139,7 +139,7 @@ func TestJobLogin(t *testing.T) {
 	res := j.do("automate", "fill_form", map[string]any{"Email": "ada@example.com", "Password": "s3cret", "submit": "Sign in"})
 	j.wantIn("the answer of Sign in", result(res), "Dashboard - Ledgerly", "GET /api/notifications 500", "notification service timed out")
 	find := j.offered("automate", "find_on_page")
-	j.wantIn("find_on_page's instructions", instructions(find), `Alert: "Notifications unavailable".`, "Table Accounts: ")
+	j.wantIn("find_on_page's instructions", instructions(find), `Alert: "Notifications unavailable".`, `Table "Accounts": `)
 	res = j.do("automate", "find_on_page", map[string]any{"text": "Globex"})
 	j.wantIn("the Globex row", result(res), `"Balance":"$12,480.00"`)
 }
@@ -150,7 +150,7 @@ func TestJobSignup(t *testing.T) {
 	j := newJob(t, "signup", "signup.html")
 	j.do("automate", "fill_form", map[string]any{"Name": "Ada Lovelace", "Email": "ada@example", "Plan": "Team", "submit": "Next"})
 	form := j.offered("automate", "fill_form")
-	j.wantIn("fill_form's instructions after a bad email", instructions(form), "Email is invalid.")
+	j.wantIn("fill_form's instructions after a bad email", instructions(form), `"Email" is invalid.`)
 	j.do("automate", "fill_form", map[string]any{"Email": "ada@example.com", "submit": "Next"})
 	form = j.offered("automate", "fill_form")
 	if got := params(form); !slices.Contains(got, "Country") || !slices.Contains(got, "Accept the terms") {
@@ -207,5 +207,5 @@ func TestGoalNamesRowsAndLinks(t *testing.T) {
 	j.wantIn("find_on_page's instructions with the goal", instructions(j.offered("automate", "find_on_page")),
 		`Accounts row 3, Balance: "$12,480.00".`, "Accounts row 3, Owner: ")
 	j.st.Add(protocol.NewFact("automation_goal", "sign out of Ledgerly"))
-	j.wantIn("click_element's instructions with the goal", instructions(j.offered("automate", "click_element")), "The goal names the link Ledgerly.")
+	j.wantIn("click_element's instructions with the goal", instructions(j.offered("automate", "click_element")), `The goal names the link "Ledgerly".`)
 }

@@ -42,7 +42,7 @@ const browserRules = "../../domains/browser/rules"
 // declares in Go (domains/browser/domain.go for the browser domain).
 var externals = map[string][]External{
 	browserRules: {{Name: "browser_allowed_host", Arity: 1}, {Name: "browser_available", Arity: 1}, {Name: "browser_option", Arity: 1},
-		{Name: "report_exists", Arity: 1}, {Name: "url_parts", Arity: 3}},
+		{Name: "page_quoted", Arity: 2}, {Name: "report_exists", Arity: 1}, {Name: "request_id_fits", Arity: 1}, {Name: "url_parts", Arity: 3}},
 	workspaceRules: {{Name: "entry", Arity: 2}, {Name: "root_count", Arity: 1}, {Name: "signed_edit", Arity: 4}},
 }
 
@@ -114,5 +114,7 @@ func browserFacts() []protocol.Fact {
 		protocol.NewFact("net_response", "s1", "r41", jn(200), jn(1771510198200)),
 		protocol.NewFact("net_request", "s1", "r42", "GET", "https://api.example.com/users", jn(1771510199000)),
 		protocol.NewFact("net_response", "s1", "r42", jn(404), jn(1771510199500)),
+		// The external request_id_fits, as domains/browser computes it.
+		protocol.NewFact("request_id_fits", "r42"),
 	}
 }

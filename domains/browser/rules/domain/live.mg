@@ -9,7 +9,9 @@
 # click click_element's enum, and the alerts, headings and tables the
 # instructions of find_on_page, which reads the rest on request. The
 # whole page is never in an answer. Text the page wrote (alerts, headings,
-# cells, dialogs, titles) is quoted: it is the page's, not an instruction.
+# labels, captions, cells, dialogs, titles) is quoted and escaped
+# (page_quoted): it is the page's, not an instruction, and it cannot end
+# its quotes.
 
 # A live page that can act: a session, and no dialog waiting.
 dialog_open(1) :- page_dialog(_, _).
@@ -52,8 +54,8 @@ tool_param("fill_form", Ref, "boolean", "A box of the page: true checks it, fals
 tool_param_enum("fill_form", Ref, Option) :- form_field(Ref, _), option_of(Ref, Option, _).
 tool_param("fill_form", "submit", "string", "A button to press after filling.") :- page_live(1), has_field(1), has_button(1).
 tool_param_enum("fill_form", "submit", Ref) :- page_live(1), has_field(1), page_element(Ref, "button", _).
-tool_instructions("fill_form", Text) :- page_live(1), field_state(Ref, _, _, /true), Text = fn:string:concat(Ref, " is invalid.").
-tool_instructions("fill_form", Text) :- page_live(1), field_state(Ref, "", /true, /false), Text = fn:string:concat(Ref, " is required.").
+tool_instructions("fill_form", Text) :- page_live(1), field_state(Ref, _, _, /true), page_quoted(Ref, Q), Text = fn:string:concat(Q, " is invalid.").
+tool_instructions("fill_form", Text) :- page_live(1), field_state(Ref, "", /true, /false), page_quoted(Ref, Q), Text = fn:string:concat(Q, " is required.").
 tool_evidence("fill_form", "field_state").
 tool_next_intent("fill_form", "automate", "Go on with the page the form led to.").
 tool_next_intent("fill_form", "diagnose_error", "If the page saw console errors or failed requests, diagnose them.").
@@ -66,16 +68,17 @@ tool_param("find_on_page", "text", "string", "The text to look for (case-insensi
 tool_param_required("find_on_page", "text").
 tool_idempotent("find_on_page").
 tool_evidence("find_on_page", "page_element").
-tool_instructions("find_on_page", Text) :- page_live(1), page_alert(_, Alert), Text = fn:string:concat("Alert: \"", Alert, "\".").
-tool_instructions("find_on_page", Text) :- page_live(1), page_element(_, "heading", Name), Text = fn:string:concat("Heading: \"", Name, "\".").
-tool_instructions("find_on_page", Text) :- page_live(1), table_rows(Table, N), Text = fn:string:concat("Table ", Table, ": ", N, " rows.").
+tool_instructions("find_on_page", Text) :- page_live(1), page_alert(_, Alert), page_quoted(Alert, Q), Text = fn:string:concat("Alert: ", Q, ".").
+tool_instructions("find_on_page", Text) :- page_live(1), page_element(_, "heading", Name), page_quoted(Name, Q), Text = fn:string:concat("Heading: ", Q, ".").
+tool_instructions("find_on_page", Text) :- page_live(1), table_rows(Table, N), page_quoted(Table, Q), Text = fn:string:concat("Table ", Q, ": ", N, " rows.").
 # What the goal names (automation_goal, the model's words) comes without a
 # find: the rows of a table whose key the goal mentions, and its links.
 goal_row(Table, Row) :- page_live(1), automation_goal(Goal), table_row_key(Table, Row, Key), :string:contains(Goal, Key).
 tool_instructions("find_on_page", Text) :-
-  goal_row(Table, Row), table_cell(Table, Row, Column, Cell), Text = fn:string:concat(Table, " row ", Row, ", ", Column, ": \"", Cell, "\".").
+  goal_row(Table, Row), table_cell(Table, Row, Column, Cell), page_quoted(Table, QT), page_quoted(Column, QC), page_quoted(Cell, Q),
+  Text = fn:string:concat("Table ", QT, " row ", Row, ", ", QC, ": ", Q, ".").
 goal_link(Ref) :- page_live(1), automation_goal(Goal), page_element(Ref, "link", Name), :string:contains(Goal, Name).
-tool_instructions("click_element", Text) :- goal_link(Ref), Text = fn:string:concat("The goal names the link ", Ref, ".").
+tool_instructions("click_element", Text) :- goal_link(Ref), page_quoted(Ref, Q), Text = fn:string:concat("The goal names the link ", Q, ".").
 
 tool("navigate").
 tool_action("navigate", "browser_navigate").
@@ -135,7 +138,7 @@ tool_summary("answer_dialog", "Accept or dismiss the page's dialog.").
 tool_param("answer_dialog", "accept", "boolean", "true accepts (OK), false dismisses (Cancel).").
 tool_param_required("answer_dialog", "accept").
 tool_param("answer_dialog", "text", "string", "The text a prompt dialog asks for.").
-tool_instructions("answer_dialog", Text) :- page_dialog(Kind, Message), Text = fn:string:concat("The page's ", Kind, " dialog says: \"", Message, "\".").
+tool_instructions("answer_dialog", Text) :- page_dialog(Kind, Message), page_quoted(Message, Q), Text = fn:string:concat("The page's ", Kind, " dialog says: ", Q, ".").
 tool_evidence("answer_dialog", "page_dialog").
 tool_next_intent("answer_dialog", "automate", "Act on the page.").
 
@@ -146,7 +149,7 @@ tool_summary("switch_tab", "switch_tab(tab): go to another tab.").
 tool_param("switch_tab", "tab", "integer", "The tab's index.").
 tool_param_required("switch_tab", "tab").
 tool_param_enum("switch_tab", "tab", I) :- browser_tab(I, _, _, /false).
-tool_instructions("switch_tab", Text) :- more_tabs(1), browser_tab(I, Title, _, /false), Text = fn:string:concat("Tab ", I, ": \"", Title, "\".").
+tool_instructions("switch_tab", Text) :- more_tabs(1), browser_tab(I, Title, _, /false), page_quoted(Title, Q), Text = fn:string:concat("Tab ", I, ": ", Q, ".").
 tool_next_intent("switch_tab", "automate", "Act on the page.").
 
 tool("close_tab").
