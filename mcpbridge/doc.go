@@ -45,7 +45,9 @@
 // elicitation gets an error result; the bridge never confirms on its own.
 //
 // Errors: every failure reaches the host as a tool result with isError and
-// structuredContent {code, message, recoverable, retry_after_ms, details}
-// from the one registry (package protocol), including the bridge's own
-// codes (x-bridge_...). No Go error text reaches the host.
+// one text item ("error CODE: message", the details that change the call),
+// with {code, message, recoverable, retry_after_ms, details} from the one
+// registry (package protocol) in _meta under ErrorMetaKey for programs,
+// including the bridge's own codes (x-bridge_...). No Go error text
+// reaches the host.
 package mcpbridge

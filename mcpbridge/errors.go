@@ -53,8 +53,13 @@ func transportFailure(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, client.ErrClosed)
 }
 
-// errorContent is the structuredContent of an error result: the fields of
-// a MangleCP error payload, always all present.
+// ErrorMetaKey is the _meta key of an error result that holds the
+// registry's fields for programs (errorContent). Hosts do not pass _meta
+// to the model, which reads the one text item.
+const ErrorMetaKey = "manglecp/error"
+
+// errorContent is the _meta entry of an error result: the fields of a
+// MangleCP error payload, always all present.
 type errorContent struct {
 	Code         protocol.Code          `json:"code"`
 	Message      string                 `json:"message"`
@@ -64,8 +69,11 @@ type errorContent struct {
 }
 
 // errorResult turns a registry error into an MCP tool result with
-// isError, a short text for the model and the error as structuredContent.
-// recoverable always comes from the registry for registered codes.
+// isError and one text item for the model, like every other answer (no
+// structuredContent copy: hosts pass both to the model, so a copy is paid
+// twice); the error's fields are in _meta under ErrorMetaKey for
+// programs. recoverable always comes from the registry for registered
+// codes.
 func errorResult(e *protocol.Error) *mcp.CallToolResult {
 	rec := e.Recoverable
 	if _, ok := protocol.Lookup(e.Code); ok {
@@ -95,12 +103,15 @@ func errorResult(e *protocol.Error) *mcp.CallToolResult {
 			fmt.Fprintf(&b, "\nsuggestion: %s", bounded(d.Suggestion, 500))
 		}
 	}
+	if e.RetryAfterMS != nil {
+		fmt.Fprintf(&b, "\n(retry after %d ms)", *e.RetryAfterMS)
+	}
 	if rec {
 		b.WriteString("\n(recoverable: change the call and try again)")
 	}
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: b.String()}},
-		StructuredContent: errorContent{Code: e.Code, Message: e.Message, Recoverable: rec, RetryAfterMS: e.RetryAfterMS, Details: e.Details},
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: b.String()}},
+		Meta:    mcp.Meta{ErrorMetaKey: errorContent{Code: e.Code, Message: e.Message, Recoverable: rec, RetryAfterMS: e.RetryAfterMS, Details: e.Details}},
 	}
 }

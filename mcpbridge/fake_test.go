@@ -339,8 +339,8 @@ func text(res *mcp.CallToolResult) string {
 	return s
 }
 
-// errorOf checks that res is an error result and returns its
-// structuredContent.
+// errorOf checks that res is an error result of one text item, without
+// structuredContent, and returns the fields its _meta holds.
 type errorContent struct {
 	Code         protocol.Code          `json:"code"`
 	Message      string                 `json:"message"`
@@ -354,18 +354,23 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) errorContent {
 	if !res.IsError {
 		t.Fatalf("want an error result, got %s", text(res))
 	}
-	raw, _ := json.Marshal(res.StructuredContent)
+	if res.StructuredContent != nil || len(res.Content) != 1 {
+		t.Errorf("an error result has %d content items and structuredContent %v; want one text item", len(res.Content), res.StructuredContent)
+	}
+	raw, _ := json.Marshal(res.Meta[mcpbridge.ErrorMetaKey])
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("structuredContent: %v", err)
+		t.Fatalf("_meta %s: %s: %v", mcpbridge.ErrorMetaKey, raw, err)
 	}
 	for _, k := range []string{"code", "message", "recoverable", "retry_after_ms", "details"} {
 		if _, ok := m[k]; !ok {
-			t.Errorf("structuredContent %s lacks %q", raw, k)
+			t.Errorf("_meta %s lacks %q", raw, k)
 		}
 	}
 	var e errorContent
-	structured(t, res, &e)
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 

@@ -16,9 +16,8 @@ import (
 // copy of it (hosts pass both, so a copy is paid twice), nothing the model
 // does not act on (macro_ids, disclosure levels, provenance, categories,
 // timestamps, eval time: the bridge keeps them), tools as the short
-// signatures of toolSignature. Errors are the exception: their
-// structuredContent carries the registry's fields for programs
-// (errors.go).
+// signatures of toolSignature. Errors too are one text item; their _meta
+// carries the registry's fields for programs (errors.go).
 
 // renderEvaluation is the result of an intent tool: the tools the rules
 // selected, each once as a signature with its one-line description and

@@ -57,7 +57,8 @@ func BridgeCodes() []CodeInfo {
 }
 
 // MCPMapping describes how the MCP bridge hands an error of code c to an
-// MCP host: as a tool result with isError and structuredContent, unless
+// MCP host: as a tool result with isError (one text item, the fields in
+// _meta), unless
 // the code is handled otherwise (confirmation through elicitation, a
 // cancelled call). It is the MCP column of docs/errors.md.
 func MCPMapping(c Code) string {

@@ -37,8 +37,9 @@ func RegistryMarkdown(domainCodes ...DomainCode) string {
 	w("to HTTP %d and is not recoverable.\n\n", http.StatusInternalServerError)
 
 	w("The MCP column says what an MCP host sees when `manglecp mcp` (package `mcpbridge`) meets the\n")
-	w("error: normally a tool result with `isError: true` and `structuredContent` holding `code`,\n")
-	w("`message`, `recoverable`, `retry_after_ms` and `details` as listed here (see docs/mcp.md).\n\n")
+	w("error: normally a tool result with `isError: true` and one text item, its `_meta` holding under\n")
+	w("`manglecp/error` `code`, `message`, `recoverable`, `retry_after_ms` and `details` as listed here\n")
+	w("(see docs/mcp.md).\n\n")
 
 	w("## Error codes\n")
 	codes := append(append(Codes(), BridgeCodes()...), CustomCodes()...)
