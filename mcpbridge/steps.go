@@ -346,9 +346,11 @@ func (ss *mcpSession) needs(intent string) string {
 
 // maxFollowText bounds, in bytes, the answer a question for a tool that
 // follows a call keeps until the user answers (the confirmation ledger
-// holds at most maxPending of them). A longer answer is given at once and
-// the tool is listed instead.
-const maxFollowText = 4096
+// holds at most maxPending of them: 16 MiB at most for one bridge). A
+// longer answer is given at once and the tool is listed instead. 16 KiB
+// holds the diff of a rename across several files (a preview of six files
+// was 4.5 KiB), whose apply then follows in the same call.
+const maxFollowText = 16 << 10
 
 // chainStep is a tool that follows a call at once and needs the user's
 // confirmation: the call ran when the user was asked; its answer waits

@@ -14,6 +14,8 @@ if [ ! -d .cache/npm/node_modules/gpt-tokenizer ]; then
 	echo "tokens.sh: the npm packages are not installed; run scripts/deps/npm.sh" >&2
 	exit 1
 fi
+# The harness's own checks (the honesty of scripted calls, the counts).
+node --test tools/tokens/lib.test.mjs >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/manglecp" ./cmd/manglecp

@@ -15,7 +15,8 @@
 //
 // in o200k_base tokens. A call is {name, arguments}; a result is counted
 // as a host passes it to the model: every content item plus
-// structuredContent. The job's totals:
+// structuredContent ("as sent"), and, beside it, every content item only
+// ("text only": most hosts pass only that). The job's totals, both ways:
 //
 //	M1 (no cache):        the sum of the prompts.
 //	M2 (Anthropic-style): the part identical to the previous turn's prompt
@@ -23,10 +24,20 @@
 //	                      a changed tool list makes the whole prompt new.
 //	M3 (OpenAI-style):    the identical prefix at 0.5x, the rest at 1x.
 //
+// Honest scripts: in a job that states its task ("task": what the user
+// asks, ${tmp} and ${app} expanded), before each call the harness checks
+// that the model could have written it (lib.mjs unshown): the tool's
+// name, every parameter name and every string value occur in what the
+// model read before (the task and the app's address, the tool list of
+// that turn, every earlier call and answer). A call that uses anything
+// else is refused, and the run is not done. A job without a task is not
+// checked; the report says so.
+//
 // A run's job is done when its answers hold the expected facts
 // (expect_facts), every call answered as expected (no isError unless
 // expect_error) and the files are on disk as the job leaves them
-// (expect_files).
+// (expect_files), and the job's check_command (the project's tests, run
+// in the job's directory) passes after it.
 //
 // Wall time: a run's wall time is the time from its first call to its
 // last answer, as a host waits for it (the server's start and the first
@@ -40,10 +51,11 @@
 // repetition.
 
 import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { root, tokens, count, defsOf, connect, listAll, resolveRefs, checkFiles, serveDir, resultTokens, packageVersion } from "./lib.mjs";
+import { root, tokens, count, defsOf, connect, listAll, resolveRefs, checkFiles, serveDir, resultTokens, resultTextTokens, unescapeJSON, unshown, packageVersion } from "./lib.mjs";
 
 // The cost models: the price of the prefix identical to the previous
 // prompt, and of the rest. The first prompt is all "rest".
@@ -109,6 +121,7 @@ async function runOne(run, job, opts, app) {
     };
   }
   const failures = [];
+  let seen = ""; // what the model read so far
   const turns = []; // model turns: the tool list seen
   const calls = []; // the calls made
   const results = [];
@@ -124,17 +137,26 @@ async function runOne(run, job, opts, app) {
   try {
     client = await connect(run.server, opts, hooks);
     tmp = client.tmp;
+    // The task (else the description) and the app's address, which the
+    // user gives the model with the task.
+    seen = withApp({ task: job.task ?? "" }).task + (app ? `\n${app.url}/` : "");
     turns.push(await look());
     for (const [i, step] of (run.calls ?? []).entries()) {
       const before = changed;
       asked = [];
       const args = resolveRefs(withApp(step.arguments), results, texts);
+      const why = job.task === undefined ? [] : unshown(step.name, args, seen + "\n" + turns[turns.length - 1].toolsKey);
+      if (why.length > 0) {
+        failures.push(`call ${i + 1} (${step.name}) refused: no earlier answer showed what it uses: ${why.join("; ")}`);
+        break;
+      }
       if (i === 0) start = performance.now();
       const r = await client.callTool({ name: step.name, arguments: args }, undefined, { timeout: 120000 });
       end = performance.now();
       results[i] = r.structuredContent ?? null;
       texts[i] = (r.content ?? []).map((c) => c.text ?? JSON.stringify(c)).join("\n");
       answers += texts[i] + "\n" + JSON.stringify(r.structuredContent ?? null) + "\n";
+      seen += "\n" + JSON.stringify({ name: step.name, arguments: args }) + "\n" + texts[i] + "\n" + unescapeJSON(texts[i]);
       if (!!r.isError !== !!step.expect_error) {
         failures.push(`call ${i + 1} (${step.name}): ${r.isError ? "failed" : "did not fail"}: ${texts[i].slice(0, 400)}`);
       }
@@ -143,6 +165,7 @@ async function runOne(run, job, opts, app) {
         arguments: args,
         call: tokens(JSON.stringify({ name: step.name, arguments: args })),
         result: resultTokens(r),
+        resultText: resultTextTokens(r),
         isError: !!r.isError,
         asked: asked.slice(),
         text: texts[i],
@@ -158,6 +181,12 @@ async function runOne(run, job, opts, app) {
       if (!answers.includes(f)) failures.push(`no answer holds ${JSON.stringify(f)}`);
     }
     failures.push(...checkFiles(client.tmp, run.expect_files ?? job.expect_files));
+    // The project's own check after the job (its tests), in ${tmp}.
+    const check = run.check_command ?? job.check_command;
+    if (check && failures.length === 0) {
+      const r = spawnSync(check[0], check.slice(1), { cwd: client.tmp, encoding: "utf8", timeout: 300000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" } });
+      if (r.status !== 0) failures.push(`${check.join(" ")} failed after the job: ${(r.stderr || r.stdout || String(r.error)).slice(-400)}`);
+    }
   } catch (e) {
     failures.push(`the run broke: ${e.message}`);
   } finally {
@@ -166,7 +195,10 @@ async function runOne(run, job, opts, app) {
       rmSync(client.tmp, { recursive: true, force: true });
     }
   }
-  const { prompts, totals } = turns.length === calls.length + 1 ? costs(turns, calls, job.system_tokens ?? 500) : { prompts: [], totals: { M1: NaN, M2: NaN, M3: NaN } };
+  const complete = turns.length === calls.length + 1;
+  const none = { prompts: [], totals: { M1: NaN, M2: NaN, M3: NaN } };
+  const { prompts, totals } = complete ? costs(turns, calls, job.system_tokens ?? 500) : none;
+  const text = complete ? costs(turns, calls.map((c) => ({ call: c.call, result: c.resultText })), job.system_tokens ?? 500) : none;
   for (const t of turns) delete t.toolsKey;
   return {
     label: label(run),
@@ -175,7 +207,9 @@ async function runOne(run, job, opts, app) {
     calls,
     prompts,
     totals,
+    totalsText: text.totals,
     results: calls.reduce((s, c) => s + c.result, 0),
+    resultsText: calls.reduce((s, c) => s + c.resultText, 0),
     wall: (end - start) / 1000,
     done: failures.length === 0,
     failures,
@@ -207,7 +241,7 @@ export function merge(reps) {
   r.repeat = reps.length;
   r.done = reps.every((x) => x.done);
   r.failures = reps.flatMap((x, k) => x.failures.map((f) => (reps.length > 1 ? `repetition ${k + 1}: ${f}` : f)));
-  const key = (x) => JSON.stringify(x.totals);
+  const key = (x) => JSON.stringify([x.totals, x.totalsText]);
   const varied = reps.filter((x) => key(x) !== key(reps[0]));
   if (varied.length) r.tokens_varied = reps.map((x) => x.totals);
   return r;
@@ -237,13 +271,20 @@ export async function runJob(file, opts) {
     const spec = job.runs[i];
     if (!anchor || run.anchor) continue;
     run.ratios = {};
-    for (const m of Object.keys(models)) run.ratios[m] = run.totals[m] / anchor.totals[m];
+    run.ratiosText = {};
+    for (const m of Object.keys(models)) {
+      run.ratios[m] = run.totals[m] / anchor.totals[m];
+      run.ratiosText[m] = run.totalsText[m] / anchor.totalsText[m];
+    }
     run.ratios.wall = run.wall / anchor.wall;
-    for (const [kind, gate] of [["gates", true], ["targets", false]]) {
+    // gates and targets: the totals as sent; gates_text and targets_text:
+    // text content only, both against the anchor counted the same way.
+    for (const [kind, gate, text] of [["gates", true, false], ["targets", false, false], ["gates_text", true, true], ["targets_text", false, true]]) {
       const g = spec[kind] ?? {};
+      const ratios = text ? run.ratiosText : run.ratios;
       for (const m of Object.keys(models)) {
         if (g[m] === undefined) continue;
-        checks.push({ run: run.label, what: `${m} <= ${g[m]}x ${anchor.label}`, gate, ok: run.ratios[m] <= g[m] });
+        checks.push({ run: run.label, what: `${m} <= ${g[m]}x ${anchor.label}${text ? " (text only)" : ""}`, gate, ok: ratios[m] <= g[m] });
       }
       if (g.wall !== undefined) {
         // The median wall time against the anchor's (issue 28: at most Playwright MCP's).
@@ -266,6 +307,7 @@ export async function runJob(file, opts) {
   for (const run of runs) {
     if (run.repeat > 1) checks.push({ run: run.label, what: `the same tokens in all ${run.repeat} repetitions`, gate: false, ok: !run.tokens_varied, detail: run.tokens_varied ? run.tokens_varied.map((t) => `${t.M1}/${t.M2}/${t.M3}`).join(", ") : undefined });
   }
+  if (job.task === undefined) checks.push({ run: "(all runs)", what: "scripted calls checked against what earlier answers showed (the job states no task)", gate: false, ok: false });
   return { file, name: job.name, runs, checks };
 }
 
@@ -285,20 +327,29 @@ export function printJobs(jobs) {
       console.log(`| ${j.name} | ${r.label} | ${r.calls.length} | ${n(r.results)} | ${x("M1")} | ${x("M2")} | ${x("M3")} | ${x("wall")} | ${r.done ? "yes" : "**no**"} |`);
     }
   }
+  console.log("\nCounting text content only (no structuredContent), as most hosts pass answers:\n");
+  console.log("| job | server | calls | results (text) | no cache (M1) | Anthropic-style cache (M2) | OpenAI-style cache (M3) | done |");
+  console.log("|---|---|---:|---:|---:|---:|---:|---|");
+  for (const j of jobs) {
+    for (const r of j.runs) {
+      const x = (m) => n(r.totalsText?.[m]) + (r.ratiosText && Number.isFinite(r.ratiosText[m]) ? ` (${r.ratiosText[m].toFixed(2)}x)` : "");
+      console.log(`| ${j.name} | ${r.label} | ${r.calls.length} | ${n(r.resultsText)} | ${x("M1")} | ${x("M2")} | ${x("M3")} | ${r.done ? "yes" : "**no**"} |`);
+    }
+  }
   for (const j of jobs) {
     console.log(`\n### ${j.name}\n`);
     for (const c of j.checks) console.log(`- ${c.gate ? "Gate" : "Target"} (${c.run}): ${c.what}: ${c.ok ? "met" : "**not met**"}${c.detail ? ` (${c.detail})` : ""}`);
     for (const r of j.runs) {
       console.log(`\n#### ${r.label}: ${r.done ? "done" : "**not done**: " + r.failures.join("; ")}\n`);
-      console.log("| turn | tools listed | name+description+inputSchema | whole tools/list | prompt | call | arguments | call tokens | result tokens |");
+      console.log("| turn | tools listed | name+description+inputSchema | whole tools/list | prompt | call | arguments | call tokens | result tokens (text only) |");
       console.log("|---:|---|---:|---:|---:|---|---|---:|---:|");
       for (const [k, t] of r.turns.entries()) {
         const c = r.calls[k];
         const args = c ? "`" + JSON.stringify(c.arguments).replaceAll("|", "\\|").slice(0, 160) + "`" : "";
         const call = c ? c.name + (c.asked.length ? " (user asked)" : "") + (c.isError ? " (error)" : "") : "(final answer)";
-        console.log(`| ${k} | ${t.tools}: ${t.names.join(", ")} | ${n(t.defs)} | ${n(t.list)} | ${n(r.prompts[k])} | ${call} | ${args} | ${c ? n(c.call) : "-"} | ${c ? n(c.result) : "-"} |`);
+        console.log(`| ${k} | ${t.tools}: ${t.names.join(", ")} | ${n(t.defs)} | ${n(t.list)} | ${n(r.prompts[k])} | ${call} | ${args} | ${c ? n(c.call) : "-"} | ${c ? `${n(c.result)} (${n(c.resultText)})` : "-"} |`);
       }
-      console.log(`\nTotals: M1 ${n(r.totals.M1)}, M2 ${n(r.totals.M2)}, M3 ${n(r.totals.M3)}. Wall time: ${secs(r.wall)} s${r.repeat > 1 ? ` (median of ${r.walls.map(secs).join(", ")})` : ""}.\n\nThe answers, as the model reads them (content text; structuredContent counted too):`);
+      console.log(`\nTotals: M1 ${n(r.totals.M1)}, M2 ${n(r.totals.M2)}, M3 ${n(r.totals.M3)}; text only M1 ${n(r.totalsText.M1)}, M2 ${n(r.totalsText.M2)}, M3 ${n(r.totalsText.M3)}. Wall time: ${secs(r.wall)} s${r.repeat > 1 ? ` (median of ${r.walls.map(secs).join(", ")})` : ""}.\n\nThe answers, as the model reads them (content text; structuredContent counted too):`);
       for (const [i, c] of r.calls.entries()) console.log(`\n${i + 1}. ${c.name} (${c.result} tokens):\n\n${c.text.slice(0, 3000).replace(/^/gm, "    ")}`);
     }
   }

@@ -206,6 +206,57 @@ export function resultTokens(r) {
   return n + (r.structuredContent ? tokens(JSON.stringify(r.structuredContent)) : 0);
 }
 
+// resultTextTokens counts an answer as a host that passes text content
+// only gives it to the model: every content item (the text of a text
+// item, any other item as JSON), without structuredContent.
+export function resultTextTokens(r) {
+  let n = 0;
+  for (const c of r.content ?? []) n += tokens(c.type === "text" ? c.text : JSON.stringify(c));
+  return n;
+}
+
+// unescapeJSON reads the JSON string escapes of an answer's text as a
+// model does (an answer that prints JSON shows "a\nb" for two lines).
+export function unescapeJSON(s) {
+  return s.replace(/\\(["\\/bfnrt]|u[0-9a-fA-F]{4})/g, (m, c) => {
+    if (c[0] === "u") return String.fromCharCode(parseInt(c.slice(1), 16));
+    return { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }[c];
+  });
+}
+
+// unshown returns why a scripted call uses what the model could not know:
+// each object key (a tool's parameter, at any depth) must occur as a word
+// in what the model read before the call (seen: the task, the tool list
+// of the turn, every earlier call and answer), and each string value
+// (the tool name invoke_macro_tool takes, a path, a text) must occur in
+// it, or, composed, be made of pieces that do (a path joined from shown
+// segments, a glob around a shown extension, a line of code with a shown
+// name in place of another: pieces are the runs of letters, digits and
+// _ : @ -). Numbers and booleans are
+// the model's; so are strings of one or two characters. [] when honest.
+export function unshown(name, args, seen) {
+  const bad = [];
+  const word = (w) => new RegExp(`(^|[^A-Za-z0-9_])${w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^A-Za-z0-9_])`).test(seen);
+  if (!word(name)) bad.push(`the tool ${name} was not shown`);
+  const value = (v, at) => {
+    if (typeof v !== "string" || v.length <= 2 || seen.includes(v)) return;
+    const pieces = v.split(/[^A-Za-z0-9_:@-]+/).filter((p) => p.length > 2);
+    const missing = pieces.filter((p) => !seen.includes(p));
+    if (missing.length > 0) bad.push(`the value ${JSON.stringify(v.slice(0, 80))} of ${at} was not shown${missing.length ? ` (${missing.slice(0, 3).map((m) => JSON.stringify(m.slice(0, 40))).join(", ")})` : ""}`);
+  };
+  const walk = (v, at) => {
+    if (Array.isArray(v)) v.forEach((e, i) => walk(e, `${at}[${i}]`));
+    else if (v && typeof v === "object") {
+      for (const [k, e] of Object.entries(v)) {
+        if (!word(k)) bad.push(`the parameter ${k} (${at}) was not shown`);
+        walk(e, at ? `${at}.${k}` : k);
+      }
+    } else value(v, at);
+  };
+  walk(args ?? {}, "");
+  return bad;
+}
+
 // answerText is the text the job's checks search: every content item and
 // structuredContent.
 export function answerText(r) {

@@ -1,0 +1,34 @@
+// Tests of the harness's honesty check and counts (node --test; run by
+// scripts/checks/tokens.sh).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { unshown, unescapeJSON, resultTokens, resultTextTokens } from "./lib.mjs";
+
+const seen = [
+  "The project is in /tmp/tokens-ab12. Find the .go files that mention widget.",
+  JSON.stringify([{ name: "search_files", inputSchema: { properties: { path: {}, pattern: {} } } }, { name: "edit_file", inputSchema: { properties: { path: {}, edits: { type: "array" } } } }]),
+  "/tmp/tokens-ab12/src/util.go",
+  unescapeJSON('{"content":"// widget helper\\nfunc helper() {}"}'),
+].join("\n");
+
+test("a call made of what the model read passes", () => {
+  assert.deepEqual(unshown("search_files", { path: "/tmp/tokens-ab12", pattern: "**/*.go" }, seen), []);
+  assert.deepEqual(unshown("edit_file", { path: "/tmp/tokens-ab12/src/util.go", edits: [] }, seen), []);
+});
+
+test("a tool, parameter or value no answer showed is refused", () => {
+  assert.match(unshown("move_file", {}, seen).join(), /the tool move_file was not shown/);
+  assert.match(unshown("edit_file", { path: "/tmp/tokens-ab12/src/util.go", edits: [{ oldText: "x" }] }, seen).join(), /the parameter oldText/);
+  assert.match(unshown("search_files", { path: "/tmp/tokens-ab12/secret" }, seen).join(), /"secret"/);
+  assert.match(unshown("search_files", { path: "/tmp/other" }, seen).join(), /was not shown/);
+});
+
+test("text an answer printed as JSON is read unescaped", () => {
+  assert.deepEqual(unshown("edit_file", { path: "/tmp/tokens-ab12/src/util.go", edits: ["// widget helper\nfunc helper() {}"] }, seen), []);
+});
+
+test("text only leaves structuredContent out", () => {
+  const r = { content: [{ type: "text", text: "hello world" }], structuredContent: { content: "hello world" } };
+  assert.equal(resultTextTokens(r), 2);
+  assert.ok(resultTokens(r) > resultTextTokens(r));
+});
