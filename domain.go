@@ -101,6 +101,16 @@ type ActionSpec struct {
 	// OutputSchema, when set, is the JSON Schema of Outcome.Result; it is
 	// advertised on the macro-tool and results are checked against it.
 	OutputSchema map[string]any
+	// ParamSchemas, when set, returns more of the JSON Schema of some
+	// parameters of a tool this action runs (parameter -> schema keywords:
+	// items, properties, required, minLength, pattern ...), for what
+	// tool_param facts cannot say (the fields of an array's items). The
+	// macro-tool's input schema carries these keywords beside the type,
+	// description, enum and default the rules give (which they never
+	// replace), so arguments are validated against them when invoked,
+	// before any confirmation is asked. A schema must be self-contained
+	// (no $ref) and compile under JSON Schema 2020-12.
+	ParamSchemas func(tool string) map[string]map[string]any
 
 	// input is the argument type of a [Typed] action, checked against the
 	// tools' parameters when the rules load.

@@ -110,6 +110,9 @@ func (s *Server) disclosureLevel(pref string, score int64) string {
 // define builds (or refreshes) the cached definition of a selected tool.
 func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macros.Def {
 	schema := macroid.InputSchema(t.Params)
+	if more := s.actions[t.Action].ParamSchemas; more != nil {
+		addParamSchemas(schema, more(t.Name))
+	}
 	def := &macros.Def{
 		Tool:    t,
 		Intent:  ev.intent,
@@ -137,4 +140,22 @@ func ownerOf(c *caller) string {
 		return ""
 	}
 	return macroid.Owner(c.name)
+}
+
+// addParamSchemas adds an action's parameter schemas (ActionSpec.ParamSchemas)
+// to an input schema built from the rules: to parameters the rules
+// declare, and never over the keywords the rules set.
+func addParamSchemas(schema map[string]any, more map[string]map[string]any) {
+	props, _ := schema["properties"].(map[string]any)
+	for name, extra := range more {
+		prop, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		for k, v := range extra {
+			if _, set := prop[k]; !set {
+				prop[k] = v
+			}
+		}
+	}
 }

@@ -113,6 +113,9 @@ func typeOf(p map[string]any) string {
 				return typeOf(items) + "[]"
 			}
 		}
+		if fields := fieldsOf(p); fields != "" {
+			return fields
+		}
 		return t
 	case []any:
 		ts := make([]string, 0, len(t))
@@ -122,6 +125,49 @@ func typeOf(p map[string]any) string {
 		return strings.Join(ts, "|")
 	}
 	return "any"
+}
+
+// fieldsOf is an object schema's fields as the signature writes them,
+// {oldText*: string, newText*: string} (required ones starred and first),
+// so that a model sees the fields of an array's items; "" when the schema
+// lists no properties, or they are too many or too deep to be short.
+func fieldsOf(p map[string]any) string {
+	props, _ := p["properties"].(map[string]any)
+	if len(props) == 0 || len(props) > 8 {
+		return ""
+	}
+	req := requiredOf(p)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ra, rb := slices.Contains(req, a), slices.Contains(req, b)
+		switch {
+		case ra && !rb:
+			return -1
+		case rb && !ra:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		sub, _ := props[n].(map[string]any)
+		if _, nested := sub["properties"]; nested {
+			return "" // one level of fields: the signature stays one short line
+		}
+		s := n
+		if slices.Contains(req, n) {
+			s += "*"
+		}
+		parts = append(parts, s+": "+typeOf(sub))
+	}
+	out := "{" + strings.Join(parts, ", ") + "}"
+	if len(out) > 160 {
+		return ""
+	}
+	return out
 }
 
 func requiredOf(schema map[string]any) []string {

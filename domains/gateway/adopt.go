@@ -54,16 +54,16 @@ func Adopt(name string, tools []upstream.Tool) (domain, policy string) {
 			}
 			if kind != "read" {
 				for _, r := range read[:min(len(read), 1)] {
-					fmt.Fprintf(&d, "relevant_to_intent(%s, %s, %d).\n", mgString(intent), mgString(r), 40)
+					fmt.Fprintf(&d, "relevant_to_intent(%s, %s, %d).\n", mgString(intent), mgString(r), 77)
 				}
 			}
 			d.WriteString("\n")
 		}
 	}
-	write("read", "Read-only", read, 80)
-	write("change", "Changes (asks the user first)", change, 60)
-	write("web", "Reaches outside the server", web, 60)
-	write("act", "Other actions", act, 60)
+	write("read", "Read-only", read, 85)
+	write("change", "Changes (asks the user first)", change, 81)
+	write("web", "Reaches outside the server", web, 81)
+	write("act", "Other actions", act, 81)
 	d.WriteString("# The catalogue (the gateway also writes it from the live tool list).\n")
 	for _, t := range tools {
 		n := toolName(name, t.Name)

@@ -31,6 +31,10 @@ type entry struct {
 	original string         // the upstream's name
 	schema   *schema.Schema // the upstream's input schema, compiled
 	tool     upstream.Tool
+	// more is what the upstream's schema says of some parameters beyond
+	// their type (items and their fields, lengths, patterns, enums): the
+	// macro-tool's input schema carries it (ActionSpec.ParamSchemas).
+	more map[string]map[string]any
 }
 
 // toolName is the MangleCP name of an upstream tool: the upstream's name,
@@ -69,7 +73,7 @@ func catalogue(up string, pack string, tools []upstream.Tool) (entries map[strin
 			skipped = append(skipped, fmt.Sprintf("%s: %v", upstream.Truncate(t.Name, 64), err))
 			continue
 		}
-		entries[name] = &entry{name: name, original: t.Name, schema: sch, tool: t}
+		entries[name] = &entry{name: name, original: t.Name, schema: sch, tool: t, more: paramSchemas(t.InputSchema)}
 		q := mgString(name)
 		fmt.Fprintf(&b, "\nupstream_tool(%s, %s, %s).\n", mgString(up), q, mgString(t.Name))
 		fmt.Fprintf(&b, "tool(%s).\ntool_action(%s, %s).\n", q, q, mgString(up))
@@ -324,4 +328,78 @@ func sentences(s string, max int) string {
 		return s[:i+1]
 	}
 	return upstream.Truncate(s, max)
+}
+
+// shownKeywords are the keywords of an upstream parameter's schema the
+// rules already give (type, description, default) or that say nothing a
+// call must satisfy.
+var shownKeywords = map[string]bool{"type": true, "description": true, "title": true, "default": true, "examples": true,
+	"$schema": true, "$id": true, "$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true}
+
+// paramSchemas is, for each parameter of an upstream's input schema, the
+// keywords that constrain a call beyond its type (items and their fields,
+// lengths, patterns, enums), when they stand on their own: a parameter
+// whose schema refers elsewhere ($ref), uses forms JSON Schema 2020-12
+// does not read the same way (items as a list), or does not compile alone
+// is left as the rules declare it (the call is still validated against
+// the whole upstream schema before it is sent).
+func paramSchemas(s map[string]any) map[string]map[string]any {
+	props, _ := s["properties"].(map[string]any)
+	out := map[string]map[string]any{}
+	for name, v := range props {
+		p, ok := v.(map[string]any)
+		if !ok || !standsAlone(p, 0) {
+			continue
+		}
+		extra := map[string]any{}
+		for k, kv := range p {
+			if !shownKeywords[k] {
+				extra[k] = kv
+			}
+		}
+		if len(extra) == 0 {
+			continue
+		}
+		probe := map[string]any{"type": "object", "properties": map[string]any{name: p}}
+		raw, err := json.Marshal(probe)
+		if err != nil {
+			continue
+		}
+		if _, err := schema.Compile(raw, schema.Limits{MaxBytes: maxSchemaBytes}); err != nil {
+			continue
+		}
+		out[name] = extra
+	}
+	return out
+}
+
+// standsAlone reports whether a schema holds no reference and no list
+// form of items, to a bounded depth.
+func standsAlone(v any, depth int) bool {
+	if depth > 16 {
+		return false
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			switch k {
+			case "$ref", "$dynamicRef", "$recursiveRef", "$anchor", "$dynamicAnchor", "definitions", "$defs", "additionalItems", "dependencies":
+				return false
+			case "items":
+				if _, list := x.([]any); list {
+					return false
+				}
+			}
+			if !standsAlone(x, depth+1) {
+				return false
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if !standsAlone(x, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -320,7 +320,7 @@ func (g *Gateway) Upstreams() []*upstream.Upstream { return g.upstreams }
 func (g *Gateway) Domain() manglecp.Domain {
 	actions := map[string]manglecp.ActionSpec{}
 	for _, u := range g.upstreams {
-		actions[u.Name()] = manglecp.ActionSpec{Run: g.action(u)}
+		actions[u.Name()] = manglecp.ActionSpec{Run: g.action(u), ParamSchemas: g.paramSchemas(u.Name())}
 	}
 	return manglecp.Domain{
 		ID:          ID,
@@ -333,6 +333,47 @@ func (g *Gateway) Domain() manglecp.Domain {
 		Health:      g.setReport,
 		Close:       g.Close,
 	}
+}
+
+// paramSchemas gives the server what the upstream's schemas say of its
+// tools' parameters beyond the rules' facts (nested items and fields,
+// lengths, patterns): the macro-tools carry it, so a call is validated
+// against it before the user is asked to confirm, and a host shows the
+// fields of an array's items.
+func (g *Gateway) paramSchemas(up string) func(tool string) map[string]map[string]any {
+	return func(tool string) map[string]map[string]any {
+		g.cat.RLock()
+		defer g.cat.RUnlock()
+		e := g.entries[up][tool]
+		if e == nil || len(e.more) == 0 {
+			return nil
+		}
+		out := make(map[string]map[string]any, len(e.more))
+		for name, kw := range e.more {
+			out[name] = copyJSON(kw).(map[string]any)
+		}
+		return out
+	}
+}
+
+// copyJSON copies a decoded JSON value, so that no macro-tool shares
+// (and could change) the catalogue's.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = copyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = copyJSON(x)
+		}
+		return out
+	}
+	return v
 }
 
 func (g *Gateway) names() []string {

@@ -85,14 +85,16 @@ func fakePackWith(name, src string) fstest.MapFS {
 }
 
 // TestArgumentsValidatedBeforeTheCall: the upstream's full schema (nested
-// items, maxLength) is enforced before the call.
+// items, maxLength) is enforced before the call: the macro-tool's input
+// schema carries it, so the server refuses such arguments before any
+// confirmation (the gateway checks the whole upstream schema again).
 func TestArgumentsValidatedBeforeTheCall(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: fakePack})
-	e := f.fails("use_fake", "fake_add", map[string]any{"a": 1, "b": 2, "tags": []any{map[string]any{"x": "no k"}}}, false, gateway.CodeInvalidArguments)
+	e := f.fails("use_fake", "fake_add", map[string]any{"a": 1, "b": 2, "tags": []any{map[string]any{"x": "no k"}}}, false, protocol.CodeSchemaValidationFailed)
 	if e.Details == nil || len(e.Details.SchemaErrors) == 0 || !strings.Contains(e.Details.SchemaErrors[0].Path, "tags") {
 		t.Fatalf("details = %+v, want a schema error at /tags/0", e.Details)
 	}
-	e = f.fails("use_fake", "fake_echo", map[string]any{"text": strings.Repeat("a", 1001)}, false, gateway.CodeInvalidArguments)
+	e = f.fails("use_fake", "fake_echo", map[string]any{"text": strings.Repeat("a", 1001)}, false, protocol.CodeSchemaValidationFailed)
 	if e.Details == nil || e.Details.SchemaErrors[0].Keyword != "maxLength" {
 		t.Fatalf("details = %+v, want maxLength", e.Details)
 	}

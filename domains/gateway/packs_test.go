@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -101,7 +102,8 @@ func TestFilesystemPack(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "hello\ngateway\n" {
 		t.Errorf("after the edit: %q", b)
 	}
-	f.fails("edit_files", "fs_edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"old": "x"}}}, true, gateway.CodeInvalidArguments)
+	// The edits' fields are validated before the user is asked.
+	f.fails("edit_files", "fs_edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"old": "x"}}}, false, protocol.CodeSchemaValidationFailed)
 	f.ok("organize_files", "fs_move_file", map[string]any{"source": path, "destination": filepath.Join(root, "moved.txt")}, true)
 	if _, err := os.Stat(filepath.Join(root, "moved.txt")); err != nil {
 		t.Errorf("move: %v", err)
@@ -171,5 +173,44 @@ func TestPlaywrightPack(t *testing.T) {
 	}
 	if e := f.eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {
 		t.Errorf("browser_evaluate needs no confirmation")
+	}
+}
+
+// TestFileServerParametersShown (issue 38, "the gateway makes a file
+// server cheaper"): with adaptive disclosure, as manglecp mcp asks, every
+// tool the filesystem pack offers comes with its parameters
+// (create_directory's too), edit_file's edits with the fields of their
+// items; and arguments that break them are refused before the user is
+// asked to confirm.
+func TestFileServerParametersShown(t *testing.T) {
+	root := t.TempDir()
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
+	for _, intent := range []string{"explore_files", "read_files", "edit_files", "organize_files"} {
+		resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{Intent: protocol.Intent{Name: intent},
+			Options: &protocol.Options{DisclosurePreference: protocol.DisclosureAdaptive}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resp.MacroTools {
+			if m.InputSchema == nil {
+				t.Errorf("%s offers %s without its parameters", intent, m.Name)
+			}
+		}
+	}
+	edit := f.eval("edit_files")["fs_edit_file"]
+	props, _ := edit.InputSchema["properties"].(map[string]any)
+	edits, _ := props["edits"].(map[string]any)
+	items, _ := edits["items"].(map[string]any)
+	fields, _ := items["properties"].(map[string]any)
+	if fields["oldText"] == nil || fields["newText"] == nil {
+		t.Fatalf("edit_file's edits carry no item fields: %v", edits)
+	}
+	if _, ok := f.eval("organize_files")["fs_create_directory"].InputSchema["properties"].(map[string]any)["path"]; !ok {
+		t.Errorf("create_directory's path is not shown")
+	}
+	bad := map[string]any{"path": filepath.Join(root, "a.txt"), "edits": []any{map[string]any{"oldText": "x"}}}
+	e := f.fails("edit_files", "fs_edit_file", bad, false, protocol.CodeSchemaValidationFailed)
+	if e.Details == nil || len(e.Details.SchemaErrors) == 0 || !strings.Contains(e.Details.SchemaErrors[0].Path, "edits") {
+		t.Errorf("details %+v: want an error at /edits/0", e.Details)
 	}
 }

@@ -8,5 +8,5 @@ decl_intent("toggle_samples", "Call the reference server's sample tools that cha
 ev_tool(T) :- upstream_pack(U, "everything"), upstream_tool(U, T, _).
 
 mandatory_for_intent("try_samples", T) :- upstream_pack(U, "everything"), upstream_tool(U, T, "echo").
-relevant_to_intent("try_samples", T, 50) :- ev_tool(T), upstream_hint(T, "read_only").
-relevant_to_intent("toggle_samples", T, 50) :- ev_tool(T), !upstream_hint(T, "read_only").
+relevant_to_intent("try_samples", T, 79) :- ev_tool(T), upstream_hint(T, "read_only").
+relevant_to_intent("toggle_samples", T, 79) :- ev_tool(T), !upstream_hint(T, "read_only").

@@ -13,25 +13,25 @@ fs_tool(T, Name) :- upstream_pack(U, "filesystem"), upstream_tool(U, T, Name).
 # explore: listing and search first, the rest as the job needs.
 mandatory_for_intent("explore_files", T) :- fs_tool(T, "list_directory").
 mandatory_for_intent("explore_files", T) :- fs_tool(T, "search_files").
-relevant_to_intent("explore_files", T, 60) :- fs_tool(T, "directory_tree").
-relevant_to_intent("explore_files", T, 50) :- fs_tool(T, "get_file_info").
-relevant_to_intent("explore_files", T, 40) :- fs_tool(T, "list_allowed_directories").
+relevant_to_intent("explore_files", T, 81) :- fs_tool(T, "directory_tree").
+relevant_to_intent("explore_files", T, 79) :- fs_tool(T, "get_file_info").
+relevant_to_intent("explore_files", T, 77) :- fs_tool(T, "list_allowed_directories").
 
 # read: text first; several files at once; media when asked.
 mandatory_for_intent("read_files", T) :- fs_tool(T, "read_text_file").
-relevant_to_intent("read_files", T, 70) :- fs_tool(T, "read_multiple_files").
-relevant_to_intent("read_files", T, 30) :- fs_tool(T, "read_media_file").
+relevant_to_intent("read_files", T, 83) :- fs_tool(T, "read_multiple_files").
+relevant_to_intent("read_files", T, 75) :- fs_tool(T, "read_media_file").
 # read_file is deprecated upstream (read_text_file replaces it): never offered.
 
 # edit: line-based edits (with a dry run) before whole-file writes.
 mandatory_for_intent("edit_files", T) :- fs_tool(T, "edit_file").
-relevant_to_intent("edit_files", T, 60) :- fs_tool(T, "write_file").
-relevant_to_intent("edit_files", T, 40) :- fs_tool(T, "read_text_file").
+relevant_to_intent("edit_files", T, 81) :- fs_tool(T, "write_file").
+relevant_to_intent("edit_files", T, 77) :- fs_tool(T, "read_text_file").
 
 # organize
 mandatory_for_intent("organize_files", T) :- fs_tool(T, "move_file").
-relevant_to_intent("organize_files", T, 60) :- fs_tool(T, "create_directory").
-relevant_to_intent("organize_files", T, 30) :- fs_tool(T, "list_directory_with_sizes").
+relevant_to_intent("organize_files", T, 81) :- fs_tool(T, "create_directory").
+relevant_to_intent("organize_files", T, 75) :- fs_tool(T, "list_directory_with_sizes").
 
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "search_files").
 tool_next_intent(T, "read_files", "Read files you found.") :- fs_tool(T, "list_directory").

@@ -9,32 +9,32 @@ decl_intent("inspect_page", "Console messages, network requests, find text, scre
 pw_tool(T, Name) :- upstream_pack(U, "playwright"), upstream_tool(U, T, Name).
 
 mandatory_for_intent("browse", T) :- pw_tool(T, "browser_navigate").
-relevant_to_intent("browse", T, 70) :- pw_tool(T, "browser_snapshot").
-relevant_to_intent("browse", T, 50) :- pw_tool(T, "browser_navigate_back").
-relevant_to_intent("browse", T, 40) :- pw_tool(T, "browser_tabs").
-relevant_to_intent("browse", T, 30) :- pw_tool(T, "browser_wait_for").
-relevant_to_intent("browse", T, 20) :- pw_tool(T, "browser_resize").
-relevant_to_intent("browse", T, 10) :- pw_tool(T, "browser_close").
+relevant_to_intent("browse", T, 83) :- pw_tool(T, "browser_snapshot").
+relevant_to_intent("browse", T, 79) :- pw_tool(T, "browser_navigate_back").
+relevant_to_intent("browse", T, 77) :- pw_tool(T, "browser_tabs").
+relevant_to_intent("browse", T, 75) :- pw_tool(T, "browser_wait_for").
+relevant_to_intent("browse", T, 73) :- pw_tool(T, "browser_resize").
+relevant_to_intent("browse", T, 71) :- pw_tool(T, "browser_close").
 
 mandatory_for_intent("interact", T) :- pw_tool(T, "browser_click").
-relevant_to_intent("interact", T, 80) :- pw_tool(T, "browser_type").
-relevant_to_intent("interact", T, 70) :- pw_tool(T, "browser_fill_form").
-relevant_to_intent("interact", T, 60) :- pw_tool(T, "browser_select_option").
-relevant_to_intent("interact", T, 50) :- pw_tool(T, "browser_press_key").
-relevant_to_intent("interact", T, 40) :- pw_tool(T, "browser_hover").
-relevant_to_intent("interact", T, 30) :- pw_tool(T, "browser_handle_dialog").
-relevant_to_intent("interact", T, 20) :- pw_tool(T, "browser_drag").
-relevant_to_intent("interact", T, 15) :- pw_tool(T, "browser_file_upload").
-relevant_to_intent("interact", T, 10) :- pw_tool(T, "browser_drop").
+relevant_to_intent("interact", T, 85) :- pw_tool(T, "browser_type").
+relevant_to_intent("interact", T, 83) :- pw_tool(T, "browser_fill_form").
+relevant_to_intent("interact", T, 81) :- pw_tool(T, "browser_select_option").
+relevant_to_intent("interact", T, 79) :- pw_tool(T, "browser_press_key").
+relevant_to_intent("interact", T, 77) :- pw_tool(T, "browser_hover").
+relevant_to_intent("interact", T, 75) :- pw_tool(T, "browser_handle_dialog").
+relevant_to_intent("interact", T, 73) :- pw_tool(T, "browser_drag").
+relevant_to_intent("interact", T, 72) :- pw_tool(T, "browser_file_upload").
+relevant_to_intent("interact", T, 71) :- pw_tool(T, "browser_drop").
 
 mandatory_for_intent("inspect_page", T) :- pw_tool(T, "browser_console_messages").
 mandatory_for_intent("inspect_page", T) :- pw_tool(T, "browser_network_requests").
-relevant_to_intent("inspect_page", T, 60) :- pw_tool(T, "browser_network_request").
-relevant_to_intent("inspect_page", T, 50) :- pw_tool(T, "browser_find").
-relevant_to_intent("inspect_page", T, 40) :- pw_tool(T, "browser_snapshot").
-relevant_to_intent("inspect_page", T, 30) :- pw_tool(T, "browser_take_screenshot").
-relevant_to_intent("inspect_page", T, 20) :- pw_tool(T, "browser_emulate_media").
-relevant_to_intent("inspect_page", T, 10) :- pw_tool(T, "browser_evaluate").
+relevant_to_intent("inspect_page", T, 81) :- pw_tool(T, "browser_network_request").
+relevant_to_intent("inspect_page", T, 79) :- pw_tool(T, "browser_find").
+relevant_to_intent("inspect_page", T, 77) :- pw_tool(T, "browser_snapshot").
+relevant_to_intent("inspect_page", T, 75) :- pw_tool(T, "browser_take_screenshot").
+relevant_to_intent("inspect_page", T, 73) :- pw_tool(T, "browser_emulate_media").
+relevant_to_intent("inspect_page", T, 71) :- pw_tool(T, "browser_evaluate").
 
 tool_next_intent(T, "inspect_page", "Diagnose what the page did.") :- pw_tool(T, "browser_navigate").
 tool_next_intent(T, "interact", "Act on the page.") :- pw_tool(T, "browser_snapshot").
