@@ -136,10 +136,11 @@ mandatory_for_intent("edit", "write_file") :- missing_file(_).
 # name the intent's description gives reaches it in the same call.
 mandatory_for_intent("edit", "preview_edit") :- intent("edit"), !has_mentioned(1), !wants("write").
 # Several edits, or one text replaced in every file, as one diff.
+# (A directory mentioned, as replace's path states it, offers them too.)
 relevant_to_intent("edit", "preview_edits", 40) :- intent("edit"), !has_mentioned(1), !wants("write").
-relevant_to_intent("edit", "preview_edits", 40) :- text_file(_), !wants("write").
+relevant_to_intent("edit", "preview_edits", 40) :- existing(_), !wants("write").
 relevant_to_intent("edit", "replace", 40) :- intent("edit"), !has_mentioned(1), !wants("write").
-relevant_to_intent("edit", "replace", 40) :- text_file(_), !wants("write").
+relevant_to_intent("edit", "replace", 40) :- existing(_), !wants("write").
 
 tool("preview_edit").
 tool_action("preview_edit", "preview_edit").
