@@ -288,7 +288,7 @@ func TestSelection(t *testing.T) {
 		{"read", facts(mentioned("assets/blob.bin")), "file_info"},
 		{"read", facts(mentioned("gone.txt")), "search"},
 		{"edit", facts(mentioned("notes.txt")), "preview_edit,preview_edits,replace"},
-		{"edit", nil, "preview_edit,preview_edits,replace"}, // paths are then the model's: reached by name
+		{"edit", nil, "preview_edit,preview_edits,replace"},        // paths are then the model's: reached by name
 		{"edit", facts(mentioned("src")), "preview_edits,replace"}, // replace's path names a directory
 		{"edit", facts(mentioned("notes.txt"), change("write")), "write_file"},
 		{"edit", facts(mentioned("new.txt")), "search,write_file"},
