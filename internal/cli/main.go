@@ -83,7 +83,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `manglecp: a MangleCP server and tools (protocol 2026-02-draft)
 
 Usage:
-  manglecp serve [--addr HOST:PORT | --stdio] [--domain browser | --domain workspace --root DIR...]
+  manglecp serve [--addr HOST:PORT | --stdio] [--domain browser | --domain workspace|code --root DIR...]
                  [--rules DIR] [--config FILE] [--auth-token TOKEN]
   manglecp manifest TARGET [--json] [--token T]
   manglecp eval TARGET --intent NAME [--facts FILE|-] [--params JSON] [--eval-time T] [--proof] [--json]
