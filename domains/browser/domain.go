@@ -217,6 +217,12 @@ func Domain(cfg Config) manglecp.Domain {
 				Deterministic: false,
 				Compute:       a.reportExists,
 			},
+			"browser_session_open": {
+				Arity:         1,
+				Description:   "browser_session_open(Session): a live session named by a browser_session fact that the server's browser has open now (one that ended, or lives on another replica, is not, and its tools are not offered). Reads the browser's state, so it is not deterministic.",
+				Deterministic: false,
+				Compute:       sessionsOpen(b),
+			},
 			"page_quoted": {
 				Arity:         2,
 				Description:   quotedDescription,

@@ -41,7 +41,7 @@ const browserRules = "../../domains/browser/rules"
 // externals are the external predicates each rule directory's domain
 // declares in Go (domains/browser/domain.go for the browser domain).
 var externals = map[string][]External{
-	browserRules: {{Name: "browser_allowed_host", Arity: 1}, {Name: "browser_available", Arity: 1}, {Name: "browser_option", Arity: 1},
+	browserRules: {{Name: "browser_allowed_host", Arity: 1}, {Name: "browser_available", Arity: 1}, {Name: "browser_option", Arity: 1}, {Name: "browser_session_open", Arity: 1},
 		{Name: "page_quoted", Arity: 2}, {Name: "report_exists", Arity: 1}, {Name: "request_id_fits", Arity: 1}, {Name: "url_parts", Arity: 3}},
 	workspaceRules: {{Name: "entry", Arity: 2}, {Name: "root_count", Arity: 1}, {Name: "signed_edit", Arity: 4}},
 }

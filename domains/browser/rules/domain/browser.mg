@@ -70,8 +70,10 @@ action_effect("browser_fill", "browser").
 # A live session (open_page starts one; the state delta asserts
 # browser_session(Session, Url) and the page as facts, see live.mg):
 # click_element acts on its page as it is. Without one click_element and
-# fill_field load current_url afresh for each call.
-live_session(Session) :- browser_session(Session, _), has_browser(1).
+# fill_field load current_url afresh for each call. A session the client
+# names that the server does not have open (it ended, or lives on another
+# replica: browser_session_open) offers nothing of its own.
+live_session(Session) :- browser_session(Session, _), has_browser(1), browser_session_open(Session).
 has_live_session(1) :- live_session(_).
 tool_evidence("click_element", "browser_session") :- has_live_session(1).
 tool_evidence("fill_field", "browser_session") :- has_live_session(1).
