@@ -130,6 +130,11 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 	var se *chrome.ScriptsOffError
 	var sce *chrome.ScriptError
 	var we *chrome.WaitError
+	var fe *chrome.FieldErrors
+	var ce *chrome.CheckError
+	var kde *chrome.KindError
+	var ve *chrome.ValueError
+	var nve *chrome.NotVisibleError
 	switch {
 	case errors.As(err, &de):
 		return nil, "", protocol.Errorf(CodeBrowserDialogOpen, "%s", de.Error())
@@ -165,6 +170,16 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 		return nil, sce.Error(), nil
 	case errors.As(err, &we):
 		return nil, we.Error(), nil
+	case errors.As(err, &fe):
+		return nil, fe.Error(), nil
+	case errors.As(err, &ce):
+		return nil, ce.Error(), nil
+	case errors.As(err, &kde):
+		return nil, kde.Error(), nil
+	case errors.As(err, &ve):
+		return nil, ve.Error(), nil
+	case errors.As(err, &nve):
+		return nil, nve.Error(), nil
 	}
 	return nil, "", err
 }

@@ -200,6 +200,7 @@ func Domain(cfg Config) manglecp.Domain {
 			"browser_find":         {Run: w.find},
 			"browser_navigate":     {Run: w.navigate},
 			"browser_key":          {Run: w.pressKey},
+			"browser_interact":     {Run: w.interact},
 			"browser_hover":        {Run: w.hover},
 			"browser_wait":         {Run: w.wait},
 			"browser_dialog":       {Run: w.answerDialog},

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -42,7 +43,8 @@ var pagePreds = map[string]int{
 // boxRoles those whose value is checked or not.
 var (
 	fieldRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": true, "listbox": true,
-		"spinbutton": true, "slider": true, "checkbox": true, "radio": true, "switch": true}
+		"spinbutton": true, "slider": true, "checkbox": true, "radio": true, "switch": true,
+		"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true}
 	boxRoles = map[string]bool{"checkbox": true, "radio": true, "switch": true}
 	// cellRoles are table cells (table_cell); their header cells name
 	// the columns and are not facts of their own.
@@ -257,6 +259,25 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 			res["appeared"] = a.Appeared // on another page everything is new
 		}
 	}
+	if len(obs.Announced) > 0 {
+		// What live regions said (toasts, errors), also texts gone by now;
+		// not those appeared already lists.
+		shown := map[string]bool{}
+		if a, ok := res["appeared"].([]string); ok {
+			for _, t := range a {
+				shown[t] = true
+			}
+		}
+		var said []string
+		for _, t := range obs.Announced {
+			if !shown[t] {
+				said = append(said, t)
+			}
+		}
+		if len(said) > 0 {
+			res["announced"] = first(said, 5)
+		}
+	}
 	if d := obs.Dialog; d != nil {
 		res["dialog"] = map[string]any{"type": d.Type, "message": d.Message}
 	}
@@ -281,7 +302,11 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 const maxFormFields = 50
 
 // fillForm fills the page's form: every argument but submit names a field
-// by its ref (as the rules offered it); booleans check or clear boxes.
+// by its ref (as the rules offered it); booleans check or clear boxes, a
+// list chooses several options. Each field is read back from the page: a
+// field that does not hold its value makes the answer ok false, saying
+// what the page holds (the form is then not submitted), with the page
+// as it is.
 func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	var fields []chrome.Field
 	submit := ""
@@ -291,16 +316,23 @@ func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 			submit, _ = v.(string)
 			continue
 		}
-		var s string
+		f := chrome.Field{ElementID: name}
 		switch x := v.(type) {
 		case bool:
-			s = fmt.Sprint(x)
+			f.Value = fmt.Sprint(x)
 		case string:
-			s = x
+			f.Value = x
+		case []any:
+			for _, o := range x {
+				f.Values = append(f.Values, fmt.Sprint(o))
+			}
+			if len(f.Values) == 0 {
+				f.Values = []string{}
+			}
 		default:
-			s = fmt.Sprint(x)
+			f.Value = fmt.Sprint(x)
 		}
-		fields = append(fields, chrome.Field{ElementID: name, Value: s})
+		fields = append(fields, f)
 	}
 	if len(fields) > maxFormFields || (len(fields) == 0 && submit == "") {
 		out := &manglecp.Outcome{}
@@ -316,9 +348,33 @@ func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	if submit != "" {
 		verb += " and pressed " + protocol.Quote(submit)
 	}
-	return w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.FillFormSession(ctx, owner, id, fields, submit)
+	var bad *chrome.FieldErrors
+	out, err := w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		obs, err := w.b.FillFormSession(ctx, owner, id, fields, submit)
+		if errors.As(err, &bad) && obs != nil {
+			return obs, nil
+		}
+		return obs, err
 	})
+	return withFieldErrors(out, err, bad, submit != "")
+}
+
+// withFieldErrors makes out, the answer of a call that set fields, say
+// which fields do not hold their values: ok false and the problem, with
+// the page as it is.
+func withFieldErrors(out *manglecp.Outcome, err error, bad *chrome.FieldErrors, submitted bool) (*manglecp.Outcome, error) {
+	if err != nil || bad == nil || out == nil || out.Result == nil || out.Result["ok"] == false {
+		return out, err
+	}
+	msg := bad.Error()
+	if submitted {
+		msg += "; the form was not submitted"
+	}
+	out.Result["ok"] = false
+	out.Result["problem"] = msg
+	delete(out.Result, "changed")
+	out.Summary = "Not every field holds its value: " + msg + "."
+	return out, nil
 }
 
 // find reads the live page afresh and returns the elements and table rows
@@ -429,12 +485,58 @@ func (w *browse) navigate(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	})
 }
 
-// pressKey presses a key on the live page.
+// pressKey presses a key on the live page: on the focused element, or on
+// the element named.
 func (w *browse) pressKey(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	key := arg(c.Args, "key")
+	key, ref := arg(c.Args, "key"), arg(c.Args, "element_id")
+	if ref != "" {
+		return w.live(ctx, c, "Pressed "+key+" on "+protocol.Quote(ref), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+			return w.b.InteractSession(ctx, owner, id, chrome.Interaction{Ref: ref, Key: key})
+		})
+	}
 	return w.live(ctx, c, "Pressed "+key, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
 		return w.b.PressKeySession(ctx, owner, id, key)
 	})
+}
+
+// interact acts on any element the page showed (act_on_element): types
+// text into it, chooses options, presses a key on it. A value the page
+// does not hold afterwards makes the answer ok false, saying what it
+// holds.
+func (w *browse) interact(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
+	in := chrome.Interaction{Ref: arg(c.Args, "element_id"), Key: arg(c.Args, "key")}
+	if t, ok := c.Args["text"].(string); ok {
+		in.Text, in.TextSet = t, true
+	}
+	if list, ok := c.Args["options"].([]any); ok {
+		for _, v := range list {
+			in.Options = append(in.Options, fmt.Sprint(v))
+		}
+	}
+	var did []string
+	if in.TextSet {
+		did = append(did, "typed "+protocol.Quote(in.Text))
+	}
+	if len(in.Options) > 0 {
+		did = append(did, "chose "+plural.S(len(in.Options), "option"))
+	}
+	if in.Key != "" {
+		did = append(did, "pressed "+in.Key)
+	}
+	if len(did) == 0 {
+		return problem(&manglecp.Outcome{}, c.Tool, "give text, options or key")
+	}
+	verb := strings.Join(did, ", ") + " on " + protocol.Quote(in.Ref)
+	verb = strings.ToUpper(verb[:1]) + verb[1:]
+	var bad *chrome.FieldErrors
+	out, err := w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
+		obs, err := w.b.InteractSession(ctx, owner, id, in)
+		if errors.As(err, &bad) && obs != nil {
+			return obs, nil
+		}
+		return obs, err
+	})
+	return withFieldErrors(out, err, bad, false)
 }
 
 // hover moves the mouse over an element.

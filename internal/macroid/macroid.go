@@ -94,7 +94,12 @@ func InputSchema(params []kernel.Param) map[string]any {
 		if p.Description != "" {
 			prop["description"] = p.Description
 		}
-		if len(p.Enum) > 0 {
+		switch {
+		case len(p.Enum) > 0 && p.Type == "array":
+			// An array's enum is what its items may be (several options
+			// of a list).
+			prop["items"] = map[string]any{"enum": append([]any(nil), p.Enum...)}
+		case len(p.Enum) > 0:
 			prop["enum"] = append([]any(nil), p.Enum...)
 		}
 		if p.Default != nil {

@@ -3,7 +3,6 @@ package chrome
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -146,26 +145,29 @@ func (e *ElementNotFound) Error() string {
 // act clicks, fills, selects or checks the element, waits for the page
 // to settle and records what changed. In a session (tb.live set) the
 // element is found by its ref (see [Browser.markRef]), in a run by its
-// JavaScript id.
+// JavaScript id. A fill, select or check is read back from the page: a
+// value the page does not hold is a [ValueError].
 func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs *Observation) error {
 	before, err := readPage(tab)
 	if err != nil {
 		return err
 	}
 	textsBefore := pageTexts(tab)
-	if err := b.mark(tab, tb, a.ElementID); err != nil {
+	defer releaseObjects(tab)
+	el, err := b.mark(tab, tb, a.ElementID)
+	if err != nil {
 		return err
 	}
 	reqs, cons := col.counts()
 	switch a.Kind {
 	case "click":
-		err = click(tab)
-	case "fill":
-		err = fill(tab, a.Value)
-	case "select":
-		err = selectOption(tab, a.ElementID, a.Value)
-	case "check":
-		err = check(tab, a.ElementID, a.Value)
+		err = click(el)
+	case "fill", "select", "check":
+		want := a.Values
+		if len(want) == 0 {
+			want = []string{a.Value}
+		}
+		err = setField(el, a.Kind, want, col)
 	default:
 		err = fmt.Errorf("unknown action %q", clip(a.Kind, 20))
 	}
@@ -173,7 +175,7 @@ func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs 
 		return err
 	}
 	col.touch()
-	if err := b.settle(tab, col); err != nil {
+	if err := b.settleAction(tab, col); err != nil {
 		return err
 	}
 	after, err := readPage(tab)
@@ -187,146 +189,256 @@ func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs 
 	return nil
 }
 
-// mark marks the element named id with data-manglecp-target: by its
-// ref in a session's tab, by its JavaScript id in a run.
-func (b *Browser) mark(tab context.Context, tb *tab, id string) error {
+// elem is the element an action works on: a handle on it (a remote
+// object of objGroup, in the JavaScript context of its own frame, so also
+// inside a shadow root or a frame) and the contexts to reach it.
+type elem struct {
+	// op is the context of the target that holds the element (the tab,
+	// or a cross-site frame's own target); tab is the page's, which
+	// takes input events.
+	op, tab context.Context
+	obj     runtime.RemoteObjectID
+	// id is what the caller named the element (for messages).
+	id string
+	// frame is the offset of the element's frame in the page's viewport
+	// (a cross-site frame's; zero otherwise).
+	frame point
+}
+
+// objGroup holds the handles of one call's elements; releaseObjects
+// frees them.
+const objGroup = "manglecp-act"
+
+// releaseObjects frees the element handles of a call.
+func releaseObjects(op context.Context) {
+	if op.Err() == nil {
+		_, _ = chromedp.Call(op, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: objGroup})
+	}
+}
+
+// callOn calls the JavaScript function fn with this = the element and
+// args (as JSON), awaits the promise it returns and decodes its value
+// into T. An element that left the page is an [ElementNotFound].
+func callOn[T any](el *elem, fn string, args ...any) (T, error) {
+	var zero T
+	res, err := callRaw(el, fn, true, args...)
+	if err != nil || res == nil || len(res.Value) == 0 {
+		return zero, err
+	}
+	var out T
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return zero, err
+	}
+	return out, nil
+}
+
+// objOn calls fn as callOn does and returns the element it returns as
+// an elem of the same frame; nil when it returns none.
+func objOn(el *elem, fn string, args ...any) (*elem, error) {
+	res, err := callRaw(el, fn, false, args...)
+	if err != nil || res == nil || res.ObjectID == "" || res.Subtype != "node" {
+		return nil, err
+	}
+	return &elem{op: el.op, tab: el.tab, obj: res.ObjectID, id: el.id, frame: el.frame}, nil
+}
+
+func callRaw(el *elem, fn string, byValue bool, args ...any) (*runtime.RemoteObject, error) {
+	cargs := make([]*runtime.CallArgument, len(args))
+	for i, a := range args {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs[i] = &runtime.CallArgument{Value: raw}
+	}
+	yes := true
+	res, err := chromedp.Call(el.op, runtime.CallFunctionOn, runtime.CallFunctionOnParams{FunctionDeclaration: fn,
+		ObjectID: el.obj, Arguments: cargs, ReturnByValue: &byValue, AwaitPromise: &yes, Silent: &yes, ObjectGroup: objGroup})
+	if err != nil {
+		if el.op.Err() != nil {
+			return nil, el.op.Err()
+		}
+		return nil, &ElementNotFound{el.id}
+	}
+	if d := res.ExceptionDetails; d != nil {
+		msg := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			msg, _, _ = strings.Cut(d.Exception.Description, "\n")
+		}
+		return nil, fmt.Errorf("acting on %q: %s", clip(el.id, 60), clip(msg, 200))
+	}
+	return res.Result, nil
+}
+
+// mark finds the element named id: by its ref in a session's tab, by
+// its JavaScript id in a run.
+func (b *Browser) mark(tab context.Context, tb *tab, id string) (*elem, error) {
 	if tb.live != nil {
 		return b.markRef(tab, tb.live, id)
 	}
 	found, err := listElements(tab, id, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(found.List) == 0 {
-		return &ElementNotFound{id}
+		return nil, &ElementNotFound{id}
 	}
-	return nil
+	return markedElement(tab, id)
 }
 
-// markRef marks the element ref names on lt's page with
-// data-manglecp-target="1" (removing older marks), which click, fill,
-// select and check act on. ref is a [PageElement.Ref] of the tab's
-// latest accessibility read, an [PageElement.ID] ("ax123"), or a
-// JavaScript id of [Element] ("save", "button-2"); a ref the latest read
-// does not know (or whose node left the page) is looked up again in a
-// fresh read, once. The DOM domain stays disabled: the node is resolved
-// with DOM.resolveNode and marked with Runtime.callFunctionOn. The error
-// is an [ElementNotFound] when no element matches.
-func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) error {
-	id, ok := lt.refs[ref]
+// markedElement is the element elementsJS marked, as an elem.
+func markedElement(tab context.Context, id string) (*elem, error) {
+	no, yes := false, true
+	res, err := chromedp.Call(tab, runtime.Evaluate, runtime.EvaluateParams{Expression: `document.querySelector('[data-manglecp-target="1"]')`,
+		ObjectGroup: objGroup, ReturnByValue: &no, Silent: &yes})
+	if err != nil {
+		return nil, err
+	}
+	if res.Result == nil || res.Result.ObjectID == "" {
+		return nil, &ElementNotFound{id}
+	}
+	return &elem{op: tab, tab: tab, obj: res.Result.ObjectID, id: id}, nil
+}
+
+// markRef finds the element ref names on lt's page. ref is a
+// [PageElement.Ref] of the tab's latest accessibility read, an
+// [PageElement.ID] ("ax123"), or a JavaScript id of [Element] ("save",
+// "button-2"); a ref the latest read does not know (or whose node left
+// the page) is looked up again in a fresh read, once. The DOM domain
+// stays disabled: the node is resolved with DOM.resolveNode (in the
+// target of its frame). The error is an [ElementNotFound] when no element
+// matches.
+func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) (*elem, error) {
+	node, ok := lt.refs[ref]
 	if !ok {
 		if n, err := strconv.ParseInt(strings.TrimPrefix(ref, "ax"), 10, 64); err == nil && n > 0 && strings.HasPrefix(ref, "ax") {
-			id, ok = cdp.BackendNodeID(n), true
+			node, ok = pageNode{id: cdp.BackendNodeID(n)}, true
 		}
 	}
 	if ok {
-		done, err := markNode(op, id)
-		if done || err != nil {
-			return err
+		el, err := resolveNode(op, lt, node, ref)
+		if el != nil || err != nil {
+			return el, err
 		}
 	}
 	rctx, cancel := context.WithTimeout(op, inspectMax)
-	p, err := readAXPage(rctx, 1)
+	p, err := b.readPageOf(rctx, lt, 1)
 	cancel()
 	if err != nil && op.Err() != nil {
-		return op.Err()
+		return nil, op.Err()
 	}
 	if err == nil {
 		lt.refs = p.refs
-		if id, ok := p.refs[ref]; ok {
-			done, err := markNode(op, id)
-			if done || err != nil {
-				return err
+		if node, ok := p.refs[ref]; ok {
+			el, err := resolveNode(op, lt, node, ref)
+			if el != nil || err != nil {
+				return el, err
 			}
 		}
 	}
 	found, err := listElements(op, ref, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(found.List) == 0 {
-		return &ElementNotFound{ref}
+		return nil, &ElementNotFound{ref}
 	}
-	return nil
+	return markedElement(op, ref)
 }
 
-// markJS marks the node it is called on (this) as the target of the
-// next action, removing older marks; false when this is not an element
-// of the page's top document.
-const markJS = `function() {
-  if (!(this instanceof Element) || this.ownerDocument !== window.top.document) return false;
-  for (const m of document.querySelectorAll('[data-manglecp-target]')) m.removeAttribute('data-manglecp-target');
-  this.setAttribute('data-manglecp-target', '1');
-  return true;
-}`
+// liveJS checks that the node it is called on (this) is an element still
+// in its document (also inside a shadow root or a frame).
+const liveJS = `function() { return this instanceof this.ownerDocument.defaultView.Element && this.isConnected; }`
 
-// markNode marks the node with backend id; done is false when the node
-// is not (or no longer) an element of the page. err is set only when the
-// tab's context ended.
-func markNode(op context.Context, id cdp.BackendNodeID) (done bool, err error) {
-	const group = "manglecp-mark"
-	defer func() {
-		if op.Err() == nil {
-			_, _ = chromedp.Call(op, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+// resolveNode returns the element of node, or nil when it is not (or no
+// longer) an element of the page. err is set only when the tab's context
+// ended.
+func resolveNode(op context.Context, lt *liveTab, node pageNode, ref string) (*elem, error) {
+	target, frame := op, point{}
+	if node.frame != "" {
+		if lt == nil {
+			return nil, nil
 		}
-	}()
-	res, err := chromedp.Call(op, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ObjectGroup: group})
+		ctx, off, ok := lt.frameAt(op, node.frame)
+		if !ok {
+			return nil, op.Err()
+		}
+		target, frame = ctx, off
+	}
+	res, err := chromedp.Call(target, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: node.id, ObjectGroup: objGroup})
 	if err != nil || res.Object == nil || res.Object.ObjectID == "" {
-		return false, op.Err()
+		return nil, op.Err()
 	}
-	yes := true
-	ret, err := chromedp.Call(op, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: markJS, ObjectID: res.Object.ObjectID, ReturnByValue: &yes, Silent: &yes})
-	if err != nil || ret.ExceptionDetails != nil || ret.Result == nil {
-		return false, op.Err()
+	el := &elem{op: target, tab: op, obj: res.Object.ObjectID, id: ref, frame: frame}
+	ok, err := callOn[bool](el, liveJS)
+	if err != nil || !ok {
+		return nil, op.Err()
 	}
-	return string(ret.Result.Value) == "true", nil
+	return el, nil
 }
-
-// targetJS scrolls the marked element into view and returns its centre
-// in viewport coordinates; with focus set it also focuses it and clears
-// its value (or, when it is editable content, its text).
-const targetJS = `((focus) => {
-  const el = document.querySelector('[data-manglecp-target="1"]');
-  if (!el) return null;
-  el.scrollIntoView({block: 'center', inline: 'center'});
-  if (focus) {
-    el.focus();
-    if ('value' in el) { el.value = ''; el.dispatchEvent(new Event('input', {bubbles: true})); }
-    else if (el.isContentEditable) { el.textContent = ''; }
-  }
-  const r = el.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
-})`
 
 type point struct {
 	X float64 `json:"x"`
 	Y float64 `json:"y"`
 }
 
-// locate runs targetJS.
-func locate(tab context.Context, focus bool) (*point, error) {
-	p, err := chromedp.Run(tab, chromedp.Evaluate[*point](fmt.Sprintf("%s(%v)", targetJS, focus)))
+// centreJS scrolls the element into view and returns its centre in its
+// frame's viewport, with the offsets of the same-origin frames around it
+// added (the page's viewport then).
+const centreJS = `function() {
+  this.scrollIntoView({block: 'center', inline: 'center'});
+  const r = this.getBoundingClientRect();
+  let x = r.left + r.width / 2, y = r.top + r.height / 2;
+  try {
+    for (let w = this.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const f = w.frameElement, fr = f.getBoundingClientRect(), cs = w.parent.getComputedStyle(f);
+      x += fr.left + parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft);
+      y += fr.top + parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop);
+    }
+  } catch (e) {}
+  return {x, y, w: r.width, h: r.height};
+}`
+
+// centre is the element's centre in the page's viewport, scrolled into
+// view.
+func centre(el *elem) (point, error) {
+	type box struct {
+		X, Y, W, H float64
+	}
+	b, err := callOn[*box](el, centreJS)
 	if err != nil {
-		return nil, err
+		return point{}, err
 	}
-	if p == nil {
-		return nil, errors.New("the element left the page")
+	if b == nil || (b.W == 0 && b.H == 0) {
+		return point{}, &NotVisibleError{ID: el.id}
 	}
-	return p, nil
+	return point{X: b.X + el.frame.X, Y: b.Y + el.frame.Y}, nil
 }
 
-// click presses and releases the left mouse button at the marked
-// element's centre, as a user would. (The tab does not enable the DOM
-// domain, see tab, so chromedp's selector actions are not used.)
-func click(tab context.Context) error {
-	p, err := locate(tab, false)
+// NotVisibleError is an action on an element that takes no room on the
+// page (hidden). Its message is safe to show to clients.
+type NotVisibleError struct{ ID string }
+
+func (e *NotVisibleError) Error() string {
+	return fmt.Sprintf("the element %q is not visible on the page", clip(e.ID, 60))
+}
+
+// click presses and releases the left mouse button at the element's
+// centre, as a user would. (The tab does not enable the DOM domain, see
+// tab, so chromedp's selector actions are not used.)
+func click(el *elem) error {
+	p, err := centre(el)
 	if err != nil {
 		return err
 	}
+	return clickAt(el.tab, p, 0)
+}
+
+// clickAt clicks at p with the modifier keys (input.Modifier bits).
+func clickAt(tab context.Context, p point, modifiers int64) error {
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved,
 		input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
-		ev := input.DispatchMouseEventParams{Type: typ, X: p.X, Y: p.Y}
+		ev := input.DispatchMouseEventParams{Type: typ, X: p.X, Y: p.Y, Modifiers: modifiers}
 		if typ != input.DispatchMouseEventTypeMouseMoved {
 			ev.Button, ev.ClickCount = input.MouseButtonLeft, 1
 		}
@@ -337,17 +449,16 @@ func click(tab context.Context) error {
 	return nil
 }
 
-// checkJS reads the checked state of the marked element (a checkbox or
-// radio input, or an element with aria-checked: a switch, a custom
-// checkbox): "true", "false", or null when it has none.
-const checkJS = `(() => {
-  const el = document.querySelector('[data-manglecp-target="1"]');
-  if (!el) return null;
-  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) return el.checked ? 'true' : 'false';
-  const a = el.getAttribute('aria-checked');
-  if (a === null) return null;
-  return a === 'true' ? 'true' : 'false';
-})()`
+// hoverAt moves the mouse to the element's centre.
+func hoverAt(el *elem) error {
+	p, err := centre(el)
+	if err != nil {
+		return err
+	}
+	_, err = chromedp.Call(el.tab, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+		Type: input.DispatchMouseEventTypeMouseMoved, X: p.X, Y: p.Y})
+	return err
+}
 
 // CheckError is a check action on an element that has no checked state
 // (not a checkbox, radio button or switch), with a value other than
@@ -359,45 +470,6 @@ type CheckError struct{ ElementID, Value, Reason string }
 // Error names the element, the value and why.
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("cannot set %q to %q: %s", clip(e.ElementID, 60), clip(e.Value, 20), e.Reason)
-}
-
-// check sets the marked checkbox, radio button or switch to want
-// ("true" or "false"), clicking it only when its state differs, and
-// checks that it took the state.
-func check(tab context.Context, id, want string) error {
-	if want != "true" && want != "false" {
-		return &CheckError{ElementID: id, Value: want, Reason: `the value of a check is "true" or "false"`}
-	}
-	state, err := chromedp.Run(tab, chromedp.Evaluate[*string](checkJS))
-	if err != nil {
-		return err
-	}
-	if state == nil {
-		return &CheckError{ElementID: id, Value: want, Reason: "it is not a checkbox, radio button or switch"}
-	}
-	if *state == want {
-		return nil
-	}
-	if err := click(tab); err != nil {
-		return err
-	}
-	state, err = chromedp.Run(tab, chromedp.Evaluate[*string](checkJS))
-	if err != nil {
-		return err
-	}
-	if state == nil || *state != want {
-		return &CheckError{ElementID: id, Value: want, Reason: "clicking it did not change its state"}
-	}
-	return nil
-}
-
-// fill focuses and clears the marked element and types value into it.
-func fill(tab context.Context, value string) error {
-	if _, err := locate(tab, true); err != nil {
-		return err
-	}
-	_, err := chromedp.Call(tab, input.InsertText, input.InsertTextParams{Text: value})
-	return err
 }
 
 // inspect fills the page's URL, title, text and elements.
@@ -418,38 +490,22 @@ func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 	return nil
 }
 
-// selectJS chooses the option of the marked select whose label or value
-// is the given text, as a user would (input and change events); it
-// returns false when the element is not a select or has no such option.
-const selectJS = `((want) => {
-  const el = document.querySelector('[data-manglecp-target="1"]');
-  if (!el || el.tagName !== 'SELECT') return false;
-  const o = [...el.options].find(o => o.label === want || o.value === want) ||
-    [...el.options].find(o => o.label.trim().toLowerCase() === want.trim().toLowerCase());
-  if (!o) return false;
-  el.focus();
-  o.selected = true;
-  el.dispatchEvent(new Event('input', {bubbles: true}));
-  el.dispatchEvent(new Event('change', {bubbles: true}));
-  return true;
-})`
-
-// OptionError is a select without the option asked for (or an element
-// that is not a select). Its message is safe to show to clients.
-type OptionError struct{ ElementID, Option string }
-
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("the element %q is not a select with the option %q", clip(e.ElementID, 60), clip(e.Option, 60))
+// OptionError is a select, list box or combobox without the option asked
+// for. Its message is safe to show to clients; Offered lists (some of) the
+// options the page shows.
+type OptionError struct {
+	ElementID, Option string
+	Offered           []string
 }
 
-// selectOption runs selectJS on the marked element.
-func selectOption(tab context.Context, id, option string) error {
-	ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](fmt.Sprintf("%s(%s)", selectJS, strconv.Quote(option))))
-	if err != nil {
-		return err
+func (e *OptionError) Error() string {
+	msg := fmt.Sprintf("%q has no option %q", clip(e.ElementID, 60), clip(e.Option, 60))
+	if len(e.Offered) > 0 {
+		q := make([]string, len(e.Offered))
+		for i, o := range e.Offered {
+			q[i] = strconv.Quote(clip(o, 60))
+		}
+		msg += "; it offers " + strings.Join(q, ", ")
 	}
-	if !ok {
-		return &OptionError{ElementID: id, Option: option}
-	}
-	return nil
+	return msg
 }

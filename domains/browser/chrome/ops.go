@@ -13,7 +13,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -115,17 +114,15 @@ func (b *Browser) ReloadSession(ctx context.Context, owner, id string) (*Observa
 // Errors: those of [Browser.ActSession], [ElementNotFound].
 func (b *Browser) HoverSession(ctx context.Context, owner, id, ref string) (*Observation, error) {
 	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
-		if err := b.markRef(op, lt, ref); err != nil {
-			return err
-		}
-		p, err := locate(op, false)
+		defer releaseObjects(op)
+		el, err := b.markRef(op, lt, ref)
 		if err != nil {
 			return err
 		}
-		if _, err := chromedp.Call(op, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-			Type: input.DispatchMouseEventTypeMouseMoved, X: p.X, Y: p.Y}); err != nil {
+		if err := hoverAt(el); err != nil {
 			return err
 		}
+		lt.col.touch()
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
 }
@@ -194,7 +191,8 @@ func (b *Browser) WaitSession(ctx context.Context, owner, id string, w Wait) (ob
 				ok = err == nil && found
 			}
 			if ok && w.Ref != "" {
-				err := b.markRef(wctx, lt, w.Ref)
+				_, err := b.markRef(wctx, lt, w.Ref)
+				releaseObjects(wctx)
 				if err != nil && !errors.As(err, new(*ElementNotFound)) && wctx.Err() == nil {
 					return err
 				}
@@ -252,14 +250,13 @@ func (e *UploadError) Error() string { return e.Reason }
 
 // uploadTargetJS checks that the marked element is a file input that
 // takes n files; it returns "" or why not.
-const uploadTargetJS = `((n) => {
-  const el = document.querySelector('[data-manglecp-target="1"]');
-  if (!el) return 'the element left the page';
+const uploadTargetJS = `function(n) {
+  const el = this;
   if (el.tagName !== 'INPUT' || el.type !== 'file') return 'the element is not a file input';
   if (el.disabled) return 'the file input is disabled';
   if (n > 1 && !el.multiple) return 'the file input takes one file';
   return '';
-})`
+}`
 
 // UploadSession sets the files of the file input ref names (as for
 // [Browser.ActSession]) on the current page of owner's session id to
@@ -275,34 +272,23 @@ func (b *Browser) UploadSession(ctx context.Context, owner, id, ref string, name
 		return nil, err
 	}
 	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
-		if err := b.markRef(op, lt, ref); err != nil {
+		defer releaseObjects(op)
+		el, err := b.markRef(op, lt, ref)
+		if err != nil {
 			return err
 		}
-		why, err := chromedp.Run(op, chromedp.Evaluate[string](fmt.Sprintf("%s(%d)", uploadTargetJS, len(paths))))
+		why, err := callOn[string](el, uploadTargetJS, len(paths))
 		if err != nil {
 			return err
 		}
 		if why != "" {
 			return &UploadError{fmt.Sprintf("cannot upload to %q: %s", clip(ref, 60), why)}
 		}
-		const group = "manglecp-upload"
-		defer func() {
-			if op.Err() == nil {
-				_, _ = chromedp.Call(op, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
-			}
-		}()
-		el, err := chromedp.Run(op, chromedp.Evaluate[*runtime.RemoteObject](`document.querySelector('[data-manglecp-target="1"]')`,
-			func(p *runtime.EvaluateParams) { p.ObjectGroup = group }))
-		if err != nil {
-			return err
-		}
-		if el == nil || el.ObjectID == "" {
-			return &UploadError{fmt.Sprintf("cannot upload to %q: the element left the page", clip(ref, 60))}
-		}
 		// DOM.setFileInputFiles works without the DOM domain enabled.
-		if _, err := chromedp.Call(op, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el.ObjectID}); err != nil {
+		if _, err := chromedp.Call(el.op, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el.obj}); err != nil {
 			return err
 		}
+		lt.col.touch()
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
 }

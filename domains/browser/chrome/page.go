@@ -56,8 +56,16 @@ type Page struct {
 	Total      int
 	Truncated  bool
 	// refs maps the ref of every element walked (kept or not) to its
-	// backend DOM node id.
-	refs map[string]cdp.BackendNodeID
+	// node.
+	refs map[string]pageNode
+}
+
+// pageNode is where an element of a [Page] is: its backend DOM node id,
+// and the target of the cross-site frame that holds it ("" for the
+// page's own target, which also holds its same-site frames).
+type pageNode struct {
+	id    cdp.BackendNodeID
+	frame string
 }
 
 // maxRef bounds the bytes of a ref taken from a name.
@@ -91,7 +99,21 @@ var pageRoles = map[string]bool{
 	"columnheader": true, "rowheader": true, "alert": true, "status": true,
 	"dialog": true, "alertdialog": true, "form": true, "main": true, "navigation": true,
 	"region": true, "banner": true, "contentinfo": true, "search": true,
+	"tree": true, "treeitem": true, "menu": true, "menubar": true, "menuitemcheckbox": true,
+	"menuitemradio": true, "tablist": true, "radiogroup": true, "log": true, "timer": true,
+	// Native inputs whose parts the tree lists (a date's day, month
+	// and year spinbuttons, its picker button): kept as one field each
+	// (nativeRoles), their parts not walked.
+	"Date": true, "InputTime": true, "DateTime": true, "ColorWell": true,
+	"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true,
+	"file": true,
 }
+
+// nativeRoles are the tree's roles of native inputs that are one field
+// with one value (set as a whole: "2026-11-30"), though the tree lists
+// their parts; their role in a Page is the input's type (date, time,
+// datetime-local, month, week, color), read from the DOM.
+var nativeRoles = map[string]bool{"Date": true, "InputTime": true, "DateTime": true, "ColorWell": true}
 
 // ReadSession reads the accessibility tree of the current page of
 // owner's session id (CDP Accessibility.getFullAXTree, which needs no
@@ -109,7 +131,7 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 	var p *Page
 	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
 		var err error
-		p, err = readAXPage(op, max)
+		p, err = b.readPageOf(op, lt, max)
 		if err == nil {
 			obs.URL, obs.Title = p.URL, p.Title
 			obs.Page = p
@@ -134,10 +156,25 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 // elements only (pickJS).
 const axFullMax = 5000
 
-// readAXPage reads the page's accessibility tree and keeps at most max
-// elements. Above axFullMax DOM elements it reads only the first
-// candidates, by script (pickNodes); Total is then a lower bound.
+// readPageOf reads the page of lt (see readFrameTrees), with its
+// cross-site frames.
+func (b *Browser) readPageOf(tab context.Context, lt *liveTab, max int) (*Page, error) {
+	return readFrameTrees(tab, lt, max)
+}
+
+// readAXPage reads the page of tab (see readFrameTrees), without its
+// cross-site frames.
 func readAXPage(tab context.Context, max int) (*Page, error) {
+	return readFrameTrees(tab, nil, max)
+}
+
+// readFrameTrees reads the page's accessibility tree, with the trees of its
+// frames (same-site ones from the page's target, cross-site ones from
+// their own targets, which lt keeps; none without lt), and keeps at most
+// max elements. Above axFullMax DOM elements it reads only the first
+// candidates of the top document, by script (pickNodes); Total is then a
+// lower bound.
+func readFrameTrees(tab context.Context, lt *liveTab, max int) (*Page, error) {
 	type where struct {
 		URL   string `json:"url"`
 		Title string `json:"title"`
@@ -153,7 +190,7 @@ func readAXPage(tab context.Context, max int) (*Page, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the page's elements: %w", err)
 		}
-		buildPage(p, nodes, max)
+		buildPage(p, &axForest{nodes: nodes}, max)
 		if !complete {
 			// Total is then the candidates seen (a lower bound).
 			p.Total = maxInt(p.Total, seen)
@@ -165,8 +202,144 @@ func readAXPage(tab context.Context, max int) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the accessibility tree: %w", err)
 	}
-	buildPage(p, tree.Nodes, max)
+	f := &axForest{nodes: tree.Nodes}
+	readFrames(tab, lt, f)
+	readNatives(tab, lt, f)
+	buildPage(p, f, max)
 	return p, nil
+}
+
+// axForest is the accessibility tree of a page with the trees of its
+// frames grafted under their frame elements. Node ids of frames are
+// prefixed ("f1:") so that they do not collide; frameOf maps them to
+// their frame (from 1; frames[0] is the page's own).
+type axForest struct {
+	nodes   []*accessibility.Node
+	frameOf map[accessibility.NodeID]int
+	frames  []axFrame
+	// opaque are nodes whose parts are not walked (native date, time
+	// and colour inputs).
+	opaque map[accessibility.NodeID]bool
+}
+
+// axFrame is a frame of a page: its label (the frame element's name,
+// else "frame N") and the target that holds it ("" for the page's).
+type axFrame struct {
+	label, target string
+}
+
+// maxFrames bounds the frames of a page that are read.
+const maxFrames = 8
+
+// readFrames grafts the trees of the page's frames (and their frames,
+// at most maxFrames in all) into f. A frame whose tree cannot be read
+// (not loaded, refused by the allow-list) is left out.
+func readFrames(tab context.Context, lt *liveTab, f *axForest) {
+	f.frames = []axFrame{{}}
+	f.frameOf = map[accessibility.NodeID]int{}
+	var depth int64
+	for i := 0; i < len(f.nodes) && len(f.frames) <= maxFrames; i++ {
+		n := f.nodes[i]
+		if n.Ignored || axText(n.Role) != "Iframe" || n.BackendDOMNodeID == 0 {
+			continue
+		}
+		parent := f.frameOf[n.NodeID]
+		ctx := tab
+		if t := f.frames[parent].target; t != "" && lt != nil {
+			if ft := lt.frames[t]; ft != nil {
+				ctx = ft.ctx
+			}
+		}
+		d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{BackendNodeID: n.BackendDOMNodeID, Depth: &depth})
+		if err != nil || d.Node == nil || d.Node.FrameID == "" {
+			continue
+		}
+		target := f.frames[parent].target
+		tree, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: d.Node.FrameID})
+		if err != nil || len(tree.Nodes) == 0 {
+			// A cross-site frame runs in its own process: its tree is
+			// read from its own target.
+			if lt == nil {
+				continue
+			}
+			ft := lt.attachFrame(tab, string(d.Node.FrameID), pageNode{id: n.BackendDOMNodeID, frame: target})
+			if ft == nil {
+				continue
+			}
+			tree, err = chromedp.Call(ft.ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+			if err != nil || len(tree.Nodes) == 0 {
+				continue
+			}
+			target = string(d.Node.FrameID)
+		}
+		k := len(f.frames)
+		label := refBase(axText(n.Name), "")
+		if label == "" {
+			label = fmt.Sprintf("frame %d", k)
+		}
+		f.frames = append(f.frames, axFrame{label: clip(label, 30), target: target})
+		prefix := fmt.Sprintf("f%d:", k)
+		for _, c := range tree.Nodes {
+			c.NodeID = accessibility.NodeID(prefix + string(c.NodeID))
+			for j := range c.ChildIDs {
+				c.ChildIDs[j] = accessibility.NodeID(prefix + string(c.ChildIDs[j]))
+			}
+			f.frameOf[c.NodeID] = k
+		}
+		n.ChildIDs = append(n.ChildIDs, tree.Nodes[0].NodeID)
+		f.nodes = append(f.nodes, tree.Nodes...)
+	}
+}
+
+// nativeInputJS reads a native input's type and value.
+const nativeInputJS = `function() { return this.tagName === 'INPUT' ? {type: this.type, value: this.value} : null; }`
+
+// maxNatives bounds the native inputs whose type is read from the DOM.
+const maxNatives = 60
+
+// readNatives gives the native inputs the tree lists by their parts
+// (nativeRoles) and file inputs (buttons with a value) their input type
+// as role and their DOM value, and marks the former opaque.
+func readNatives(tab context.Context, lt *liveTab, f *axForest) {
+	f.opaque = map[accessibility.NodeID]bool{}
+	str := func(s string) *accessibility.Value {
+		v, _ := json.Marshal(s)
+		return &accessibility.Value{Value: v}
+	}
+	read := 0
+	for _, n := range f.nodes {
+		role := axText(n.Role)
+		native := nativeRoles[role]
+		if n.Ignored || n.BackendDOMNodeID == 0 || !(native || (role == "button" && axText(n.Value) != "")) {
+			continue
+		}
+		if native {
+			f.opaque[n.NodeID] = true
+		}
+		if read++; read > maxNatives {
+			continue
+		}
+		node := pageNode{id: n.BackendDOMNodeID}
+		if k := f.frameOf[n.NodeID]; k > 0 {
+			node.frame = f.frames[k].target
+		}
+		el, err := resolveNode(tab, lt, node, "")
+		if err != nil || el == nil {
+			continue
+		}
+		type in struct{ Type, Value string }
+		v, err := callOn[*in](el, nativeInputJS)
+		if err != nil || v == nil {
+			continue
+		}
+		switch {
+		case v.Type == "file":
+			n.Role = str("file")
+		case native:
+			n.Role, n.Value = str(v.Type), str(v.Value)
+		}
+	}
+	releaseObjects(tab)
 }
 
 func maxInt(a, b int) int {
@@ -381,8 +554,10 @@ func axText(v *accessibility.Value) string {
 	return strings.Trim(string(v.Value), `"`)
 }
 
-// buildPage walks nodes from the root in document order and fills p.
-func buildPage(p *Page, nodes []*accessibility.Node, max int) {
+// buildPage walks the forest from the root in document order and fills
+// p.
+func buildPage(p *Page, forest *axForest, max int) {
+	nodes := forest.nodes
 	if len(nodes) == 0 {
 		return
 	}
@@ -422,7 +597,7 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 		role := axText(n.Role)
 		parent, table := f.parent, f.table
 		if !n.Ignored && pageRoles[role] && n.BackendDOMNodeID != 0 {
-			e := PageElement{ID: fmt.Sprintf("ax%d", n.BackendDOMNodeID), Role: role, Name: clip(axText(n.Name), 200),
+			e := PageElement{ID: fmt.Sprintf("ax%d", n.BackendDOMNodeID), Role: role, Name: clip(onceName(axText(n.Name)), 200),
 				Value: clip(axText(n.Value), 200), Parent: f.parent}
 			if role == "MenuListOption" {
 				e.Role = "option"
@@ -430,7 +605,14 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 			if e.Name == "" && (role == "alert" || role == "status" || role == "dialog" || role == "alertdialog") {
 				e.Name = subtreeText(byID, n, 200)
 			}
-			all = append(all, refItem{base: refBase(e.Name, e.Role), action: actionRoles[e.Role], node: n.BackendDOMNodeID})
+			base, node := refBase(e.Name, e.Role), pageNode{id: n.BackendDOMNodeID}
+			if k := forest.frameOf[n.NodeID]; k > 0 {
+				// An element of a frame says which: "Email (frame Newsletter)".
+				base += " (frame " + forest.frames[k].label + ")"
+				node.frame = forest.frames[k].target
+				e.ID = fmt.Sprintf("ax%d", n.BackendDOMNodeID) + "@" + fmt.Sprint(k)
+			}
+			all = append(all, refItem{base: base, action: actionRoles[e.Role], node: node})
 			for _, pr := range n.Properties {
 				v := axText(pr.Value)
 				switch pr.Name {
@@ -476,6 +658,9 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 			}
 			parent = e.ID
 		}
+		if forest.opaque[n.NodeID] {
+			continue // a native input's parts
+		}
 		for i := len(n.ChildIDs) - 1; i >= 0; i-- {
 			stack = append(stack, frame{id: n.ChildIDs[i], parent: parent, table: table})
 		}
@@ -489,7 +674,7 @@ func buildPage(p *Page, nodes []*accessibility.Node, max int) {
 type refItem struct {
 	base   string
 	action bool
-	node   cdp.BackendNodeID
+	node   pageNode
 }
 
 // actionRoles are the roles of elements one acts on: they take refs
@@ -497,7 +682,18 @@ type refItem struct {
 // "Sign in" is "Sign in" and the heading "Sign in #2".
 var actionRoles = map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true,
 	"combobox": true, "listbox": true, "checkbox": true, "radio": true, "spinbutton": true,
-	"slider": true, "switch": true, "menuitem": true, "tab": true}
+	"slider": true, "switch": true, "menuitem": true, "tab": true, "treeitem": true,
+	"menuitemcheckbox": true, "menuitemradio": true, "radiogroup": true,
+	"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true, "file": true}
+
+// onceName is name with a repeat collapsed: Chromium names some parts of
+// native inputs twice ("Day Day", "Show date picker Show date picker").
+func onceName(name string) string {
+	if h := len(name) / 2; len(name)%2 == 1 && name[h] == ' ' && name[:h] == name[h+1:] {
+		return name[:h]
+	}
+	return name
+}
 
 // assignRefs gives every element of a kept role its ref (see
 // PageElement.Ref), whether p keeps it or only counts it, and fills
@@ -505,7 +701,7 @@ var actionRoles = map[string]bool{"button": true, "link": true, "textbox": true,
 // a repeated name gets " #2", " #3", .... all[i] is element i's when
 // i < len(p.Elements).
 func assignRefs(p *Page, all []refItem) {
-	p.refs = make(map[string]cdp.BackendNodeID, len(all))
+	p.refs = make(map[string]pageNode, len(all))
 	repeats := map[string]int{}
 	give := func(i int) {
 		base, ref := all[i].base, all[i].base

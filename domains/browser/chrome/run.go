@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -62,6 +63,9 @@ type Act struct {
 	// Value is the text to type (fill), the option (select) or the state
 	// (check).
 	Value string
+	// Values, when set, are the options of a multiple select or list box
+	// (Value is then not used).
+	Values []string
 }
 
 // Observation is what a run saw. Times are Unix milliseconds.
@@ -120,6 +124,10 @@ type Observation struct {
 	// after the call (it opened during the call, which then stopped):
 	// answer it with [Browser.AnswerDialogSession]. Nil when none is.
 	Dialog *Dialog
+	// Announced are the texts the page's live regions (role status,
+	// alert or log, aria-live: toasts, errors) showed during a call on a
+	// live session, also those it removed before the call ended.
+	Announced []string
 	// TabOpened is the index of the tab the page opened during the call
 	// (a target=_blank link, window.open), which the session keeps (see
 	// [Browser.SwitchTabSession]); the last one when it opened several.
@@ -219,10 +227,15 @@ type collector struct {
 	// ignored are URLs the browser fetched for itself (the favicon), not
 	// the page: DevTools does not list them either.
 	ignored map[string]bool
+	// loading are the frames of the tab that started loading (or were
+	// asked to navigate) and did not stop yet: the page is not settled
+	// while one is.
+	loading map[cdp.FrameID]bool
 }
 
 func newCollector(cfg *Config) *collector {
-	return &collector{cfg: cfg, byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, ignored: map[string]bool{}, last: time.Now()}
+	return &collector{cfg: cfg, byCDP: map[network.RequestID]*Request{}, inflight: map[network.RequestID]bool{}, ignored: map[string]bool{},
+		loading: map[cdp.FrameID]bool{}, last: time.Now()}
 }
 
 func (c *collector) wall(mono cdp.MonotonicTime) int64 {
@@ -310,6 +323,14 @@ func (c *collector) event(ev any) (overBudget bool) {
 				r.Failed, r.ResponseTime = clip(e.ErrorText, 100), c.wall(e.Timestamp)
 			}
 		}
+	case *page.EventFrameRequestedNavigation:
+		c.loading[e.FrameID] = true
+	case *page.EventFrameStartedLoading:
+		c.loading[e.FrameID] = true
+	case *page.EventFrameStoppedLoading:
+		delete(c.loading, e.FrameID)
+	case *page.EventFrameDetached:
+		delete(c.loading, e.FrameID)
 	case *network.EventDataReceived:
 		c.bytes += max(e.EncodedDataLength, e.DataLength)
 		if c.bytes > c.cfg.MaxPageBytes && !c.tooLarge {
@@ -367,6 +388,7 @@ func (c *collector) rebase() {
 	c.earlier, c.inflight = c.inflight, map[network.RequestID]bool{}
 	c.bytes, c.nBlocked, c.nConsole, c.nRequests, c.dropped = 0, 0, 0, 0, 0
 	c.truncated, c.tooLarge = false, false
+	clear(c.loading)
 	// last stays: a page quiet since the previous call is settled at
 	// once (an action does not wait 500 ms before it acts); the action
 	// itself is waited for after it (touch).
@@ -398,7 +420,7 @@ func (c *collector) touch() {
 func (c *collector) settled() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.inflight) == 0 && time.Since(c.last) >= quiet
+	return len(c.inflight) == 0 && len(c.loading) == 0 && time.Since(c.last) >= quiet
 }
 
 func (c *collector) counts() (requests, console int) {
@@ -528,7 +550,15 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 		// A session's page settled at the end of the call before: an
 		// action on it does not wait for quiet first (settle waits at
 		// least the quiet period).
-		if navigate || t.Act == nil || tb.live == nil {
+		switch {
+		case tb.live != nil && !navigate && t.Act == nil:
+			// A call on a live page after it did something (a key, a
+			// hover, an upload, a dialog's answer): what it started is
+			// waited for like an action's.
+			if err := b.settleAction(op, col); err != nil {
+				return err
+			}
+		case navigate || t.Act == nil || tb.live == nil:
 			if err := b.settle(op, col); err != nil {
 				return err
 			}
@@ -554,6 +584,9 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 	}
 	if err := step(func(c context.Context) error { return b.inspect(c, obs) }); err != nil {
 		return err
+	}
+	if tb.live != nil && obs.Incomplete == "" {
+		obs.Announced = append(obs.Announced, announced(op, col)...)
 	}
 	if obs.Incomplete == "" {
 		dropped, err := chromedp.Run(op, chromedp.Evaluate[int](fmt.Sprintf(
@@ -591,6 +624,106 @@ func (b *Browser) settle(tab context.Context, col *collector) error {
 				return nil
 			}
 		}
+	}
+}
+
+// watchJS watches the page's document (a MutationObserver installed on
+// the first call, under the name %q): it counts the mutations, and keeps
+// the texts that live regions (role status, alert or log, aria-live) show
+// while it watches, also a toast the page removes soon after. It answers
+// the count after a turn of the page's event loop, so that what the page
+// was about to do when it was asked (a handler's script, a navigation it
+// starts) is done first.
+const watchJS = `new Promise(r => {
+  const k = %q;
+  let st = window[k];
+  if (!st) {
+    st = {n: 0, live: []};
+    const live = '[aria-live]:not([aria-live=off]),[role=status],[role=alert],[role=log]';
+    const keep = el => {
+      const t = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 200);
+      if (t && !st.live.includes(t) && st.live.length < 10) st.live.push(t);
+    };
+    try {
+      new MutationObserver(ms => {
+        st.n += ms.length;
+        const seen = new Set();
+        for (const m of ms) {
+          const n = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+          const reg = n && n.closest && n.closest(live);
+          if (reg) seen.add(reg);
+          for (const a of m.addedNodes) if (a.nodeType === 1 && a.matches(live)) seen.add(a);
+        }
+        for (const reg of seen) keep(reg);
+      }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+    } catch (e) {}
+    Object.defineProperty(window, k, {value: st});
+  }
+  setTimeout(() => r(st.n), 0);
+})`
+
+// announcedJS returns (and forgets) the live regions' texts the watch
+// kept.
+const announcedJS = `(() => { const st = window[%q]; return st ? st.live.splice(0) : []; })()`
+
+// watch starts watching the page (watchJS) before a call acts on it.
+func watch(tab context.Context, col *collector) {
+	wctx, done := context.WithTimeout(tab, inspectMax)
+	defer done()
+	_, _ = chromedp.Run(wctx, chromedp.Evaluate[int](fmt.Sprintf(watchJS, col.guard+"_watch"), func(p *runtime.EvaluateParams) { yes := true; p.AwaitPromise = &yes }))
+}
+
+// announced returns the texts live regions showed since the watch began
+// (or since the last call), at most 10.
+func announced(tab context.Context, col *collector) []string {
+	actx, done := context.WithTimeout(tab, inspectMax)
+	defer done()
+	texts, err := chromedp.Run(actx, chromedp.Evaluate[[]string](fmt.Sprintf(announcedJS, col.guard+"_watch")))
+	if err != nil {
+		return nil
+	}
+	for i := range texts {
+		texts[i] = clip(texts[i], 200)
+	}
+	return texts
+}
+
+// settleAction waits, at most settleMax, until what an action started is
+// over: the page's network is quiet, no frame is loading or asked to
+// navigate, and a turn of the page's event loop saw no change of its
+// document since the turn before. Each wait comes from the page's own
+// events (requests, frame loading, DOM mutations, its event loop), so a
+// busy machine makes it longer, never shorter than what the page does: a
+// submit whose handler navigates after a request answers with the page
+// it leads to.
+func (b *Browser) settleAction(tab context.Context, col *collector) error {
+	deadline := time.Now().Add(settleMax)
+	prev := -2
+	probe := fmt.Sprintf(watchJS, col.guard+"_watch")
+	for {
+		waitQuiet(tab, col, deadline)
+		if tab.Err() != nil {
+			return tab.Err()
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		pctx, done := context.WithTimeout(tab, inspectMax)
+		n, err := chromedp.Run(pctx, chromedp.Evaluate[int](probe, func(p *runtime.EvaluateParams) { yes := true; p.AwaitPromise = &yes }))
+		done()
+		if tab.Err() != nil {
+			return tab.Err()
+		}
+		if err != nil {
+			n = -1 // the document is going away
+		}
+		if n == prev && n >= 0 && col.settled() {
+			return nil
+		}
+		if n != prev {
+			col.touch()
+		}
+		prev = n
 	}
 }
 

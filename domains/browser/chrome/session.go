@@ -73,7 +73,10 @@ type liveTab struct {
 	// refs maps the element refs of the tab's latest accessibility read
 	// to their backend DOM node ids (see [Browser.markRef]); used under
 	// the session's lock.
-	refs map[string]cdp.BackendNodeID
+	refs map[string]pageNode
+	// frames are the cross-site frames of the tab's page it attached
+	// to (frames.go), by frame id.
+	frames map[string]*frameTarget
 }
 
 // SessionCount is the number of live sessions (for tests and health).
@@ -380,6 +383,7 @@ func (s *Session) close() {
 		s.timer.Stop()
 	}
 	for _, lt := range s.tabs {
+		lt.closeFrames()
 		lt.t.close()
 	}
 	s.tabs = nil
@@ -471,6 +475,9 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 	defer context.AfterFunc(ctx, func() { stop(ctx.Err()) })()
 	lt.t.watchDialog(func() { stop(errDialog) })
 	defer lt.t.watchDialog(nil)
+	if len(url) == 0 {
+		watch(op, lt.col) // live regions and changes, from before the call acts
+	}
 	err = b.stallGuard(ctx, op, lt, obs, fn) // stall.go: a script that never ends is stopped
 	if err == nil {
 		err = b.readLive(op, lt, obs)
@@ -557,7 +564,7 @@ func (b *Browser) readLive(op context.Context, lt *liveTab, obs *Observation) er
 	}
 	rctx, done := context.WithTimeout(op, inspectMax)
 	defer done()
-	p, err := readAXPage(rctx, DefaultMaxPageElements)
+	p, err := b.readPageOf(rctx, lt, DefaultMaxPageElements)
 	if err != nil {
 		if op.Err() != nil {
 			return op.Err()

@@ -223,7 +223,7 @@ func TestEveryCallReturnsThePage(t *testing.T) {
 			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "fill", ElementID: "Email", Value: "nobody"})
 		}, "Sign in", "Password"},
 		{"fill the form and submit", func() (*chrome.Observation, error) {
-			return b.FillFormSession(ctx, "ada", id, []chrome.Field{{"Email", "ada@example.com"}, {"Password", "s3cret"}}, "Sign in")
+			return b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Email", Value: "ada@example.com"}, {ElementID: "Password", Value: "s3cret"}}, "Sign in")
 		}, "Dashboard", "4,210"},
 		{"navigate", func() (*chrome.Observation, error) { return b.NavigateSession(ctx, "ada", id, ts.URL+"/?again=1") }, "Sign in", "Sign in"},
 		{"back", func() (*chrome.Observation, error) { return b.BackSession(ctx, "ada", id) }, "Dashboard", "North"},

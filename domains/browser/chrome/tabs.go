@@ -2,42 +2,71 @@ package chrome
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto/input"
 
 	"github.com/chromedp/chromedp"
 )
 
 // Field is one field of [Browser.FillFormSession]: the element (its
 // ref, see [PageElement.Ref], or an id [Browser.ActSession] takes) and
-// its value: the text to type, the option to choose when the element is
-// a select, "true" or "false" when it is a checkbox, radio button or
-// switch.
-type Field struct{ ElementID, Value string }
+// its value: the text to type, the option to choose when the element has
+// options, "true" or "false" when it is a checkbox, radio button or
+// switch, a date as "2026-11-30" (time "14:30", month "2026-11", week
+// "2026-W48", colour "#aabbcc"), a number for a slider. Values are the
+// options of a multiple select or list box (Value is then not used).
+type Field struct {
+	ElementID, Value string
+	Values           []string
+}
 
 // maxFormFields bounds the fields of one FillFormSession call.
 const maxFormFields = 50
 
-// fieldKindJS says how the marked element is filled: "select",
-// "check" (a checkbox, radio button or switch), "fill", or "" when no
-// element is marked.
-const fieldKindJS = `(() => {
-  const el = document.querySelector('[data-manglecp-target="1"]');
-  if (!el) return '';
-  if (el.tagName === 'SELECT') return 'select';
-  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) return 'check';
-  const r = el.getAttribute('role');
-  if (r === 'checkbox' || r === 'radio' || r === 'switch' || r === 'menuitemcheckbox' || el.hasAttribute('aria-checked')) return 'check';
-  return 'fill';
-})()`
+// FieldErrors are the fields of a [Browser.FillFormSession] that could
+// not be set, or that do not hold their value when read back (each a
+// [ValueError], [OptionError], [CheckError], [KindError] or
+// [ElementNotFound]). The form was not submitted. Its message is safe to
+// show to clients.
+type FieldErrors struct{ Errs []error }
+
+func (e *FieldErrors) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap returns the fields' errors.
+func (e *FieldErrors) Unwrap() []error { return e.Errs }
+
+// fieldError reports whether err is about one field (the page is fine).
+func fieldError(err error) bool {
+	var (
+		ve *ValueError
+		oe *OptionError
+		ce *CheckError
+		ke *KindError
+		nf *ElementNotFound
+		nv *NotVisibleError
+	)
+	return errors.As(err, &ve) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &ke) || errors.As(err, &nf) || errors.As(err, &nv)
+}
 
 // FillFormSession fills several fields of the current page of owner's
-// session id in one call, in order (typing into text fields, choosing
-// the option of a select, setting a checkbox, radio button or switch),
-// then, when submit names an element (a ref, usually the form's
-// button), clicks it and waits for the page to settle: one call fills
-// and submits a form. Observation.Action reports the click. It stops at
-// the first field it cannot fill ([ElementNotFound], [OptionError],
-// [CheckError]).
+// session id in one call, in order, each as its kind takes a value (see
+// [Field]), and reads each back from the page. Then, when every field
+// holds its value and submit names an element (a ref, usually the form's
+// button), it clicks it and waits for the page to settle (also for the
+// page it leads to): one call fills and submits a form.
+// Observation.Action reports the click. A field that cannot be set or
+// does not hold its value does not stop the others; the form is then not
+// submitted and the error is a [FieldErrors], returned with the
+// observation of the page as it is.
 func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields []Field, submit string) (*Observation, error) {
 	if len(fields) == 0 || len(fields) > maxFormFields {
 		return nil, fmt.Errorf("a form fill takes 1 to %d fields, not %d", maxFormFields, len(fields))
@@ -46,37 +75,164 @@ func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields 
 	if err != nil {
 		return nil, err
 	}
+	var bad []error
 	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+		defer releaseObjects(op)
 		for _, f := range fields {
-			if err := b.markRef(op, lt, f.ElementID); err != nil {
+			err := b.setOne(op, lt, f)
+			if err != nil && !fieldError(err) {
 				return err
-			}
-			kind, err := chromedp.Run(op, chromedp.Evaluate[string](fieldKindJS))
-			if err != nil {
-				return err
-			}
-			switch kind {
-			case "select":
-				err = selectOption(op, f.ElementID, f.Value)
-			case "check":
-				err = check(op, f.ElementID, f.Value)
-			case "fill":
-				err = fill(op, f.Value)
-			default:
-				err = &ElementNotFound{f.ElementID}
 			}
 			if err != nil {
-				return err
+				bad = append(bad, err)
 			}
 		}
+		lt.col.touch()
 		var click *Act
-		if submit != "" {
+		if submit != "" && len(bad) == 0 {
 			click = &Act{Kind: "click", ElementID: submit}
+		}
+		if click == nil {
+			return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 		}
 		return b.drive(op, lt.t, lt.col, Task{Act: click}, obs, false)
 	})
 	b.after(s, err)
+	if err == nil && len(bad) > 0 {
+		return obs, &FieldErrors{Errs: bad}
+	}
 	return obs, err
+}
+
+// setOne sets one field of lt's page.
+func (b *Browser) setOne(op context.Context, lt *liveTab, f Field) error {
+	el, err := b.markRef(op, lt, f.ElementID)
+	if err != nil {
+		return err
+	}
+	want := f.Values
+	if len(want) == 0 {
+		want = []string{f.Value}
+	}
+	return setField(el, "fill", want, lt.col)
+}
+
+// Interaction is what [Browser.InteractSession] does with one element of
+// a live page: type Text into it (when set), choose Options (when set:
+// by their text, as a select, list box, combobox or radio group takes
+// them), then press Key on it (when set). At least one is set.
+type Interaction struct {
+	Ref, Text, Key string
+	Options        []string
+	// TextSet says Text is set (an empty Text clears the element).
+	TextSet bool
+}
+
+// InteractSession acts on any element of the current page of owner's
+// session id that the page's facts named (its ref, see [PageElement.Ref]),
+// for the widget no form rule foresaw: it types text into it (focused by
+// a click, its text replaced, read back when the element has a value),
+// chooses options, and presses a key on it, then waits for the page to
+// settle and reports it. Errors: those of [Browser.ActSession],
+// [KeyError], [FieldErrors] (with the observation) for a value the page
+// does not hold.
+func (b *Browser) InteractSession(ctx context.Context, owner, id string, in Interaction) (*Observation, error) {
+	if in.Key != "" {
+		if _, ok := keys[in.Key]; !ok {
+			return nil, &KeyError{Key: in.Key}
+		}
+	}
+	s, err := b.take(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	var bad error
+	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+		defer releaseObjects(op)
+		el, err := b.markRef(op, lt, in.Ref)
+		if err != nil {
+			return err
+		}
+		textsBefore := pageTexts(op)
+		before, err := readPage(op)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(in.Options) > 0:
+			err = setField(el, "select", in.Options, lt.col)
+		case in.TextSet:
+			err = typeText(el, in.Text, lt.col)
+		default:
+			_, err = callOn[bool](el, `function() { this.focus(); return true; }`)
+		}
+		if err != nil && !fieldError(err) {
+			return err
+		}
+		bad = err
+		if bad == nil && in.Key != "" {
+			if err := pressKey(op, in.Key); err != nil {
+				return err
+			}
+		}
+		lt.col.touch()
+		if err := b.settleAction(op, lt.col); err != nil {
+			return err
+		}
+		after, err := readPage(op)
+		if err != nil {
+			return err
+		}
+		obs.Action = &ActResult{Kind: "interact", ElementID: in.Ref, URLBefore: before.URL,
+			Changed:  before.URL != after.URL || before.Title != after.Title || before.Text != after.Text,
+			Appeared: appeared(textsBefore, pageTexts(op))}
+		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
+	})
+	b.after(s, err)
+	if err == nil && bad != nil {
+		return obs, &FieldErrors{Errs: []error{bad}}
+	}
+	return obs, err
+}
+
+// typeText types text into any element: a field is set as its kind takes
+// text (and read back); anything else is clicked (to focus it, as a user
+// would) and gets the text typed, read back from its text when it is
+// editable.
+func typeText(el *elem, text string, col *collector) error {
+	kind, err := callOn[string](el, kindJS)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case "text", "number", "editable":
+		if err := click(el); err != nil {
+			return err
+		}
+		if err := typeInto(el, text); err != nil {
+			return err
+		}
+		return readBack(el, kind, []string{text}, "")
+	case "combobox":
+		field, err := objOn(el, typingTargetJS)
+		if err != nil {
+			return err
+		}
+		if field == nil {
+			field = el
+		}
+		if err := click(field); err != nil {
+			return err
+		}
+		return typeInto(field, text)
+	case "other":
+		if err := click(el); err != nil {
+			return err
+		}
+		_, err := chromedp.Call(el.tab, input.InsertText, input.InsertTextParams{Text: text})
+		return err
+	}
+	return setField(el, "fill", []string{text}, col)
 }
 
 // TabInfo is one tab of a session: its index, URL and title, and

@@ -22,7 +22,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"Customer", "Grace"}, {"qty", "3"}, {"Shipping", "Standard"}, {"Gift wrap", "false"}}, ""); err != nil {
+	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Customer", Value: "Grace"}, {ElementID: "qty", Value: "3"}, {ElementID: "Shipping", Value: "Standard"}, {ElementID: "Gift wrap", Value: "false"}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	value := func(role, name string) string {
@@ -58,7 +58,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); !errors.As(err, new(*chrome.OptionError)) {
 		t.Errorf("unknown option: %v", err)
 	}
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{"nope", "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
+	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "nope", Value: "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
 		t.Errorf("unknown field: %v", err)
 	}
 	// Tabs.

@@ -62,7 +62,7 @@ func (b *Browser) FindSession(ctx context.Context, owner, id, text string, max i
 		var err error
 		// A find looks at more of the page than a call's page facts keep:
 		// it returns only what matches.
-		if p, err = readAXPage(op, maxFindElements); err != nil {
+		if p, err = b.readPageOf(op, lt, maxFindElements); err != nil {
 			return err
 		}
 		lt.refs = p.refs

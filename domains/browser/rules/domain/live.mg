@@ -24,6 +24,9 @@ clickable_role("radio").
 clickable_role("switch").
 clickable_role("tab").
 clickable_role("menuitem").
+clickable_role("menuitemcheckbox").
+clickable_role("menuitemradio").
+clickable_role("treeitem").
 boolean_role("checkbox").
 boolean_role("radio").
 boolean_role("switch").
@@ -49,7 +52,24 @@ tool_summary("fill_form", "Fill the page's form fields in one call.").
 # A field labelled "submit" would take the button's parameter: it is
 # not offered (click_element and press_key still reach it).
 form_field(Ref, Role) :- page_live(1), field(Ref, Role), Ref != "submit".
-tool_param("fill_form", Ref, "string", "A field of the page.") :- form_field(Ref, Role), !boolean_role(Role).
+# Each field takes its value whole, in the form its kind says (a native
+# date is one parameter, "2026-11-30", never its day, month and year
+# parts); the browser reads every value back and says what a field holds
+# when it is not what was asked.
+value_format("date", "A date, YYYY-MM-DD.").
+value_format("time", "A time, HH:MM.").
+value_format("datetime-local", "A date and time, YYYY-MM-DDTHH:MM.").
+value_format("month", "A month, YYYY-MM.").
+value_format("week", "A week, YYYY-Www.").
+value_format("color", "A colour, #rrggbb.").
+value_format("slider", "A number.").
+formatted_role(Role) :- value_format(Role, _).
+# A list box (a multiple select, an ARIA list box) takes a list of its
+# options.
+list_role("listbox").
+tool_param("fill_form", Ref, "string", "A field of the page.") :- form_field(Ref, Role), !boolean_role(Role), !formatted_role(Role), !list_role(Role).
+tool_param("fill_form", Ref, "string", Format) :- form_field(Ref, Role), value_format(Role, Format).
+tool_param("fill_form", Ref, "array", "Options to choose.") :- form_field(Ref, Role), list_role(Role).
 tool_param("fill_form", Ref, "boolean", "A box of the page: true checks it, false clears it.") :- form_field(Ref, Role), boolean_role(Role).
 tool_param_enum("fill_form", Ref, Option) :- form_field(Ref, _), option_of(Ref, Option, _).
 tool_param("fill_form", "submit", "string", "A button to press after filling.") :- page_live(1), has_field(1), has_button(1).
@@ -71,6 +91,11 @@ tool_evidence("find_on_page", "page_element").
 tool_instructions("find_on_page", Text) :- page_live(1), page_alert(_, Alert), page_quoted(Alert, Q), Text = fn:string:concat("Alert: ", Q, ".").
 tool_instructions("find_on_page", Text) :- page_live(1), page_element(_, "heading", Name), page_quoted(Name, Q), Text = fn:string:concat("Heading: ", Q, ".").
 tool_instructions("find_on_page", Text) :- page_live(1), table_rows(Table, N), page_quoted(Table, Q), Text = fn:string:concat("Table ", Q, ": ", N, " rows.").
+# A dialog of the page itself (role dialog or alertdialog, a modal
+# <dialog>): its elements are the ones offered while it is open.
+page_modal(Name) :- page_live(1), page_element(_, "dialog", Name).
+page_modal(Name) :- page_live(1), page_element(_, "alertdialog", Name).
+tool_instructions("click_element", Text) :- page_modal(Name), page_quoted(Name, Q), Text = fn:string:concat("A dialog is open: ", Q, ".").
 # What the goal names (automation_goal, the model's words) comes without a
 # find: the rows of a table whose key the goal mentions, and its links.
 goal_row(Table, Row) :- page_live(1), automation_goal(Goal), table_row_key(Table, Row, Key), :string:contains(Goal, Key).
@@ -94,6 +119,7 @@ tool_description("press_key", "Press a key on the live page, in the focused elem
 tool_summary("press_key", "press_key(key): press Enter, Tab, Escape, an arrow key...").
 tool_param("press_key", "key", "string", "The key.").
 tool_param_required("press_key", "key").
+tool_param("press_key", "element_id", "string", "The element to press it on (default: the focused one).").
 key_name("Enter").
 key_name("Tab").
 key_name("Escape").
@@ -110,6 +136,20 @@ key_name("PageUp").
 key_name("PageDown").
 tool_param_enum("press_key", "key", Key) :- page_live(1), key_name(Key).
 tool_next_intent("press_key", "automate", "Act on the page.").
+
+# The generic tier: any element the page showed (by its ref), for the
+# widget no rule above foresaw: type into it, choose its options, press
+# a key on it. One tool, so the catalogue stays short.
+tool("act_on_element").
+tool_action("act_on_element", "browser_interact").
+tool_description("act_on_element", "Act on any element of the live page by its ref, for a widget fill_form does not list: type text into it (replacing its text), choose options by their text, then press a key on it. Values are read back.").
+tool_summary("act_on_element", "act_on_element(element_id, text, options, key): type, choose, press on any element.").
+tool_param("act_on_element", "element_id", "string", "The element's ref.").
+tool_param_required("act_on_element", "element_id").
+tool_param("act_on_element", "text", "string", "Text to type into it.").
+tool_param("act_on_element", "options", "array", "Options to choose, by their text.").
+tool_param("act_on_element", "key", "string", "A key to press on it after (Enter, Tab, Escape, an arrow...).").
+tool_next_intent("act_on_element", "automate", "Act on the page.").
 
 tool("hover").
 tool_action("hover", "browser_hover").
@@ -167,6 +207,7 @@ tool_description("upload_file", "Choose files for a file field of the live page,
 tool_summary("upload_file", "upload_file(element_id, files): files from the upload directory.").
 tool_param("upload_file", "element_id", "string", "The file field.").
 tool_param_required("upload_file", "element_id").
+tool_param_enum("upload_file", "element_id", Ref) :- page_live(1), page_element(Ref, "file", _).
 tool_param("upload_file", "files", "array", "File names in the server's upload directory.").
 tool_param_required("upload_file", "files").
 tool_next_intent("upload_file", "automate", "Act on the page.").
@@ -192,6 +233,7 @@ tool_summary("close_session", "End the live browser session.").
 action_effect("browser_fill_form", "browser").
 action_effect("browser_navigate", "network").
 action_effect("browser_key", "browser").
+action_effect("browser_interact", "browser").
 action_effect("browser_hover", "browser").
 action_effect("browser_dialog", "browser").
 action_effect("browser_switch_tab", "browser").
@@ -212,6 +254,7 @@ mandatory_for_intent("automate", "find_on_page") :- page_live(1).
 mandatory_for_intent("automate", "switch_tab") :- page_live(1), more_tabs(1).
 relevant_to_intent("automate", "navigate", 45) :- page_live(1).
 relevant_to_intent("automate", "press_key", 44) :- page_live(1).
+relevant_to_intent("automate", "act_on_element", 44) :- page_live(1).
 relevant_to_intent("automate", "hover", 43) :- page_live(1), has_clickable(1).
 relevant_to_intent("automate", "wait_for", 42) :- page_live(1).
 relevant_to_intent("automate", "close_tab", 41) :- page_live(1), more_tabs(1).

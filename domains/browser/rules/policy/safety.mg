@@ -31,6 +31,7 @@ browser_action("browser_fill").
 browser_action("browser_fill_form").
 browser_action("browser_navigate").
 browser_action("browser_key").
+browser_action("browser_interact").
 browser_action("browser_hover").
 browser_action("browser_upload").
 browser_action("browser_script").
@@ -65,6 +66,7 @@ requires_confirmation(Tool) :- tool_action(Tool, "browser_upload").
 page_acting_action("browser_click").
 page_acting_action("browser_fill_form").
 page_acting_action("browser_key").
+page_acting_action("browser_interact").
 page_acting_action("browser_hover").
 page_acting_action("browser_upload").
 page_acting_action("browser_script").
