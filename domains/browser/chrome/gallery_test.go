@@ -492,3 +492,54 @@ func TestGalleryAnswersAfterTheAction(t *testing.T) {
 		t.Errorf("after Sign in: %s %v", o.URL, refs(o.Page))
 	}
 }
+
+// TestGallerySecondForm: a form written apart from the code (booking.html:
+// labels that wrap, aria-label only, a framework's own state, a formatted
+// phone number, a list box behind a button, an ARIA 1.2 combobox, a
+// custom checkbox and radio group, a read-only stepper) done as an agent
+// would: every value set is held, and the one the page refuses (typing
+// into the read-only stepper) is an error, not a silent wrong value.
+func TestGallerySecondForm(t *testing.T) {
+	b, ts := gallery(t, chrome.Config{})
+	ctx := context.Background()
+	id, obs := galleryPage(t, b, ts, "booking.html")
+	o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{
+		{ElementID: "Your name", Value: "Ada"}, {ElementID: "Phone number", Value: "2025550123"},
+		{ElementID: "Day", Value: "2026-12-31"}, {ElementID: "Time", Value: "20:30"},
+		{ElementID: "Occasion", Value: "Birthday"}, {ElementID: "High chair", Value: "true"},
+		{ElementID: "Outside", Value: "true"},
+	}, "")
+	if err != nil {
+		t.Fatalf("%v (page: %v)", err, refs(obs.Page))
+	}
+	var area string
+	for _, e := range o.Page.Elements {
+		if e.Role == "button" && strings.HasPrefix(e.Ref, "Area") {
+			area = e.Ref
+		}
+	}
+	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: area}); err != nil {
+		t.Fatalf("%q: %v", area, err)
+	}
+	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Area", Values: []string{"Garden room"}}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Party size", Value: "4"}}, "")
+	var ve *chrome.ValueError
+	if !errors.As(err, &ve) || ve.Holds != "2" {
+		t.Errorf("the read-only stepper: %v", err)
+	}
+	for range 2 {
+		if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "More people"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Reserve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Reserved for Ada | 2025550123 | 2026-12-31 | 20:30 | Garden room | Birthday | true | Outside | 4"
+	if !strings.Contains(pageText(o.Page), want) {
+		t.Errorf("want %q in %s", want, pageText(o.Page))
+	}
+}

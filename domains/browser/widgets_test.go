@@ -1,0 +1,98 @@
+package browser_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
+	"github.com/manglecp/manglecp/protocol"
+)
+
+// prop is the schema of one parameter of a macro-tool, as JSON.
+func prop(m *protocol.MacroTool, name string) string {
+	props, _ := m.InputSchema["properties"].(map[string]any)
+	raw, _ := json.Marshal(props[name])
+	return string(raw)
+}
+
+// TestWidgetRules: the rules offer the gallery's native form as fill_form
+// parameters each in the form its kind takes (a date is one parameter
+// with its format, a multiple select a list of its options), the file
+// input as upload_file's element, and act_on_element for any other
+// widget; a value the page does not hold is an answer with ok false that
+// says what the page holds.
+func TestWidgetRules(t *testing.T) {
+	app := testapp.Serve(t, testapp.Dir("../gallery"))
+	j := openJob(t, browser.Config{UploadDir: t.TempDir()}, app.URL, "native.html")
+	form := j.offered("automate", "fill_form")
+	for name, want := range map[string]string{
+		"Arrival date": `"description":"A date, YYYY-MM-DD."`,
+		"Arrival time": `"description":"A time, HH:MM."`,
+		"Meeting":      `YYYY-MM-DDTHH:MM`,
+		"Card month":   `YYYY-MM.`,
+		"Week":         `YYYY-Www`,
+		"Colour":       `#rrggbb`,
+		"Volume":       `"description":"A number."`,
+		"Extras":       `"items":{"enum":["Breakfast","Late checkout","Parking"]},"type":"array"`,
+		"Meal":         `"enum":["Choose","Fish","Vegan"]`,
+		"Newsletter":   `"type":"boolean"`,
+	} {
+		if got := prop(form, name); !strings.Contains(got, want) {
+			t.Errorf("fill_form's %q is %s, want %s", name, got, want)
+		}
+	}
+	for _, p := range params(form) {
+		if strings.Contains(p, "Day") || strings.Contains(p, "picker") || p == "Passport scan" {
+			t.Errorf("fill_form offers %q", p)
+		}
+	}
+	if got := prop(j.offered("automate", "upload_file"), "element_id"); !strings.Contains(got, `"enum":["Passport scan"]`) {
+		t.Errorf("upload_file's element_id: %s", got)
+	}
+	if got := prop(j.offered("automate", "act_on_element"), "options"); !strings.Contains(got, `"array"`) {
+		t.Errorf("act_on_element's options: %s", got)
+	}
+	res := j.do("automate", "fill_form", map[string]any{"Arrival date": "2026-11-30", "Extras": []any{"Parking", "Breakfast"},
+		"Volume": "14", "submit": "Book"})
+	j.wantIn("the booking", result(res), "Booked 2026-11-30")
+
+	// A value the page does not take: ok false, what the page holds, not
+	// submitted.
+	m := j.offered("automate", "fill_form")
+	bad, err := j.c.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: m.MacroID,
+		Args: map[string]any{"Rating": "14", "Guests": "2", "submit": "Book"}}, client.WithConfirmation(sessionKey, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad.Result["ok"] != false || !strings.Contains(result(bad), `\"Rating\" holds \"10\", not \"14\"`) || !strings.Contains(result(bad), "not submitted") {
+		t.Errorf("a value the page does not hold: %s", result(bad))
+	}
+}
+
+// TestWidgetGenericTier: on the ARIA gallery act_on_element types into
+// the combobox (its options, loaded by fetch, become a list box fill_form
+// offers with those options), and fill_form picks one by its text.
+func TestWidgetGenericTier(t *testing.T) {
+	app := testapp.Serve(t, testapp.Dir("../gallery"))
+	j := openJob(t, browser.Config{}, app.URL, "aria.html")
+	j.do("automate", "act_on_element", map[string]any{"element_id": "Destination", "text": "Pa"})
+	form := j.offered("automate", "fill_form")
+	if got := prop(form, "Destinations"); !strings.Contains(got, `"items":{"enum":["Paris","Parma"]}`) {
+		t.Fatalf("the options after typing: %s (%v)", got, params(form))
+	}
+	res := j.do("automate", "fill_form", map[string]any{"Destinations": []any{"Parma"}})
+	j.wantIn("the choice", result(res), "Destination Parma")
+	res = j.do("automate", "press_key", map[string]any{"key": "End", "element_id": "Bags"})
+	if !strings.Contains(result(res), `"ok":true`) {
+		t.Errorf("press_key on an element: %s", result(res))
+	}
+	form = j.offered("automate", "fill_form")
+	if got := prop(form, "Bags"); !strings.Contains(got, "A number.") {
+		t.Errorf("the slider's parameter: %s", got)
+	}
+}
