@@ -252,14 +252,14 @@ func TestBrowserDeclarations(t *testing.T) {
 	}
 
 	// Spot checks that do not depend on the golden file.
-	wantTools := []string{"answer_dialog", "click_element", "close_session", "close_tab", "diagnose_causal_chain", "fill_field", "fill_form",
+	wantTools := []string{"act_on_element", "answer_dialog", "click_element", "close_session", "close_tab", "diagnose_causal_chain", "fill_field", "fill_form",
 		"find_on_page", "hover", "inspect_console_errors", "navigate", "open_page", "plan_automation", "press_key", "run_script",
 		"screenshot_page", "summarize_observation", "switch_tab", "take_screenshot", "upload_file", "wait_for", "write_diagnosis_report"}
 	if strings.Join(tools, ",") != strings.Join(wantTools, ",") {
 		t.Errorf("Tools() = %v, want %v", tools, wantTools)
 	}
 	wantActions := []string{"automation_plan", "browser_click", "browser_close", "browser_close_tab", "browser_dialog", "browser_fill",
-		"browser_fill_form", "browser_find", "browser_hover", "browser_key", "browser_navigate", "browser_open", "browser_screenshot",
+		"browser_fill_form", "browser_find", "browser_hover", "browser_interact", "browser_key", "browser_navigate", "browser_open", "browser_screenshot",
 		"browser_script", "browser_snapshot_png", "browser_switch_tab", "browser_upload", "browser_wait", "causal_chain",
 		"console_errors", "observe_summary", "write_report"}
 	if strings.Join(actions, ",") != strings.Join(wantActions, ",") {
