@@ -27,6 +27,9 @@ import (
 // kindJS says how the element it is called on takes a value.
 const kindJS = `function() {
   const el = this, tag = el.tagName, role = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+  if (el.disabled || el.getAttribute('aria-disabled') === 'true') return 'disabled';
+  if ((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly && !['checkbox', 'radio', 'file'].includes(el.type)) return 'readonly';
+  if (el.getAttribute('aria-readonly') === 'true') return 'readonly';
   if (tag === 'SELECT') return el.multiple ? 'multi' : 'select';
   if (tag === 'INPUT') {
     const t = el.type;
@@ -264,6 +267,16 @@ func setField(el *elem, op string, want []string, col *collector) error {
 		return chooseOptions(el, kind, want)
 	case "file":
 		return &KindError{ElementID: el.id, Reason: "it is a file input: choose its files with upload_file"}
+	case "readonly", "disabled":
+		holds, err := readValue(el, "")
+		if err != nil {
+			return err
+		}
+		what := "read-only"
+		if kind == "disabled" {
+			what = "disabled"
+		}
+		return &KindError{ElementID: el.id, Reason: fmt.Sprintf("it is %s and holds %q (the page sets it some other way: its buttons, another field)", what, clip(strings.Join(holds, ", "), 100))}
 	}
 	return &KindError{ElementID: el.id, Reason: "it is not a field (click it, or type into it with act_on_element)"}
 }
