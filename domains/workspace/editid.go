@@ -38,6 +38,21 @@ import (
 // id expires after Config.EditTTL (by the server's clock, whatever the
 // request's eval_time says).
 
+// EditKeyEnv names the environment variable that holds the edit key
+// (Config.EditKey) for `manglecp serve` and `manglecp mcp`; the config
+// file's edit_key comes first.
+const EditKeyEnv = "MANGLECP_EDIT_KEY"
+
+// DeriveEditKey returns the edit key of a deployment that configured no
+// edit key but shares secret (its confirmation key) among its replicas:
+// every replica derives the same key, so an edit previewed on one is
+// applied on another, and the key says nothing about secret.
+func DeriveEditKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("manglecp workspace edit key v1"))
+	return m.Sum(nil)
+}
+
 // editIDVersion starts every edit id.
 const editIDVersion = "e1"
 

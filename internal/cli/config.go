@@ -59,7 +59,11 @@ type fileConfig struct {
 	// StoreKey authenticates the macro-tools replicas keep in a shared
 	// store (--store redis); every replica needs the same one, and not the
 	// confirmation key. MANGLECP_STORE_KEY when empty.
-	StoreKey  string `json:"store_key"`
+	StoreKey string `json:"store_key"`
+	// EditKey signs the workspace domain's edit ids; replicas serving one
+	// workspace share it. MANGLECP_EDIT_KEY when empty; else derived from
+	// the confirmation key when one is configured; else random per process.
+	EditKey   string `json:"edit_key"`
 	RateLimit struct {
 		PerSecond float64 `json:"per_second"`
 		Burst     int     `json:"burst"`
@@ -140,6 +144,10 @@ func loadConfig(path string) (*fileConfig, error) {
 	check(c.ResultCache.MaxBytes >= -1, "result_cache.max_bytes must be -1 (off), 0 (default) or a size in bytes")
 	check(c.RateLimit.PerSecond >= 0 && c.RateLimit.Burst >= 0, "rate_limit must not be negative")
 	check(c.StoreKey == "" || len(c.StoreKey) >= 16, "store_key must be at least 16 characters")
+	if c.EditKey != "" {
+		kerr := store.CheckKey([]byte(c.EditKey))
+		check(kerr == nil, "edit_key is not fit: %v; use a random one (for example openssl rand -base64 24)", kerr)
+	}
 	if c.StoreKey != "" && len(c.StoreKey) >= 16 {
 		kerr := store.CheckKey([]byte(c.StoreKey))
 		check(kerr == nil, "store_key is not fit: %v; use a random one (for example openssl rand -base64 24)", kerr)

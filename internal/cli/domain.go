@@ -20,6 +20,8 @@ type domainFlags struct {
 	// browser holds serve's flags for the browser domain's Chromium
 	// (browserflags.go).
 	browser browserFlags
+	// editKey signs the workspace's edit ids (configure: workspaceEditKey).
+	editKey []byte
 }
 
 // rootList collects repeated --root flags.
@@ -74,7 +76,7 @@ func (d *domainFlags) domain(dcfg browser.Config) (manglecp.Domain, error) {
 		// domain's Close stops them.
 		return code.Domain(code.Config{Roots: d.roots})
 	}
-	ws, err := workspace.Open(workspace.Config{Roots: d.roots})
+	ws, err := workspace.Open(workspace.Config{Roots: d.roots, EditKey: d.editKey})
 	if err != nil {
 		return manglecp.Domain{}, err
 	}

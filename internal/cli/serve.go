@@ -15,8 +15,10 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 	libserve "github.com/manglecp/manglecp/serve"
+	"github.com/manglecp/manglecp/store"
 	"github.com/manglecp/manglecp/transport"
 )
 
@@ -204,6 +206,27 @@ func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*mangle
 	return manglecp.NewServer(d, opts)
 }
 
+// workspaceEditKey is the workspace's edit key: edit_key of the config,
+// else MANGLECP_EDIT_KEY (checked: 16+ characters, not guessable), else
+// derived from the configured confirmation key (config or
+// MANGLECP_CONFIRMATION_KEY), which replicas share; nil (a random key per
+// process) when none is configured.
+func workspaceEditKey(fromConfig string, confirmKey []byte) ([]byte, error) {
+	if k := firstNonEmpty(fromConfig, os.Getenv(workspace.EditKeyEnv)); k != "" {
+		if err := store.CheckKey([]byte(k)); err != nil {
+			return nil, fmt.Errorf("the workspace edit key (edit_key or %s) is not fit: %v; use a random one (for example openssl rand -base64 24)", workspace.EditKeyEnv, err)
+		}
+		return []byte(k), nil
+	}
+	if len(confirmKey) == 0 {
+		confirmKey = []byte(os.Getenv("MANGLECP_CONFIRMATION_KEY"))
+	}
+	if len(confirmKey) > 0 {
+		return workspace.DeriveEditKey(confirmKey), nil
+	}
+	return nil, nil
+}
+
 // configure turns flags into a domain and options: the domain dom chooses
 // (nil: the embedded browser domain), or its actions with the rules of
 // dir; options from the config file and the token.
@@ -216,11 +239,13 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		opts.AuthTokens = []string{token}
 	}
 	dcfg := browser.Config{Logger: logger}
+	editKey := ""
 	if configPath != "" {
 		c, err := loadConfig(configPath)
 		if err != nil {
 			return manglecp.Domain{}, nil, err
 		}
+		editKey = c.EditKey
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
 		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
@@ -233,6 +258,13 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 			return manglecp.Domain{}, nil, err
 		}
 		dom.browser.apply(&dcfg)
+	}
+	if dom != nil {
+		key, err := workspaceEditKey(editKey, opts.ConfirmationKey)
+		if err != nil {
+			return manglecp.Domain{}, nil, err
+		}
+		dom.editKey = key
 	}
 	d, err := dom.domain(dcfg)
 	if err != nil {
