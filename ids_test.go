@@ -10,9 +10,10 @@ import (
 
 // TestLongIDsAreRefusedAndNotLogged: a request whose id is longer than
 // protocol.MaxIDBytes (here 1 MiB) gets a 400 malformed_message naming
-// the field id, uncorrelated, and the log lines of the request stay small:
-// the id is neither echoed nor logged (issue 26 item 21: the answer echoed
-// it and the log grew by 1 MiB per request).
+// the field id, answering that id (Spec 09 section 2.3 says an error about
+// a request echoes its id; issue 35 item 24: it was a null id), once,
+// never in the message; and the log lines of the request stay small
+// (issue 26 item 21: the log grew by 1 MiB per request).
 func TestLongIDsAreRefusedAndNotLogged(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	long := strings.Repeat("a", 1<<20)
@@ -31,11 +32,11 @@ func TestLongIDsAreRefusedAndNotLogged(t *testing.T) {
 			t.Fatalf("%s: status %d, want 400: %.300s", tc.path, r.status, r.raw)
 		}
 		e := r.errorPayload(t)
-		if e.Code != protocol.CodeMalformedMessage || e.Details == nil || e.Details.Field != "id" || r.env.ID != nil {
-			t.Errorf("%s: %s, want malformed_message on field id with a null id", tc.path, r.raw)
+		if e.Code != protocol.CodeMalformedMessage || e.Details == nil || e.Details.Field != "id" || r.env.ID == nil || *r.env.ID != long {
+			t.Errorf("%s: %.300s, want malformed_message on field id answering the request's id", tc.path, r.raw)
 		}
-		if len(r.raw) > 1024 {
-			t.Errorf("%s: the answer has %d bytes", tc.path, len(r.raw))
+		if len(r.raw) > len(long)+1024 || strings.Contains(e.Message, "aaaa") {
+			t.Errorf("%s: the answer has %d bytes; its message %.100q", tc.path, len(r.raw), e.Message)
 		}
 		if logged > 4096 || strings.Contains(h.logs.String(), strings.Repeat("a", protocol.MaxIDBytes+1)) {
 			t.Errorf("%s: %d bytes of log for one request", tc.path, logged)

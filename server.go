@@ -524,7 +524,7 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 	endDecode()
 	if env != nil {
 		id = env.IDString()
-		rec.id, rec.typ = id, env.Type
+		rec.id, rec.typ = protocol.LogID(id), env.Type
 	}
 	if perr != nil {
 		return protocol.ErrorEnvelope(id, perr)

@@ -164,7 +164,8 @@ type envelopeFields struct {
 // envelope (for id correlation; possibly nil) and a registry error:
 // malformed_message for invalid JSON, a BOM, invalid UTF-8, a missing,
 // mistyped, unknown or duplicate envelope field, a non-object payload, an
-// id longer than [MaxIDBytes] (the error then has a null id) or a request
+// id longer than [MaxIDBytes] (the envelope then holds the id, so that the
+// error answers it, Spec 09 section 2.3) or a request
 // without a non-empty string id; unsupported_version (with the
 // details of Spec 09 section 4.4) for another version; invalid_type for an
 // unknown type. The id is filled in whenever it could be read.
@@ -231,16 +232,20 @@ func decodeEnvelope(data []byte, list *listScan) (*Envelope, *Error) {
 	idRaw, hasID := raw["id"]
 	var idErr *Error
 	if hasID && !isNull(idRaw) {
-		// An id longer than MaxIDBytes is refused and never echoed: the
-		// error goes out uncorrelated (null id).
+		// An id longer than MaxIDBytes is refused (malformed_message on
+		// "id"), and the error still answers it: Spec 09 section 2.3 says
+		// the id of an error about a request MUST match the request's, and
+		// allows no bound. The id lives only in that answer (at most the
+		// message's size, so the answer is no larger than the request);
+		// its text is never repeated in a message, a detail or a log line
+		// ([LogID]).
 		var id string
-		if len(idRaw) > maxIDJSONBytes {
-			idErr = idTooLong("id", len(idRaw)-2) // at least that many bytes
-		} else if err := json.Unmarshal(idRaw, &id); err != nil {
+		if err := json.Unmarshal(idRaw, &id); err != nil {
 			idErr = Errorf(CodeMalformedMessage, "envelope field \"id\" must be a string or null").
 				WithDetails(&ErrorDetails{Field: "id"})
-		} else if idErr = CheckID("id", id); idErr == nil {
+		} else {
 			env.ID = &id
+			idErr = CheckID("id", id)
 		}
 	}
 	var unknown []string

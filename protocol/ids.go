@@ -9,11 +9,6 @@ import "fmt"
 // bytes holds any UUID, ULID or counter with room for a prefix.
 const MaxIDBytes = 256
 
-// maxIDJSONBytes is the longest JSON string that can hold an id of
-// MaxIDBytes (every byte escaped as \uXXXX, plus the quotes): a longer
-// one is refused without decoding it.
-const maxIDJSONBytes = 6*MaxIDBytes + 2
-
 // CheckID returns malformed_message naming field (the wire name: "id",
 // "request_id") when id is longer than [MaxIDBytes], else nil. The error
 // echoes none of the id.
@@ -35,4 +30,14 @@ func sizeText(n int) string {
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// LogID is id as a log line may carry it: as it is up to [MaxIDBytes],
+// else its first bytes and its length (an id over the bound is refused,
+// but its answer still echoes it; the log never holds it whole).
+func LogID(id string) string {
+	if len(id) <= MaxIDBytes {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", ClipN(id, 32), sizeText(len(id)))
 }

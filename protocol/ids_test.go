@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,9 +9,11 @@ import (
 )
 
 // TestIDsAreBoundedAtDecode: an envelope id longer than MaxIDBytes is
-// refused as malformed_message naming the field "id", and the answer is
-// uncorrelated (null id) so none of it is echoed (issue 26 item 21: a 1 MiB
-// request_id was echoed and logged in full).
+// refused as malformed_message naming the field "id"; the error answers
+// that id, as Spec 09 section 2.3 requires (issue 35 item 24: it was
+// answered with a null id), and neither its message nor its details
+// repeat it; a log line carries it bounded (LogID; issue 26 item 21: a
+// 1 MiB id was logged in full).
 func TestIDsAreBoundedAtDecode(t *testing.T) {
 	esc := func(n int) string { return strings.Repeat(`\u0061`, n) }
 	tests := []struct {
@@ -39,12 +42,22 @@ func TestIDsAreBoundedAtDecode(t *testing.T) {
 			if perr == nil || perr.Code != protocol.CodeMalformedMessage || perr.Details == nil || perr.Details.Field != "id" {
 				t.Fatalf("got %+v, want malformed_message on field id", perr)
 			}
-			if env.IDString() != "" {
-				t.Errorf("the refused id is kept for the answer (%d bytes)", len(env.IDString()))
+			var want string
+			if err := json.Unmarshal([]byte(`"`+tt.id+`"`), &want); err != nil {
+				t.Fatal(err)
 			}
-			raw, _ := protocol.ErrorEnvelope(env.IDString(), perr).Encode()
-			if len(raw) > 512 || strings.Contains(string(raw), "aaaa") {
-				t.Errorf("the answer echoes the id: %d bytes: %.200s", len(raw), raw)
+			if env.IDString() != want {
+				t.Errorf("the answer would not echo the id (%d bytes, want %d)", len(env.IDString()), len(want))
+			}
+			out := protocol.ErrorEnvelope(env.IDString(), perr)
+			if out.IDString() != want {
+				t.Errorf("the error's id has %d bytes, want the request's %d (Spec 09 section 2.3)", len(out.IDString()), len(want))
+			}
+			if strings.Contains(string(out.Payload), "aaaa") || strings.Contains(string(out.Payload), "éé") || len(out.Payload) > 512 {
+				t.Errorf("the error's message or details repeat the id: %.200s", out.Payload)
+			}
+			if l := protocol.LogID(want); len(l) > 64 {
+				t.Errorf("LogID keeps %d bytes", len(l))
 			}
 		})
 	}

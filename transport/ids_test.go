@@ -11,8 +11,9 @@ import (
 
 // TestSessionBoundsIDs: in a session, a cancel whose request_id is longer
 // than protocol.MaxIDBytes is answered malformed_message naming
-// request_id, and a request with a longer id is answered uncorrelated
-// (null id), with neither id echoed (issue 26 item 21).
+// request_id, and a request with a longer id is answered malformed_message
+// with that id (Spec 09 section 2.3; issue 35 item 24: it was a null id),
+// its message and details repeating neither id (issue 26 item 21).
 func TestSessionBoundsIDs(t *testing.T) {
 	h := &slowHandler{release: make(chan struct{})}
 	client, server := transport.NewMemoryPair()
@@ -31,8 +32,8 @@ func TestSessionBoundsIDs(t *testing.T) {
 	send(t, client, protocol.TypeIntentRequest, long, map[string]any{})
 	got = recv(t, client)
 	e = decodeError(t, mustEncode(t, got))
-	if got.ID != nil || e.Code != protocol.CodeMalformedMessage || e.Details == nil || e.Details.Field != "id" {
-		t.Errorf("request with a long id: id %d bytes, %s", len(got.IDString()), got.Payload)
+	if got.IDString() != long || e.Code != protocol.CodeMalformedMessage || e.Details == nil || e.Details.Field != "id" {
+		t.Errorf("request with a long id: id %d bytes (want the request's %d), %s", len(got.IDString()), len(long), got.Payload)
 	}
 	if strings.Contains(string(got.Payload), "aaaa") {
 		t.Errorf("the id is echoed: %.200s", got.Payload)
