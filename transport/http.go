@@ -490,10 +490,10 @@ func peekID(w http.ResponseWriter, r *http.Request) string {
 		}
 		if key == "id" {
 			var id string
-			if dec.Decode(&id) != nil || protocol.CheckID("id", id) != nil {
+			if dec.Decode(&id) != nil {
 				return ""
 			}
-			return id
+			return id // even over protocol.MaxIDBytes: the error answers it (Spec 09 section 2.3)
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
