@@ -135,7 +135,7 @@ func (s *Server) runAction(ctx context.Context, run Action, call *Call) (out *Ou
 	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, &execError{cause: fmt.Errorf("action panicked: %v\n%s", r, debug.Stack())}
+			out, err = nil, &execError{cause: fmt.Errorf("action panicked: %s\n%s", protocol.ClipN(fmt.Sprint(r), 1024), debug.Stack())}
 		}
 	}()
 	out, err = run(ctx, call)

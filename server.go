@@ -511,7 +511,7 @@ func (s *Server) handle(ctx context.Context, in *protocol.Inbound, rec *requestI
 	id := ""
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("panic while handling request", "request_id", id, "log_id", logID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			s.log.Error("panic while handling request", "request_id", id, "log_id", logID, "panic", logText(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			out = protocol.ErrorEnvelope(id, internalError(id, logID))
 		}
 	}()
@@ -636,27 +636,36 @@ func (s *Server) errorEnvelope(id, logID string, err error) *protocol.Envelope {
 	if pe, ok := protocol.AsError(err); ok {
 		if _, registered := s.registry.Lookup(pe.Code); !registered {
 			s.log.Error("unregistered error code masked as internal_error", "request_id", id, "log_id", logID,
-				"code", string(pe.Code), "error", err.Error())
+				"code", string(pe.Code), "error", logText(err.Error()))
 			return protocol.ErrorEnvelope(id, internalError(id, logID))
 		}
 		var ke *kernel.Error
 		switch {
 		case errors.As(err, &ke) && ke.Cause != nil:
-			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "cause", ke.Cause.Error())
+			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "cause", logText(ke.Cause.Error()))
 		case pe.Code == protocol.CodeServerNotReady:
 			// Refused while booting or draining: the server works as meant.
-			s.log.Info("request refused: the server is not ready", "request_id", id, "log_id", logID, "error", err.Error())
+			s.log.Info("request refused: the server is not ready", "request_id", id, "log_id", logID, "error", logText(err.Error()))
 		case s.registry.HTTPStatus(pe.Code) >= 500 && s.registry.Recoverable(pe.Code):
 			// A condition the client retries (a timeout): not a defect.
-			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
+			s.log.Warn("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", logText(err.Error()))
 		case s.registry.HTTPStatus(pe.Code) >= 500:
-			s.log.Error("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", err.Error())
+			s.log.Error("request failed", "request_id", id, "log_id", logID, "code", string(pe.Code), "error", logText(err.Error()))
 		}
 		return s.registry.ErrorEnvelope(id, pe)
 	}
-	s.log.Error("internal error", "request_id", id, "log_id", logID, "error", err.Error())
+	s.log.Error("internal error", "request_id", id, "log_id", logID, "error", logText(err.Error()))
 	return protocol.ErrorEnvelope(id, internalError(id, logID))
 }
+
+// maxLogText bounds an error's text in a log line: an action's or a
+// store's error may repeat a value the client sent (a 1 MiB argument),
+// which the log keeps bounded, marked as cut; 16 KiB keeps a panic's
+// stack whole.
+const maxLogText = 16 << 10
+
+// logText is s as a log line carries it: at most maxLogText bytes.
+func logText(s string) string { return protocol.ClipN(s, maxLogText) }
 
 func internalError(id, logID string) *protocol.Error {
 	return protocol.Errorf(protocol.CodeInternalError, "internal server error (log id %s)", logID)
