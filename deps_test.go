@@ -50,6 +50,9 @@ func TestLayering(t *testing.T) {
 		// on internal/ above).
 		{mod + "/internal/parallel", []string{mangle, mod}},
 		{mod + "/internal/freelist", []string{mangle, mod}},
+		{mod + "/internal/clip", []string{mangle, mod}},
+		{mod + "/internal/peerkey", []string{mangle, mod}},
+		{mod + "/internal/tailbuf", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/internal/kernel"}},
 		// Schema errors are worded once for the server, the bridge and the
 		// gateway: a leaf over the protocol layer (exempt, like the two
@@ -83,13 +86,21 @@ func TestLayering(t *testing.T) {
 		{mod + "/upstream", []string{mangle, mod}},
 		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
 	}
+	// Leaves any layer may use: the standard library's helpers (parallel
+	// work, the free list, the one clipping function, the one peer key,
+	// the tail of a child's stderr) and the schema error wording over the
+	// protocol layer.
+	leaves := map[string]bool{}
+	for _, p := range []string{"parallel", "freelist", "schemaerr", "clip", "peerkey", "tailbuf"} {
+		leaves[mod+"/internal/"+p] = true
+	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if dep == r.pkg || dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" || dep == mod+"/internal/schemaerr" {
+			if dep == r.pkg || leaves[dep] {
 				continue
 			}
 			if r.pkg == mod+"/mcpbridge" && dep == mod {

@@ -2,7 +2,8 @@ package protocol
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/manglecp/manglecp/internal/clip"
 )
 
 // MaxEchoBytes is the most bytes of one client-supplied string (a version,
@@ -13,8 +14,8 @@ import (
 const MaxEchoBytes = 64
 
 // Ellipsis marks text that [ClipN] (and so [Clip] and [Quote]) cut: the
-// one style of the project.
-const Ellipsis = "..."
+// one style of the project (internal/clip).
+const Ellipsis = clip.Ellipsis
 
 // Clip returns at most [MaxEchoBytes] bytes of s, cut at a rune boundary,
 // followed by "..." when something was cut. Use it for client text that
@@ -26,14 +27,9 @@ func Clip(s string) string {
 // ClipN returns at most n bytes of s, cut at a rune boundary (never
 // inside a UTF-8 character), followed by [Ellipsis] when something was
 // cut; so the result has at most n+len(Ellipsis) bytes. It is the one way
-// the project shortens text for a message, a detail, a log line or a
-// listing; a negative n counts as 0.
-func ClipN(s string, n int) string {
-	if p, cut := prefix(s, n); cut {
-		return p + Ellipsis
-	}
-	return s
-}
+// the project shortens text (internal/clip, which the layers below the
+// protocol use directly); a negative n counts as 0.
+func ClipN(s string, n int) string { return clip.N(s, n) }
 
 // Quote returns client text for an error message: clipped like [Clip], then
 // quoted and escaped like strconv.Quote (control characters, quotes and
@@ -41,21 +37,8 @@ func ClipN(s string, n int) string {
 // line whatever the client sent. Use it instead of %q for every string
 // that came from a client.
 func Quote(s string) string {
-	if p, cut := prefix(s, MaxEchoBytes); cut {
+	if p, cut := clip.Prefix(s, MaxEchoBytes); cut {
 		return strconv.Quote(p) + Ellipsis
 	}
 	return strconv.Quote(s)
-}
-
-// prefix is the first n bytes of s, cut at a rune boundary, and whether
-// anything was cut.
-func prefix(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	cut := max(n, 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut], true
 }

@@ -1,7 +1,6 @@
 package protocol_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -34,41 +33,6 @@ func TestQuoteAndClip(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestClipN(t *testing.T) {
-	for _, tc := range []struct {
-		name, in string
-		n        int
-		want     string
-	}{
-		{"short kept", "abc", 3, "abc"},
-		{"cut and marked", "abcdef", 3, "abc..."},
-		{"two-byte rune not split", "aé", 2, "a..."},
-		{"three-byte rune not split", "a€b", 3, "a..."},
-		{"four-byte rune not split", "😀x", 3, "..."},
-		{"zero", "abc", 0, "..."},
-		{"negative", "abc", -4, "..."},
-		{"empty", "", 0, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := protocol.ClipN(tc.in, tc.n)
-			if got != tc.want {
-				t.Errorf("ClipN(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
-			}
-			if !utf8.ValidString(got) {
-				t.Errorf("ClipN cut a rune: %q", got)
-			}
-			if len(got) > max(tc.n, 0)+len(protocol.Ellipsis) {
-				t.Errorf("ClipN(%q, %d) has %d bytes", tc.in, tc.n, len(got))
-			}
-		})
-	}
-}
-
-func ExampleClipN() {
-	fmt.Println(protocol.ClipN("naïve café au lait", 11))
-	// Output: naïve caf...
 }
 
 // TestErrorsEchoClientTextBounded: every error that repeats a client string

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/ratelimit"
+	"github.com/manglecp/manglecp/internal/peerkey"
 )
 
 // Defaults of the transport limits (issue 9: bounded memory per peer).
@@ -266,10 +266,10 @@ func (l *limitListener) release(ip string) {
 }
 
 // remoteIP is the key a connection's limit is counted under:
-// ratelimit.AddrKey, its IPv4 address or its IPv6 /64 (one host commonly
+// peerkey.Addr, its IPv4 address or its IPv6 /64 (one host commonly
 // holds a whole /64, so single IPv6 addresses would let it open perIP
 // connections from each of them).
-func remoteIP(a net.Addr) string { return ratelimit.AddrKey(a) }
+func remoteIP(a net.Addr) string { return peerkey.Addr(a) }
 
 type limitedConn struct {
 	net.Conn

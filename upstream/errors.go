@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/manglecp/manglecp/protocol"
+	"github.com/manglecp/manglecp/internal/clip"
 )
 
 // Kind classifies an upstream failure.
@@ -184,5 +184,5 @@ func Truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	return protocol.ClipN(s, max-len(protocol.Ellipsis))
+	return clip.N(s, max-len(clip.Ellipsis))
 }

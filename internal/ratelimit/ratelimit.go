@@ -13,11 +13,11 @@ package ratelimit
 
 import (
 	"math"
-	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/peerkey"
 )
 
 // Limit is a token bucket: PerSecond sustained, Burst at once. A Limit
@@ -190,46 +190,4 @@ func (b *Buckets) pushBack(e *entry) {
 // limit), an IPv4-mapped IPv6 address as IPv4, and anything that is not an
 // address (a transport's name such as "stdio") as it is. peer may carry
 // brackets ("[2001:db8::1]") and a zone.
-func ClientKey(peer string) string {
-	s := peer
-	if len(s) > 1 && s[0] == '[' && s[len(s)-1] == ']' {
-		s = s[1 : len(s)-1]
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return peer
-	}
-	return addrKey(a)
-}
-
-// AddrKey is [ClientKey] of a connection's address (host and port, as
-// net.Conn.RemoteAddr gives it): the key the transports' per-IP
-// connection limit counts under. An address that is not IP (a Unix
-// socket's path) is its own key.
-func AddrKey(a net.Addr) string {
-	var ip netip.Addr
-	switch v := a.(type) {
-	case *net.TCPAddr:
-		ip, _ = netip.AddrFromSlice(v.IP)
-	case *net.UDPAddr:
-		ip, _ = netip.AddrFromSlice(v.IP)
-	default:
-		ap, err := netip.ParseAddrPort(a.String())
-		if err != nil {
-			return a.String()
-		}
-		ip = ap.Addr()
-	}
-	return addrKey(ip)
-}
-
-// addrKey is the one place an address becomes its key: IPv4 (also when
-// mapped into IPv6) as it is, IPv6 by its /64, zones dropped.
-func addrKey(a netip.Addr) string {
-	a = a.Unmap().WithZone("")
-	if !a.Is6() {
-		return a.String()
-	}
-	p, _ := a.Prefix(64)
-	return p.String()
-}
+func ClientKey(peer string) string { return peerkey.Of(peer) }

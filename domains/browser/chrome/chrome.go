@@ -43,7 +43,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/manglecp/manglecp/protocol"
+	textclip "github.com/manglecp/manglecp/internal/clip"
 )
 
 // DefaultNames are the binary names looked up on PATH when
@@ -619,8 +619,8 @@ func (b *Browser) retryAfter() time.Duration {
 	return min(max(avg*time.Duration(rounds), 500*time.Millisecond), b.cfg.MaxLoadTime)
 }
 
-// clip is protocol.ClipN, the project's one clipping function.
-func clip(s string, n int) string { return protocol.ClipN(s, n) }
+// clip is clip.N, the project's one clipping function.
+func clip(s string, n int) string { return textclip.N(s, n) }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
