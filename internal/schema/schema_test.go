@@ -234,3 +234,15 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExponentialRefused: the time to refuse the exponential schema
+// (n=24 levels; the library's default setup validated one value of n=20 in
+// about 40 s, doubling per level).
+func BenchmarkExponentialRefused(b *testing.B) {
+	doc := Exponential(24)
+	for b.Loop() {
+		if _, err := schema.Compile(doc, schema.Limits{}); !errors.Is(err, schema.ErrRefused) {
+			b.Fatal(err)
+		}
+	}
+}
