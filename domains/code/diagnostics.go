@@ -333,7 +333,7 @@ func (a *actions) organizeImports(ctx context.Context, call *manglecp.Call) (*ma
 	if edit == nil {
 		return nil, fail(CodeNothingToChange, "the imports are already organised", map[string]any{"path": shown}, "the imports of %s are already organised", quote(shown))
 	}
-	p, err := c.planFromWorkspaceEdit(l.root, edit, "imports", "Organised the imports of "+shown)
+	p, err := c.planFromWorkspaceEdit(ctx, l.root, edit, "imports", "Organised the imports of "+shown)
 	if err != nil {
 		return nil, err
 	}

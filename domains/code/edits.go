@@ -35,12 +35,16 @@ type fileChange struct {
 	perm   fs.FileMode
 }
 
-// plan is a previewed change.
+// plan is a previewed change. A change of file contents only (a rename,
+// organised imports) is the workspace domain's edit plan (ws), which
+// previews and applies it; a move is the code domain's own (files, dirs):
+// the workspace plan does not move files.
 type plan struct {
 	kind    string // rename, move, imports
 	summary string
 	files   []*fileChange
 	dirs    []loc // directories a move leaves behind, removed when empty
+	ws      *workspace.Plan
 }
 
 // maxConfirmDiff bounds the diff shown for the user's confirmation
@@ -107,6 +111,9 @@ func newHandle() string {
 
 // show is the client's form of a change's paths.
 func (c *Code) diffOf(p *plan) string {
+	if p.ws != nil {
+		return p.ws.Diff
+	}
 	var b strings.Builder
 	for _, f := range p.files {
 		to := c.show(f.to)
@@ -220,16 +227,29 @@ func (a *actions) applyCodeEdit(ctx context.Context, call *manglecp.Call) (*mang
 	}
 	out := &manglecp.Outcome{}
 	p := e.plan
-	if err := out.Step("check", func() (string, error) { return c.checkPlan(p) }); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	// From here on the change is written whole or undone.
-	c.pending.remove(e.handle)
-	if err := out.Step("write", func() (string, error) { return c.writePlan(p) }); err != nil {
-		return nil, err
+	if p.ws != nil {
+		// The workspace domain's plan checks every file, then writes.
+		if err := out.Step("write", func() (string, error) {
+			written, err := c.ws.Apply(ctx, p.ws)
+			if err == nil {
+				c.pending.remove(e.handle)
+			}
+			return fmt.Sprintf("%d files", len(written)), err
+		}); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := out.Step("check", func() (string, error) { return c.checkPlan(p) }); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// From here on the change is written whole or undone.
+		c.pending.remove(e.handle)
+		if err := out.Step("write", func() (string, error) { return c.writePlan(p) }); err != nil {
+			return nil, err
+		}
 	}
 	files := make([]string, 0, len(p.files))
 	var changed []loc
@@ -419,7 +439,7 @@ func lineText(content []byte, lines []int, line int) string {
 // planFromWorkspaceEdit turns a server's WorkspaceEdit into a plan over
 // files of r, read through its os.Root. An edit of a file outside the
 // root refuses the whole change.
-func (c *Code) planFromWorkspaceEdit(r *croot, we *lsp.WorkspaceEdit, kind, summary string) (*plan, error) {
+func (c *Code) planFromWorkspaceEdit(ctx context.Context, r *croot, we *lsp.WorkspaceEdit, kind, summary string) (*plan, error) {
 	byURI := map[string][]lsp.TextEdit{}
 	var order []string
 	add := func(uri string, edits []lsp.TextEdit) {
@@ -451,6 +471,46 @@ func (c *Code) planFromWorkspaceEdit(r *croot, we *lsp.WorkspaceEdit, kind, summ
 	}
 	outside := 0
 	p := &plan{kind: kind, summary: summary}
+	if len(moves) == 0 {
+		var edits []workspace.Edit
+		for _, u := range order {
+			l, ok := r.fromURI(u)
+			if !ok {
+				outside++
+				continue
+			}
+			e := workspace.Edit{Path: c.show(l)}
+			for _, te := range byURI[u] {
+				e.Spans = append(e.Spans, workspace.Span{
+					Start: workspace.Position{Line: te.Range.Start.Line, Character: te.Range.Start.Character},
+					End:   workspace.Position{Line: te.Range.End.Line, Character: te.Range.End.Character},
+					New:   te.NewText})
+			}
+			edits = append(edits, e)
+			p.files = append(p.files, &fileChange{to: l})
+		}
+		if outside > 0 {
+			return nil, fail(CodeEditOutsideRoot, "rename a symbol defined inside the root", map[string]any{"count": outside},
+				"the change would edit %d file(s) outside the root; nothing was changed", outside)
+		}
+		if len(edits) == 0 {
+			return p, nil
+		}
+		wp, err := c.ws.Preview(ctx, edits)
+		if err != nil {
+			return nil, err
+		}
+		p.ws = wp
+		p.files = p.files[:0]
+		for _, f := range wp.Files {
+			l, err := c.resolve(f.Path)
+			if err != nil {
+				return nil, err
+			}
+			p.files = append(p.files, &fileChange{to: l})
+		}
+		return p, nil
+	}
 	for _, u := range order {
 		l, ok := r.fromURI(u)
 		if !ok {

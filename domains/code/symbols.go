@@ -470,7 +470,7 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	}); err != nil {
 		return nil, err
 	}
-	p, err := c.planFromWorkspaceEdit(h.root, &we, "rename", fmt.Sprintf("Renamed %s to %s", name, newName))
+	p, err := c.planFromWorkspaceEdit(ctx, h.root, &we, "rename", fmt.Sprintf("Renamed %s to %s", name, newName))
 	if err != nil {
 		return nil, err
 	}
