@@ -77,7 +77,9 @@ export async function connect(server, opts, hooks = {}) {
   writeTree(tmp, hooks.tree);
   const command = expand(server.command, opts, tmp);
   const args = (server.args ?? []).map((a) => expand(a, opts, tmp));
-  const transport = new StdioClientTransport({ command, args, cwd: tmp, stderr: "ignore", env: { ...process.env, ...(server.env ?? {}) } });
+  // env values take the placeholders too, and ${PATH} (this process's PATH).
+  const env = Object.fromEntries(Object.entries(server.env ?? {}).map(([k, v]) => [k, expand(v, opts, tmp).replaceAll("${PATH}", process.env.PATH ?? "")]));
+  const transport = new StdioClientTransport({ command, args, cwd: tmp, stderr: "ignore", env: { ...process.env, ...env } });
   const capabilities = hooks.onElicit ? { elicitation: { form: {} } } : {};
   const client = new Client({ name: "manglecp-tokens", version: "1.0.0" }, { capabilities });
   if (hooks.onListChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, hooks.onListChanged);
