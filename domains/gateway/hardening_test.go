@@ -92,3 +92,22 @@ func TestInexpressibleToolLeftOut(t *testing.T) {
 		t.Errorf("no warning names the tool left out:\n%s", logs)
 	}
 }
+
+// TestEverythingServerGetsNoSecrets (issue 35 item 5): the reference
+// server's get-env answers its whole environment: the server's secrets
+// are not in it, PATH is.
+func TestEverythingServerGetsNoSecrets(t *testing.T) {
+	t.Setenv("MANGLECP_AUTH_TOKEN", "auth-secret-1")
+	t.Setenv("MANGLECP_CONFIRMATION_KEY", "confirm-secret-2")
+	t.Setenv("MANGLECP_STORE_KEY", "store-secret-3")
+	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{everythingUpstream(t)}})
+	env := answer(f.ok("try_samples", "ev_get_env", nil, false))
+	for _, secret := range []string{"auth-secret-1", "confirm-secret-2", "store-secret-3", "MANGLECP_"} {
+		if strings.Contains(env, secret) {
+			t.Errorf("the upstream's environment holds %s", secret)
+		}
+	}
+	if !strings.Contains(env, "PATH") {
+		t.Errorf("the upstream's environment lacks PATH: %.300s", env)
+	}
+}
