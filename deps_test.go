@@ -12,7 +12,7 @@ import (
 // The server satisfies the transport's Handler without naming it.
 var _ transport.Handler = (*manglecp.Server)(nil)
 
-// TestLayering writes the dependency rules of STYLE.md section 2 as a
+// TestLayering writes the dependency rules of CONTRIBUTING.md section 2 as a
 // table: transports know the protocol layer, the protocol layer knows the
 // kernel, never the reverse; only the kernel and factcodec link Mangle.
 func TestLayering(t *testing.T) {

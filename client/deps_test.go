@@ -11,7 +11,7 @@ import (
 )
 
 // TestDependencies: the client links neither the Mangle engine nor this
-// module's internal packages nor the server (STYLE.md section 2, rule 3).
+// module's internal packages nor the server (CONTRIBUTING.md section 2, rule 3).
 // internal/parallel and internal/freelist are exempt: leaves of the
 // standard library, which the protocol and transport layers use.
 func TestDependencies(t *testing.T) {

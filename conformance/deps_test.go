@@ -9,7 +9,7 @@ import (
 // TestDependencies: the suite links neither the Mangle engine, nor this
 // module's internal packages, nor the server (the root package), so that it
 // judges foreign servers honestly and stays small. From this module it may
-// import protocol, client and transport only (STYLE.md section 2, rule 3),
+// import protocol, client and transport only (CONTRIBUTING.md section 2, rule 3),
 // and internal/parallel and internal/freelist through them: leaves of the
 // standard library, which the protocol and transport layers use.
 func TestDependencies(t *testing.T) {
