@@ -44,7 +44,8 @@ var pagePreds = map[string]int{
 var (
 	fieldRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": true, "listbox": true,
 		"spinbutton": true, "slider": true, "checkbox": true, "radio": true, "switch": true,
-		"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true}
+		"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true,
+		"radiogroup": true}
 	boxRoles = map[string]bool{"checkbox": true, "radio": true, "switch": true}
 	// cellRoles are table cells (table_cell); their header cells name
 	// the columns and are not facts of their own.
@@ -52,7 +53,7 @@ var (
 	// quietRoles are kept by the page reader for structure but are not
 	// page_element facts: rows, header cells, options, forms.
 	quietRoles = map[string]bool{"row": true, "columnheader": true, "option": true, "form": true,
-		"cell": true, "gridcell": true, "rowheader": true}
+		"cell": true, "gridcell": true, "rowheader": true, "group": true}
 )
 
 // paymentName matches the labels of payment card fields (the codec's
@@ -99,6 +100,23 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 		}
 		return id
 	}
+	// A group (a fieldset, a radiogroup) of radio buttons is one field:
+	// its radios are its options (option_of), not fields of their own.
+	radioGroup := map[string]bool{} // group ID
+	checkedIn := map[string]string{}
+	for _, e := range p.Elements {
+		if e.Role == "radio" && e.Parent != "" {
+			radioGroup[e.Parent] = true
+			if e.Checked {
+				checkedIn[e.Parent] = e.Name
+			}
+		}
+	}
+	for _, e := range p.Elements {
+		if !radioGroup[e.ID] || (e.Role != "group" && e.Role != "radiogroup") || e.Name == "" {
+			delete(radioGroup, e.ID)
+		}
+	}
 	tables := map[string]string{}
 	keyed := map[string]bool{}
 	// Table cells come last and at most maxCellFacts (find_on_page reads
@@ -131,6 +149,14 @@ func livePageFacts(obs *chrome.Observation, tabs []chrome.TabInfo, now time.Time
 			if e.Name != "" {
 				add(protocol.NewFact("page_alert", e.Ref, e.Name))
 			}
+		case radioGroup[e.ID]:
+			add(protocol.NewFact("page_element", e.Ref, "radiogroup", e.Name))
+			add(protocol.NewFact("field_state", e.Ref, checkedIn[e.ID], e.Required, e.Invalid))
+			continue
+		case e.Role == "radio" && radioGroup[e.Parent]:
+			add(protocol.NewFact("option_of", refOf[e.Parent], e.Name, e.Checked))
+			add(protocol.NewFact("page_element", e.Ref, e.Role, e.Name))
+			continue
 		}
 		if quietRoles[e.Role] {
 			continue

@@ -46,13 +46,14 @@ func TestWidgetRules(t *testing.T) {
 		"Extras":       `"items":{"enum":["Breakfast","Late checkout","Parking"]},"type":"array"`,
 		"Meal":         `"enum":["Choose","Fish","Vegan"]`,
 		"Newsletter":   `"type":"boolean"`,
+		"Room":         `"enum":["Double","Single"]`,
 	} {
 		if got := prop(form, name); !strings.Contains(got, want) {
 			t.Errorf("fill_form's %q is %s, want %s", name, got, want)
 		}
 	}
 	for _, p := range params(form) {
-		if strings.Contains(p, "Day") || strings.Contains(p, "picker") || p == "Passport scan" {
+		if strings.Contains(p, "Day") || strings.Contains(p, "picker") || p == "Passport scan" || p == "Single" {
 			t.Errorf("fill_form offers %q", p)
 		}
 	}
@@ -61,7 +62,7 @@ func TestWidgetRules(t *testing.T) {
 	res := j.do("automate", "upload_file", map[string]any{"element_id": "Passport scan", "files": []any{"scan.pdf"}})
 	j.wantIn("the upload", result(res), `"ok":true`)
 	res = j.do("automate", "fill_form", map[string]any{"Arrival date": "2026-11-30", "Extras": []any{"Parking", "Breakfast"},
-		"Volume": "14", "submit": "Book"})
+		"Volume": "14", "Room": "Single", "submit": "Book"})
 	j.wantIn("the booking", result(res), "Booked 2026-11-30")
 
 	// A value the page does not take: ok false, what the page holds, not

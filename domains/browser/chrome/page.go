@@ -101,6 +101,8 @@ var pageRoles = map[string]bool{
 	"region": true, "banner": true, "contentinfo": true, "search": true,
 	"tree": true, "treeitem": true, "menu": true, "menubar": true, "menuitemcheckbox": true,
 	"menuitemradio": true, "tablist": true, "radiogroup": true, "log": true, "timer": true,
+	// A group (a fieldset) names the radio buttons in it: one field.
+	"group": true,
 	// Native inputs whose parts the tree lists (a date's day, month
 	// and year spinbuttons, its picker button): kept as one field each
 	// (nativeRoles), their parts not walked.
@@ -683,7 +685,7 @@ type refItem struct {
 var actionRoles = map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true,
 	"combobox": true, "listbox": true, "checkbox": true, "radio": true, "spinbutton": true,
 	"slider": true, "switch": true, "menuitem": true, "tab": true, "treeitem": true,
-	"menuitemcheckbox": true, "menuitemradio": true, "radiogroup": true,
+	"menuitemcheckbox": true, "menuitemradio": true, "radiogroup": true, "group": true,
 	"date": true, "time": true, "datetime-local": true, "month": true, "week": true, "color": true, "file": true}
 
 // onceName is name with a repeat collapsed: Chromium names some parts of

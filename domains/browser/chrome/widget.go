@@ -45,7 +45,7 @@ const kindJS = `function() {
   if (role === 'slider' || role === 'spinbutton') return 'slider';
   if (role === 'combobox') return 'combobox';
   if (role === 'listbox') return 'listbox';
-  if (role === 'radiogroup') return 'radiogroup';
+  if (role === 'radiogroup' || ((tag === 'FIELDSET' || role === 'group') && el.querySelector('input[type=radio],[role=radio]'))) return 'radiogroup';
   if (el.isContentEditable || role === 'textbox' || role === 'searchbox') return 'editable';
   return 'other';
 }`
@@ -63,7 +63,7 @@ const readJS = `function(kind) {
     return el.getAttribute('aria-checked') === 'true' ? 'true' : 'false';
   case 'slider': return el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow') || '';
   case 'listbox': return opts(el).filter(o => o.getAttribute('aria-selected') === 'true').map(o => norm(o.textContent));
-  case 'radiogroup': return [...el.querySelectorAll('[role=radio]')].filter(o => o.getAttribute('aria-checked') === 'true').map(o => norm(o.getAttribute('aria-label') || o.textContent)).join(', ');
+  case 'radiogroup': return [...el.querySelectorAll('[role=radio],input[type=radio]')].filter(o => o.tagName === 'INPUT' ? o.checked : o.getAttribute('aria-checked') === 'true').map(o => norm(o.getAttribute('aria-label') || (o.labels && o.labels.length ? o.labels[0].textContent : o.textContent))).join(', ');
   case 'editable': return norm(el.innerText);
   case 'combobox':
     if ('value' in el && el.tagName !== 'BUTTON') return el.value;
@@ -133,15 +133,16 @@ const optionsJS = `function() {
   const visible = o => o.getClientRects().length > 0 && !o.closest('[hidden],[aria-hidden=true]');
   let roots = [el];
   const role = (el.getAttribute('role') || '').trim();
-  if (role !== 'listbox' && role !== 'radiogroup') {
+  if (role !== 'listbox' && role !== 'radiogroup' && el.tagName !== 'FIELDSET' && role !== 'group') {
     const ids = [el, ...el.querySelectorAll('[aria-controls],[aria-owns]')].flatMap(e => ((e.getAttribute('aria-controls') || '') + ' ' + (e.getAttribute('aria-owns') || '')).split(/\s+/)).filter(Boolean);
     const root = el.getRootNode();
     roots = ids.map(id => (root.getElementById ? root.getElementById(id) : null) || doc.getElementById(id)).filter(Boolean);
     if (!roots.length) roots = [root];
   }
-  const sel = role === 'radiogroup' ? '[role=radio]' : '[role=option]';
+  const group = role === 'radiogroup' || el.tagName === 'FIELDSET' || role === 'group';
+  const sel = group ? '[role=radio],input[type=radio]' : '[role=option]';
   const out = [];
-  for (const r of roots) for (const o of r.querySelectorAll(sel)) if (visible(o) && out.length < 50) out.push(norm(o.getAttribute('aria-label') || o.textContent));
+  for (const r of roots) for (const o of r.querySelectorAll(sel)) if (visible(o) && out.length < 50) out.push(norm(o.getAttribute('aria-label') || (o.labels && o.labels.length ? o.labels[0].textContent : o.textContent)));
   return out;
 }`
 
@@ -153,16 +154,17 @@ const pickOptionJS = `function(want) {
   const visible = o => o.getClientRects().length > 0 && !o.closest('[hidden],[aria-hidden=true]');
   let roots = [el];
   const role = (el.getAttribute('role') || '').trim();
-  if (role !== 'listbox' && role !== 'radiogroup') {
+  const group = role === 'radiogroup' || el.tagName === 'FIELDSET' || role === 'group';
+  if (role !== 'listbox' && !group) {
     const ids = [el, ...el.querySelectorAll('[aria-controls],[aria-owns]')].flatMap(e => ((e.getAttribute('aria-controls') || '') + ' ' + (e.getAttribute('aria-owns') || '')).split(/\s+/)).filter(Boolean);
     const root = el.getRootNode();
     roots = ids.map(id => (root.getElementById ? root.getElementById(id) : null) || doc.getElementById(id)).filter(Boolean);
     if (!roots.length) roots = [root];
   }
-  const sel = role === 'radiogroup' ? '[role=radio]' : '[role=option]';
+  const sel = group ? '[role=radio],input[type=radio]' : '[role=option]';
   const all = [];
   for (const r of roots) for (const o of r.querySelectorAll(sel)) if (visible(o)) all.push(o);
-  const text = o => norm(o.getAttribute('aria-label') || o.textContent), w = norm(want), lw = w.toLowerCase();
+  const text = o => norm(o.getAttribute('aria-label') || (o.labels && o.labels.length ? o.labels[0].textContent : o.textContent)), w = norm(want), lw = w.toLowerCase();
   const one = list => list.length === 1 ? list[0] : null;
   return all.find(o => text(o) === w) || all.find(o => text(o).toLowerCase() === lw) ||
     one(all.filter(o => text(o).toLowerCase().startsWith(lw))) || one(all.filter(o => text(o).toLowerCase().includes(lw))) || null;
@@ -608,7 +610,7 @@ func chooseOptions(el *elem, kind string, want []string) error {
 		}
 	}
 	if kind == "radiogroup" {
-		return readBack(el, "text", want[:1], "")
+		return readBack(el, "radiogroup", want[:1], "")
 	}
 	holds, err := readValue(el, "listbox")
 	if err != nil {
