@@ -112,6 +112,10 @@ func newFixture(t *testing.T, cfg code.Config) *fixture {
 	srv, err := manglecp.NewServer(c.Domain(), &manglecp.Options{
 		ConfirmationKey: confirmKey,
 		Logger:          slog.New(slog.NewTextHandler(logs, nil)),
+		// A language server's first answer includes its start and its
+		// analysis of the project: pyright's took over 30 s on a loaded
+		// 2-core machine.
+		InvokeTimeout: testenv.Budget(2 * time.Minute),
 	})
 	if err != nil {
 		c.Close()
