@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,6 +193,7 @@ func (s *Server) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.logRuleWarnings(prog)
 	samples, err := readSamples(d.Samples)
 	if err != nil {
 		return err
@@ -322,6 +324,7 @@ func (s *Server) Reload(rules fs.FS) error {
 	}
 	s.prog.Store(prog)
 	s.domain.Rules = rules
+	s.logRuleWarnings(prog)
 	s.log.Info("rules reloaded", "rules", prog.RuleCount())
 	s.metrics.Reload("ok")
 	s.SetDegraded("")
@@ -687,3 +690,11 @@ func (s *Server) Registry() *protocol.Registry { return s.registry }
 
 // now is the server clock.
 func (s *Server) now() time.Time { return s.opts.Now() }
+
+// logRuleWarnings logs what the rules load with but their author should
+// look at (an old spelling), each with its file and line.
+func (s *Server) logRuleWarnings(prog *kernel.Program) {
+	for _, w := range prog.Warnings() {
+		s.log.Warn("rules: "+strings.TrimPrefix(w.Message, "warning: "), "file", w.File, "line", w.Line)
+	}
+}

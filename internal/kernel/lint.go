@@ -12,6 +12,7 @@ import (
 //
 //   - p(...)@[_, _] matches only eternal facts, not "any time"; write
 //     @[From, To] for any time.
+//   - decl_arg's type "number" is the old spelling of "integer".
 //
 // Patterns that make evaluations fail are errors of [Load] instead (see
 // checkFailingPatterns).
@@ -20,7 +21,7 @@ func Lint(domain ...Layer) ([]*LoadError, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*LoadError
+	out := spellingWarnings(files)
 	for _, f := range files {
 		for i, c := range f.unit.Clauses {
 			for _, prem := range c.Premises {

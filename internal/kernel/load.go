@@ -13,6 +13,8 @@ import (
 	"codeberg.org/TauCeti/mangle-go/analysis"
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/parse"
+
+	"github.com/manglecp/manglecp/internal/plural"
 )
 
 // Layer is one trust layer of rule files. Layers are given from the highest
@@ -225,6 +227,12 @@ func analyse(files []*sourceFile, extra map[ast.PredicateSym]ast.Decl) (*analysi
 	}
 	info, err := analysis.Analyze(units, extra)
 	if err != nil {
+		if le := explainUnbound(files, err.Error()); le != nil {
+			return nil, nil, nil, LoadErrors{le}
+		}
+		if le := explainArity(files, err.Error(), extra); le != nil {
+			return nil, nil, nil, LoadErrors{le}
+		}
 		le := locateInError(files, "rule analysis failed: "+err.Error())
 		le.Message = explainAnalysis(le.Message, files, extra)
 		return nil, nil, nil, LoadErrors{le}
@@ -369,4 +377,137 @@ func explainAnalysis(msg string, files []*sourceFile, extra map[ast.PredicateSym
 		hint = fmt.Sprintf("; did you mean %s?", best)
 	}
 	return fmt.Sprintf("this rule reads %s/%d, which no rule, fact or declaration defines (could not find predicate %s)%s", m[1], arity, m[1], hint)
+}
+
+// The analyser's words for a builtin premise (a comparison, say) that reads
+// a variable nothing binds.
+var (
+	reUnboundGoal = regexp.MustCompile(`for goal "(:[a-z_:]+)\((.*)\)" expected ([A-Za-z_][A-Za-z0-9_]*) \(arg \d+\) to be constant or bound variable`)
+	reNoValueYet  = regexp.MustCompile(`variable ([A-Za-z_][A-Za-z0-9_]*) in (:[a-z_:]+)\((.*)\) will not have a value yet`)
+)
+
+// comparisonOps are the comparison builtins as an author writes them.
+var comparisonOps = map[string]string{":lt": "<", ":le": "<=", ":gt": ">", ":ge": ">=", ":eq": "=", ":neq": "!="}
+
+// explainUnbound turns the analyser's "for goal ":gt(L,Min)" expected Min
+// (arg 1) to be constant or bound variable", which names neither file nor
+// line, into the rule that reads the variable, in the author's words. It
+// returns nil when msg is not about that.
+func explainUnbound(files []*sourceFile, msg string) *LoadError {
+	var builtin, variable string
+	if m := reUnboundGoal.FindStringSubmatch(msg); m != nil {
+		builtin, variable = m[1], m[3]
+	} else if m := reNoValueYet.FindStringSubmatch(msg); m != nil {
+		builtin, variable = m[2], m[1]
+	} else {
+		return nil
+	}
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			for _, prem := range c.Premises {
+				a, ok := prem.(ast.Atom)
+				if !ok || a.Predicate.Symbol != builtin || !readsVariable(a, variable) {
+					continue
+				}
+				what := fmt.Sprintf("the builtin %s", a)
+				if op, ok := comparisonOps[builtin]; ok && len(a.Args) == 2 {
+					what = fmt.Sprintf("the comparison %s %s %s", a.Args[0], op, a.Args[1])
+				}
+				return &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf(
+					"%s reads %s, which no premise of this rule gives a value: a variable in a comparison or builtin must also appear in an atom of the rule's body (e.g. limit(%s)), or be a constant",
+					what, variable, variable)}
+			}
+		}
+	}
+	return nil
+}
+
+func readsVariable(a ast.Atom, name string) bool {
+	for _, t := range a.Args {
+		if v, ok := t.(ast.Variable); ok && v.Symbol == name {
+			return true
+		}
+	}
+	return false
+}
+
+// explainArity turns the analyser's "could not find predicate p(A0)" for a
+// predicate that exists with another number of arguments into the rule that
+// reads it, with both counts and where the predicate is defined. It returns
+// nil when msg is not about that.
+func explainArity(files []*sourceFile, msg string, extra map[ast.PredicateSym]ast.Decl) *LoadError {
+	m := reNotFound.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	name := m[1]
+	read := 0
+	if strings.TrimSpace(m[2]) != "" {
+		read = strings.Count(m[2], ",") + 1
+	}
+	// Where the predicate is defined, with its number of arguments: a rule
+	// or fact of the layers, else the facts profile (decl_predicate).
+	var defined *LoadError
+	arity := -1
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			if c.Head.Predicate.Symbol == name && defined == nil {
+				arity = c.Head.Predicate.Arity
+				defined = &LoadError{File: f.name, Line: f.clauseLine(i)}
+			}
+		}
+	}
+	if defined == nil {
+		for sym := range extra {
+			if sym.Symbol == name {
+				arity = sym.Arity
+			}
+		}
+		for _, f := range files {
+			for i, c := range f.unit.Clauses {
+				if c.Head.Predicate.Symbol != "decl_predicate" || len(c.Head.Args) == 0 || defined != nil {
+					continue
+				}
+				if s, ok := constString(c.Head.Args[0]); ok && s == name {
+					defined = &LoadError{File: f.name, Line: f.clauseLine(i)}
+				}
+			}
+		}
+	}
+	if arity < 0 || arity == read {
+		return nil
+	}
+	// The rule that reads it with the wrong count.
+	for _, f := range files {
+		for i, c := range f.unit.Clauses {
+			for _, prem := range c.Premises {
+				lit, _ := plainPremise(prem)
+				var a ast.Atom
+				switch l := lit.(type) {
+				case ast.Atom:
+					a = l
+				case ast.NegAtom:
+					a = l.Atom
+				default:
+					continue
+				}
+				if a.Predicate.Symbol != name || len(a.Args) != read {
+					continue
+				}
+				where := ""
+				if defined != nil && defined.Line > 0 {
+					where = fmt.Sprintf(" (%s:%d)", defined.File, defined.Line)
+				}
+				return &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf(
+					"this rule reads %s with %s, but %s has %s%s: write %s(%s)",
+					name, plural.S(read, "argument"), name, plural.S(arity, "argument"), where, name, placeholders(arity))}
+			}
+		}
+	}
+	return nil
+}
+
+// placeholders returns "_, _" for n arguments.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("_, ", n), ", ")
 }

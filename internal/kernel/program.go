@@ -71,6 +71,36 @@ type Program struct {
 	actionParams map[string][]DeclaredParam
 	ruleCount    int
 	phases       int
+	// warnings are the problems that load but deserve the author's look
+	// (Warnings).
+	warnings []*LoadError
+}
+
+// argInteger is the decl_arg type of a whole-number argument: the same
+// word as tool_param's JSON Schema type. The manifest advertises it as
+// "number", the facts profile's name for it.
+const argInteger = "integer"
+
+// Warnings returns what loads but deserves the author's look, each with
+// its file and line: an old spelling (decl_arg's "number", now "integer").
+// The server logs them at load; `manglecp check` prints them.
+func (p *Program) Warnings() []*LoadError { return append([]*LoadError(nil), p.warnings...) }
+
+// spellingWarnings reports the decl_arg facts typed "number": the old
+// spelling of "integer" (one word for whole numbers in decl_arg and
+// tool_param alike), still accepted.
+func spellingWarnings(files []*sourceFile) []*LoadError {
+	var out []*LoadError
+	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+		if c.Head.Predicate.Symbol != "decl_arg" || len(c.Head.Args) != 4 || len(c.Premises) > 0 {
+			return
+		}
+		if t, ok := constString(c.Head.Args[3]); ok && t == protocol.ArgNumber {
+			out = append(out, &LoadError{File: f.name, Line: f.clauseLine(i), Message: "warning: " +
+				`decl_arg: "number" is the old spelling of "integer" (a fact's number argument is a 64-bit integer, as tool_param's "integer"); write "integer": the manifest still says "number"`})
+		}
+	})
+	return out
 }
 
 // External declares a predicate whose facts the host computes per request
@@ -188,6 +218,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		return nil, err
 	}
 	p.compilePlan(true)
+	p.warnings = spellingWarnings(files)
 	return p, nil
 }
 
@@ -428,9 +459,14 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 			continue
 		}
 		switch typ {
+		case argInteger:
+			// The facts profile's wire name (Spec 03 section 8.1) for
+			// the 64-bit integers a "number" argument holds.
+			typ = protocol.ArgNumber
 		case protocol.ArgString, protocol.ArgNumber, protocol.ArgBoolean, protocol.ArgAny:
+			// "number" is the old spelling of integer: Warnings says so.
 		default:
-			fail(l.errorf("type %q must be string, number, boolean or any", typ))
+			fail(l.errorf("type %q must be string, integer, boolean or any%s", typ, didYouMean(typ, []string{"string", argInteger, "boolean", "any"})))
 			continue
 		}
 		if args[pred] == nil {

@@ -29,7 +29,7 @@ decl_predicate("console_event", "both", "A browser console event.").
 decl_arg("console_event", 0, "session_id", "string").
 decl_arg("console_event", 1, "level", "string").
 decl_arg("console_event", 2, "message", "string").
-decl_arg("console_event", 3, "timestamp", "number").
+decl_arg("console_event", 3, "timestamp", "integer").
 
 decl_temporal("console_event").
 
@@ -38,15 +38,15 @@ decl_arg("net_request", 0, "session_id", "string").
 decl_arg("net_request", 1, "request_id", "string").
 decl_arg("net_request", 2, "method", "string").
 decl_arg("net_request", 3, "url", "string").
-decl_arg("net_request", 4, "timestamp", "number").
+decl_arg("net_request", 4, "timestamp", "integer").
 
 decl_temporal("net_request").
 
 decl_predicate("net_response", "input", "The HTTP response to a network request.").
 decl_arg("net_response", 0, "session_id", "string").
 decl_arg("net_response", 1, "request_id", "string").
-decl_arg("net_response", 2, "status", "number").
-decl_arg("net_response", 3, "timestamp", "number").
+decl_arg("net_response", 2, "status", "integer").
+decl_arg("net_response", 3, "timestamp", "integer").
 
 decl_temporal("net_response").
 
@@ -96,13 +96,13 @@ decl_arg("option_of", 2, "selected", "boolean").
 
 decl_predicate("table_cell", "both", "A cell of a table of the live page: the table's ref, the row (from 1, header rows included), the column's header (or column N) and the cell's text.").
 decl_arg("table_cell", 0, "table", "string").
-decl_arg("table_cell", 1, "row", "number").
+decl_arg("table_cell", 1, "row", "integer").
 decl_arg("table_cell", 2, "column", "string").
 decl_arg("table_cell", 3, "text", "string").
 
 decl_predicate("table_row_key", "both", "The text of a table row's first cell with text (what names the row: an account, a product).").
 decl_arg("table_row_key", 0, "table", "string").
-decl_arg("table_row_key", 1, "row", "number").
+decl_arg("table_row_key", 1, "row", "integer").
 decl_arg("table_row_key", 2, "key", "string").
 
 decl_predicate("page_alert", "both", "An alert or status message the live page shows (role alert or status).").
@@ -114,7 +114,7 @@ decl_arg("page_dialog", 0, "kind", "string").
 decl_arg("page_dialog", 1, "message", "string").
 
 decl_predicate("browser_tab", "both", "A tab of the live session: its index (from 1), title and URL, and whether it is the current one.").
-decl_arg("browser_tab", 0, "index", "number").
+decl_arg("browser_tab", 0, "index", "integer").
 decl_arg("browser_tab", 1, "title", "string").
 decl_arg("browser_tab", 2, "url", "string").
 decl_arg("browser_tab", 3, "current", "boolean").

@@ -5,7 +5,7 @@ decl_intent("triage", "Triage open support tickets.").
 decl_intent_fact("triage", "ticket", "required").
 decl_predicate("ticket", "input", "An open support ticket and its severity (1-5).").
 decl_arg("ticket", 0, "id", "string").
-decl_arg("ticket", 1, "severity", "number").
+decl_arg("ticket", 1, "severity", "integer").
 
 # The tool: what it is, the action that runs it, its one parameter.
 tool("escalate_ticket").

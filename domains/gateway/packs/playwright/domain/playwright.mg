@@ -48,7 +48,7 @@ decl_arg("pw_console", 1, "text", "string").
 decl_predicate("pw_request", "both", "A network request of the page: method, URL and HTTP status.").
 decl_arg("pw_request", 0, "method", "string").
 decl_arg("pw_request", 1, "url", "string").
-decl_arg("pw_request", 2, "status", "number").
+decl_arg("pw_request", 2, "status", "integer").
 decl_intent_fact("inspect_page", "pw_console", "optional").
 decl_intent_fact("inspect_page", "pw_request", "optional").
 decl_intent_fact("interact", "pw_console", "optional").

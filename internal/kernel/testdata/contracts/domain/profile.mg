@@ -12,7 +12,7 @@ decl_intent_fact("other", "score", "optional").
 
 decl_predicate("score", "input", "The tool is relevant to fix with this score.").
 decl_arg("score", 0, "tool", "string").
-decl_arg("score", 1, "score", "number").
+decl_arg("score", 1, "score", "integer").
 
 decl_predicate("must", "input", "The tool is mandatory for fix.").
 decl_arg("must", 0, "tool", "string").

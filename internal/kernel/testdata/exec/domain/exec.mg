@@ -12,7 +12,7 @@ decl_intent_fact("probe", "tag", "optional").
 decl_predicate("item", "input", "An item with a kind and a size.").
 decl_arg("item", 0, "name", "string").
 decl_arg("item", 1, "kind", "string").
-decl_arg("item", 2, "size", "number").
+decl_arg("item", 2, "size", "integer").
 
 decl_predicate("edge", "input", "A directed edge between items.").
 decl_arg("edge", 0, "from", "string").

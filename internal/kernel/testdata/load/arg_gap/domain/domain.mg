@@ -1,4 +1,4 @@
 decl_intent("fix", "Fix it.").
 decl_predicate("sig", "input", "A signal.").
 decl_arg("sig", 0, "name", "string").
-decl_arg("sig", 2, "weight", "number").
+decl_arg("sig", 2, "weight", "integer").

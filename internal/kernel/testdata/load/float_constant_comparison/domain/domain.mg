@@ -3,7 +3,7 @@ decl_intent_fact("fix", "block", "optional").
 decl_predicate("block", "input", "Policy blocks the tool.").
 decl_arg("block", 0, "tool", "string").
 decl_predicate("count", "input", "A count.").
-decl_arg("count", 0, "n", "number").
+decl_arg("count", 0, "n", "integer").
 
 tool("fixer").
 tool_action("fixer", "fix").
