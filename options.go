@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/manglecp/manglecp/internal/buildinfo"
 	"github.com/manglecp/manglecp/internal/confirmkey"
 	"github.com/manglecp/manglecp/internal/oauth"
 )
@@ -256,8 +258,24 @@ func (o *Options) withDefaults() Options {
 	return out
 }
 
-// Version is this implementation's version.
-const Version = "0.1.0"
+// Version is this implementation's version, without the "v" of its tag:
+// the release the binary was built from, as the Go build info records it
+// (a binary installed with go install ...@v0.2.0, or a domain whose go.mod
+// requires v0.2.0, says "0.2.0"); a build from a checkout says
+// SourceVersion+"+devel".
+var Version = version()
+
+// SourceVersion is the version of the newest section of CHANGELOG.md: the
+// release this source tree is, or is on its way to be. The release
+// procedure (CHANGELOG.md) sets it before tagging.
+const SourceVersion = "0.1.0"
+
+func version() string {
+	if v := buildinfo.Release(); v != "" {
+		return strings.TrimPrefix(v, "v")
+	}
+	return SourceVersion + "+devel"
+}
 
 // DefaultLogger is the logger of a server whose Options have none: text
 // on stderr at level info.

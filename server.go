@@ -151,7 +151,9 @@ func New(d Domain, opts *Options) *Server {
 // when SetDegraded was called meanwhile), telling open sessions, and gives
 // the domain its HealthReport (Domain.Health). It fails, naming file and
 // line, when a rule file is invalid, when the rules name an action the
-// domain does not register, or when ctx ended; the server is then stopped.
+// domain does not register, when a sample request fails on the rules (a
+// *SampleError naming the sample's file and line: see CheckSamples), or
+// when ctx ended; the server is then stopped.
 // Load is called once, while booting; a server drained meanwhile stays
 // draining and Load reports it.
 func (s *Server) Load(ctx context.Context) error {
@@ -227,6 +229,11 @@ func (s *Server) load(ctx context.Context) error {
 		return fmt.Errorf("manglecp: metrics: %w", err)
 	}
 	s.metrics = m
+	// The samples say what these rules must do: a sample they fail stops
+	// the start, naming the sample's file and line.
+	if _, err := s.runSamples(ctx, prog); err != nil {
+		return err
+	}
 	s.loaded.Store(true) // after every field above: readers check it first
 	return nil
 }
@@ -309,7 +316,10 @@ func (s *Server) Reload(rules fs.FS) error {
 		s.log.Error("rule reload rejected: a sample request fails on the new rules; the previous rules keep serving", "error", err.Error())
 		reason := "rule reload rejected: a sample request fails on the new rules; the previous rules are still serving (the server log has the cause)"
 		var se *SampleError
-		if errors.As(err, &se) {
+		switch {
+		case errors.As(err, &se) && se.Code == "":
+			reason = fmt.Sprintf("rule reload rejected: the sample request %s does not select a tool it expects on the new rules; the previous rules are still serving (the server log has the cause)", se.Sample)
+		case errors.As(err, &se):
 			reason = fmt.Sprintf("rule reload rejected: the sample request %s fails on the new rules with %s; the previous rules are still serving (the server log has the cause)", se.Sample, se.Code)
 		}
 		s.SetDegraded(reason)

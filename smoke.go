@@ -1,11 +1,15 @@
 package manglecp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/protocol"
@@ -15,10 +19,20 @@ import (
 type sample struct {
 	name string
 	env  *protocol.Envelope
+	raw  []byte // the file, for the lines of errors
+	// expect are the tools the sample says it selects ("expect":
+	// {"tools": [...]}): each must be among those the rules select.
+	expect []string
+}
+
+// sampleExpect is a sample's "expect" member.
+type sampleExpect struct {
+	Tools []string `json:"tools"`
 }
 
 // readSamples reads the *.json files at the root of samples: each must be
-// an intent_request envelope. A nil samples is no samples.
+// an intent_request envelope, with an optional "expect" member naming the
+// tools it selects. A nil samples is no samples.
 func readSamples(samples fs.FS) ([]sample, error) {
 	if samples == nil {
 		return nil, nil
@@ -33,33 +47,63 @@ func readSamples(samples fs.FS) ([]sample, error) {
 		if err != nil {
 			return nil, fmt.Errorf("manglecp: sample request %s: %w", name, err)
 		}
-		env, perr := protocol.DecodeEnvelope(raw)
+		smp := sample{name: path.Base(name), raw: raw}
+		envRaw := raw
+		var top map[string]json.RawMessage
+		if json.Unmarshal(raw, &top) == nil {
+			if exp, ok := top["expect"]; ok {
+				dec := json.NewDecoder(bytes.NewReader(exp))
+				dec.DisallowUnknownFields()
+				var e sampleExpect
+				if err := dec.Decode(&e); err != nil {
+					return nil, fmt.Errorf("manglecp: %s:%d: sample request: \"expect\" must be {\"tools\": [NAME, ...]}: %v", smp.name, jsonLine(raw, "expect"), err)
+				}
+				smp.expect = e.Tools
+				delete(top, "expect")
+				envRaw, _ = json.Marshal(top)
+			}
+		}
+		env, perr := protocol.DecodeEnvelope(envRaw)
 		if perr != nil {
-			return nil, fmt.Errorf("manglecp: sample request %s: %s", name, perr.Message)
+			return nil, fmt.Errorf("manglecp: %s: sample request: %s", smp.name, perr.Message)
 		}
 		if env.Type != protocol.TypeIntentRequest {
-			return nil, fmt.Errorf("manglecp: sample request %s is a %s, want an intent_request envelope", name, env.Type)
+			return nil, fmt.Errorf("manglecp: %s:%d: sample request: it is a %s, want an intent_request envelope", smp.name, jsonLine(raw, "type"), env.Type)
 		}
-		out = append(out, sample{name: path.Base(name), env: env})
+		smp.env = env
+		out = append(out, smp)
 	}
 	return out, nil
 }
 
 // SampleError is a sample request of the domain that fails on a rule
-// program: the rules would fail that request, and probably every request
-// like it.
+// program: the facts profile refuses it, its evaluation fails (the rules
+// would fail that request, and probably every request like it), or it no
+// longer selects a tool it expects.
 type SampleError struct {
 	// Sample is the sample's file name.
 	Sample string
-	// Code is the registry code the request got.
+	// Line is the line of the sample file the failure is about: the fact
+	// the facts profile refused, the "expect" member not met, else the
+	// intent; 0 when unknown.
+	Line int
+	// Code is the registry code the request got; "" when the request
+	// succeeded but did not select a tool the sample expects.
 	Code protocol.Code
 	// Err is the failure, with the internal cause for the log.
 	Err error
 }
 
-// Error names the sample, the code and the cause.
+// Error names the sample's file and line, the code and the cause.
 func (e *SampleError) Error() string {
-	return fmt.Sprintf("manglecp: the sample request %s fails on these rules with %s: %v", e.Sample, e.Code, e.Err)
+	at := e.Sample
+	if e.Line > 0 {
+		at = fmt.Sprintf("%s:%d", e.Sample, e.Line)
+	}
+	if e.Code == "" {
+		return fmt.Sprintf("manglecp: %s: the sample request %s %v", at, e.Sample, e.Err)
+	}
+	return fmt.Sprintf("manglecp: %s: the sample request %s fails on these rules with %s: %v", at, e.Sample, e.Code, e.Err)
 }
 
 // Unwrap returns the failure.
@@ -67,27 +111,31 @@ func (e *SampleError) Unwrap() error { return e.Err }
 
 // CheckSamples evaluates the domain's sample requests (Domain.Samples) on
 // the rules being served and returns a *SampleError for the first that
-// fails. `manglecp check` runs it; [Server.Reload] runs the same check on
-// new rules before it swaps them in.
+// fails. [Server.Load] runs it at start-up, `manglecp check` runs it, and
+// [Server.Reload] runs the same check on new rules before it swaps them in.
 func (s *Server) CheckSamples(ctx context.Context) error {
 	_, err := s.runSamples(ctx, s.prog.Load())
 	return err
 }
 
 // runSamples evaluates each sample request on prog as the server would,
-// with the server's limits, but without taking an evaluation slot. A sample
-// the program's facts profile no longer accepts (the rules changed their
-// declarations) is skipped with a log line: it cannot tell whether the
-// rules work. An evaluation that fails is a *SampleError. A sample whose
-// intent policy denies counts as working. It returns the tools each sample
-// that ran selected, by sample name.
+// with the server's limits, but without taking an evaluation slot. A
+// sample that the program's facts profile refuses (the rules changed their
+// declarations), whose evaluation fails, or that does not select every
+// tool it expects is a *SampleError naming the line of the sample. A
+// sample whose intent policy denies counts as working. It returns the
+// tools each sample selected, by sample name.
 func (s *Server) runSamples(ctx context.Context, prog *kernel.Program) (map[string][]string, error) {
 	selected := make(map[string][]string, len(s.samples))
 	for _, smp := range s.samples {
 		ev, perr := s.decodeIntent(prog, smp.env)
 		if perr != nil {
-			s.log.Warn("sample request skipped: the rules' facts profile does not accept it", "sample", smp.name, "code", string(perr.Code), "error", perr.Message)
-			continue
+			line := jsonLine(smp.raw, "payload", "intent")
+			if perr.Details != nil && len(perr.Details.Violations) > 0 {
+				line = jsonLine(smp.raw, "payload", "facts", perr.Details.Violations[0].FactIndex)
+			}
+			return nil, &SampleError{Sample: smp.name, Line: line, Code: perr.Code,
+				Err: fmt.Errorf("the facts profile refuses it: %s", perr.Message)}
 		}
 		tools, err := s.runSample(ctx, prog, ev)
 		if err != nil {
@@ -95,11 +143,75 @@ func (s *Server) runSamples(ctx context.Context, prog *kernel.Program) (map[stri
 			if pe, ok := protocol.AsError(err); ok {
 				code = pe.Code
 			}
-			return nil, &SampleError{Sample: smp.name, Code: code, Err: err}
+			return nil, &SampleError{Sample: smp.name, Line: jsonLine(smp.raw, "payload", "intent"), Code: code, Err: err}
+		}
+		var missing []string
+		for _, want := range smp.expect {
+			if !slices.Contains(tools, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, &SampleError{Sample: smp.name, Line: jsonLine(smp.raw, "expect"), Err: fmt.Errorf(
+				"expects the tools %s, but these rules select %s: %s no longer selected",
+				strings.Join(smp.expect, ", "), orNone(tools), strings.Join(missing, ", "))}
 		}
 		selected[smp.name] = tools
 	}
 	return selected, nil
+}
+
+func orNone(tools []string) string {
+	if len(tools) == 0 {
+		return "no tool"
+	}
+	return strings.Join(tools, ", ")
+}
+
+// jsonLine returns the 1-based line of raw where the value at path (object
+// keys and array indexes) begins; when the path goes only part of the way,
+// the line of the deepest value found; 1 when raw does not parse.
+func jsonLine(raw []byte, path ...any) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	line, found := 1, false
+	var value func(depth int, onPath bool) error
+	value = func(depth int, onPath bool) error {
+		if onPath && !found {
+			start := dec.InputOffset()
+			for start < int64(len(raw)) && strings.IndexByte(" \t\r\n:,", raw[start]) >= 0 {
+				start++
+			}
+			line = bytes.Count(raw[:start], []byte("\n")) + 1
+			found = depth == len(path)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				if err := value(depth+1, onPath && !found && depth < len(path) && path[depth] == key); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := value(depth+1, onPath && !found && depth < len(path) && path[depth] == any(i)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+		}
+		return err
+	}
+	_ = value(0, true)
+	return line
 }
 
 // runSample evaluates one sample request on prog and returns the names of

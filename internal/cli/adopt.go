@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/upstream"
@@ -69,7 +71,64 @@ func adoptCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return 1
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d tools): check it with `manglecp check %s --actions %s`, serve it with `manglecp serve --upstream %s=%s --rules %s`\n",
-		dir, len(u.Tools()), dir, c.Name, c.Name, strings.TrimSpace(strings.Join(cmd, " ")+" "+c.URL), dir)
+	serveArgs, err := adoptServeArgs(c, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "manglecp adopt: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d tools); check it, serve it over MangleCP, or serve it to an MCP host:\n  %s\n  %s\n  %s\n",
+		dir, len(u.Tools()), shellJoin("manglecp", "check", dir, "--actions", c.Name),
+		shellJoin(append([]string{"manglecp", "serve"}, serveArgs...)...), shellJoin(append([]string{"manglecp", "mcp"}, serveArgs...)...))
 	return exitOK
+}
+
+// adoptServeArgs returns the flags that serve the adopted upstream with the
+// pack in dir: --upstream NAME=COMMAND when the command splits back into
+// its words at white space (as --upstream does), else an --upstream-config
+// file written into dir, which keeps each word whole.
+func adoptServeArgs(c upstream.Config, dir string) ([]string, error) {
+	target := c.URL
+	whole := true
+	for _, w := range c.Command {
+		whole = whole && w != "" && !strings.ContainsFunc(w, unicode.IsSpace)
+	}
+	if c.URL == "" {
+		target = strings.Join(c.Command, " ")
+	}
+	if whole {
+		return []string{"--upstream", c.Name + "=" + target, "--rules", dir}, nil
+	}
+	raw, err := json.MarshalIndent(upstreamFile{Upstreams: []upstreamEntry{{Name: c.Name, Command: c.Command}}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// Not DIR/*.json: those are the sample requests of the rules in DIR.
+	file := filepath.Join(dir, "upstreams", c.Name+".json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(file, append(raw, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{"--upstream-config", file, "--rules", dir}, nil
+}
+
+// shellJoin joins words into a command line that a POSIX shell (sh,
+// bash, zsh) splits back into exactly these words.
+func shellJoin(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes one word for a POSIX shell: as is when it has only
+// characters no shell treats specially, else in single quotes (a ' inside
+// written '\”).
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

@@ -109,7 +109,7 @@ func (e externalList) Set(v string) error {
 // domain's, whose needed actions are listed as information.
 func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "check", synopsis: "manglecp check DIR [--actions A,B,...] [--external NAME/ARITY]... [--json [--show-rules]]",
-		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings) and, as information,\nthe rules the kernel hands to the Mangle engine, 5-10 times slower, and why.\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
+		description: "Loads the rules of DIR (DIR/policy/*.mg and DIR/domain/*.mg) exactly as\n'manglecp serve --rules DIR' does and prints every problem as file:line: message (exit 1),\nincluding rules that would fail every evaluation (comparisons that cannot succeed,\nunbounded recursion, cyclic tool_requires), then runs the domain's sample requests on\nthe rules as a reload would (one that fails is an error), then prints warnings for\nMangle v0.5.0 pitfalls (exit 0 when there are only warnings) and, as information,\nthe rules the kernel hands to the Mangle engine, 5-10 times slower, and why.\n\nThe actions the rules name (tool_action facts) must be registered by the Go program\nserving them. With --actions, each must be in the list (an error at the fact's\nfile:line otherwise). Without it, rules whose actions the browser or workspace domain\nregisters are checked as that domain's, with its external predicates and samples;\nother rules are a custom domain's: check lists the actions they need (info), and runs\nits sample requests, DIR/*.json (intent_request envelopes, as Domain.Samples). A custom\ndomain's external predicates (computed by Go, Domain.External) are declared with\n--external NAME/ARITY.",
 		args:        "DIR  a directory with policy/ and domain/ subdirectories of .mg files"}
 	fl := newFlagSet("check")
 	asJSON := fl.Bool("json", false, "print the report as JSON")
@@ -137,10 +137,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil {
 		var srv *manglecp.Server
+		// NewServer runs the sample requests (a failing one is a
+		// *manglecp.SampleError, reported by problems).
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
-			if serr := srv.CheckSamples(ctx); serr != nil {
-				rep.Errors = append(rep.Errors, checkProblem{Message: strings.TrimPrefix(serr.Error(), "manglecp: ")})
-			}
 			m := srv.Manifest()
 			rep.Predicates = len(m.FactsProfile.Predicates)
 			for _, in := range m.Intents {
@@ -150,6 +149,10 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		rep.Errors = problems(err)
+		var se *manglecp.SampleError
+		if errors.As(err, &se) && rep.CheckedAs == "custom" {
+			rep.Errors[0].File = filepath.Join(dir, se.Sample) // the custom domain's samples are DIR/*.json
+		}
 	}
 	if err == nil {
 		rep.Info = append(rep.Info, engineStrata(d, layers)...)
@@ -254,7 +257,9 @@ func checkDomain(dir string, layers []kernel.Layer, given actionList, externals 
 	}
 	custom := func(names []string) (manglecp.Domain, *manglecp.Options, error) {
 		rep.CheckedAs = "custom"
-		d := manglecp.Domain{ID: "custom", Rules: os.DirFS(dir), RulesName: dir, Actions: map[string]manglecp.ActionSpec{},
+		// A custom domain's sample requests are DIR/*.json (the
+		// scaffold's triage.json): check runs them as the server would.
+		d := manglecp.Domain{ID: "custom", Rules: os.DirFS(dir), RulesName: dir, Samples: os.DirFS(dir), Actions: map[string]manglecp.ActionSpec{},
 			External: map[string]manglecp.External{}}
 		for name, arity := range externals {
 			d.External[name] = manglecp.External{Arity: arity, Compute: func(context.Context, *manglecp.ExternalInput) ([][]any, error) { return nil, nil }}
@@ -342,6 +347,12 @@ func problems(err error) []checkProblem {
 	var le *kernel.LoadError
 	if errors.As(err, &le) {
 		return []checkProblem{{File: le.File, Line: le.Line, Message: le.Message}}
+	}
+	var se *manglecp.SampleError
+	if errors.As(err, &se) {
+		msg := strings.TrimPrefix(se.Error(), "manglecp: ")
+		_, msg, _ = strings.Cut(msg, ": ") // the file and line are fields
+		return []checkProblem{{File: se.Sample, Line: se.Line, Message: msg}}
 	}
 	return []checkProblem{{Message: strings.TrimPrefix(err.Error(), "manglecp: ")}}
 }

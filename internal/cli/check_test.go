@@ -57,7 +57,7 @@ func TestCheck(t *testing.T) {
 		{"unbounded recursion", map[string]string{"domain/zz.mg": "n(0).\nn(M) :- n(N), M = fn:plus(N, 1).\n"}, nil, 1,
 			[]string{"error: ", "zz.mg:2: unbounded recursion"}},
 		{"sample request fails", map[string]string{"domain/zz.mg": "level_text(M) :- console_error(_, M, _).\nloud(1) :- level_text(M), M > 3.\n"}, nil, 1,
-			[]string{"error: the sample request diagnose_error.json fails on these rules with evaluation_failed", "1 error\n"}},
+			[]string{"error: diagnose_error.json:4: the sample request diagnose_error.json fails on these rules with evaluation_failed", "1 error\n"}},
 		{"cyclic tool_requires", map[string]string{"domain/zz.mg": "\n\ntool_requires(\"inspect_console_errors\", \"write_diagnosis_report\").\n"}, nil, 1,
 			[]string{"error: ", "zz.mg:3: tool_requires is cyclic"}},
 		// Rules the kernel hands to the engine are information, at the rule.

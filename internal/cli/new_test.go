@@ -13,14 +13,19 @@ import (
 	"time"
 )
 
-// TestNewDomainRuns writes the scaffold into an empty directory and uses
-// it as its author would: its own test passes, `manglecp check` accepts
-// its rules, and the built program serves with the library defaults (its
-// stderr says where it listens); `manglecp eval` gets both tools and
-// `manglecp invoke --confirm` runs the confirmed one with the key the
-// server took from the user's key file. The scaffold's go.mod requires the
-// released module, as a user's would; the test points a go.work at this
-// checkout instead.
+// TestNewDomainRuns writes the scaffold into a temporary directory outside
+// this repository and uses it as its author would, with no go.work
+// (GOWORK=off): go mod tidy resolves github.com/manglecp/manglecp through
+// the replace directive pointing at this checkout (the test binary, like
+// a manglecp built from a checkout, knows its source) and the rest through
+// the machine's module proxy or cache; its own test passes, `manglecp
+// check` accepts its rules and sample, and the built program serves with
+// the library defaults (its stderr says where it listens); `manglecp eval`
+// gets both tools and `manglecp invoke --confirm` runs the confirmed one
+// with the key the server took from the user's key file. Then the rules
+// stop selecting what the sample says it selects: check, the scaffold's
+// test and the program's start-up all fail naming triage.json and the line
+// of its "expect".
 func TestNewDomainRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
@@ -34,57 +39,54 @@ func TestNewDomainRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	if strings.HasPrefix(work, repo+string(filepath.Separator)) {
+		t.Fatalf("the temporary directory %s is inside the repository", work)
+	}
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
 	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
 	dir := filepath.Join(work, "incidents")
-	if code, out, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir); code != exitOK {
+	code, out, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "builds against the github.com/manglecp/manglecp source in "+repo) {
 		t.Fatalf("new: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir); code != 1 || !strings.Contains(errOut, "not empty") {
 		t.Fatalf("new into a non-empty directory: exit %d %s", code, errOut)
 	}
-	// The guide's figure: a two-tool domain with one confirmed tool in at
-	// most 60 lines of rules and Go (neither blank nor comments).
-	lines := 0
-	for _, f := range []string{"main.go", "domain/incidents.mg", "policy/incidents.mg"} {
-		raw, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(raw), "\n") {
-			l = strings.TrimSpace(l)
-			if l != "" && !strings.HasPrefix(l, "//") && !strings.HasPrefix(l, "#") {
-				lines++
-			}
-		}
-	}
-	if lines != 55 {
-		t.Errorf("the scaffold has %d lines of rules and Go; docs/write-a-domain.md says 55 (at most 60)", lines)
-	}
-	goWork := "go 1.26.8\n\nuse ./incidents\n\nreplace github.com/manglecp/manglecp => " + repo + "\n"
-	if err := os.WriteFile(filepath.Join(work, "go.work"), []byte(goWork), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sums, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(work, "go.work.sum"), sums, 0o644); err != nil {
-		t.Fatal(err)
+	if want := "replace github.com/manglecp/manglecp => " + repo + "\n"; !strings.Contains(string(mod), want) {
+		t.Errorf("go.mod lacks %q:\n%s", want, mod)
 	}
-	goCmd := func(args ...string) {
+	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	for _, want := range []string{"replace github.com/manglecp/manglecp => " + repo, "delete the `replace` line", `"command": "/absolute/path/to/incidents", "args": ["mcp"]`} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+	// The guide's figure: a two-tool domain with one confirmed tool, served
+	// over HTTP and to MCP hosts, in at most 65 lines of rules and Go
+	// (neither blank nor comments).
+	if lines := codeLines(t, dir); lines != scaffoldLines {
+		t.Errorf("the scaffold has %d lines of rules and Go; docs/write-a-domain.md says %d", lines, scaffoldLines)
+	}
+	goCmd := func(wantOK bool, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gobin, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(work, "go.work"), "GOFLAGS=", "GOPROXY=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "XDG_CONFIG_HOME="+config, "MANGLECP_CONFIRMATION_KEY=")
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != wantOK {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return string(out)
 	}
-	goCmd("vet", "./...")
-	goCmd("test", "-count=1", "./...")
-	goCmd("build", "-o", filepath.Join(work, "incidents-server"), ".")
+	goCmd(true, "mod", "tidy")
+	goCmd(true, "vet", "./...")
+	goCmd(true, "test", "-count=1", "./...")
+	goCmd(true, "build", "-o", filepath.Join(work, "incidents-server"), ".")
 
 	if code, out, errOut := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != exitOK {
 		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
@@ -124,7 +126,7 @@ func TestNewDomainRuns(t *testing.T) {
 	if err := os.WriteFile(facts, []byte(`[{"pred":"incident","args":["INC-7","payments"]}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := run(t, "", "eval", target, "--intent", "triage", "--facts", facts, "--json")
+	code, out, errOut = run(t, "", "eval", target, "--intent", "triage", "--facts", facts, "--json")
 	if code != exitOK {
 		t.Fatalf("eval: exit %d\n%s%s", code, out, errOut)
 	}
@@ -150,6 +152,85 @@ func TestNewDomainRuns(t *testing.T) {
 	code, out, errOut = run(t, "", "invoke", target, "--macro", ids["rollback"], "--args", `{"service":"payments"}`, "--confirm", "--json")
 	if code != exitOK || !strings.Contains(out, `"rolled_back": "payments"`) {
 		t.Fatalf("invoke --confirm: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The rules stop selecting show_logs, which triage.json expects (its
+	// line 9): check, the test and the start-up fail, naming it.
+	rulesFile := filepath.Join(dir, "domain", "incidents.mg")
+	rules, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(rules), `mandatory_for_intent("triage", "show_logs") :- incident(_, _).`, `mandatory_for_intent("triage", "show_logs") :- incident(_, "nothing").`, 1)
+	if err := os.WriteFile(rulesFile, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const stale = "triage.json:9: the sample request triage.json expects the tools show_logs, rollback, but these rules select rollback: show_logs no longer selected"
+	if code, out, _ := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, filepath.Join(dir, stale)) {
+		t.Errorf("check of a stale sample: exit %d, want 1 with %q:\n%s", code, stale, out)
+	}
+	if out := goCmd(false, "test", "-count=1", "./..."); !strings.Contains(out, stale) {
+		t.Errorf("the scaffold's test of a stale sample lacks %q:\n%s", stale, out)
+	}
+	if out := goCmd(false, "run", "."); !strings.Contains(out, stale) {
+		t.Errorf("the start-up with a stale sample lacks %q:\n%s", stale, out)
+	}
+	// The facts profile no longer accepts the sample's fact (its line 7).
+	reshaped := strings.Replace(string(rules), `decl_arg("incident", 1, "service", "string").`, `decl_arg("incident", 1, "service", "integer").`, 1)
+	if err := os.WriteFile(rulesFile, []byte(reshaped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused := "triage.json:7: the sample request triage.json fails on these rules with type_mismatch: the facts profile refuses it: 1 fact validation error: Argument 1 (service)"
+	if code, out, _ := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, refused) {
+		t.Errorf("check of a sample the profile refuses: exit %d, want 1 with %q:\n%s", code, refused, out)
+	}
+}
+
+// scaffoldLines is the scaffold's size in lines of rules and Go that are
+// neither blank nor comments (docs/write-a-domain.md).
+const scaffoldLines = 60
+
+// codeLines counts the lines of rules and Go of a scaffolded domain that
+// are neither blank nor comments.
+func codeLines(t *testing.T, dir string) int {
+	t.Helper()
+	lines := 0
+	for _, f := range []string{"main.go", "domain/incidents.mg", "policy/incidents.mg"} {
+		raw, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(raw), "\n") {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "//") && !strings.HasPrefix(l, "#") {
+				lines++
+			}
+		}
+	}
+	return lines
+}
+
+// TestNewRefusesBadModulePaths: --module must be a Go module path (issue
+// 35 item 20: a newline added a directive of its own to go.mod), checked
+// with the go command's own rules (golang.org/x/mod/module).
+func TestNewRefusesBadModulePaths(t *testing.T) {
+	for _, m := range []string{"x\nreplace github.com/manglecp/manglecp => /tmp/evil", "has space", "tab\there", "quote\"d", "-flag", "a\x00b", "/abs", "a//b", "dot/./x"} {
+		dir := filepath.Join(t.TempDir(), "d")
+		code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir, "--module", m)
+		if code != exitUsage || !strings.Contains(errOut, "is not a Go module path") {
+			t.Errorf("--module %q: exit %d, want %d with 'is not a Go module path':\n%s", m, code, exitUsage, errOut)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("--module %q: wrote %s anyway", m, dir)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "d")
+	if code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir, "--module", "example.com/team/incidents"); code != exitOK {
+		t.Fatalf("a valid module path: exit %d\n%s", code, errOut)
+	}
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.HasPrefix(string(mod), "module example.com/team/incidents\n") || strings.Count(string(mod), "replace") != 1 {
+		t.Errorf("go.mod:\n%s", mod)
 	}
 }
 
