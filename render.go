@@ -109,7 +109,7 @@ func (s *Server) disclosureLevel(pref string, score int64) string {
 
 // define builds (or refreshes) the cached definition of a selected tool.
 func (s *Server) define(ev *evaluation, t kernel.Tool, factsDigest string) *macros.Def {
-	schema := macroid.InputSchema(t.Params)
+	schema := macroid.InputSchema(t.Params, t.Pairs...)
 	if more := s.actions[t.Action].ParamSchemas; more != nil {
 		addParamSchemas(schema, more(t.Name))
 	}

@@ -231,7 +231,7 @@ func (s *Server) load(ctx context.Context) error {
 	s.metrics = m
 	// The samples say what these rules must do: a sample they fail stops
 	// the start, naming the sample's file and line.
-	if _, err := s.runSamples(ctx, prog); err != nil {
+	if err := s.startSamples(ctx, prog); err != nil {
 		return err
 	}
 	s.loaded.Store(true) // after every field above: readers check it first

@@ -118,6 +118,49 @@ func (s *Server) CheckSamples(ctx context.Context) error {
 	return err
 }
 
+// startSamples is the check of the samples at start-up ([Server.Load]):
+// it fails on what the author of the rules and samples got wrong, and
+// only on that, so that a start never depends on the machine: a sample
+// the facts profile refuses (a declaration changed; not the operator's
+// smaller max_facts_per_request, logged), and a sample with an "expect"
+// that fails or does not select a tool it expects. Samples without
+// "expect" are evaluated by reloads, `manglecp check` and CheckSamples,
+// not at start (their external predicates may need what is not there
+// yet).
+func (s *Server) startSamples(ctx context.Context, prog *kernel.Program) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("manglecp: a sample request panicked at start-up: %v", r)
+		}
+	}()
+	for _, smp := range s.samples {
+		if _, perr := s.decodeIntent(prog, smp.env); perr != nil && perr.Code == protocol.CodeTooManyFacts {
+			s.log.Warn("sample request not checked at start-up: it has more facts than limits.max_facts_per_request", "sample", smp.name)
+			continue
+		}
+		if len(smp.expect) == 0 {
+			if _, perr := s.decodeIntent(prog, smp.env); perr != nil {
+				return s.refused(smp, perr)
+			}
+			continue
+		}
+		if _, err := s.runSampleList(ctx, prog, []sample{smp}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refused is the *SampleError of a sample the facts profile refuses, at
+// the line of the fact refused (else of the intent).
+func (s *Server) refused(smp sample, perr *protocol.Error) error {
+	line := jsonLine(smp.raw, "payload", "intent")
+	if perr.Details != nil && len(perr.Details.Violations) > 0 {
+		line = jsonLine(smp.raw, "payload", "facts", perr.Details.Violations[0].FactIndex)
+	}
+	return &SampleError{Sample: smp.name, Line: line, Code: perr.Code, Err: fmt.Errorf("the facts profile refuses it: %s", perr.Message)}
+}
+
 // runSamples evaluates each sample request on prog as the server would,
 // with the server's limits, but without taking an evaluation slot. A
 // sample that the program's facts profile refuses (the rules changed their
@@ -126,16 +169,16 @@ func (s *Server) CheckSamples(ctx context.Context) error {
 // sample whose intent policy denies counts as working. It returns the
 // tools each sample selected, by sample name.
 func (s *Server) runSamples(ctx context.Context, prog *kernel.Program) (map[string][]string, error) {
-	selected := make(map[string][]string, len(s.samples))
-	for _, smp := range s.samples {
+	return s.runSampleList(ctx, prog, s.samples)
+}
+
+// runSampleList is runSamples for some of the samples.
+func (s *Server) runSampleList(ctx context.Context, prog *kernel.Program, samples []sample) (map[string][]string, error) {
+	selected := make(map[string][]string, len(samples))
+	for _, smp := range samples {
 		ev, perr := s.decodeIntent(prog, smp.env)
 		if perr != nil {
-			line := jsonLine(smp.raw, "payload", "intent")
-			if perr.Details != nil && len(perr.Details.Violations) > 0 {
-				line = jsonLine(smp.raw, "payload", "facts", perr.Details.Violations[0].FactIndex)
-			}
-			return nil, &SampleError{Sample: smp.name, Line: line, Code: perr.Code,
-				Err: fmt.Errorf("the facts profile refuses it: %s", perr.Message)}
+			return nil, s.refused(smp, perr)
 		}
 		tools, err := s.runSample(ctx, prog, ev)
 		if err != nil {

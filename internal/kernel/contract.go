@@ -34,7 +34,7 @@ const (
 
 var argKinds = map[string]int{
 	"Intent": kindIntent, "Tool": kindTool, "Other": kindTool, "Dependency": kindTool,
-	"SkillID": kindSkill, "Param": kindParam, "ParamType": kindParamType, "Value": kindValue,
+	"SkillID": kindSkill, "Param": kindParam, "OtherParam": kindParam, "ParamType": kindParamType, "Value": kindValue,
 	"Score": kindInteger, "Priority": kindInteger, "Predicate": kindPredicate,
 }
 

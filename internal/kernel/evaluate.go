@@ -80,14 +80,17 @@ type Result struct {
 
 // Tool is one final_selected tool with every attribute the rules derived.
 type Tool struct {
-	Name                 string
-	Score                int64
-	Phase                string
-	Description          string
-	Summary              string
-	Action               string
-	Instructions         string
-	Params               []Param
+	Name         string
+	Score        int64
+	Phase        string
+	Description  string
+	Summary      string
+	Action       string
+	Instructions string
+	Params       []Param
+	// Pairs are the combinations of two parameters' values that go
+	// together (tool_param_pair), sorted.
+	Pairs                []ParamPair
 	SideEffects          []string
 	RequiresConfirmation bool
 	Reversible           bool
@@ -111,6 +114,16 @@ type Param struct {
 	Required    bool
 	Enum        []any
 	Default     any
+}
+
+// ParamPair says that Param = Value goes with Other = OtherValue
+// (tool_param_pair): arguments giving both parameters must be one of the
+// tool's pairs for them.
+type ParamPair struct {
+	Param      string
+	Value      any
+	Other      string
+	OtherValue any
 }
 
 // Resource is a context resource of a tool.

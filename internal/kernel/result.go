@@ -176,6 +176,9 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 			pr.Enum = append(pr.Enum, value(a.Args[2]))
 		}
 	})
+	each("tool_param_pair", 5, func(t *Tool, a ast.Atom) {
+		t.Pairs = append(t.Pairs, ParamPair{Param: str(a.Args[1]), Value: value(a.Args[2]), Other: str(a.Args[3]), OtherValue: value(a.Args[4])})
+	})
 	defaults := map[*Param][]any{}
 	each("tool_param_default", 3, func(t *Tool, a ast.Atom) {
 		if pr := param(t, str(a.Args[1])); pr != nil {
@@ -206,6 +209,7 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 			t.Params = append(t.Params, *pr)
 		}
 		sort.Slice(t.Params, func(i, j int) bool { return t.Params[i].Name < t.Params[j].Name })
+		sort.Slice(t.Pairs, func(i, j int) bool { return fmt.Sprint(t.Pairs[i]) < fmt.Sprint(t.Pairs[j]) })
 		out = append(out, *t)
 	}
 	sort.Slice(out, func(i, j int) bool {

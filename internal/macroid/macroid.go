@@ -86,7 +86,13 @@ func HashKeys(keys [][]byte) hash.Hash {
 // InputSchema generates the JSON Schema 2020-12 of a tool's arguments from
 // the parameters the rules derived, including enums computed from the
 // request's facts.
-func InputSchema(params []kernel.Param) map[string]any {
+//
+// Pairs (tool_param_pair) tie two parameters' values together: for each
+// two parameters with pairs, the schema says (allOf) that the arguments
+// match one of them (anyOf), each branch fixing the values it names
+// (const), so a combination the rules did not derive fails validation
+// before the action runs.
+func InputSchema(params []kernel.Param, pairs ...kernel.ParamPair) map[string]any {
 	props := map[string]any{}
 	required := []any{}
 	for _, p := range params {
@@ -119,5 +125,32 @@ func InputSchema(params []kernel.Param) map[string]any {
 	if len(required) > 0 {
 		schema["required"] = required
 	}
+	if tied := pairSchemas(props, pairs); len(tied) > 0 {
+		schema["allOf"] = tied
+	}
 	return schema
+}
+
+// pairSchemas returns one {"anyOf": [...]} per two parameters that pairs
+// tie together, in the order of their first pair; pairs naming a
+// parameter the tool does not have are left out.
+func pairSchemas(props map[string]any, pairs []kernel.ParamPair) []any {
+	var order []string
+	branches := map[string][]any{}
+	for _, p := range pairs {
+		if props[p.Param] == nil || props[p.Other] == nil || p.Param == p.Other {
+			continue
+		}
+		key := p.Param + "\x00" + p.Other
+		if branches[key] == nil {
+			order = append(order, key)
+		}
+		branches[key] = append(branches[key], map[string]any{"properties": map[string]any{
+			p.Param: map[string]any{"const": p.Value}, p.Other: map[string]any{"const": p.OtherValue}}})
+	}
+	out := make([]any, 0, len(order))
+	for _, key := range order {
+		out = append(out, map[string]any{"anyOf": branches[key]})
+	}
+	return out
 }

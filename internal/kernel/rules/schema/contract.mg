@@ -48,6 +48,8 @@ Decl tool_param_enum(Tool, Param, Value)
   descr [doc("An allowed value of the parameter, usually derived from the request facts.")].
 Decl tool_param_default(Tool, Param, Value)
   descr [doc("The default value of the parameter.")].
+Decl tool_param_pair(Tool, Param, Value, OtherParam, OtherValue)
+  descr [doc("Param = Value goes with OtherParam = OtherValue: once a tool has pairs for two parameters, arguments giving both must be one of the pairs (JSON Schema anyOf, validated before the action runs).")].
 Decl tool_side_effect(Tool, Effect)
   descr [doc("A side-effect category of the tool (Spec 06 section 2.3).")].
 Decl tool_reversible(Tool)
