@@ -225,7 +225,12 @@ func (s *Server) invokeResponse(def *macros.Def, out *Outcome, took time.Duratio
 	}
 	summary := out.Summary
 	if summary == "" {
-		summary = fmt.Sprintf("%s ran %s.", def.Tool.Name, plural.S(len(events), "step"))
+		// The action said nothing: say that it ran (and its steps, when
+		// it reported some), never "ran 0 steps".
+		summary = def.Tool.Name + " ran."
+		if len(events) > 0 {
+			summary = fmt.Sprintf("%s ran %s.", def.Tool.Name, plural.S(len(events), "step"))
+		}
 	}
 	return &protocol.InvokeResponse{
 		Result:        result,

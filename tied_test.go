@@ -90,4 +90,10 @@ mandatory_for_intent("mitigate", "rollback") :- deploy(_, _).
 	if ran != 2 {
 		t.Errorf("the handler ran %d times, want 2", ran)
 	}
+	// A handler that says nothing (no Outcome): the summary says it ran,
+	// not "rollback ran 0 steps." (issue 39 item 6).
+	out, err := s.Invoke(ctx, &protocol.InvokeRequest{MacroID: m.MacroID, Args: map[string]any{"service": "checkout", "version": "v41"}})
+	if err != nil || out.Observability.Summary != "rollback ran." {
+		t.Errorf("summary %q (%v), want \"rollback ran.\"", out.Observability.Summary, err)
+	}
 }

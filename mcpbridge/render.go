@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -270,11 +271,40 @@ func (ss *mcpSession) renderInvoke(e *macroEntry, resp *protocol.InvokeResponse)
 		fmt.Fprintf(&b, "%s: done", e.name)
 	}
 	if len(resp.Result) > 0 {
-		if raw, err := json.Marshal(ss.results.shelve(resp.Result)); err == nil {
-			fmt.Fprintf(&b, "\n%s", bounded(string(raw), 16000))
+		if text, err := resultText(ss.results.shelve(resp.Result)); err == nil {
+			fmt.Fprintf(&b, "\n%s", bounded(text, 16000))
 		}
 	}
 	return textResult(b.String())
+}
+
+// resultText is a result as the model reads it: JSON without HTML escapes
+// ("=>" stays "=>", not "=\u003e"), and each top-level string holding a
+// line break as text after it ("KEY:" and the lines), never as one line of
+// \n escapes.
+func resultText(result map[string]any) (string, error) {
+	rest := make(map[string]any, len(result))
+	var blocks []string
+	for k, v := range result {
+		if s, ok := v.(string); ok && strings.Contains(s, "\n") {
+			blocks = append(blocks, k)
+			continue
+		}
+		rest[k] = v
+	}
+	var b strings.Builder
+	if len(rest) > 0 {
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rest); err != nil {
+			return "", err
+		}
+	}
+	slices.Sort(blocks)
+	for _, k := range blocks {
+		fmt.Fprintf(&b, "%s:\n%s\n", k, strings.TrimRight(result[k].(string), "\n"))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // textResult is an answer of one text item.

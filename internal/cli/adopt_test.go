@@ -72,6 +72,11 @@ func TestAdoptPrintsACommandThatRuns(t *testing.T) {
 		t.Fatalf("the pasted command never served:\n%s", log.String())
 	}
 	go func() { _, _ = bufio.NewReader(stderr).WriteTo(discard{}) }()
+	// The gateway serves upstreams, not the browser domain: it sets up no
+	// browser and says nothing of one (issue 39 item 6).
+	if strings.Contains(log.String(), "browser available") {
+		t.Errorf("serving upstreams logs a browser:\n%s", log.String())
+	}
 	code, out, errOut = run(t, "", "manifest", "http://"+addr, "--json")
 	if code != exitOK || !strings.Contains(out, `"self`) {
 		t.Errorf("the pasted command's manifest: exit %d\n%s%s", code, out, errOut)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 
@@ -76,16 +77,31 @@ func parseArgs(h cmdHelp, fl *flag.FlagSet, args []string, stdout, stderr io.Wri
 	}
 }
 
+// flagSynonyms are flags people reach for from other servers, and the
+// flag of this command that does their job (--port is --addr, not the
+// --root its spelling is close to).
+var flagSynonyms = map[string][]string{
+	"port": {"addr", "http"}, "listen": {"addr", "http"}, "bind": {"addr", "http"}, "host": {"addr", "http"},
+	"address": {"addr", "http"}, "p": {"addr", "http"},
+}
+
 // flagError words a flag parse error; for an undefined flag it adds "did
-// you mean --OTHER?" when one of fl's flags is close.
+// you mean --OTHER?" when one of fl's flags does its job (flagSynonyms) or
+// is close.
 func flagError(fl *flag.FlagSet, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
 	if !ok {
 		return err.Error()
 	}
+	bare := strings.TrimLeft(name, "-")
+	for _, syn := range flagSynonyms[bare] {
+		if f := fl.Lookup(syn); f != nil {
+			return fmt.Sprintf("%v; did you mean --%s? (it takes HOST:PORT, e.g. --%s 127.0.0.1:8080)", err, syn, syn)
+		}
+	}
 	var names []string
 	fl.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if c := protocol.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+	if c := protocol.Closest(bare, names); c != "" {
 		return fmt.Sprintf("%v; did you mean --%s?", err, c)
 	}
 	return err.Error()
@@ -153,4 +169,17 @@ func quoteList(list []string, n int) string {
 		q = append(q, quote(s))
 	}
 	return strings.Join(q, " ")
+}
+
+// checkListenAddr checks a HOST:PORT flag before listening, in words: net
+// says "missing port in address" for a bare port.
+func checkListenAddr(flagName, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	switch {
+	case err == nil && port != "":
+		return nil
+	case addr != "" && strings.Trim(addr, "0123456789") == "":
+		return fmt.Errorf("%s %s is a port alone; give HOST:PORT: 127.0.0.1:%s (this machine only) or 0.0.0.0:%s (every interface)", flagName, addr, addr, addr)
+	}
+	return fmt.Errorf("%s %s: want HOST:PORT, e.g. 127.0.0.1:8080", flagName, quote(addr))
 }

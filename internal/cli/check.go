@@ -137,9 +137,13 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil {
 		var srv *manglecp.Server
-		// NewServer runs the sample requests (a failing one is a
+		// NewServer checks the samples as a start does, CheckSamples
+		// evaluates every one as a reload does (a failing one is a
 		// *manglecp.SampleError, reported by problems).
 		if srv, err = manglecp.NewServer(d, opts); err == nil {
+			if serr := srv.CheckSamples(ctx); serr != nil {
+				rep.Errors = append(rep.Errors, sampleProblem(serr, dir, rep.CheckedAs)...)
+			}
 			m := srv.Manifest()
 			rep.Predicates = len(m.FactsProfile.Predicates)
 			for _, in := range m.Intents {
@@ -148,11 +152,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		rep.Errors = problems(err)
-		var se *manglecp.SampleError
-		if errors.As(err, &se) && rep.CheckedAs == "custom" {
-			rep.Errors[0].File = filepath.Join(dir, se.Sample) // the custom domain's samples are DIR/*.json
-		}
+		rep.Errors = sampleProblem(err, dir, rep.CheckedAs)
 	}
 	if err == nil {
 		rep.Info = append(rep.Info, engineStrata(d, layers)...)
@@ -332,6 +332,17 @@ func refNames(refs []kernel.ActionRef) []string {
 		names[i] = r.Name
 	}
 	return names
+}
+
+// sampleProblem is problems, with a custom domain's sample named by its
+// path (its samples are DIR/*.json).
+func sampleProblem(err error, dir, checkedAs string) []checkProblem {
+	out := problems(err)
+	var se *manglecp.SampleError
+	if errors.As(err, &se) && checkedAs == "custom" {
+		out[0].File = filepath.Join(dir, se.Sample)
+	}
+	return out
 }
 
 // problems splits a start-up error into located problems.

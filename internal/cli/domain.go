@@ -22,6 +22,9 @@ type domainFlags struct {
 	browser browserFlags
 	// editKey signs the workspace's edit ids (configure: workspaceEditKey).
 	editKey []byte
+	// gateway says upstreams replace the domain (--upstream): configure
+	// builds none, so no browser is set up, logged or left open.
+	gateway bool
 }
 
 // rootList collects repeated --root flags.

@@ -158,6 +158,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var dial mcpbridge.Dialer
 	if target == "" {
 		key := []byte(nil)
+		dom.gateway = ups.enabled()
 		d, sopts, err := configure(*rules, *config, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger, dom)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)

@@ -71,6 +71,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if len(pos) > 0 {
 		return usageError(stderr, h, "unexpected argument %s (serve takes only flags)", quote(pos[0]))
 	}
+	if err := checkListenAddr("--addr", *addr); err != nil {
+		return usageError(stderr, h, "%v", err)
+	}
 	logger, err := of.logger(stderr)
 	if err != nil {
 		return usageError(stderr, h, "%v", err)
@@ -81,6 +84,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *token == "" {
 		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
 	}
+	dom.gateway = ups.enabled()
 	d, opts, err := configure(*rules, *config, *token, logger, dom)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
@@ -252,6 +256,9 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		dcfg.MaxSessions, dcfg.MaxSessionsPerIdentity, dcfg.MaxSessionTabs = c.Browser.MaxSessions, c.Browser.MaxSessionsPerIdentity, c.Browser.MaxSessionTabs
 		dcfg.SessionIdle = time.Duration(c.Browser.SessionIdleMS) * time.Millisecond
 		dcfg.UploadDir, dcfg.AllowScripts = c.Browser.UploadDir, c.Browser.AllowScripts
+	}
+	if dom != nil && dom.gateway {
+		return manglecp.Domain{}, opts, nil // the gateway domain replaces it
 	}
 	if dom != nil {
 		if err := dom.browser.check(); err != nil {

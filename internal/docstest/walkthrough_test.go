@@ -118,6 +118,20 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if macroID == "" {
 		t.Fatalf("step 2 proposed no diagnose_causal_chain: %v", tools)
 	}
+	// What makes the error recent is its "t", as the README says: 20
+	// minutes before eval_time it is not, and no diagnose tool is offered.
+	const recent = `"t": {"at": "2026-02-19T14:30:00Z"}`
+	if !strings.Contains(steps[1], recent) {
+		t.Fatalf("step 2 no longer times its console error with %s", recent)
+	}
+	env = run(strings.ReplaceAll(steps[1], recent, `"t": {"at": "2026-02-19T14:10:00Z"}`))
+	payload, _ = env["payload"].(map[string]any)
+	tools, _ = payload["macro_tools"].([]any)
+	for _, x := range tools {
+		if tool, _ := x.(map[string]any); tool["name"] == "diagnose_causal_chain" {
+			t.Errorf("a console error 20 minutes before eval_time is taken for recent: %v", tools)
+		}
+	}
 	const placeholder = "diagnose_causal_chain-…"
 	if !strings.Contains(steps[2], placeholder) {
 		t.Fatalf("step 3 no longer names the macro_id placeholder %q", placeholder)

@@ -90,7 +90,7 @@ type Tool struct {
 	Params       []Param
 	// Pairs are the combinations of two parameters' values that go
 	// together (tool_param_pair), sorted.
-	Pairs                []ParamPair
+	Pairs                []ParamPair `json:",omitempty"`
 	SideEffects          []string
 	RequiresConfirmation bool
 	Reversible           bool
