@@ -119,17 +119,23 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatalf("step 2 proposed no diagnose_causal_chain: %v", tools)
 	}
 	// What makes the error recent is its "t", as the README says: 20
-	// minutes before eval_time it is not, and no diagnose tool is offered.
-	const recent = `"t": {"at": "2026-02-19T14:30:00Z"}`
-	if !strings.Contains(steps[1], recent) {
-		t.Fatalf("step 2 no longer times its console error with %s", recent)
+	// minutes before eval_time it is not, 5 seconds before it is.
+	const untimed = `"TypeError: Cannot read properties of null", 1771510200000]}`
+	if !strings.Contains(steps[1], untimed) {
+		t.Fatalf("step 2 no longer states the console error as %s", untimed)
 	}
-	env = run(strings.ReplaceAll(steps[1], recent, `"t": {"at": "2026-02-19T14:10:00Z"}`))
-	payload, _ = env["payload"].(map[string]any)
-	tools, _ = payload["macro_tools"].([]any)
-	for _, x := range tools {
-		if tool, _ := x.(map[string]any); tool["name"] == "diagnose_causal_chain" {
-			t.Errorf("a console error 20 minutes before eval_time is taken for recent: %v", tools)
+	for at, want := range map[string]bool{"2026-02-19T14:10:00Z": false, "2026-02-19T14:30:00Z": true} {
+		env := run(strings.ReplaceAll(steps[1], untimed, strings.TrimSuffix(untimed, "}")+`, "t": {"at": "`+at+`"}}`))
+		payload, _ := env["payload"].(map[string]any)
+		tools, _ := payload["macro_tools"].([]any)
+		got := false
+		for _, x := range tools {
+			if tool, _ := x.(map[string]any); tool["name"] == "diagnose_causal_chain" {
+				got = true
+			}
+		}
+		if got != want {
+			t.Errorf("a console error held at %s (eval_time 14:30:05Z): diagnose_causal_chain proposed %v, want %v", at, got, want)
 		}
 	}
 	const placeholder = "diagnose_causal_chain-…"
