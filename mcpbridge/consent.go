@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -61,6 +62,13 @@ func (ss *mcpSession) disclose(ctx context.Context, e *macroEntry) *protocol.Mac
 	return nil
 }
 
+// effectWords say in words the side-effect categories a user cannot read
+// as they are: "upstream" (the gateway's category of an upstream MCP tool
+// not declared read-only) is no effect a user knows.
+var effectWords = map[string]string{
+	"upstream": "whatever this tool of an upstream MCP server does (it is not declared read-only)",
+}
+
 // confirmMessage is what the user is asked: always the tool, what it
 // does, its side effects (or that the server did not disclose them) and
 // the arguments it will run with, whatever the disclosure level the model
@@ -84,7 +92,11 @@ func confirmMessage(e *macroEntry, full *protocol.MacroTool, args string) string
 	default:
 		effects := "none"
 		if len(safety.SideEffects) > 0 {
-			effects = strings.Join(safety.SideEffects, ", ")
+			words := make([]string, len(safety.SideEffects))
+			for i, e := range safety.SideEffects {
+				words[i] = cmp.Or(effectWords[e], e)
+			}
+			effects = strings.Join(words, ", ")
 		}
 		fmt.Fprintf(&b, " Side effects: %s.", bounded(effects, 200))
 		if !safety.Reversible {

@@ -81,6 +81,9 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 		cur.sig = toolSignature(e.name, full.InputSchema)
 		cur.params = true
 		cur.desc = withoutSignature(cur.desc, e.name)
+		if full.Safety != nil && full.Safety.RequiresUserConfirmation && !strings.HasSuffix(cur.desc, askMarker) {
+			cur.desc += askMarker // condensed tools have no safety block of their own
+		}
 	}
 	prev, seen := ss.shown[e.name]
 	if seen && prev.params && condensed {
@@ -226,6 +229,9 @@ func (t shownTool) String() string {
 	return s
 }
 
+// askMarker ends the line of a tool that asks the user before it runs.
+const askMarker = " (asks the user)"
+
 // toolLine is a selected macro-tool as the model reads it.
 func toolLine(e *macroEntry) shownTool {
 	t := &e.tool
@@ -234,7 +240,7 @@ func toolLine(e *macroEntry) shownTool {
 		out.desc = ": " + oneLine(t.Description)
 	}
 	if t.Safety != nil && t.Safety.RequiresUserConfirmation {
-		out.desc += " (asks the user)"
+		out.desc += askMarker
 	}
 	if ci := t.ContextInjection; ci != nil && ci.Instructions != "" {
 		out.instr = oneLine(ci.Instructions)

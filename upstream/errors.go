@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -82,6 +83,33 @@ func (e *Error) Error() string {
 
 // Unwrap returns the underlying cause (not sanitized).
 func (e *Error) Unwrap() error { return e.err }
+
+// Cause is the whole text of err's cause, for the server's log only (never
+// a client): the path of a command that cannot start and why, untouched by
+// Sanitize; URLs' credentials redacted. It is err's own text when err is
+// not an [Error].
+func Cause(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.err != nil {
+		return RedactURLs(e.err.Error())
+	}
+	if err == nil {
+		return ""
+	}
+	return RedactURLs(err.Error())
+}
+
+// innermost is the text of the deepest error err wraps: "no such file or
+// directory" of a command that does not exist, not its path.
+func innermost(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
 
 func newError(name string, kind Kind, cause error, format string, args ...any) *Error {
 	return &Error{Upstream: name, Kind: kind, Message: Sanitize(RedactURLs(fmt.Sprintf(format, args...)), MaxMessage), err: cause}

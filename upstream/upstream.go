@@ -228,10 +228,14 @@ type Upstream struct {
 	server   string // serverInfo.name
 	state    string
 	reason   string
-	failures int // restarts in a row without a stable session
-	restarts int
-	nextTry  time.Time
-	closed   bool
+	// restartWarned is the last restart failure logged at WARN: the same
+	// failure again goes to DEBUG, so a missing binary is not a WARN line
+	// every 0.5-30 s.
+	restartWarned string
+	failures      int // restarts in a row without a stable session
+	restarts      int
+	nextTry       time.Time
+	closed        bool
 }
 
 // slot is one identity's session of a per-identity upstream. Its fields
@@ -764,12 +768,31 @@ func (u *Upstream) scheduleRestart() {
 			if errors.As(err, &e) && e.RetryAfter > 0 {
 				return // another restart is already waiting
 			}
-			u.cfg.Logger.Warn("upstream restart failed", "upstream", u.cfg.Name, "error", u.redact(err.Error()))
+			u.logRestartFailure(err)
 			u.scheduleRestart()
 			return
 		}
+		u.mu.Lock()
+		u.restartWarned = ""
+		u.mu.Unlock()
 		u.setState("up", "")
 	}()
+}
+
+// logRestartFailure logs a failed restart with its whole cause (Cause:
+// for the operator, not a client): at WARN the first time it fails so, at
+// DEBUG while it keeps failing the same way.
+func (u *Upstream) logRestartFailure(err error) {
+	msg := u.redact(err.Error())
+	u.mu.Lock()
+	repeat := u.restartWarned == msg
+	u.restartWarned = msg
+	u.mu.Unlock()
+	level, note := slog.LevelWarn, "the same failure again is logged at DEBUG"
+	if repeat {
+		level, note = slog.LevelDebug, ""
+	}
+	u.cfg.Logger.Log(context.Background(), level, "upstream restart failed", "upstream", u.cfg.Name, "error", msg, "cause", Cause(err), "note", note)
 }
 
 // drop ends s on purpose (reason "" for a lazy stop).
@@ -813,7 +836,7 @@ func (u *Upstream) dial(ctx context.Context) (*session, error) {
 	case len(u.cfg.Command) > 0:
 		p, err := startProcess(u.cfg, &u.wg)
 		if err != nil {
-			return nil, newError(u.cfg.Name, Unreachable, err, "cannot start the upstream command %s", u.cfg.Command[0])
+			return nil, newError(u.cfg.Name, Unreachable, err, "cannot start the upstream command %s: %s", u.cfg.Command[0], innermost(err))
 		}
 		guard := newLineGuard(p.stdout, u.cfg.MaxMessageBytes, "", u.droppedAnswer)
 		// The guard bounds every line; the SDK's own bound is a backstop

@@ -154,7 +154,7 @@ func Open(ctx context.Context, cfg Config) (*Gateway, error) {
 		go func() {
 			defer wg.Done()
 			if err := u.Start(ctx); err != nil {
-				cfg.Logger.Warn("upstream did not start; serving without its tools", "upstream", u.Name(), "error", err.Error())
+				cfg.Logger.Warn("upstream did not start; serving without its tools", "upstream", u.Name(), "error", err.Error(), "cause", upstream.Cause(err))
 			}
 		}()
 	}
