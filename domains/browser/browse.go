@@ -99,7 +99,7 @@ func normalHost(h string) string {
 // run performs a task and turns the failures a client can act on into a
 // result (ok false, problem) instead of an execution failure.
 func (w *browse) run(ctx context.Context, out *manglecp.Outcome, t chrome.Task) (*chrome.Observation, string, error) {
-	return w.do(out, func() (*chrome.Observation, error) { return w.b.Run(ctx, t) })
+	return w.do(out, func() (*chrome.Observation, error) { return w.b.Run(chrome.WithIdentity(ctx, owner(ctx)), t) })
 }
 
 // do runs one browser call (a run, or a call on a live session) as run

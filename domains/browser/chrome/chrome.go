@@ -188,9 +188,8 @@ type Browser struct {
 
 	startMu sync.Mutex // serializes starts; held while Chromium launches
 
-	slots   chan struct{} // one per running page
-	waiting atomic.Int64  // runs waiting for a slot
-	avgRun  atomic.Int64  // moving average of a run's duration, ns
+	slots  *fairSlots   // MaxPages slots, shared fairly between identities (slots.go)
+	avgRun atomic.Int64 // moving average of a run's duration, ns
 
 	mu         sync.Mutex // guards the fields below; never held while launching
 	closed     bool
@@ -268,7 +267,7 @@ func New(cfg Config) *Browser {
 	if cfg.MaxSessionTabs <= 0 {
 		cfg.MaxSessionTabs = DefaultMaxSessionTabs
 	}
-	b := &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.MaxPages),
+	b := &Browser{cfg: cfg, log: cfg.Logger, slots: newFairSlots(cfg.MaxPages, max(cfg.MaxQueued, 0)),
 		checkNow: make(chan struct{}, 1), done: make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -569,42 +568,32 @@ func (b *Browser) generation() uint64 {
 }
 
 // takeSlot waits for one of the MaxPages slots: at once when one is free,
-// else as one of at most MaxQueued waiters for at most QueueWait. The
-// returned function gives the slot back.
+// else as one of at most MaxQueued waiters for at most QueueWait, shared
+// fairly between the identities of the calls (WithIdentity; see
+// fairSlots). The returned function gives the slot back.
 func (b *Browser) takeSlot(ctx context.Context) (func(), error) {
-	release := func(start time.Time) func() {
-		return func() {
-			d := int64(time.Since(start))
-			old := b.avgRun.Load()
-			if old == 0 {
-				old = d
-			}
-			b.avgRun.Store(old + (d-old)/4)
-			<-b.slots
-		}
-	}
-	select {
-	case b.slots <- struct{}{}:
-		return release(time.Now()), nil
-	default:
-	}
-	if n := b.waiting.Add(1); n > int64(b.cfg.MaxQueued) {
-		b.waiting.Add(-1)
+	owner := identityOf(ctx)
+	why, err := b.slots.take(ctx, owner, b.cfg.QueueWait)
+	switch {
+	case err != nil:
+		return nil, err
+	case why == queueFull:
 		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
 			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, b.cfg.MaxQueued)}
-	}
-	defer b.waiting.Add(-1)
-	t := time.NewTimer(b.cfg.QueueWait)
-	defer t.Stop()
-	select {
-	case b.slots <- struct{}{}:
-		return release(time.Now()), nil
-	case <-t.C:
+	case why == queueTimeout:
 		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
 			"the server's browser is busy: no page was free within %s; retry later", b.cfg.QueueWait)}
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	start := time.Now()
+	return func() {
+		d := int64(time.Since(start))
+		old := b.avgRun.Load()
+		if old == 0 {
+			old = d
+		}
+		b.avgRun.Store(old + (d-old)/4)
+		b.slots.release(owner)
+	}, nil
 }
 
 // retryAfter suggests when a refused run may find a slot: the average
@@ -615,7 +604,7 @@ func (b *Browser) retryAfter() time.Duration {
 	if avg <= 0 {
 		avg = 2 * time.Second
 	}
-	rounds := 1 + b.waiting.Load()/int64(b.cfg.MaxPages)
+	rounds := 1 + int64(b.slots.waiting())/int64(b.cfg.MaxPages)
 	return min(max(avg*time.Duration(rounds), 500*time.Millisecond), b.cfg.MaxLoadTime)
 }
 

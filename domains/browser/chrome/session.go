@@ -420,7 +420,7 @@ func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Conte
 
 // callOn is call without the check for an open dialog.
 func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
-	release, err := b.takeSlot(ctx)
+	release, err := b.takeSlot(WithIdentity(ctx, s.owner))
 	if err != nil {
 		return nil, err
 	}
