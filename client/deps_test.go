@@ -12,7 +12,7 @@ import (
 
 // TestDependencies: the client links neither the Mangle engine nor this
 // module's internal packages nor the server (CONTRIBUTING.md section 2, rule 3).
-// internal/parallel and internal/freelist are exempt: leaves of the
+// internal/parallel, internal/freelist, internal/clip, internal/peerkey and internal/tailbuf are exempt: leaves of the
 // standard library, which the protocol and transport layers use.
 func TestDependencies(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -25,7 +25,7 @@ func TestDependencies(t *testing.T) {
 	}
 	forbidden := []string{"codeberg.org/TauCeti/mangle-go", "github.com/google/mangle", mod + "/internal/", mod + "/domains/"}
 	for _, dep := range strings.Fields(string(out)) {
-		if dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" {
+		if dep == mod+"/internal/parallel" || dep == mod+"/internal/freelist" || dep == mod+"/internal/clip" || dep == mod+"/internal/peerkey" || dep == mod+"/internal/tailbuf" {
 			continue
 		}
 		if dep == mod {

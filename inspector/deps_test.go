@@ -33,7 +33,7 @@ func TestImports(t *testing.T) {
 	for _, d := range strings.Fields(string(deps)) {
 		// internal/parallel and internal/freelist, leaves of the standard
 		// library, come with the protocol and transport layers.
-		leaf := d == mod+"/internal/parallel" || d == mod+"/internal/freelist"
+		leaf := d == mod+"/internal/parallel" || d == mod+"/internal/freelist" || d == mod+"/internal/clip" || d == mod+"/internal/peerkey" || d == mod+"/internal/tailbuf"
 		if d == mod || !leaf && (strings.HasPrefix(d, "codeberg.org/TauCeti/mangle-go") || strings.HasPrefix(d, mod+"/internal/")) {
 			t.Errorf("inspector links %s", d)
 		}
