@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/manglecp/manglecp/internal/ratelimit"
+	"github.com/manglecp/manglecp/internal/peerkey"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -139,7 +139,7 @@ func peerOf(r *http.Request) string {
 	if err != nil || host == "" {
 		return "local"
 	}
-	return ratelimit.ClientKey(host)
+	return peerkey.Of(host)
 }
 
 // serverFor is the MCP server of a new session for r: its confirmation
