@@ -216,7 +216,10 @@ func (s *Server) load(ctx context.Context) error {
 	s.macros = macros.NewCache(o.Store, o.MacroCacheBytes)
 	s.confirm = newConfirmer(key, o.ConfirmationTTL, store, o.Store != nil, o.Now, s.log)
 	if o.Store != nil {
-		s.authFails.Share(o.Store) // failed-login budgets are the deployment's, not each replica's
+		// Failed-login budgets are the deployment's, not each replica's.
+		s.authFails.Share(func(ctx context.Context, key string, perSecond float64, burst int, now time.Time) (time.Duration, error) {
+			return o.Store.Take(ctx, key, RateLimit{PerSecond: perSecond, Burst: burst}, now)
+		})
 	}
 	if o.ResultCacheBytes > 0 && deterministicExternals(d) {
 		// A domain with a non-deterministic external predicate never has a

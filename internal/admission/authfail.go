@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/internal/ratelimit"
-	"github.com/manglecp/manglecp/store"
 )
 
 // Failed authentications are limited per client and server-wide (issue 26
@@ -74,10 +73,10 @@ type AuthFailures struct {
 	shared         Taker
 }
 
-// Taker is the token bucket of a shared store (store.Store's Take).
-type Taker interface {
-	Take(ctx context.Context, key string, limit store.RateLimit, now time.Time) (time.Duration, error)
-}
+// Taker takes one from the token bucket of key in a shared store
+// (store.Store's Take, refilled at perSecond up to burst): 0, or how long
+// until it could.
+type Taker func(ctx context.Context, key string, perSecond float64, burst int, now time.Time) (time.Duration, error)
 
 // NewAuthFailures returns the budgets above, on the wall clock.
 func NewAuthFailures() *AuthFailures {
@@ -106,12 +105,12 @@ func (a *AuthFailures) Failed(ctx context.Context, peer string) time.Duration {
 	now := a.now()
 	key := ratelimit.ClientKey(peer)
 	if a.shared != nil {
-		wait, err := a.shared.Take(ctx, sharedClientKey+key, store.RateLimit{PerSecond: a.perClientLimit.PerSecond, Burst: a.perClientLimit.Burst}, now)
+		wait, err := a.shared(ctx, sharedClientKey+key, a.perClientLimit.PerSecond, a.perClientLimit.Burst, now)
 		if err == nil && wait > 0 {
 			return wait
 		}
 		if err == nil {
-			if wait, err = a.shared.Take(ctx, sharedGlobalKey, store.RateLimit{PerSecond: a.globalLimit.PerSecond, Burst: a.globalLimit.Burst}, now); err == nil {
+			if wait, err = a.shared(ctx, sharedGlobalKey, a.globalLimit.PerSecond, a.globalLimit.Burst, now); err == nil {
 				return wait
 			}
 		}
