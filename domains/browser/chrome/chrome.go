@@ -91,7 +91,8 @@ type Config struct {
 	AllowedHosts []string
 	// MaxLoadTime bounds one Run (navigation, settling, action). The
 	// caller's context can end it earlier. A page that does not finish
-	// loading in time is observed as far as it got.
+	// loading in time is observed as far as it got. Chromium's start is
+	// given one and a half MaxLoadTime, at least 30 s.
 	MaxLoadTime time.Duration
 	// MaxPageBytes bounds the bytes a page may receive over the network
 	// (all its requests).
@@ -212,6 +213,17 @@ type Browser struct {
 	healthMu sync.Mutex    // orders OnHealth calls
 	checkNow chan struct{} // asks the monitor for a health check now
 	done     chan struct{} // closed by Close
+}
+
+// minStartTimeout is the least time Chromium is given to start.
+const minStartTimeout = 30 * time.Second
+
+// startTimeout is how long Chromium may take to start and answer: 30 s, or
+// one and a half MaxLoadTime when that is longer, so that a machine slow
+// enough to need a longer page load (a loaded CI machine, whose tests
+// stretch MaxLoadTime by its measured speed) also gets a longer start.
+func (b *Browser) startTimeout() time.Duration {
+	return max(minStartTimeout, b.cfg.MaxLoadTime*3/2)
 }
 
 // launchRetry is how long a failed start keeps the browser unavailable.
@@ -428,13 +440,14 @@ func (b *Browser) start() (context.Context, uint64, error) {
 	root, rootCancel := chromedp.NewContext(allocCtx)
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(root) }()
-	t := time.NewTimer(30 * time.Second)
+	wait := b.startTimeout()
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	var err error
 	select {
 	case err = <-done:
 	case <-t.C:
-		err = errors.New("no answer within 30s")
+		err = fmt.Errorf("no answer within %s", wait)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
