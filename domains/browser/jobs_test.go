@@ -205,7 +205,7 @@ func TestGoalNamesRowsAndLinks(t *testing.T) {
 	j.do("automate", "fill_form", map[string]any{"Email": "ada@example.com", "Password": "s3cret", "submit": "Sign in"})
 	j.st.Add(protocol.NewFact("automation_goal", "read the balance of Globex"))
 	j.wantIn("find_on_page's instructions with the goal", instructions(j.offered("automate", "find_on_page")),
-		`Accounts row 3, Balance: "$12,480.00".`, "Accounts row 3, Owner: ")
+		`Table "Accounts" row 3, "Balance": "$12,480.00".`, `Table "Accounts" row 3, "Owner": `)
 	j.st.Add(protocol.NewFact("automation_goal", "sign out of Ledgerly"))
 	j.wantIn("click_element's instructions with the goal", instructions(j.offered("automate", "click_element")), `The goal names the link "Ledgerly".`)
 }
