@@ -34,6 +34,10 @@ func recorded(t *testing.T, name, pack string) gateway.Upstream {
 	}}}
 }
 
+// maxPerIntent is the most tools one intent of an embedded pack offers
+// on the real servers' tool lists (docs/gateway.md says so).
+const maxPerIntent = 10
+
 // TestPacksOnRecordedTools: the embedded packs load (the same contract
 // checks as manglecp check) on the tool lists of the real servers, all
 // three at once, and every tool is reachable from one of their intents
@@ -44,7 +48,13 @@ func TestPacksOnRecordedTools(t *testing.T) {
 	prohibited := map[string]bool{"fs_read_file": true, "pw_browser_run_code_unsafe": true}
 	reached := map[string]bool{}
 	for _, in := range f.srv.Manifest().Intents {
-		for name := range f.eval(in.Name) {
+		offered := f.eval(in.Name)
+		// docs/gateway.md: each pack intent offers at most maxPerIntent
+		// tools, what the model reads at every turn.
+		if len(offered) > maxPerIntent {
+			t.Errorf("intent %s offers %d tools, more than the %d docs/gateway.md promises: %v", in.Name, len(offered), maxPerIntent, keys(offered))
+		}
+		for name := range offered {
 			reached[name] = true
 		}
 	}
