@@ -59,12 +59,14 @@ func TestTransports(t *testing.T) {
 	for _, d := range dialers() {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := ctxT(t)
 			s, err := d.dial(t, &client.Options{Token: testToken})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
+			// The deadline starts after the dial: building the stdio
+			// binary may take most of a minute on a loaded machine.
+			ctx := ctxT(t)
 			m := s.Manifest()
 			if m.Domain.ID != browser.ID || !m.Auth.Required || m.Status != protocol.StatusReady {
 				t.Fatalf("manifest: domain %q, auth %v, status %s", m.Domain.ID, m.Auth.Required, m.Status)

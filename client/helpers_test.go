@@ -153,12 +153,13 @@ func macro(t *testing.T, resp *protocol.IntentResponse, name string) string {
 	return ""
 }
 
-// ctxT is a context that ends with the test, bounded to 60 seconds.
+// ctxT is a context that ends with the test, bounded to 60 seconds
+// (stretched by the machine's measured slowness, testenv.Budget).
 // The bound is generous: the machine running the tests may be busy (a slow
 // run should still pass; a hang should not last forever).
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Budget(60*time.Second))
 	t.Cleanup(cancel)
 	return ctx
 }
