@@ -53,6 +53,7 @@ type Tool struct {
 	Action               string       `json:"action"`
 	Instructions         string       `json:"instructions,omitempty"`
 	Params               []Param      `json:"params,omitempty"`
+	Pairs                []Pair       `json:"pairs,omitempty"`
 	SideEffects          []string     `json:"side_effects,omitempty"`
 	RequiresConfirmation bool         `json:"requires_confirmation,omitempty"`
 	Reversible           bool         `json:"reversible,omitempty"`
@@ -63,6 +64,15 @@ type Tool struct {
 	Resources            []Resource   `json:"resources,omitempty"`
 	ValidFrom            *time.Time   `json:"valid_from,omitempty"`
 	ValidUntil           *time.Time   `json:"valid_until,omitempty"`
+}
+
+// Pair is a combination of two parameters' values that go together
+// (tool_param_pair): Param=Value allows Other=OtherValue.
+type Pair struct {
+	Param      string `json:"param"`
+	Value      any    `json:"value"`
+	Other      string `json:"other"`
+	OtherValue any    `json:"other_value"`
 }
 
 // Param is an input parameter of a tool.

@@ -181,6 +181,9 @@ func toRecord(d *Def, facts json.RawMessage) *store.Record {
 		r.Tool.Params = append(r.Tool.Params, store.Param{Name: p.Name, Type: p.Type, Description: p.Description,
 			Required: p.Required, Enum: p.Enum, Default: p.Default})
 	}
+	for _, p := range t.Pairs {
+		r.Tool.Pairs = append(r.Tool.Pairs, store.Pair{Param: p.Param, Value: p.Value, Other: p.Other, OtherValue: p.OtherValue})
+	}
 	for _, n := range t.NextIntents {
 		r.Tool.NextIntents = append(r.Tool.NextIntents, store.NextIntent{Name: n.Name, Description: n.Description})
 	}
@@ -201,6 +204,9 @@ func fromRecordTool(t store.Tool) kernel.Tool {
 	for _, p := range t.Params {
 		k.Params = append(k.Params, kernel.Param{Name: p.Name, Type: p.Type, Description: p.Description,
 			Required: p.Required, Enum: p.Enum, Default: p.Default})
+	}
+	for _, p := range t.Pairs {
+		k.Pairs = append(k.Pairs, kernel.ParamPair{Param: p.Param, Value: p.Value, Other: p.Other, OtherValue: p.OtherValue})
 	}
 	for _, n := range t.NextIntents {
 		k.NextIntents = append(k.NextIntents, kernel.NextIntent{Name: n.Name, Description: n.Description})

@@ -102,6 +102,7 @@ func factBytes(f protocol.Fact) int64 {
 func Size(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsBytes int64) int64 {
 	n := roundAlloc(int64(unsafe.Sizeof(Def{}))) + jsonValueBytes(schema)
 	n += roundAlloc(int64(cap(t.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
+	n += roundAlloc(int64(cap(t.Pairs)) * int64(unsafe.Sizeof(kernel.ParamPair{})))
 	n += roundAlloc(int64(len(intent.Name)))
 	if intent.Params != nil {
 		n += jsonValueBytes(intent.Params)
@@ -115,6 +116,7 @@ func Size(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsByt
 func decodedSize(d *Def) int64 {
 	n := roundAlloc(int64(unsafe.Sizeof(Def{}))) + jsonValueBytes(d.Schema) + jsonValueBytes(d.Output)
 	n += roundAlloc(int64(cap(d.Tool.Params)) * int64(unsafe.Sizeof(kernel.Param{})))
+	n += roundAlloc(int64(cap(d.Tool.Pairs)) * int64(unsafe.Sizeof(kernel.ParamPair{})))
 	for _, s := range []string{d.ID, d.Tool.Name, d.Tool.Description, d.Tool.Summary, d.Tool.Instructions, d.Intent.Name} {
 		n += roundAlloc(int64(len(s)))
 	}
