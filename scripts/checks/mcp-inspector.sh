@@ -92,15 +92,16 @@ check "tools/call diagnose_causal_chain (--tools dynamic) traces the request" "$
 out=$(inspector 0 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "diagnose_causal_chain", "arguments": {"request_id": "r42"}}')
 check "invoke_macro_tool diagnose_causal_chain" "$out" "d.result.content[0].text.includes('404') && !d.result.isError"
 
-# 5. Errors are registry errors in isError results (the Inspector exits 5).
+# 5. Errors are registry errors in isError results (the Inspector exits 5):
+#    one text item, the fields programs read in _meta["manglecp/error"].
 out=$(inspector 5 "$bin" mcp --method tools/call --tool-name diagnose_error --tool-args-json '{"facts": [["no_such_predicate", 1]]}')
 check "a bad fact is invalid_facts with violations" "$out" \
-	"d.result.isError && d.result.structuredContent.code === 'invalid_facts' && d.result.structuredContent.details.violations.length > 0 && 'retry_after_ms' in d.result.structuredContent"
+	"d.result.isError && !d.result.structuredContent && d.result.content.length === 1 && d.result._meta['manglecp/error'].code === 'invalid_facts' && d.result._meta['manglecp/error'].details.violations.length > 0 && 'retry_after_ms' in d.result._meta['manglecp/error']"
 
 # 6. Never auto-confirm: the CLI cannot answer elicitation, so the report is refused.
 out=$(inspector 5 "$bin" mcp --intent diagnose_error --facts "$work/facts.json" --method tools/call --tool-name invoke_macro_tool --tool-args-json '{"tool": "write_diagnosis_report", "arguments": {"request_id": "r42"}}')
 check "write_diagnosis_report is refused without elicitation" "$out" \
-	"d.result.isError && d.result.structuredContent.code === 'x-bridge_confirmation_unavailable'"
+	"d.result.isError && d.result._meta['manglecp/error'].code === 'x-bridge_confirmation_unavailable'"
 
 # A free TCP port on the loopback interface.
 freeport() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
