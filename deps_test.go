@@ -30,13 +30,13 @@ func TestLayering(t *testing.T) {
 		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli", mod + "/store/", "github.com/redis/go-redis/v9"}},
 		// The store contract and the Redis store link neither the server
 		// (which links the kernel) nor the engine (issue 30).
-		{mod + "/store", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/"}},
-		{mod + "/store/redis", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
-		{mod + "/internal/kernel", []string{mod + "/transport", mod + "/domains/"}},
-		{mod + "/internal/factcodec", []string{mod + "/internal/kernel", mod + "/transport"}},
+		{mod + "/store", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/"}},
+		{mod + "/store/redis", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
+		{mod + "/kernel", []string{mod + "/transport", mod + "/domains/"}},
+		{mod + "/kernel/factcodec", []string{mod + "/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
-		{mod + "/internal/attack", []string{mangle, mod, mod + "/internal/kernel", mod + "/domains/"}},
+		{mod + "/internal/attack", []string{mangle, mod, mod + "/kernel", mod + "/domains/"}},
 		// The MCP bridge talks MangleCP through the client package only, so
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)
@@ -53,7 +53,7 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/clip", []string{mangle, mod}},
 		{mod + "/internal/peerkey", []string{mangle, mod}},
 		{mod + "/internal/tailbuf", []string{mangle, mod}},
-		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/internal/kernel"}},
+		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/kernel"}},
 		// Schema errors are worded once for the server, the bridge and the
 		// gateway: a leaf over the protocol layer (exempt, like the two
 		// above, from the rules on internal/).
@@ -63,24 +63,24 @@ func TestLayering(t *testing.T) {
 		// only.
 		{mod + "/internal/oauth", []string{mangle, mod}},
 		// The memory store knows the store contract only (as store/redis).
-		{mod + "/internal/memstore", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client"}},
+		{mod + "/internal/memstore", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/client"}},
 		// macro_ids hash the kernel's tool over the protocol layer; never
 		// the server, a store or a transport.
 		{mod + "/internal/macroid", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store", mod + "/internal/memstore", mod + "/internal/admission"}},
 		// The fact set of request decoding knows the protocol layer only.
-		{mod + "/internal/factset", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
+		{mod + "/internal/factset", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// Macro-tool definitions, their records and the decoded cache know
 		// the kernel's tool, the protocol layer and the store contract;
 		// never the server, a transport or the other split-out jobs.
 		{mod + "/internal/macros", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth"}},
 		// The Prometheus collectors know the protocol layer only.
-		{mod + "/internal/metrics", []string{mangle, mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
+		{mod + "/internal/metrics", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// Rendering knows the kernel's results, the protocol layer and
 		// macro definitions; never the server, a store or a transport.
 		{mod + "/internal/render", []string{mod + "/transport", mod + "/domains/", mod + "/client", mod + "/internal/memstore", mod + "/internal/admission", mod + "/internal/oauth", mod + "/internal/metrics"}},
 		// Admission (evaluation slots, failed-login budgets) knows the
 		// rate-limit buckets only.
-		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/internal/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
+		{mod + "/internal/admission", []string{mangle, mod + "/protocol", mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/client", mod + "/store"}},
 		// The upstream supervisor knows MCP only (issue 31); the gateway
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},

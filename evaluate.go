@@ -10,9 +10,9 @@ import (
 
 	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/factset"
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/plural"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 )
 
 // lostTools is a rule reload refused because the new rules lose tools the

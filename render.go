@@ -3,10 +3,10 @@ package manglecp
 import (
 	"fmt"
 
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macroid"
 	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/render"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/lru"
 	"github.com/manglecp/manglecp/internal/macros"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

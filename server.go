@@ -21,12 +21,12 @@ import (
 	"github.com/manglecp/manglecp/internal/admission"
 	"github.com/manglecp/manglecp/internal/factset"
 	"github.com/manglecp/manglecp/internal/freelist"
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/memstore"
 	"github.com/manglecp/manglecp/internal/metrics"
 	"github.com/manglecp/manglecp/internal/oauth"
 	"github.com/manglecp/manglecp/internal/ratelimit"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 )
 
 // TypedHandler is the handler of a typed action (see [Typed]): it receives

@@ -15,9 +15,9 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
-	"github.com/manglecp/manglecp/internal/factcodec"
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/plural"
+	"github.com/manglecp/manglecp/kernel"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -12,7 +12,7 @@ import (
 // step with the kernel's contract: every predicate contract.mg declares
 // has a line in the guide, and the guide's tickets rules are the example's.
 func TestGuideListsEveryContractPredicate(t *testing.T) {
-	contract, err := os.ReadFile(filepath.Join(root, "internal/kernel/rules/schema/contract.mg"))
+	contract, err := os.ReadFile(filepath.Join(root, "kernel/rules/schema/contract.mg"))
 	if err != nil {
 		t.Fatal(err)
 	}

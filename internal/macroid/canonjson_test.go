@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -14,7 +14,7 @@ import (
 	"encoding/hex"
 	"hash"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/lru"
 	"github.com/manglecp/manglecp/internal/schema"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/store"
 )

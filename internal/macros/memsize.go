@@ -3,7 +3,7 @@ package macros
 import (
 	"unsafe"
 
-	"github.com/manglecp/manglecp/internal/kernel"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/manglecp/manglecp/internal/kernel"
 	"github.com/manglecp/manglecp/internal/macros"
+	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
 	"codeberg.org/TauCeti/mangle-go/ast"
-	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
 

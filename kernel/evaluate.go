@@ -16,7 +16,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
-	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -10,7 +10,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
-	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 )
 
 // facts returns every fact of pred in s.

@@ -1,4 +1,4 @@
-# Join test domain (internal/kernel/gas_test.go, TestWorkBudget): rules that
+# Join test domain (kernel/gas_test.go, TestWorkBudget): rules that
 # join the client's facts pairwise and derive almost nothing. With N left
 # and M right facts, each rule looks at N*M facts and derives at most N, so
 # the created-facts limit never trips; only the work budget bounds them.

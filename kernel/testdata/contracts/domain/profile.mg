@@ -1,4 +1,4 @@
-# Contracts test domain (internal/kernel/contracts_test.go): every selection
+# Contracts test domain (kernel/contracts_test.go): every selection
 # input of the pipeline is driven by client facts, so that each test case
 # states its scenario as facts.
 

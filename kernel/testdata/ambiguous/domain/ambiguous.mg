@@ -1,4 +1,4 @@
-# Ambiguous attributes test domain (internal/kernel/render_test.go): the
+# Ambiguous attributes test domain (kernel/render_test.go): the
 # rules derive several values for attributes that render as one value. The
 # kernel must still render the same Result on every run (Contract 6).
 

@@ -36,7 +36,7 @@ func domainLayers(dir string) []Layer {
 
 // browserRules is the default domain's rule directory, read from disk as
 // `manglecp serve --rules` would.
-const browserRules = "../../domains/browser/rules"
+const browserRules = "../domains/browser/rules"
 
 // externals are the external predicates each rule directory's domain
 // declares in Go (domains/browser/domain.go for the browser domain).
@@ -49,8 +49,8 @@ var externals = map[string][]External{
 // workspaceRules and ticketsRules are the workspace domain's and the
 // tickets example's rule directories.
 const (
-	workspaceRules = "../../domains/workspace/rules"
-	ticketsRules   = "../../examples/tickets/rules"
+	workspaceRules = "../domains/workspace/rules"
+	ticketsRules   = "../examples/tickets/rules"
 )
 
 // loadDir loads a rule directory with its domain's external predicates.

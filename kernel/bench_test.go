@@ -8,7 +8,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
-	"github.com/manglecp/manglecp/internal/factcodec"
+	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
 

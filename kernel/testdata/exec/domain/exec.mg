@@ -1,4 +1,4 @@
-# Differential test domain (internal/kernel/exec_test.go): one rule for
+# Differential test domain (kernel/exec_test.go): one rule for
 # each kind of premise, binding and transform the kernel's own evaluator
 # handles, and the kinds it leaves to the engine (recursion, a temporal
 # head). Every derived predicate is compared between the two.

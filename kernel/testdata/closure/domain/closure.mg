@@ -1,4 +1,4 @@
-# Closure test domain (internal/kernel/gas_test.go): the transitive closure
+# Closure test domain (kernel/gas_test.go): the transitive closure
 # of the client's edge facts. A chain of N edges derives N*(N+1)/2 reach
 # facts, so its cost is easy to scale: 3000 edges is about 4.5 million facts,
 # which takes far longer than any test deadline.
