@@ -53,6 +53,8 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/clip", []string{mangle, mod}},
 		{mod + "/internal/peerkey", []string{mangle, mod}},
 		{mod + "/internal/tailbuf", []string{mangle, mod}},
+		// The one child-process supervisor (upstreams, language servers).
+		{mod + "/internal/child", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/kernel"}},
 		// Schema errors are worded once for the server, the bridge and the
 		// gateway: a leaf over the protocol layer (exempt, like the two
@@ -88,10 +90,10 @@ func TestLayering(t *testing.T) {
 	}
 	// Leaves any layer may use: the standard library's helpers (parallel
 	// work, the free list, the one clipping function, the one peer key,
-	// the tail of a child's stderr) and the schema error wording over the
+	// the tail of a child's stderr, the child-process supervisor) and the schema error wording over the
 	// protocol layer, and the one JSON-Schema setup (internal/schema).
 	leaves := map[string]bool{}
-	for _, p := range []string{"parallel", "freelist", "schemaerr", "schema", "clip", "peerkey", "tailbuf"} {
+	for _, p := range []string{"parallel", "freelist", "schemaerr", "schema", "clip", "peerkey", "tailbuf", "child"} {
 		leaves[mod+"/internal/"+p] = true
 	}
 	for _, r := range rules {

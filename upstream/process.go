@@ -1,13 +1,10 @@
 package upstream
 
 import (
-	"bufio"
-	"errors"
-	"io"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/child"
 )
 
 // Bounds of an upstream's stderr in the server's log.
@@ -20,132 +17,57 @@ const (
 // stdin closed and SIGTERM, before SIGKILL.
 const killGrace = 2 * time.Second
 
-// process is a running upstream command.
-type process struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	exited chan struct{}
-	once   sync.Once
-}
-
-// startProcess starts c.Command in its own process group with stdin and
-// stdout as pipes and stderr copied to c.Logger. wg counts the goroutines
-// it leaves running.
-func startProcess(c Config, wg *sync.WaitGroup) (*process, error) {
-	cmd := exec.Command(c.Command[0], c.Command[1:]...)
-	cmd.Env = environ(c)
-	cmd.Dir = c.Dir
-	setProcAttr(cmd)
-	inR, inW, err := os.Pipe()
+// startProcess starts c.Command under internal/child's supervision: its
+// own process group (stopped with it), the clean environment of
+// [environ], stdin and stdout as pipes and stderr logged. wg counts the
+// goroutine that waits for it.
+func startProcess(c Config, wg *sync.WaitGroup) (*child.Process, error) {
+	log := &stderrLog{c: c}
+	p, err := child.Start(child.Config{
+		Command:    c.Command,
+		Dir:        c.Dir,
+		Env:        environ(c),
+		StderrLine: log.line,
+		MaxLine:    maxStderrLine,
+		Grace:      killGrace,
+	})
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
-	// The child holds its ends now; the parent keeps only its own.
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	go func() {
-		defer wg.Done()
-		defer errR.Close()
-		logStderr(c, errR)
+		<-p.Done()
+		log.end()
 	}()
 	return p, nil
 }
 
-// stop ends the process: stdin closed and SIGTERM to its group, then
-// SIGKILL after killGrace. It returns once the process exited.
-func (p *process) stop() {
-	p.once.Do(func() {
-		_ = p.stdin.Close()
-		signalGroup(p.cmd, false)
-		select {
-		case <-p.exited:
-		case <-time.After(killGrace):
-			signalGroup(p.cmd, true)
-			<-p.exited
-		}
-		// Whatever of the group still runs holds no pipe of ours.
-		signalGroup(p.cmd, true)
-		_ = p.stdout.Close()
-	})
+// stderrLog copies an upstream's stderr to the log line by line, the rate
+// limited. Its methods are called from one goroutine at a time.
+type stderrLog struct {
+	c               Config
+	window          time.Time
+	logged, dropped int
 }
 
-// logStderr copies r to the log line by line, each line bounded and the
-// rate limited.
-func logStderr(c Config, r io.Reader) {
-	br := bufio.NewReaderSize(r, maxStderrLine)
-	window := time.Now()
-	logged, dropped := 0, 0
-	for {
-		line, err := readBoundedLine(br)
-		if len(line) > 0 {
-			if now := time.Now(); now.Sub(window) >= time.Second {
-				if dropped > 0 {
-					c.Logger.Warn("upstream stderr lines dropped", "upstream", c.Name, "lines", dropped)
-				}
-				window, logged, dropped = now, 0, 0
-			}
-			if logged < stderrPerSecond {
-				c.Logger.Info("upstream stderr", "upstream", c.Name, "line", Sanitize(line, maxStderrLine))
-				logged++
-			} else {
-				dropped++
-			}
-		}
-		if err != nil {
-			if dropped > 0 {
-				c.Logger.Warn("upstream stderr lines dropped", "upstream", c.Name, "lines", dropped)
-			}
-			return
-		}
+func (l *stderrLog) line(line string) {
+	if now := time.Now(); now.Sub(l.window) >= time.Second {
+		l.end()
+		l.window, l.logged = now, 0
+	}
+	if l.logged < stderrPerSecond {
+		l.c.Logger.Info("upstream stderr", "upstream", l.c.Name, "line", Sanitize(line, maxStderrLine))
+		l.logged++
+	} else {
+		l.dropped++
 	}
 }
 
-// readBoundedLine reads one line, keeping at most maxStderrLine bytes of
-// it and discarding the rest.
-func readBoundedLine(br *bufio.Reader) (string, error) {
-	var keep []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(keep) < maxStderrLine {
-			keep = append(keep, chunk[:min(len(chunk), maxStderrLine-len(keep))]...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		for len(keep) > 0 && (keep[len(keep)-1] == '\n' || keep[len(keep)-1] == '\r') {
-			keep = keep[:len(keep)-1]
-		}
-		return string(keep), err
+// end reports the lines dropped since the last report.
+func (l *stderrLog) end() {
+	if l.dropped > 0 {
+		l.c.Logger.Warn("upstream stderr lines dropped", "upstream", l.c.Name, "lines", l.dropped)
+		l.dropped = 0
 	}
 }

@@ -838,10 +838,10 @@ func (u *Upstream) dial(ctx context.Context) (*session, error) {
 		if err != nil {
 			return nil, newError(u.cfg.Name, Unreachable, err, "cannot start the upstream command %s: %s", u.cfg.Command[0], innermost(err))
 		}
-		guard := newLineGuard(p.stdout, u.cfg.MaxMessageBytes, "", u.droppedAnswer)
+		guard := newLineGuard(p.Stdout, u.cfg.MaxMessageBytes, "", u.droppedAnswer)
 		// The guard bounds every line; the SDK's own bound is a backstop
 		// above it.
-		t, stop = &mcp.IOTransport{Reader: readCloser{guard, p.stdout}, Writer: p.stdin, MaxLineLength: u.cfg.MaxMessageBytes + 64<<10}, p.stop
+		t, stop = &mcp.IOTransport{Reader: readCloser{guard, p.Stdout}, Writer: p.Stdin, MaxLineLength: u.cfg.MaxMessageBytes + 64<<10}, p.Stop
 	default:
 		t = &mcp.StreamableClientTransport{
 			Endpoint: u.cfg.URL,

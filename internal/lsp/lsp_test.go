@@ -167,21 +167,17 @@ func TestCloseKillsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	var child string
-	for child == "" {
-		s.stderr.mu.Lock()
-		if f := strings.Fields(string(s.stderr.buf)); len(f) == 2 {
+	testenv.Eventually(t, 10*time.Second, "the server's child's pid on its stderr", func() bool {
+		if f := strings.Fields(s.proc.Tail()); len(f) == 2 {
 			child = f[1]
 		}
-		s.stderr.mu.Unlock()
-		if child == "" {
-			<-time.After(10 * time.Millisecond)
-		}
-	}
+		return child != ""
+	})
 	if _, err := strconv.Atoi(child); err != nil {
 		t.Fatal(child)
 	}
 	s.Close()
-	testenv.WaitGone(t, []string{strconv.Itoa(s.cmd.Process.Pid), child})
+	testenv.WaitGone(t, []string{strconv.Itoa(s.proc.Pid()), child})
 }
 
 // TestPoolBackoff: a server that dies is started again only after its

@@ -22,13 +22,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/manglecp/manglecp/internal/child"
 )
 
 // Defaults of a [Spec].
@@ -95,7 +95,7 @@ func (s *Spec) defaults() {
 type Server struct {
 	spec Spec
 	root string // absolute
-	cmd  *exec.Cmd
+	proc *child.Process
 	conn *Conn
 
 	started time.Time
@@ -109,12 +109,9 @@ type Server struct {
 	applied     []WorkspaceEdit
 	firsts      map[string]bool
 	killedFor   string // why the client killed it ("memory")
-	stderr      tail
 
 	ready0   chan struct{} // closed when the server has loaded the workspace
 	readyOne sync.Once
-	exited   chan struct{} // closed when the process has been waited for
-	waitErr  error
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -137,36 +134,20 @@ func Start(ctx context.Context, spec Spec, root string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{spec: spec, root: abs, diags: map[string]published{}, diagChanged: make(chan struct{}),
-		exited: make(chan struct{}), stop: make(chan struct{}), ready0: make(chan struct{})}
+		stop: make(chan struct{}), ready0: make(chan struct{})}
 	if spec.ReadyMessage == "" {
 		s.markReady()
 	}
-	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
-	cmd.Dir = abs
-	cmd.Env = append(os.Environ(), spec.Env...)
-	cmd.SysProcAttr = procAttr()
-	cmd.Stderr = &s.stderr
-	cmd.WaitDelay = 2 * time.Second // a child holding stderr open cannot hang Wait
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	s.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	// Its own process group, killed should this process die; Close kills
+	// the group (internal/child).
+	proc, err := child.Start(child.Config{Command: spec.Command, Dir: abs, Env: append(os.Environ(), spec.Env...)})
+	if err != nil {
 		return nil, fmt.Errorf("lsp: start %s: %w", spec.Name, err)
 	}
-	s.cmd = cmd
-	s.conn = NewConn(stdout, stdin, s.onRequest, s.onNotify)
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
+	s.proc = proc
+	s.conn = NewConn(proc.Stdout, proc.Stdin, s.onRequest, s.onNotify)
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.watchMemory()
@@ -175,7 +156,7 @@ func Start(ctx context.Context, spec Spec, root string) (*Server, error) {
 	defer cancel()
 	if err := s.initialize(sctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("lsp: initialize %s: %w%s", spec.Name, err, s.stderr.suffix())
+		return nil, fmt.Errorf("lsp: initialize %s: %w%s", spec.Name, err, s.stderrSuffix())
 	}
 	s.ready = time.Since(s.started)
 	return s, nil
@@ -311,12 +292,12 @@ func (s *Server) Age() time.Duration { return time.Since(s.started) }
 func (s *Server) StartTime() time.Duration { return s.ready }
 
 // Done is closed when the server's process has exited.
-func (s *Server) Done() <-chan struct{} { return s.exited }
+func (s *Server) Done() <-chan struct{} { return s.proc.Done() }
 
 // Exited reports whether the process has exited, and why.
 func (s *Server) Exited() (bool, string) {
 	select {
-	case <-s.exited:
+	case <-s.proc.Done():
 	default:
 		return false, ""
 	}
@@ -325,10 +306,10 @@ func (s *Server) Exited() (bool, string) {
 	s.mu.Unlock()
 	if why == "" {
 		why = "exited"
-		if s.waitErr != nil {
-			why = s.waitErr.Error()
+		if err := s.proc.Err(); err != nil {
+			why = err.Error()
 		}
-		why += s.stderr.suffix()
+		why += s.stderrSuffix()
 	}
 	return true, why
 }
@@ -358,7 +339,7 @@ func (s *Server) Notify(method string, params any) error {
 // RSS is the resident memory of the server's process and its children,
 // in bytes (0 where it cannot be read).
 func (s *Server) RSS() int64 {
-	return treeRSS(s.cmd.Process.Pid)
+	return s.proc.TreeRSS()
 }
 
 func (s *Server) watchMemory() {
@@ -366,7 +347,7 @@ func (s *Server) watchMemory() {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.exited:
+		case <-s.proc.Done():
 			return
 		case <-s.stop:
 			return
@@ -375,7 +356,7 @@ func (s *Server) watchMemory() {
 				s.mu.Lock()
 				s.killedFor = fmt.Sprintf("was stopped: its memory (%d MiB) exceeded the limit of %d MiB", rss>>20, s.spec.MaxMemory>>20)
 				s.mu.Unlock()
-				killGroup(s.cmd.Process.Pid)
+				s.proc.Kill()
 				return
 			}
 		}
@@ -388,7 +369,7 @@ func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		close(s.stop)
 		select {
-		case <-s.exited:
+		case <-s.proc.Done():
 		default:
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if s.conn.Call(ctx, "shutdown", nil, nil) == nil {
@@ -396,13 +377,13 @@ func (s *Server) Close() error {
 			}
 			cancel()
 			select {
-			case <-s.exited:
+			case <-s.proc.Done():
 			case <-time.After(time.Second):
 			}
 		}
 		// The group may hold children of the server even after it exited.
-		killGroup(s.cmd.Process.Pid)
-		<-s.exited
+		s.proc.Kill()
+		s.proc.Stop()
 		s.conn.Close()
 		s.wg.Wait()
 	})
@@ -549,7 +530,7 @@ func (s *Server) WaitDiagnostics(ctx context.Context, mark DiagnosticsMark, uris
 		case <-ch:
 		case <-ctx.Done():
 			return false
-		case <-s.exited:
+		case <-s.proc.Done():
 			return false
 		}
 	}
@@ -569,35 +550,15 @@ func (s *Server) Diagnostics() map[string][]Diagnostic {
 	return out
 }
 
-// tail keeps the last bytes of the server's standard error, for messages.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailBytes = 2048
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailBytes {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-tailBytes:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) suffix() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.buf) == 0 {
+// stderrSuffix quotes the end of the server's standard error for a
+// message, or is empty.
+func (s *Server) stderrSuffix() string {
+	b := s.proc.Tail()
+	if b == "" {
 		return ""
 	}
-	b := t.buf
 	if len(b) > 300 {
 		b = b[len(b)-300:]
 	}
 	return fmt.Sprintf(" (stderr: %q)", b)
 }
-
-var _ io.Writer = (*tail)(nil)

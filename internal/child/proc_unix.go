@@ -1,6 +1,6 @@
 //go:build unix
 
-package upstream
+package child
 
 import (
 	"os/exec"
@@ -8,7 +8,8 @@ import (
 )
 
 // setProcAttr puts the command in its own process group, so stopping it
-// also stops what it started (npx starts node).
+// also stops what it started (npx starts node, a language server its
+// workers).
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setDeathSignal(cmd.SysProcAttr)

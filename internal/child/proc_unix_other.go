@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package upstream
+package child
 
 import "syscall"
 
