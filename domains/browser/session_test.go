@@ -167,8 +167,13 @@ func TestLiveSessionLoginJob(t *testing.T) {
 
 	// Idle past the timeout: the session is gone, recoverably.
 	// (chrome's idle timer runs on the wall clock: there is no clock to
-	// advance, so the test waits the timeout out.)
-	time.Sleep(idle + time.Second)
+	// advance, so the test waits until the session is no longer open,
+	// which evaluating shows without touching it: its tools are no longer
+	// offered.)
+	testenv.Eventually(t, idle+10*time.Second, "the idle session ended", func() bool {
+		resp, err := ada.Evaluate(ctx, st.Request(protocol.Intent{Name: "automate"}, protocol.NewFact("automation_goal", "sign in and read the revenue")))
+		return err == nil && find(resp, "click_element") == nil
+	})
 	_, err = ada.Invoke(ctx, &protocol.InvokeRequest{MacroID: idleClick.MacroID, Args: map[string]any{"element_id": "Sign in"}}, client.WithConfirmation(sessionKey, time.Minute))
 	if !errors.As(err, &pe) || pe.Code != browser.CodeBrowserSessionGone || !pe.Recoverable || !strings.Contains(pe.Message, "open the page again") {
 		t.Errorf("idle session: %v", err)

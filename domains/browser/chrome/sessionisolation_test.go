@@ -370,9 +370,20 @@ func TestIsolatedSessionSchemes(t *testing.T) {
 // stallApp serves pages whose scripts never end: on a click, a moment
 // after a click (a timer), at load, and a loop that a timer starts again
 // every 10 ms.
-func stallApp(t *testing.T) *httptest.Server {
+//
+// /spinning answers the button "spinsaid", whose script asks for it
+// (synchronously) before it loops: spinning receives a value once the
+// endless script runs.
+func stallApp(t *testing.T) (*httptest.Server, <-chan struct{}) {
 	t.Helper()
 	mux := http.NewServeMux()
+	spinning := make(chan struct{}, 1)
+	mux.HandleFunc("/spinning", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case spinning <- struct{}{}:
+		default:
+		}
+	})
 	page := func(path, body string) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
@@ -385,11 +396,12 @@ func stallApp(t *testing.T) *httptest.Server {
 <button id="every" onclick="setInterval(() => { while (true) {} }, 10)">Every</button>
 <button id="ok" onclick="document.title = 'clicked'">OK</button>
 <button id="confirmloop" onclick="if (confirm('Spin?')) while (true) {}">Confirm</button>
-<button id="alerts" onclick="for (let i = 0; ; i++) alert('alert ' + i)">Alerts</button>`)
+<button id="alerts" onclick="for (let i = 0; ; i++) alert('alert ' + i)">Alerts</button>
+<button id="spinsaid" onclick="const x = new XMLHttpRequest(); x.open('GET', '/spinning', false); x.send(); while (true) {}">Spin and say so</button>`)
 	page("/hang", `<title>hang</title><script>while (true) {}</script>`)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	return ts
+	return ts, spinning
 }
 
 // TestIsolatedSessionEndlessScripts: a page of a session whose script
@@ -403,7 +415,7 @@ func stallApp(t *testing.T) *httptest.Server {
 // target, browser context or goroutine is left.
 func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	path := needChromium(t)
-	ts := stallApp(t)
+	ts, spinning := stallApp(t)
 	goroutines0 := runtime.NumGoroutine()
 	limit := testenv.Budget(8 * time.Second) // the call's limit stretched on a loaded machine: the test is that the call stops, not when
 	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxLoadTime: limit}))
@@ -549,10 +561,14 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	}
 	clicked := make(chan error, 1)
 	go func() {
-		_, err := click("spin")(o.Session)
+		_, err := click("spinsaid")(o.Session)
 		clicked <- err
 	}()
-	time.Sleep(time.Second) // the click runs the script
+	select { // the click runs the script
+	case <-spinning:
+	case err := <-clicked:
+		t.Fatalf("the click returned before its script ran: %v", err)
+	}
 	start = time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)

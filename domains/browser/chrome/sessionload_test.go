@@ -271,7 +271,7 @@ func TestLoadManySessions(t *testing.T) {
 // wait (stretched by testenv.Budget) passed, and returns the last one:
 // processes and targets of ended contexts take a moment to go.
 func AwaitCensus(b *Browser, want Census, wait time.Duration) (Census, error) {
-	deadline := time.Now().Add(testenv.Budget(wait))
+	w := testenv.NewWait(wait)
 	for {
 		c, err := TakeCensus(b)
 		if err != nil {
@@ -279,11 +279,35 @@ func AwaitCensus(b *Browser, want Census, wait time.Duration) (Census, error) {
 		}
 		at := func(have, want int) bool { return want == 0 || have <= want }
 		if (want != Census{} && at(c.Pages, want.Pages) && at(c.Targets, want.Targets) && at(c.Contexts, want.Contexts) && at(c.Processes, want.Processes)) ||
-			time.Now().After(deadline) {
+			!w.Next() {
 			return c, nil
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// settledCensus takes the census until its summed RSS changes by at most
+// slack between two looks at least 250 ms apart, or testenv.Budget(wait)
+// passed, and returns the last one.
+func settledCensus(b *Browser, slack int64, wait time.Duration) (Census, error) {
+	prev, err := TakeCensus(b)
+	if err != nil {
+		return prev, err
+	}
+	w, at := testenv.NewWait(wait), time.Now()
+	for w.Next() {
+		if time.Since(at) < 250*time.Millisecond {
+			continue
+		}
+		c, err := TakeCensus(b)
+		if err != nil {
+			return c, err
+		}
+		if d := c.RSS - prev.RSS; d <= slack && d >= -slack {
+			return c, nil
+		}
+		prev, at = c, time.Now()
+	}
+	return TakeCensus(b)
 }
 
 // waitGoroutines waits up to testenv.Budget(wait) for the goroutines to
@@ -341,9 +365,9 @@ func BenchmarkOpenSession(bm *testing.B) {
 			bm.Fatal(err)
 		}
 	}
-	// Let the renderers finish their start-up work before measuring.
-	time.Sleep(2 * time.Second)
-	c1, err := TakeCensus(b)
+	// Let the renderers finish their start-up work before measuring: the
+	// summed RSS settles (two looks 250 ms apart within 1 MiB per session).
+	c1, err := settledCensus(b, idle<<20, 20*time.Second)
 	if err != nil {
 		bm.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package chrome
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -13,8 +14,17 @@ import (
 // with the fewest pages running, and a full queue makes room for an
 // identity with fewer waiters; alone, an identity uses every slot in
 // arrival order.
+//
+// It runs in a synctest bubble: synctest.Wait returns once the waiters
+// started are queued (blocked on their slot), with no sleeps.
 func TestFairSlots(t *testing.T) {
-	ctx := context.Background()
+	synctest.Test(t, testFairSlots)
+}
+
+func testFairSlots(t *testing.T) {
+	// The waiters left at the end leave with ctx.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	const wait = time.Hour // never reached: every wait below ends by a release
 	f := newFairSlots(2, 4)
 	for range 2 {
@@ -40,16 +50,18 @@ func TestFairSlots(t *testing.T) {
 	}
 	for i := range 4 {
 		waitFor("a")
-		for f.waiting() != i+1 {
-			time.Sleep(time.Millisecond) // the goroutine queues
+		synctest.Wait() // the goroutine queues
+		if n := f.waiting(); n != i+1 {
+			t.Fatalf("%d waiting, want %d", n, i+1)
 		}
 	}
 	waitFor("b")
 	if r := <-got; r != "a refused" {
 		t.Fatalf("with the queue full of a's pages, b's arrival: %q, want a's newest refused", r)
 	}
-	for f.waiting() != 4 {
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if n := f.waiting(); n != 4 {
+		t.Fatalf("%d waiting after b queued, want 4", n)
 	}
 	// One of a's pages ends: the slot goes to b, who has none running,
 	// though three of a's waited longer.
@@ -72,8 +84,9 @@ func TestFairSlots(t *testing.T) {
 	for range 2 {
 		go func() { why, _ := g.take(ctx, "a", wait); res <- why }()
 	}
-	for g.waiting() != 2 {
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if n := g.waiting(); n != 2 {
+		t.Fatalf("%d waiting, want 2", n)
 	}
 	// a has 2 waiters, c none: one of a's is refused for c.
 	go func() { why, _ := g.take(ctx, "c", wait); res <- why }()
