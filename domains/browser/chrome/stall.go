@@ -102,7 +102,8 @@ var unansweredNote = fmt.Sprintf("the page did not answer within %s", inspectMax
 // that its page answers again: when the inspection had got no answer
 // (obs.Incomplete ends with unansweredNote), it inspects the page again
 // and, when that works, drops the note; then it reads the page into
-// obs.Page. Each step is bounded by inspectMax and by end.
+// obs.Page, with its cross-site frames like the read after any call
+// ([Browser.readLive]). Each step is bounded by inspectMax and by end.
 func (b *Browser) readAnswering(op context.Context, lt *liveTab, obs *Observation, end time.Time) {
 	step := func(fn func(ctx context.Context) error) error {
 		wait := min(time.Until(end), inspectMax)
@@ -121,7 +122,7 @@ func (b *Browser) readAnswering(op context.Context, lt *liveTab, obs *Observatio
 		obs.Incomplete = strings.TrimSuffix(strings.TrimSuffix(obs.Incomplete, unansweredNote), "; ")
 	}
 	if err := step(func(ctx context.Context) error {
-		p, err := readAXPage(ctx, DefaultMaxPageElements)
+		p, err := b.readPageOf(ctx, lt, DefaultMaxPageElements) // with its cross-site frames, as readLive
 		if err == nil {
 			obs.Page, lt.refs = p, p.refs
 		}
