@@ -13,6 +13,7 @@ import (
 
 	"github.com/manglecp/manglecp/internal/macros"
 	"github.com/manglecp/manglecp/internal/plural"
+	"github.com/manglecp/manglecp/internal/schema"
 	"github.com/manglecp/manglecp/internal/schemaerr"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -68,8 +69,16 @@ func (s *Server) invoke(ctx context.Context, env *protocol.Envelope) (*protocol.
 			WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
 	}
 	// A schema that does not compile is the rules' defect, not the
-	// client's: internal_error (masked, logged with the request id).
+	// client's: internal_error (masked, logged with the request id). One
+	// that compiles but is refused (over the schema size or cost limit of
+	// internal/schema) grew from the facts of its evaluation, since the
+	// rules' own schemas are checked at start-up: an enum of a client's
+	// facts holding 300 KiB. That is the client's to change, a 4xx.
 	if _, err := def.Validator(); err != nil {
+		if errors.Is(err, schema.ErrRefused) {
+			return nil, protocol.Errorf(protocol.CodeDerivationLimitExceeded, "the input schema of %s, built from the facts of its evaluation, is refused: %s; evaluate again with fewer or shorter facts", def.Tool.Name, err).
+				WithDetails(&protocol.ErrorDetails{MacroID: def.ID})
+		}
 		return nil, fmt.Errorf("the input schema of tool %s (macro-tool %s) does not compile, a defect of the rules: %w", def.Tool.Name, def.ID, err)
 	}
 	if errs := s.validateArgs(def, req.Args); len(errs) > 0 {
