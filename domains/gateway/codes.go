@@ -21,6 +21,10 @@ const (
 	CodeInvalidArguments protocol.Code = "x-upstream_invalid_arguments"
 	CodeBusy             protocol.Code = "x-upstream_busy"
 	CodeAnswerTooLarge   protocol.Code = "x-upstream_answer_too_large"
+	// Codes of the composed tools (a replace previewed, then applied).
+	CodeEditUnknown    protocol.Code = "x-upstream_edit_unknown"
+	CodeFileChanged    protocol.Code = "x-upstream_file_changed"
+	CodeEditIncomplete protocol.Code = "x-upstream_edit_incomplete"
 )
 
 // Codes returns the gateway's error codes as it registers them.
@@ -40,6 +44,12 @@ func Codes() []protocol.CodeInfo {
 			Description: "The upstream serves as many identities as the server allows, each with a session of its own; retry after retry_after_ms; data: upstream"},
 		{Code: CodeAnswerTooLarge, HTTPStatus: http.StatusBadGateway, Recoverable: true,
 			Description: "The upstream's answer was over the gateway's bound for one message and was discarded (the upstream session goes on); ask for less; data: upstream"},
+		{Code: CodeEditUnknown, HTTPStatus: http.StatusGone, Recoverable: true,
+			Description: "No previewed edit with this diff is held for the caller (applied already, expired, or never previewed); nothing was written; preview it again"},
+		{Code: CodeFileChanged, HTTPStatus: http.StatusConflict, Recoverable: true,
+			Description: "A file of a previewed edit changed upstream since the preview; nothing was written; preview it again; data: path"},
+		{Code: CodeEditIncomplete, HTTPStatus: http.StatusBadGateway, Recoverable: true,
+			Description: "A previewed edit did not apply upstream (a file's edit failed or did not read back as previewed); the files already written were put back; data: upstream, failed, restored, not_restored (the files that could not be)"},
 	}
 }
 

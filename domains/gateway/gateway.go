@@ -77,10 +77,12 @@ type Gateway struct {
 	cfg       Config
 	upstreams []*upstream.Upstream
 
-	cat     sync.RWMutex                 // guards entries, packs, rules
-	entries map[string]map[string]*entry // upstream -> tool -> entry
-	packs   map[string]string            // upstream -> embedded pack
+	cat     sync.RWMutex                    // guards entries, macros, packs, rules
+	entries map[string]map[string]*entry    // upstream -> tool -> entry
+	macros  map[string]map[string]*composed // upstream -> composed tool -> how
+	packs   map[string]string               // upstream -> embedded pack
 	rules   fstest.MapFS
+	plans   plans // previewed edits of the composed replace
 
 	mu      sync.Mutex
 	report  manglecp.HealthReport
@@ -235,6 +237,7 @@ func hasPack(name string) bool {
 func (g *Gateway) buildRules() error {
 	files := fstest.MapFS{}
 	allEntries := map[string]map[string]*entry{}
+	allMacros := map[string]map[string]*composed{}
 	allPacks := map[string]string{}
 	if err := copyMG(files, embedded, "rules", "", ""); err != nil {
 		return err
@@ -260,8 +263,12 @@ func (g *Gateway) buildRules() error {
 		for _, s := range skipped {
 			g.cfg.Logger.Warn("upstream tool left out", "upstream", u.Name(), "tool", s)
 		}
-		allEntries[u.Name()] = entries
-		files["domain/upstream_"+u.Name()+".mg"] = &fstest.MapFile{Data: []byte(facts), Mode: 0o444}
+		macros, macroFacts, skippedMacros := compose(u.Name(), entries)
+		for _, s := range skippedMacros {
+			g.cfg.Logger.Warn("composed tool left out", "upstream", u.Name(), "reason", s)
+		}
+		allEntries[u.Name()], allMacros[u.Name()] = entries, macros
+		files["domain/upstream_"+u.Name()+".mg"] = &fstest.MapFile{Data: []byte(facts + macroFacts), Mode: 0o444}
 		if pack != "" && !packs[pack] {
 			packs[pack] = true
 			if err := copyMG(files, embedded, "packs/"+pack, "pack_"+pack+"_", ""); err != nil {
@@ -275,7 +282,7 @@ func (g *Gateway) buildRules() error {
 		}
 	}
 	g.cat.Lock()
-	g.rules, g.entries, g.packs = files, allEntries, allPacks
+	g.rules, g.entries, g.macros, g.packs = files, allEntries, allMacros, allPacks
 	g.cat.Unlock()
 	return nil
 }
@@ -345,6 +352,9 @@ func (g *Gateway) paramSchemas(up string) func(tool string) map[string]map[strin
 		g.cat.RLock()
 		defer g.cat.RUnlock()
 		e := g.entries[up][tool]
+		if c := g.macros[up][tool]; c != nil && c.kind == kindMove {
+			e = c.roles[roleMove.tool] // move takes move_file's source and destination
+		}
 		if e == nil || len(e.more) == 0 {
 			return nil
 		}
@@ -463,8 +473,15 @@ func (g *Gateway) action(u *upstream.Upstream) manglecp.Action {
 	return func(ctx context.Context, call *manglecp.Call) (*manglecp.Outcome, error) {
 		g.cat.RLock()
 		e := g.entries[u.Name()][call.Tool]
+		c := g.macros[u.Name()][call.Tool]
 		known := readers[g.packs[u.Name()]]
 		g.cat.RUnlock()
+		if c != nil {
+			if !manglecp.CallerPermitted(ctx, Permission(u.Name())) {
+				return nil, protocol.Errorf(protocol.CodeAuthInsufficient, "this identity does not hold the permission %s", Permission(u.Name()))
+			}
+			return g.runComposed(ctx, u, c, call)
+		}
 		if e == nil {
 			return nil, fail(CodeToolFailed, "the upstream did not list this tool at start", nil, "upstream %s has no tool %s", u.Name(), quote(call.Tool))
 		}

@@ -73,7 +73,7 @@ func TestFilesystemPack(t *testing.T) {
 		if _, ok := got["fs_read_file"]; ok {
 			t.Errorf("%s offers the deprecated read_file", intent)
 		}
-		if len(got) > 5 {
+		if len(got) > 10 {
 			t.Errorf("%s offers %d tools", intent, len(got))
 		}
 	}

@@ -36,3 +36,9 @@ prohibited(T, R) :- upstream_tool(U, T, _), !upstream_permitted(U), R = fn:strin
 Decl pack_confirms(Tool)
   descr [doc("Policy of a pack: the tool needs the user's confirmation, whatever the upstream's annotations say.")].
 requires_confirmation(T) :- pack_confirms(T).
+
+# A composed tool (rules/domain/composed.mg) is held to the rules of every
+# upstream tool it calls: it needs the user's confirmation when one of
+# them does, and is denied whom one of them is denied.
+requires_confirmation(T) :- macro_uses(T, P), requires_confirmation(P).
+prohibited(T, R) :- macro_uses(T, P), prohibited(P, R).
