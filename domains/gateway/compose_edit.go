@@ -84,14 +84,28 @@ func applySpans(s string, spans []span, a, b int) string {
 
 func lineStart(s string, i int) int { return strings.LastIndexByte(s[:i], '\n') + 1 }
 
+// lineEnd is the end of the line holding offset i, before its "\n" or
+// "\r\n" (the filesystem server reads "\r\n" as "\n" in a file and an
+// edit alike, so an edit never ends between the two).
 func lineEnd(s string, i int) int {
-	if i >= len(s) {
+	j := strings.IndexByte(s[i:], '\n')
+	if j < 0 {
 		return len(s)
 	}
-	if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
-		return i + j
+	end := i + j
+	if end > i && s[end-1] == '\r' {
+		end--
 	}
-	return len(s)
+	return end
+}
+
+// nextLineEnd is the end of the line after the one ending at i.
+func nextLineEnd(s string, i int) int {
+	j := strings.IndexByte(s[i:], '\n')
+	if j < 0 {
+		return len(s)
+	}
+	return lineEnd(s, i+j+1)
 }
 
 // editsFor returns the edits of edit_file that turn before into before
@@ -108,7 +122,7 @@ func editsFor(before string, spans []span) []fileEdit {
 	var hunks [][2]int
 	for _, sp := range spans {
 		a, b := lineStart(before, sp.from), lineEnd(before, sp.to)
-		if n := len(hunks); n > 0 && a <= hunks[n-1][1]+1 {
+		if n := len(hunks); n > 0 && a <= hunks[n-1][1]+2 {
 			hunks[n-1][1] = max(hunks[n-1][1], b)
 			continue
 		}
@@ -126,20 +140,17 @@ func editsFor(before string, spans []span) []fileEdit {
 			if strings.Index(head+before[a:], before[a:b]) == len(head) {
 				break
 			}
-			grew := false
-			if a > done {
+			// Grow by the line above (up to the last edit), else below.
+			switch {
+			case a > done:
 				a = max(lineStart(before, a-1), done)
-				grew = true
-			}
-			if b < len(before) {
-				b = lineEnd(before, b+1)
-				for i+1 < len(hunks) && hunks[i+1][0] <= b+1 {
+			case b < len(before):
+				b = nextLineEnd(before, b)
+				for i+1 < len(hunks) && hunks[i+1][0] <= b+2 {
 					b = max(b, hunks[i+1][1])
 					i++
 				}
-				grew = true
-			}
-			if !grew {
+			default:
 				return whole
 			}
 		}

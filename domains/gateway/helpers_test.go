@@ -135,7 +135,13 @@ func (f *fixture) eval(intent string, facts ...protocol.Fact) map[string]protoco
 // the error.
 func (f *fixture) call(intent, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
 	f.t.Helper()
-	tools := f.eval(intent)
+	return f.callFacts(intent, nil, tool, args, confirm)
+}
+
+// callFacts is call with the intent evaluated on facts.
+func (f *fixture) callFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
+	f.t.Helper()
+	tools := f.eval(intent, facts...)
 	m, ok := tools[tool]
 	if !ok {
 		f.t.Fatalf("%s does not offer %s (offers %v)", intent, tool, keys(tools))
@@ -176,7 +182,23 @@ func (f *fixture) ok(intent, tool string, args map[string]any, confirm bool) *pr
 
 func (f *fixture) fails(intent, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
 	f.t.Helper()
-	_, err := f.call(intent, tool, args, confirm)
+	return f.failsFacts(intent, nil, tool, args, confirm, code)
+}
+
+// okFacts is ok with the intent evaluated on facts.
+func (f *fixture) okFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) *protocol.InvokeResponse {
+	f.t.Helper()
+	resp, err := f.callFacts(intent, facts, tool, args, confirm)
+	if err != nil {
+		f.t.Fatalf("%s: %v (details %+v)", tool, err, err.Payload.Details)
+	}
+	return resp
+}
+
+// failsFacts is fails with the intent evaluated on facts.
+func (f *fixture) failsFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
+	f.t.Helper()
+	_, err := f.callFacts(intent, facts, tool, args, confirm)
 	if err == nil {
 		f.t.Fatalf("%s %v succeeded, want %s", tool, args, code)
 	}
