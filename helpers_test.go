@@ -19,6 +19,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
@@ -50,7 +51,7 @@ func newHarness(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)) *
 	}
 	if d == nil {
 		// No browser: goldens must not depend on whether Chromium is installed.
-		bd := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+		bd := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 		d = &bd
 	}
 	srv, err := manglecp.NewServer(*d, opts)

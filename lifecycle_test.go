@@ -10,6 +10,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -27,7 +28,7 @@ func manifestStatus(t *testing.T, s *manglecp.Server) protocol.Status {
 // TestDrainIsFinalUnderRace: SetDegraded racing Drain never turns a
 // draining server's status or manifest back to ready or degraded.
 func TestDrainIsFinalUnderRace(t *testing.T) {
-	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	for round := 0; round < 20; round++ {
 		s, err := manglecp.NewServer(d, &manglecp.Options{ConfirmationKey: []byte("k")})
 		if err != nil {
@@ -72,7 +73,7 @@ func TestDrainIsFinalUnderRace(t *testing.T) {
 // server whose rules do not load is stopped; a server drained while
 // booting stays draining.
 func TestLoad(t *testing.T) {
-	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	opts := &manglecp.Options{ConfirmationKey: []byte("k")}
 	s := manglecp.New(d, opts)
 	if s.Status() != protocol.StatusBooting || manifestStatus(t, s) != protocol.StatusBooting {
@@ -118,7 +119,7 @@ func TestLoad(t *testing.T) {
 // TestBootingAuthRequired: whether auth is required is known while
 // booting, OAuth included.
 func TestBootingAuthRequired(t *testing.T) {
-	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	for _, tc := range []struct {
 		name string
 		opts *manglecp.Options
@@ -141,7 +142,7 @@ func TestBootingAuthRequired(t *testing.T) {
 // TestSessionOpenedBeforeLoad: a session served by a booting server gets
 // the booting manifest, then the ready one when Load is done.
 func TestSessionOpenedBeforeLoad(t *testing.T) {
-	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	s := manglecp.New(d, &manglecp.Options{ConfirmationKey: []byte("k")})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/serve"
 	"github.com/manglecp/manglecp/transport"
@@ -46,7 +47,7 @@ func booting(t *testing.T, opts *serve.Options) (addr string, load func(), loade
 	}
 	srvc := make(chan *manglecp.Server, 1)
 	o.Loaded = func(s *manglecp.Server) { srvc <- s }
-	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), BrowserPath: "none"})
+	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	gate := make(chan struct{})
 	d.Rules = gateFS{FS: d.Rules, open: gate}
 	ctx, cancel := context.WithCancel(context.Background())

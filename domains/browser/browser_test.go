@@ -247,7 +247,7 @@ func TestBrowserPolicy(t *testing.T) {
 	}
 	// A page on another allowed host: clicking needs confirmation; a
 	// payment form: no click at all.
-	e2 := newEnv(t, browser.Config{AllowedHosts: []string{"127.0.0.1", "shop.test"}})
+	e2 := newEnv(t, browser.Config{Config: chrome.Config{AllowedHosts: []string{"127.0.0.1", "shop.test"}}})
 	defer e2.srv.Close()
 	base := []protocol.Fact{protocol.NewFact("current_url", "http://shop.test/cart"), protocol.NewFact("automation_goal", "buy"),
 		protocol.NewFact("interactive_element", "buy", "button", "Buy")}
@@ -264,7 +264,7 @@ func TestBrowserPolicy(t *testing.T) {
 // TestNoBrowser: without Chromium the server starts, the manifest says why
 // the browser tools are absent, they are not offered, and the rest works.
 func TestNoBrowser(t *testing.T) {
-	e := newEnv(t, browser.Config{BrowserPath: "/nonexistent/chromium"})
+	e := newEnv(t, browser.Config{Config: chrome.Config{Path: "/nonexistent/chromium"}})
 	defer e.srv.Close()
 	x, _ := e.sess.Manifest().Extensions["x-browser"].(map[string]any)
 	if x["available"] != false || !strings.Contains(x["reason"].(string), "browser_path") {

@@ -22,10 +22,8 @@ package browser
 import (
 	"embed"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser/chrome"
@@ -110,7 +108,7 @@ var rules embed.FS
 // ID is the domain id advertised in the manifest.
 const ID = "browser_diagnostics"
 
-// Config configures the domain's actions.
+// Config configures the domain: its report directory and its browser.
 type Config struct {
 	// ReportDir is where write_diagnosis_report writes its reports. It
 	// must be a directory (not a symlink) owned by the server's user.
@@ -118,39 +116,14 @@ type Config struct {
 	// (e.g. ~/.cache/manglecp/reports). Created on first write; [Domain]
 	// logs a warning naming it when it could not be written.
 	ReportDir string
-	// BrowserPath is the Chromium binary (a path or a name on PATH).
-	// Empty: the first of chrome.DefaultNames found; "none": no browser.
-	BrowserPath string
-	// AllowedHosts are the hosts the browser may load pages and
-	// subresources from. Nil: loopback only (chrome.DefaultAllowedHosts).
-	AllowedHosts []string
-	// MaxPageBytes bounds what one page may download (default 16 MiB).
-	MaxPageBytes int64
-	// Bounds of the browser's work (zero: the chrome package's defaults;
-	// see chrome.Config and docs/browser.md for each and the worst case):
-	// pages at a time and waiting, how long one waits, memory per
-	// renderer, what one observation keeps, the time of one page and how
-	// often the browser's health is checked.
-	MaxPages, MaxQueued                  int
-	QueueWait, MaxLoadTime               time.Duration
-	PageMemoryMB                         int
-	MaxConsole, MaxRequests, MaxElements int
-	HealthInterval                       time.Duration
-	// Live sessions (zero: chrome's defaults, see docs/browser.md): at
-	// most MaxSessions on the server and MaxSessionsPerIdentity per
-	// identity, each ended after SessionIdle without a call, with at most
-	// MaxSessionTabs tabs.
-	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
-	SessionIdle                                         time.Duration
-	// UploadDir is the directory upload_file takes files from (confined
-	// with os.Root); empty: uploads are off and upload_file is never
-	// offered.
-	UploadDir string
-	// AllowScripts lets run_script run page JavaScript (each run confirmed
-	// by the user); off by default, and run_script is then prohibited.
-	AllowScripts bool
-	// Logger receives the browser's start, stop and failures.
-	Logger *slog.Logger
+	// Config holds the browser's settings: the Chromium binary (Path),
+	// the allowed hosts, the bounds of its work and its live sessions,
+	// the upload directory and the page-script option, and the Logger.
+	// Zero values take chrome's defaults; see chrome.Config and
+	// docs/browser.md (Configuration) for each and the worst case. The
+	// domain sets OnHealth to report the browser's state (calling the
+	// caller's own after it).
+	chrome.Config
 }
 
 // Rules returns the embedded rule files (policy/ and domain/).
@@ -170,12 +143,13 @@ func Domain(cfg Config) manglecp.Domain {
 	warnReportDir(cfg.ReportDir, cfg.Logger)
 	a := &actions{reports: &reports{dir: cfg.ReportDir}}
 	h := &health{}
-	b := chrome.New(chrome.Config{Path: cfg.BrowserPath, AllowedHosts: cfg.AllowedHosts, MaxPageBytes: cfg.MaxPageBytes,
-		MaxPages: cfg.MaxPages, MaxQueued: cfg.MaxQueued, QueueWait: cfg.QueueWait, MaxLoadTime: cfg.MaxLoadTime,
-		PageMemoryMB: cfg.PageMemoryMB, MaxConsole: cfg.MaxConsole, MaxRequests: cfg.MaxRequests, MaxElements: cfg.MaxElements,
-		HealthInterval: cfg.HealthInterval, OnHealth: h.changed, Logger: cfg.Logger,
-		MaxSessions: cfg.MaxSessions, MaxSessionsPerIdentity: cfg.MaxSessionsPerIdentity, MaxSessionTabs: cfg.MaxSessionTabs,
-		SessionIdle: cfg.SessionIdle, UploadDir: cfg.UploadDir, AllowScripts: cfg.AllowScripts})
+	bcfg := cfg.Config
+	if own := bcfg.OnHealth; own != nil {
+		bcfg.OnHealth = func(st chrome.Health) { h.changed(st); own(st) }
+	} else {
+		bcfg.OnHealth = h.changed
+	}
+	b := chrome.New(bcfg)
 	w := &browse{b: b, uploads: cfg.UploadDir != "", scripts: cfg.AllowScripts}
 	h.b = b
 	return manglecp.Domain{

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -89,7 +90,7 @@ func TestOpenPageFloodIsCapped(t *testing.T) {
 func TestBrowserRestartIsReported(t *testing.T) {
 	needChromium(t)
 	app := floodApp(t)
-	e := newEnv(t, browser.Config{HealthInterval: 500 * time.Millisecond})
+	e := newEnv(t, browser.Config{Config: chrome.Config{HealthInterval: 500 * time.Millisecond}})
 	if _, err := e.openPage(t, app.URL+"/"); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestBrowserRestartIsReported(t *testing.T) {
 func TestOpenPageBusyIsRateLimited(t *testing.T) {
 	needChromium(t)
 	app := floodApp(t)
-	e := newEnv(t, browser.Config{MaxPages: 1, MaxQueued: -1})
+	e := newEnv(t, browser.Config{Config: chrome.Config{MaxPages: 1, MaxQueued: -1}})
 	if _, err := e.openPage(t, app.URL+"/"); err != nil { // start the browser
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func newJob(t *testing.T, name, page string) *job {
 // a report directory) and opens base/page in it.
 func openJob(t *testing.T, cfg browser.Config, base, page string) *job {
 	t.Helper()
-	cfg.BrowserPath, cfg.ReportDir = needChromium(t), t.TempDir()
+	cfg.Path, cfg.ReportDir = needChromium(t), t.TempDir()
 	cfg, opts := budgeted(cfg, &manglecp.Options{ConfirmationKey: sessionKey})
 	srv, err := manglecp.NewServer(browser.Domain(cfg), opts)
 	if err != nil {

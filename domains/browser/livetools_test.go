@@ -14,6 +14,7 @@ import (
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -87,7 +88,7 @@ func TestLiveTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(uploads, "notes.txt"), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j := openJob(t, browser.Config{UploadDir: uploads, AllowScripts: true}, app.URL, "")
+	j := openJob(t, browser.Config{Config: chrome.Config{UploadDir: uploads, AllowScripts: true}}, app.URL, "")
 	offered := j.offers("automate")
 	for _, want := range []string{"click_element", "fill_form", "find_on_page", "navigate", "press_key", "hover", "wait_for", "upload_file", "take_screenshot", "run_script", "close_session"} {
 		if !slices.Contains(offered, want) {

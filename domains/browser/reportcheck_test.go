@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 )
 
 // TestReportDirCheckedAtStart: a report directory that cannot be written
@@ -51,7 +53,7 @@ func TestReportDirCheckedAtStart(t *testing.T) {
 		t.Errorf("the check left files behind: %v", entries)
 	}
 	var logs bytes.Buffer
-	d := Domain(Config{ReportDir: filepath.Join(file, "reports"), BrowserPath: "none", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	d := Domain(Config{ReportDir: filepath.Join(file, "reports"), Config: chrome.Config{Path: "none", Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	defer d.Close()
 	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "write_diagnosis_report will fail") || !strings.Contains(out, filepath.Join(file, "reports")) {
 		t.Errorf("no start-up warning naming the directory:\n%s", out)

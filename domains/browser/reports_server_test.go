@@ -17,6 +17,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -50,7 +51,7 @@ func (l *lockedBuffer) String() string {
 func TestReportRequestIDTooLong(t *testing.T) {
 	var logs lockedBuffer
 	dir := t.TempDir()
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: dir, BrowserPath: "none"}),
+	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: dir, Config: chrome.Config{Path: "none"}}),
 		&manglecp.Options{ConfirmationKey: []byte("browser test confirmation key"), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

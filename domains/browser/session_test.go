@@ -11,6 +11,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
@@ -31,7 +32,7 @@ func TestLiveSessionLoginJob(t *testing.T) {
 	// The idle timeout is a budget too: on a loaded machine the job's
 	// own steps must not outlast it.
 	idle := testenv.Budget(3 * time.Second)
-	cfg, opts := budgeted(browser.Config{BrowserPath: path, ReportDir: t.TempDir(), SessionIdle: idle},
+	cfg, opts := budgeted(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: path, SessionIdle: idle}},
 		&manglecp.Options{ConfirmationKey: sessionKey, Identities: []manglecp.Identity{
 			{Name: "ada", Token: "ada-token-0123456789abcdef0123", Permissions: []string{"*"}},
 			{Name: "eve", Token: "eve-token-0123456789abcdef0123", Permissions: []string{"*"}},

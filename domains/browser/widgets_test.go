@@ -11,6 +11,7 @@ import (
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -33,7 +34,7 @@ func TestWidgetRules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(uploads, "scan.pdf"), []byte("%PDF-1.4\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j := openJob(t, browser.Config{UploadDir: uploads}, app.URL, "native.html")
+	j := openJob(t, browser.Config{Config: chrome.Config{UploadDir: uploads}}, app.URL, "native.html")
 	form := j.offered("automate", "fill_form")
 	for name, want := range map[string]string{
 		"Arrival date": `"description":"A date, YYYY-MM-DD."`,

@@ -147,7 +147,8 @@ func TestBrowserConfig(t *testing.T) {
 		{"from the file", "", "", "browser_path"},
 		{"flag turns it off", "none", "", "turned off"},
 	} {
-		dom := &domainFlags{name: "browser", browser: browserFlags{path: tc.flagPath, hosts: tc.flagHosts}}
+		dom := &domainFlags{name: "browser"}
+		browserFlagsOf(t, &dom.browser, "--browser-path", tc.flagPath, "--browser-allowed-hosts", tc.flagHosts)
 		d, _, err := configure("", path, "", nil, dom)
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +161,9 @@ func TestBrowserConfig(t *testing.T) {
 	}
 	// Flags: the allowed hosts replace the file's.
 	var bc browser.Config
-	(&browserFlags{hosts: "a.test, 127.0.0.1"}).apply(&bc)
+	var bf browserFlags
+	browserFlagsOf(t, &bf, "--browser-allowed-hosts", "a.test, 127.0.0.1")
+	bf.apply(&bc)
 	if strings.Join(bc.AllowedHosts, ",") != "a.test,127.0.0.1" {
 		t.Errorf("allowed hosts %v", bc.AllowedHosts)
 	}

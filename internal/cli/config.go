@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/settings"
 	"github.com/manglecp/manglecp/store"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -69,25 +72,9 @@ type fileConfig struct {
 		Burst     int     `json:"burst"`
 	} `json:"rate_limit"`
 	ReportDir string `json:"report_dir"`
-	// Browser configures the browser domain's own headless Chromium.
-	Browser struct {
-		// Path is the Chromium binary ("none" turns the browser off).
-		Path string `json:"browser_path"`
-		// AllowedHosts are the hosts pages may load from (default loopback).
-		AllowedHosts []string `json:"allowed_hosts"`
-		// MaxPageBytes bounds what one page downloads (default 16 MiB).
-		MaxPageBytes int64 `json:"max_page_bytes"`
-		// Live sessions (docs/browser.md "Live sessions"): zero takes the
-		// defaults, as the --browser-* flags do.
-		MaxSessions            int   `json:"max_sessions"`
-		MaxSessionsPerIdentity int   `json:"max_sessions_per_identity"`
-		MaxSessionTabs         int   `json:"max_session_tabs"`
-		SessionIdleMS          int64 `json:"session_idle_ms"`
-		// UploadDir is where upload_file takes files from (default: none).
-		UploadDir string `json:"upload_dir"`
-		// AllowScripts lets run_script run page JavaScript, confirmed.
-		AllowScripts bool `json:"allow_scripts"`
-	} `json:"browser"`
+	// Browser configures the browser domain's own headless Chromium: a
+	// key per setting of chrome.Config (its key tags name them).
+	Browser browserSection `json:"browser"`
 	// QueueTimeoutMS is how long a request waits for an evaluation slot
 	// (Options.QueueTimeout).
 	QueueTimeoutMS int64 `json:"queue_timeout_ms"`
@@ -107,6 +94,16 @@ type fileConfig struct {
 	// ForwardedHeader that header (--forwarded-header).
 	TrustedProxies  []string `json:"trusted_proxies"`
 	ForwardedHeader string   `json:"forwarded_header"`
+}
+
+// browserSection is the config file's "browser" section: one key per
+// setting of chrome.Config, durations in milliseconds (keys ..._ms),
+// unknown keys refused.
+type browserSection struct{ chrome.Config }
+
+// UnmarshalJSON reads the section's keys into the settings.
+func (b *browserSection) UnmarshalJSON(data []byte) error {
+	return settings.DecodeJSON(data, &b.Config, "browser")
 }
 
 // minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
@@ -159,16 +156,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	for i, t := range c.AuthTokens {
 		check(len(t) >= 16, "auth_tokens[%d] is shorter than 16 characters", i)
 	}
-	check(c.Browser.MaxPageBytes >= 0, "browser.max_page_bytes must not be negative")
-	check(c.Browser.MaxSessions >= 0 && c.Browser.MaxSessionsPerIdentity >= 0 && c.Browser.MaxSessionTabs >= 0 && c.Browser.SessionIdleMS >= 0,
-		"browser.max_sessions, max_sessions_per_identity, max_session_tabs and session_idle_ms must not be negative")
-	if d := c.Browser.UploadDir; d != "" {
-		st, err := os.Stat(d)
-		check(err == nil && st.IsDir(), "browser.upload_dir must be an existing directory")
-	}
-	for i, h := range c.Browser.AllowedHosts {
-		_, _, err := chrome.ParseAllowedHost(h)
-		check(err == nil, "browser.allowed_hosts[%d] must be a host name or IP address, optionally with :port, without scheme or path (%v)", i, err)
+	for _, e := range settings.Split(settings.Rename(c.Browser.Validate(), &c.Browser.Config, false, "browser.")) {
+		problems = append(problems, fmt.Errorf("%s: %w", path, e))
 	}
 	if a := c.OAuth; a != nil {
 		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")
@@ -197,7 +186,15 @@ func lineOf(raw []byte, err error, fallback int64) int {
 	off := fallback
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var ke *settings.KeyError
 	switch {
+	case errors.As(err, &ke): // a section's key (its offsets are the section's): the key's first place
+		section, key, _ := strings.Cut(ke.Key, ".")
+		if s := bytes.Index(raw, []byte(strconv.Quote(section))); s >= 0 {
+			if k := bytes.Index(raw[s:], []byte(strconv.Quote(key))); k >= 0 {
+				off = int64(s + k)
+			}
+		}
 	case errors.As(err, &se):
 		off = se.Offset
 	case errors.As(err, &te):

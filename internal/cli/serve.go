@@ -15,6 +15,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/browser/chrome"
 	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 	libserve "github.com/manglecp/manglecp/serve"
@@ -242,7 +243,7 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		}
 		opts.AuthTokens = []string{token}
 	}
-	dcfg := browser.Config{Logger: logger}
+	dcfg := browser.Config{Config: chrome.Config{Logger: logger}}
 	editKey := ""
 	if configPath != "" {
 		c, err := loadConfig(configPath)
@@ -252,10 +253,8 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		editKey = c.EditKey
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
-		dcfg.BrowserPath, dcfg.AllowedHosts, dcfg.MaxPageBytes = c.Browser.Path, c.Browser.AllowedHosts, c.Browser.MaxPageBytes
-		dcfg.MaxSessions, dcfg.MaxSessionsPerIdentity, dcfg.MaxSessionTabs = c.Browser.MaxSessions, c.Browser.MaxSessionsPerIdentity, c.Browser.MaxSessionTabs
-		dcfg.SessionIdle = time.Duration(c.Browser.SessionIdleMS) * time.Millisecond
-		dcfg.UploadDir, dcfg.AllowScripts = c.Browser.UploadDir, c.Browser.AllowScripts
+		dcfg.Config = c.Browser.Config
+		dcfg.Logger = logger
 	}
 	if dom != nil && dom.gateway {
 		return manglecp.Domain{}, opts, nil // the gateway domain replaces it

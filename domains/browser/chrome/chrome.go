@@ -46,96 +46,6 @@ import (
 	textclip "github.com/manglecp/manglecp/internal/clip"
 )
 
-// DefaultNames are the binary names looked up on PATH when
-// [Config.Path] is empty, in order.
-var DefaultNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
-
-// DefaultAllowedHosts is the host allow-list when [Config.AllowedHosts]
-// is nil: loopback only (every port), so that a default server is not a
-// proxy into the operator's network.
-var DefaultAllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
-
-// Disabled is the [Config.Path] value that turns the browser off.
-const Disabled = "none"
-
-// Defaults of the bounds in [Config].
-const (
-	DefaultMaxLoadTime    = 20 * time.Second
-	DefaultMaxPageBytes   = 16 << 20
-	DefaultMaxPages       = 4
-	DefaultMaxQueued      = 8
-	DefaultQueueWait      = 10 * time.Second
-	DefaultPageMemoryMB   = 512
-	DefaultMaxConsole     = 100
-	DefaultMaxRequests    = 150
-	DefaultMaxElements    = 100
-	DefaultHealthInterval = 5 * time.Second
-	// Live sessions (see [Browser.OpenSession]).
-	DefaultMaxSessions            = 8
-	DefaultMaxSessionsPerIdentity = 2
-	DefaultSessionIdle            = 5 * time.Minute
-	DefaultMaxSessionTabs         = 4
-)
-
-// Config configures a [Browser]. Zero values take the defaults above.
-type Config struct {
-	// Path is the Chromium binary: a path or a name looked up on PATH.
-	// Empty: the first of [DefaultNames] found. [Disabled] ("none"): no
-	// browser.
-	Path string
-	// AllowedHosts are the hosts pages may reach (see [ParseAllowedHost]):
-	// "host" or an IP literal allows every port of it, "host:port" (or
-	// "[v6]:port") that port only; names compare case-insensitively. "*"
-	// allows every host (the server then reaches whatever its network
-	// reaches). Nil: [DefaultAllowedHosts].
-	AllowedHosts []string
-	// MaxLoadTime bounds one Run (navigation, settling, action). The
-	// caller's context can end it earlier. A page that does not finish
-	// loading in time is observed as far as it got. Chromium's start is
-	// given one and a half MaxLoadTime, at least 30 s.
-	MaxLoadTime time.Duration
-	// MaxPageBytes bounds the bytes a page may receive over the network
-	// (all its requests).
-	MaxPageBytes int64
-	// MaxPages bounds the runs (pages) at a time; MaxQueued the runs that
-	// wait for one, at most QueueWait each. A run beyond them gets a
-	// [BusyError].
-	MaxPages, MaxQueued int
-	QueueWait           time.Duration
-	// PageMemoryMB bounds one renderer process (a page, its same-site
-	// frames and workers): V8's heap is limited to half of it, and a
-	// renderer whose resident memory passes it is killed; its run reports
-	// the page as stopped.
-	PageMemoryMB int
-	// MaxConsole, MaxRequests and MaxElements cap what one observation
-	// keeps; the observation counts the rest ("first N of M").
-	MaxConsole, MaxRequests, MaxElements int
-	// HealthInterval is how often a running browser is asked whether it
-	// still answers; one that does not (or whose process ended) is
-	// restarted.
-	HealthInterval time.Duration
-	// MaxSessions bounds the live sessions of the browser, and
-	// MaxSessionsPerIdentity those of one identity (opening one more
-	// ends that identity's least recently used idle session). A session
-	// idle for SessionIdle ends; MaxSessionTabs bounds its tabs.
-	MaxSessions, MaxSessionsPerIdentity, MaxSessionTabs int
-	SessionIdle                                         time.Duration
-	// UploadDir is the directory whose files [Browser.UploadSession] may
-	// give a page's file inputs (names relative to it; nothing outside it,
-	// also not through symbolic links). Empty: uploads are off.
-	UploadDir string
-	// AllowScripts lets [Browser.EvalSession] run a client's script in a
-	// session's page. Default false: it is refused with a
-	// [ScriptsOffError].
-	AllowScripts bool
-	// OnHealth, when set, is called (from its own goroutine, in order)
-	// whenever the browser stops working or works again.
-	OnHealth func(Health)
-	// Logger receives the browser's start, stop and failures. Default:
-	// discard.
-	Logger *slog.Logger
-}
-
 // Health is the browser's state as [Config.OnHealth] reports it.
 type Health struct {
 	// OK is false while the browser is being restarted (or cannot start).
@@ -232,53 +142,7 @@ const launchRetry = 30 * time.Second
 // New resolves the binary and returns a Browser; nothing starts until the
 // first Run.
 func New(cfg Config) *Browser {
-	if cfg.MaxLoadTime <= 0 {
-		cfg.MaxLoadTime = DefaultMaxLoadTime
-	}
-	if cfg.MaxPageBytes <= 0 {
-		cfg.MaxPageBytes = DefaultMaxPageBytes
-	}
-	if cfg.AllowedHosts == nil {
-		cfg.AllowedHosts = DefaultAllowedHosts
-	}
-	if cfg.MaxPages <= 0 {
-		cfg.MaxPages = DefaultMaxPages
-	}
-	if cfg.MaxQueued < 0 {
-		cfg.MaxQueued = 0
-	} else if cfg.MaxQueued == 0 {
-		cfg.MaxQueued = DefaultMaxQueued
-	}
-	if cfg.QueueWait <= 0 {
-		cfg.QueueWait = DefaultQueueWait
-	}
-	if cfg.PageMemoryMB <= 0 {
-		cfg.PageMemoryMB = DefaultPageMemoryMB
-	}
-	if cfg.MaxConsole <= 0 {
-		cfg.MaxConsole = DefaultMaxConsole
-	}
-	if cfg.MaxRequests <= 0 {
-		cfg.MaxRequests = DefaultMaxRequests
-	}
-	if cfg.MaxElements <= 0 {
-		cfg.MaxElements = DefaultMaxElements
-	}
-	if cfg.HealthInterval <= 0 {
-		cfg.HealthInterval = DefaultHealthInterval
-	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = DefaultMaxSessions
-	}
-	if cfg.MaxSessionsPerIdentity <= 0 {
-		cfg.MaxSessionsPerIdentity = DefaultMaxSessionsPerIdentity
-	}
-	if cfg.SessionIdle <= 0 {
-		cfg.SessionIdle = DefaultSessionIdle
-	}
-	if cfg.MaxSessionTabs <= 0 {
-		cfg.MaxSessionTabs = DefaultMaxSessionTabs
-	}
+	cfg = cfg.WithDefaults()
 	b := &Browser{cfg: cfg, log: cfg.Logger, slots: newFairSlots(cfg.MaxPages, max(cfg.MaxQueued, 0)),
 		checkNow: make(chan struct{}, 1), done: make(chan struct{})}
 	if b.log == nil {
@@ -592,7 +456,7 @@ func (b *Browser) takeSlot(ctx context.Context) (func(), error) {
 		return nil, err
 	case why == queueFull:
 		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
-			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, b.cfg.MaxQueued)}
+			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, max(b.cfg.MaxQueued, 0))}
 	case why == queueTimeout:
 		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
 			"the server's browser is busy: no page was free within %s; retry later", b.cfg.QueueWait)}
