@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	codeberg.org/TauCeti/mangle-go v0.5.0
-	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/bmatcuk/doublestar/v4 v4.10.7
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
