@@ -132,7 +132,7 @@ func (a *actions) diagnostics(ctx context.Context, call *manglecp.Call) (*mangle
 	}
 	out := &manglecp.Outcome{}
 	var all []map[string]any
-	checked := 0
+	checked, unchecked := 0, 0
 	complete := true
 	var firstErr error
 	for _, base := range roots {
@@ -143,12 +143,21 @@ func (a *actions) diagnostics(ctx context.Context, call *manglecp.Call) (*mangle
 		byLang := map[string][]loc{}
 		if st.IsDir() {
 			_, _ = walkFiles(base.root, base.rel, c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
-				if l := langOf(rel); l != "" && len(byLang[l]) < maxDiagnosedFiles {
-					byLang[l] = append(byLang[l], loc{root: base.root, rel: rel})
+				l := langOf(rel)
+				if l == "" || len(byLang[l]) >= maxDiagnosedFiles {
+					return nil
 				}
+				at := loc{root: base.root, rel: rel}
+				if l == LangGo && !c.goLoaded(at) {
+					unchecked++ // gopls does not load it: it has nothing to say
+					return nil
+				}
+				byLang[l] = append(byLang[l], at)
 				return nil
 			})
-		} else if l := langOf(base.rel); l != "" {
+		} else if l := langOf(base.rel); l == LangGo && !c.goLoaded(base) {
+			unchecked++
+		} else if l != "" {
 			byLang[l] = []loc{base}
 		}
 		for _, lang := range sortedLangs(byLang) {
@@ -170,6 +179,10 @@ func (a *actions) diagnostics(ctx context.Context, call *manglecp.Call) (*mangle
 	if checked == 0 && firstErr != nil {
 		return nil, firstErr
 	}
+	if checked == 0 && unchecked > 0 {
+		return nil, fail(CodeServerUnavailable, "build or vet it with its tags (go vet -tags ...), or read it", map[string]any{"path": bounded(pathArg), "reason": "build constraints"},
+			"gopls does not check %s: build constraints exclude it", quote(pathArg))
+	}
 	if checked == 0 {
 		return nil, fail(CodeServerUnavailable, "name a Go or Python file or directory", map[string]any{"path": bounded(pathArg), "reason": "no source files"},
 			"%s holds no Go or Python file", quote(pathArg))
@@ -177,6 +190,9 @@ func (a *actions) diagnostics(ctx context.Context, call *manglecp.Call) (*mangle
 	out.Result = map[string]any{"files_checked": checked, "diagnostics": diagnosticLines(all, c.cfg.MaxResults)}
 	if !complete {
 		out.Result["incomplete"] = true
+	}
+	if unchecked > 0 {
+		out.Result["note"] = fmt.Sprintf("%d Go file(s) excluded by build constraints were not checked: gopls does not load them", unchecked)
 	}
 	errs := 0
 	for _, d := range all {
@@ -215,9 +231,14 @@ func (c *Code) diagnosticsAfter(ctx context.Context, p *plan, changed []loc) ([]
 			events[f.to.root] = append(events[f.to.root], map[string]any{"uri": f.to.uri(), "type": 2})
 		}
 	}
+	var unchecked []string
 	for _, l := range changed {
 		lang := langOf(l.rel)
 		if lang == "" {
+			continue
+		}
+		if lang == LangGo && !c.goLoaded(l) {
+			unchecked = append(unchecked, c.show(l))
 			continue
 		}
 		k := key{l.root, lang}
@@ -248,6 +269,9 @@ func (c *Code) diagnosticsAfter(ctx context.Context, p *plan, changed []loc) ([]
 			notes = append(notes, fmt.Sprintf("the %s language server did not report on every changed file in time", k.lang))
 		}
 		all = append(all, d...)
+	}
+	if len(unchecked) > 0 {
+		notes = append(notes, fmt.Sprintf("gopls does not check %s (build constraints exclude it)", strings.Join(unchecked, ", ")))
 	}
 	return diagnosticLines(all, c.cfg.MaxResults), strings.Join(notes, "; ")
 }

@@ -48,8 +48,12 @@ type plan struct {
 }
 
 // maxConfirmDiff bounds the diff shown for the user's confirmation
-// (apply_code_edit's diff argument): the preview's answer holds it all.
-const maxConfirmDiff = 4096
+// (apply_code_edit's diff argument, note included): the preview's answer
+// holds it all. apply_code_edit with its fixed diff must stay within the
+// token budget manglecp mcp sends (900 tokens, about 3,600 characters of
+// definition), or the server condenses it and the bridge cannot ask the
+// user in the call that previewed.
+const maxConfirmDiff = 2048
 
 // maxPending bounds the changes previewed and not yet applied.
 const maxPending = 32
@@ -139,7 +143,7 @@ func confirmDiff(diff string) string {
 	if len(diff) <= maxConfirmDiff {
 		return diff
 	}
-	cut := strings.LastIndexByte(diff[:maxConfirmDiff], '\n') + 1
+	cut := strings.LastIndexByte(diff[:maxConfirmDiff-64], '\n') + 1
 	rest := strings.Count(diff[cut:], "\n")
 	return diff[:cut] + fmt.Sprintf("... (%d more lines; the preview's diff holds them all)\n", rest)
 }
@@ -155,15 +159,9 @@ func (c *Code) preview(ctx context.Context, p *plan, out *manglecp.Outcome, extr
 	e := &pendingEdit{handle: newHandle(), plan: p, diff: diff, confirm: confirmDiff(diff), until: c.now().Add(c.cfg.EditTTL)}
 	e.identity, _ = manglecp.CallerIdentity(ctx)
 	c.pending.put(e)
-	files := make([]string, 0, len(p.files))
-	for _, f := range p.files {
-		s := c.show(f.to)
-		if f.from != nil {
-			s = c.show(*f.from) + " -> " + s
-		}
-		files = append(files, s)
-	}
-	out.Result = map[string]any{"diff": diff, "files": files}
+	// The diff names every file (--- a/path, rename from/to): no list
+	// repeats them.
+	out.Result = map[string]any{"diff": diff}
 	for k, v := range extra {
 		out.Result[k] = v
 	}
@@ -251,15 +249,17 @@ func (a *actions) applyCodeEdit(ctx context.Context, call *manglecp.Call) (*mang
 			return nil, err
 		}
 	}
-	files := make([]string, 0, len(p.files))
 	var changed []loc
 	for _, f := range p.files {
-		files = append(files, c.show(f.to))
 		changed = append(changed, f.to)
 	}
-	result := map[string]any{"files": files}
+	// The preview's diff named the files; the answer adds what is new:
+	// the diagnostics after the change.
+	result := map[string]any{}
 	diags, note := c.diagnosticsAfter(ctx, p, changed)
-	result["diagnostics"] = diags
+	if len(diags) > 0 {
+		result["diagnostics"] = diags
+	}
 	if note != "" {
 		result["diagnostics_note"] = note
 	}

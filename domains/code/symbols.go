@@ -323,6 +323,7 @@ func (a *actions) findSymbol(ctx context.Context, call *manglecp.Call) (*manglec
 		refs := []string{}
 		total := 0
 		outside := 0
+		covered := map[string]bool{} // root name NUL path of the files with references
 		if err := out.Step("textDocument/references", func() (string, error) {
 			for _, h := range hits {
 				if len(hits) > 10 {
@@ -339,6 +340,7 @@ func (a *actions) findSymbol(ctx context.Context, call *manglecp.Call) (*manglec
 						continue
 					}
 					total++
+					covered[at.root.name+"\x00"+at.rel] = true
 					if len(refs) >= c.cfg.MaxResults {
 						continue
 					}
@@ -351,6 +353,28 @@ func (a *actions) findSymbol(ctx context.Context, call *manglecp.Call) (*manglec
 					if len(mentioned) < 8 {
 						mentioned[c.show(at)] = true
 					}
+				}
+			}
+			// gopls's references miss the files it does not load.
+			for _, h := range hits {
+				if h.lang != LangGo || len(hits) > 10 {
+					continue
+				}
+				seen := map[string]bool{}
+				for k := range covered {
+					if name, rel, _ := strings.Cut(k, "\x00"); name == h.root.name {
+						seen[rel] = true
+					}
+				}
+				u := c.goUnloadedUses(h, seen)
+				for _, use := range u.uses {
+					total++
+					if len(refs) < c.cfg.MaxResults {
+						refs = append(refs, fmt.Sprintf("%s:%d: %s", c.show(use.at), use.pos.Line+1, use.line))
+					}
+				}
+				if note := u.note(h.name, "listed"); note != "" {
+					out.Result["note"] = note
 				}
 			}
 			return fmt.Sprintf("%d references", total), nil
@@ -470,6 +494,20 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	}); err != nil {
 		return nil, err
 	}
+	extra := map[string]any{}
+	if h.lang == LangGo {
+		// gopls's edit misses the files it does not load (build
+		// constraints); their uses join the same preview.
+		var u goUnloaded
+		_ = out.Step("unloaded files", func() (string, error) {
+			u = c.goUnloadedUses(h, editedFiles(h.root, &we))
+			u.addToEdit(&we, h.name[strings.LastIndexByte(h.name, '.')+1:], newName)
+			return fmt.Sprintf("%d uses in %d files", len(u.uses), len(u.files)), nil
+		})
+		if note := u.note(name, "renamed in this diff"); note != "" {
+			extra["note"] = note
+		}
+	}
 	p, err := c.planFromWorkspaceEdit(ctx, h.root, &we, "rename", fmt.Sprintf("Renamed %s to %s", name, newName))
 	if err != nil {
 		return nil, err
@@ -481,8 +519,28 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	for _, es := range we.Changes {
 		edits += len(es)
 	}
+	p.summary = fmt.Sprintf("Renamed %s to %s (%d occurrences)", name, newName, edits)
 	out.ContinuationFacts = append(out.ContinuationFacts, protocol.NewFact("symbol", newName))
-	return c.preview(ctx, p, out, map[string]any{"occurrences": edits})
+	return c.preview(ctx, p, out, extra)
+}
+
+// editedFiles are the paths (relative to r) of the files a server's edit
+// changes.
+func editedFiles(r *croot, we *lsp.WorkspaceEdit) map[string]bool {
+	out := map[string]bool{}
+	for _, dc := range we.DocumentChanges {
+		if dc.TextDocument != nil {
+			if l, ok := r.fromURI(dc.TextDocument.URI); ok {
+				out[l.rel] = true
+			}
+		}
+	}
+	for u := range we.Changes {
+		if l, ok := r.fromURI(u); ok {
+			out[l.rel] = true
+		}
+	}
+	return out
 }
 
 func sortedKeys(m map[string]bool) []string {
