@@ -55,6 +55,8 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/tailbuf", []string{mangle, mod}},
 		// The one child-process supervisor (upstreams, language servers).
 		{mod + "/internal/child", []string{mangle, mod}},
+		// The one connect-on-demand dialer (the MCP bridge, upstreams).
+		{mod + "/internal/ondemand", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/kernel"}},
 		// Schema errors are worded once for the server, the bridge and the
 		// gateway: a leaf over the protocol layer (exempt, like the two
@@ -91,10 +93,11 @@ func TestLayering(t *testing.T) {
 	// Leaves any layer may use: the standard library's helpers (parallel
 	// work, the free list, the one clipping function, the one peer key,
 	// the tail of a child's stderr, the child-process supervisor, the
-	// settings tags) and the schema error wording over the
-	// protocol layer, and the one JSON-Schema setup (internal/schema).
+	// on-demand dialer, the settings tags) and the schema error wording
+	// over the protocol layer, and the one JSON-Schema setup
+	// (internal/schema).
 	leaves := map[string]bool{}
-	for _, p := range []string{"parallel", "freelist", "schemaerr", "schema", "clip", "peerkey", "tailbuf", "child", "settings"} {
+	for _, p := range []string{"parallel", "freelist", "schemaerr", "schema", "clip", "peerkey", "tailbuf", "child", "ondemand", "settings"} {
 		leaves[mod+"/internal/"+p] = true
 	}
 	for _, r := range rules {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/client"
+	"github.com/manglecp/manglecp/internal/ondemand"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -125,9 +126,9 @@ type Bridge struct {
 	dial Dialer
 	now  func() time.Time // the clock of validity windows and confirmations; time.Now (tests set it)
 
+	conn ondemand.Conn[*client.Session] // the MangleCP session, dialled on demand (session)
+
 	mu       sync.Mutex
-	sess     *client.Session
-	dialing  *dialCall          // the dial in flight, if any (session)
 	manifest *protocol.Manifest // the last one within the limits
 	refused  *protocol.Manifest // the last pushed one over them, logged once
 
@@ -140,6 +141,15 @@ type Bridge struct {
 // x-bridge_server_unreachable or x-bridge_protocol_mismatch.
 func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
 	b := &Bridge{dial: dial, now: time.Now}
+	b.conn.Dial = b.connect
+	b.conn.Drop = func(s *client.Session) { go func() { _ = s.Close() }() }
+	b.conn.OnDial = func(s *client.Session, err error) {
+		if err == nil {
+			b.mu.Lock()
+			b.manifest = s.Manifest()
+			b.mu.Unlock()
+		}
+	}
 	if opts != nil {
 		b.opts = *opts
 	}
@@ -188,78 +198,19 @@ const (
 	CodeConfirmationUnavailable = protocol.CodeBridgeConfirmationUnavailable
 )
 
-// dialCall is one dial in flight, shared by every caller that needs the
-// session meanwhile.
-type dialCall struct {
-	done    chan struct{} // closed when sess, err are set
-	sess    *client.Session
-	err     error
-	waiters int                // callers waiting; under Bridge.mu
-	cancel  context.CancelFunc // ends the dial when no one waits any more (or it failed)
-}
-
 // session returns the MangleCP session, dialing when there is none. The
 // dial runs without b.mu held, once for every caller that needs it
 // meanwhile (the manifest and other MCP sessions are not held up), on a
 // context of its own: a caller whose ctx ends stops waiting, and the dial
-// is cancelled only when the last one stopped waiting (or on Close).
+// is cancelled only when the last one stopped waiting (or on Close). The
+// context of a dial that succeeded is not cancelled: a Dialer may tie the
+// connection to it (internal/ondemand).
 func (b *Bridge) session(ctx context.Context) (*client.Session, error) {
-	b.mu.Lock()
-	if b.sess != nil {
-		s := b.sess
-		b.mu.Unlock()
-		return s, nil
+	s, err := b.conn.Get(ctx)
+	if errors.Is(err, ondemand.ErrClosed) {
+		return nil, protocol.Errorf(CodeUnreachable, "the bridge closed its connection to the MangleCP server")
 	}
-	c := b.dialing
-	if c == nil {
-		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c = &dialCall{done: make(chan struct{}), cancel: cancel}
-		b.dialing = c
-		go b.dialFor(dctx, c)
-	}
-	c.waiters++
-	b.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.sess, c.err
-	case <-ctx.Done():
-		b.mu.Lock()
-		if c.waiters--; c.waiters == 0 && b.dialing == c {
-			// No one waits: the dial is abandoned and the next caller
-			// starts a new one.
-			b.dialing = nil
-			c.cancel()
-		}
-		b.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-// dialFor runs the dial c and, unless it was abandoned meanwhile, makes
-// its session the bridge's. The context of a dial that succeeded is not
-// cancelled: a Dialer may tie the connection to it.
-func (b *Bridge) dialFor(ctx context.Context, c *dialCall) {
-	defer close(c.done)
-	s, err := b.connect(ctx)
-	if err != nil {
-		c.cancel()
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dialing != c {
-		// Abandoned, or the bridge closed: its waiters (if any) get
-		// x-bridge_server_unreachable.
-		if err == nil {
-			go func() { _ = s.Close() }()
-		}
-		s, err = nil, protocol.Errorf(CodeUnreachable, "the bridge closed its connection to the MangleCP server")
-	} else {
-		b.dialing = nil
-		if err == nil {
-			b.sess, b.manifest = s, s.Manifest()
-		}
-	}
-	c.sess, c.err = s, err
+	return s, err
 }
 
 // connect dials and checks the server's protocol version and manifest.
@@ -289,10 +240,7 @@ func (b *Bridge) connect(ctx context.Context) (*client.Session, error) {
 // broken forgets s after a transport failure, so the next call dials
 // again.
 func (b *Bridge) broken(s *client.Session) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.sess == s {
-		b.sess = nil
+	if b.conn.Forget(s) {
 		go func() { _ = s.Close() }()
 	}
 }
@@ -303,8 +251,8 @@ func (b *Bridge) broken(s *client.Session) {
 func (b *Bridge) Manifest() *protocol.Manifest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sess != nil {
-		if m := b.sess.Manifest(); m != b.manifest && m != b.refused {
+	if s, ok := b.conn.Current(); ok {
+		if m := s.Manifest(); m != b.manifest && m != b.refused {
 			if perr := b.opts.Limits.checkManifest(m); perr != nil {
 				b.refused = m
 				b.opts.Logger.Warn("ignoring a manifest the MangleCP server pushed", "error", perr.Message)
@@ -319,16 +267,10 @@ func (b *Bridge) Manifest() *protocol.Manifest {
 // Close closes the MangleCP session. MCP sessions still running get
 // x-bridge_server_unreachable until the bridge dials again.
 func (b *Bridge) Close() error {
-	b.mu.Lock()
-	s := b.sess
-	b.sess = nil
-	if c := b.dialing; c != nil {
-		// Its waiters get x-bridge_server_unreachable (dialFor).
-		b.dialing = nil
-		c.cancel()
-	}
-	b.mu.Unlock()
-	if s == nil {
+	// A dial under way ends: its callers get x-bridge_server_unreachable
+	// (session).
+	s, ok := b.conn.Reset()
+	if !ok {
 		return nil
 	}
 	return s.Close()

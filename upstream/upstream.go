@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/ondemand"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -218,10 +219,13 @@ type Upstream struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// shared is the shared session, or the spare started at boot, dialled
+	// on demand with backoff (internal/ondemand).
+	shared  ondemand.Conn[*session]
+	backoff *ondemand.Backoff // after failed dials and sessions that ended
+
 	mu       sync.Mutex
-	sess     *session         // the shared session, or the spare started at boot
 	slots    map[string]*slot // per-identity sessions, by identity
-	dialing  chan struct{}    // closed when the dial in progress ends
 	notified Status           // the status OnStatus last had
 	warned   bool             // a tool list change was logged at WARN
 	tools    []Tool
@@ -232,9 +236,7 @@ type Upstream struct {
 	// failure again goes to DEBUG, so a missing binary is not a WARN line
 	// every 0.5-30 s.
 	restartWarned string
-	failures      int // restarts in a row without a stable session
 	restarts      int
-	nextTry       time.Time
 	closed        bool
 }
 
@@ -283,7 +285,12 @@ func New(c Config) (*Upstream, error) {
 	}
 	c.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &Upstream{cfg: c, ctx: ctx, cancel: cancel, state: "starting", slots: map[string]*slot{}}
+	u := &Upstream{cfg: c, ctx: ctx, cancel: cancel, state: "starting", slots: map[string]*slot{},
+		backoff: &ondemand.Backoff{Min: c.MinBackoff, Max: c.MaxBackoff}}
+	u.shared.Dial = u.dial
+	u.shared.Drop = func(s *session) { s.close() }
+	u.shared.Backoff = u.backoff
+	u.shared.OnDial = u.dialled
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "manglecp-gateway", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged() },
 	})
@@ -494,14 +501,12 @@ func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
 			e.RetryAfter = wait
 			return nil, e
 		}
-		spare := u.sess
+		spare, _ := u.shared.Take() // the spare (if any) is who's now
 		if spare == nil {
-			if wait := time.Until(u.nextTry); wait > 0 {
+			if wait := u.backoff.Wait(); wait > 0 {
 				reason := u.reason
 				u.mu.Unlock()
-				e := newError(u.cfg.Name, Unreachable, nil, "the upstream is restarting (%s); next attempt in %s", reason, wait.Round(time.Millisecond))
-				e.RetryAfter = wait
-				return nil, e
+				return nil, u.restarting(reason, wait)
 			}
 		}
 		if sl == nil {
@@ -510,7 +515,6 @@ func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
 		}
 		ch := make(chan struct{})
 		sl.dialing = ch
-		u.sess = nil // the spare (if any) is who's now
 		u.mu.Unlock()
 		s := spare
 		var err error
@@ -524,15 +528,9 @@ func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
 			if u.slots[who] == sl {
 				delete(u.slots, who)
 			}
-			u.failures++
-			u.nextTry = time.Now().Add(u.backoffLocked())
 			u.mu.Unlock()
-			var e *Error
-			reason := "unreachable"
-			if errors.As(err, &e) {
-				reason = e.Message
-			}
-			u.setState("down", reason)
+			u.backoff.Fail()
+			u.dialled(nil, err)
 			return nil, err
 		}
 		if u.closed || u.slots[who] != sl {
@@ -621,74 +619,46 @@ func classify(err error, maxBytes int) (Kind, string) {
 
 // session returns the live session, connecting when there is none and
 // the backoff allows. Only one dial runs at a time; other callers wait for
-// it.
+// it, and it is cancelled only when every caller waiting for it left
+// (internal/ondemand).
 func (u *Upstream) session(ctx context.Context) (*session, error) {
-	for {
+	s, err := u.shared.Get(ctx)
+	var retry *ondemand.RetryError
+	switch {
+	case errors.Is(err, ondemand.ErrClosed):
+		return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+	case errors.As(err, &retry):
 		u.mu.Lock()
-		switch {
-		case u.closed:
-			u.mu.Unlock()
-			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
-		case u.sess != nil:
-			s := u.sess
-			u.mu.Unlock()
-			return s, nil
-		case u.dialing != nil:
-			ch := u.dialing
-			u.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		if wait := time.Until(u.nextTry); wait > 0 {
-			reason := u.reason
-			u.mu.Unlock()
-			e := newError(u.cfg.Name, Unreachable, nil, "the upstream is restarting (%s); next attempt in %s", reason, wait.Round(time.Millisecond))
-			e.RetryAfter = wait
-			return nil, e
-		}
-		ch := make(chan struct{})
-		u.dialing = ch
+		reason := u.reason
 		u.mu.Unlock()
-		s, err := u.dial(ctx)
-		u.mu.Lock()
-		u.dialing = nil
-		close(ch)
-		if err != nil {
-			u.failures++
-			u.nextTry = time.Now().Add(u.backoffLocked())
-			u.mu.Unlock()
-			var e *Error
-			reason := "unreachable"
-			if errors.As(err, &e) {
-				reason = e.Message
-			}
-			u.setState("down", reason)
-			return nil, err
-		}
-		if u.closed {
-			u.mu.Unlock()
-			s.close()
-			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
-		}
-		u.sess = s
-		u.mu.Unlock()
-		u.setState("up", "")
-		u.wg.Add(1)
-		go u.watch(s)
-		return s, nil
+		return nil, u.restarting(reason, retry.After)
 	}
+	return s, err
 }
 
-func (u *Upstream) backoffLocked() time.Duration {
-	d := u.cfg.MinBackoff
-	for i := 1; i < u.failures && d < u.cfg.MaxBackoff; i++ {
-		d *= 2
+// restarting is the error of a call that comes while the backoff runs.
+func (u *Upstream) restarting(reason string, wait time.Duration) *Error {
+	e := newError(u.cfg.Name, Unreachable, nil, "the upstream is restarting (%s); next attempt in %s", reason, wait.Round(time.Millisecond))
+	e.RetryAfter = wait
+	return e
+}
+
+// dialled records the end of a dial: the upstream is down with the
+// dial's error, or up with the shared session s, watched from now on (s
+// is nil for an identity's session, which acquire watches).
+func (u *Upstream) dialled(s *session, err error) {
+	if err != nil {
+		var e *Error
+		reason := "unreachable"
+		if errors.As(err, &e) {
+			reason = e.Message
+		}
+		u.setState("down", reason)
+		return
 	}
-	return min(d, u.cfg.MaxBackoff)
+	u.setState("up", "")
+	u.wg.Add(1)
+	go u.watch(s)
 }
 
 // watch waits for s to end; unless it was dropped on purpose, the
@@ -711,7 +681,7 @@ func (u *Upstream) watch(s *session) {
 func (u *Upstream) ended(s *session) {
 	reason := s.why()
 	u.mu.Lock()
-	current := u.sess == s
+	current := u.shared.Forget(s)
 	if sl := s.slot; sl != nil && u.slots[sl.who] == sl && sl.sess == s {
 		current = true
 		delete(u.slots, sl.who)
@@ -720,15 +690,11 @@ func (u *Upstream) ended(s *session) {
 		}
 	}
 	if current {
-		if u.sess == s {
-			u.sess = nil
-		}
 		if time.Since(s.started) >= stableAfter {
-			u.failures = 0
+			u.backoff.Reset()
 		}
-		u.failures++
+		u.backoff.Fail()
 		u.restarts++
-		u.nextTry = time.Now().Add(u.backoffLocked())
 	}
 	closed := u.closed
 	u.mu.Unlock()
@@ -747,7 +713,7 @@ func (u *Upstream) ended(s *session) {
 // scheduleRestart reconnects in the background once the backoff passed.
 func (u *Upstream) scheduleRestart() {
 	u.mu.Lock()
-	wait := time.Until(u.nextTry)
+	wait := u.backoff.Wait()
 	closed := u.closed
 	u.mu.Unlock()
 	if closed {
@@ -797,11 +763,7 @@ func (u *Upstream) logRestartFailure(err error) {
 
 // drop ends s on purpose (reason "" for a lazy stop).
 func (u *Upstream) drop(s *session, reason string) {
-	u.mu.Lock()
-	if u.sess == s {
-		u.sess = nil
-	}
-	u.mu.Unlock()
+	u.shared.Forget(s)
 	if reason == "" {
 		reason = "stopped"
 	}
@@ -969,9 +931,6 @@ func (u *Upstream) Close() error {
 	}
 	u.closed = true
 	open := []*session{}
-	if u.sess != nil {
-		open = append(open, u.sess)
-	}
 	for _, sl := range u.slots {
 		if sl.timer != nil {
 			sl.timer.Stop()
@@ -980,10 +939,13 @@ func (u *Upstream) Close() error {
 			open = append(open, sl.sess)
 		}
 	}
-	u.sess = nil
 	clear(u.slots)
 	u.mu.Unlock()
 	u.cancel()
+	// A dial under way ends (its callers get "closed") and is waited for.
+	if s, ok := u.shared.Close(); ok {
+		open = append(open, s)
+	}
 	for _, s := range open {
 		s.setReason("closed")
 		s.close()
