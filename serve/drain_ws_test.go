@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -94,9 +95,7 @@ func TestServeDrainAnswersEveryWebSocketRequest(t *testing.T) {
 					}
 				}
 			}()
-			for sent.Load() < 20 {
-				time.Sleep(time.Millisecond)
-			}
+			testenv.Eventually(t, 10*time.Second, "20 requests sent", func() bool { return sent.Load() >= 20 })
 			go stop()
 			select {
 			case status := <-closed:

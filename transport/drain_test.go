@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -116,9 +117,7 @@ func TestDrainAnswersRequestsSentBeforeThePeerKnew(t *testing.T) {
 					}
 				}
 			}()
-			for sent.Load() < 50 {
-				time.Sleep(time.Millisecond)
-			}
+			testenv.Eventually(t, 10*time.Second, "50 requests sent", func() bool { return sent.Load() >= 50 })
 			h.draining.Store(true)
 			drain.Start()
 			select {

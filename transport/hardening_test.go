@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -355,18 +354,10 @@ func TestSessionDropsWorkWhenThePeerLeaves(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		_ = c.Write(ctx, websocket.MessageText, request(fmt.Sprintf("slow-%d", i)))
 	}
-	for h.running.Load() < 5 {
-		if ctx.Err() != nil {
-			t.Fatal("requests did not start")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, "5 requests running", func() bool { return h.running.Load() >= 5 })
 	_ = c.CloseNow() // gone without a word
-	for h.cancelled.Load() < 5 {
-		if ctx.Err() != nil {
-			t.Fatalf("%d of 5 running requests were cancelled after the peer left", h.cancelled.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testenv.Poll(10*time.Second, func() bool { return h.cancelled.Load() >= 5 }) {
+		t.Fatalf("%d of 5 running requests were cancelled after the peer left", h.cancelled.Load())
 	}
 }
 
@@ -446,10 +437,14 @@ func TestLimitListenerPerIP(t *testing.T) {
 	}
 	c.Close()
 	a.Close()
-	time.Sleep(100 * time.Millisecond)
-	d := dial()
-	defer d.Close()
-	if err := get(d); err != nil {
+	// The server sees a's close when it next reads it: until then a new
+	// connection may still be refused.
+	if !testenv.Poll(10*time.Second, func() bool {
+		d := dial()
+		defer d.Close()
+		err = get(d)
+		return err == nil
+	}) {
 		t.Fatalf("after one closed, a new connection is refused: %v", err)
 	}
 }
@@ -471,17 +466,16 @@ func TestDrainEndsSessionsAfterTheirWork(t *testing.T) {
 	defer c.CloseNow()
 	_, _, _ = c.Read(ctx)
 	_ = c.Write(ctx, websocket.MessageText, request("slow-1"))
-	for h.running.Load() < 1 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, "the request running", func() bool { return h.running.Load() >= 1 })
 	drain.Start()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); time.Sleep(100 * time.Millisecond); close(h.release) }()
+	// The session pushes the (handler's) manifest when it sees the drain;
+	// only then does the running request end.
 	_, raw, err := c.Read(ctx)
-	if strings.Contains(string(raw), `"type":"manifest"`) {
-		_, raw, err = c.Read(ctx) // the manifest pushed when draining starts
+	if err != nil || !strings.Contains(string(raw), `"type":"manifest"`) {
+		t.Fatalf("no draining manifest: %v %s", err, raw)
 	}
+	close(h.release)
+	_, raw, err = c.Read(ctx)
 	if err != nil || !strings.Contains(string(raw), `"slow-1"`) {
 		t.Fatalf("the running request was not answered: %v %s", err, raw)
 	}
@@ -491,7 +485,6 @@ func TestDrainEndsSessionsAfterTheirWork(t *testing.T) {
 	if err := drain.Wait(ctx); err != nil {
 		t.Errorf("drain.Wait: %v", err)
 	}
-	wg.Wait()
 	req, _ := http.NewRequest("POST", srv.URL+"/manglecp/evaluate", strings.NewReader(string(request("x"))))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer secret")

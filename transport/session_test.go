@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/manglecp/manglecp/protocol"
@@ -163,23 +164,30 @@ func (h *countingHandler) Handle(ctx context.Context, in *protocol.Inbound) *pro
 
 // TestSessionConcurrencyIsBounded: a peer pipelining far more requests
 // than MaxConcurrent never gets more than that many running.
+// The session runs in a synctest bubble: once every goroutine of it is
+// blocked, every request that could start has started.
 func TestSessionConcurrencyIsBounded(t *testing.T) {
-	h := &countingHandler{slowHandler: slowHandler{release: make(chan struct{})}}
-	client, server := transport.NewMemoryPair()
-	go func() {
-		_ = transport.ServeSession(context.Background(), h, server, &transport.SessionOptions{MaxConcurrent: 2})
-	}()
-	recv(t, client) // manifest
-	for i := range 20 {
-		send(t, client, protocol.TypeIntentRequest, fmt.Sprintf("slow-%d", i), map[string]any{})
-	}
-	time.Sleep(100 * time.Millisecond)
-	if p := h.peak.Load(); p != 2 {
-		t.Errorf("peak concurrency %d, want 2", p)
-	}
-	close(h.release)
-	for range 20 {
-		recv(t, client)
-	}
-	_ = client.Close()
+	synctest.Test(t, func(t *testing.T) {
+		h := &countingHandler{slowHandler: slowHandler{release: make(chan struct{})}}
+		client, server := transport.NewMemoryPair()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = transport.ServeSession(context.Background(), h, server, &transport.SessionOptions{MaxConcurrent: 2})
+		}()
+		recv(t, client) // manifest
+		for i := range 20 {
+			send(t, client, protocol.TypeIntentRequest, fmt.Sprintf("slow-%d", i), map[string]any{})
+		}
+		synctest.Wait()
+		if p := h.peak.Load(); p != 2 {
+			t.Errorf("peak concurrency %d, want 2", p)
+		}
+		close(h.release)
+		for range 20 {
+			recv(t, client)
+		}
+		_ = client.Close()
+		<-done
+	})
 }
