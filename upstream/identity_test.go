@@ -105,22 +105,14 @@ func TestIdentitySessionsBoundedAndReaped(t *testing.T) {
 			}
 		}()
 	}
-	for u.Status().Sessions < 2 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, "a and b have their sessions", func() bool { return u.Status().Sessions >= 2 })
 	_, err := u.Call(ctx, "c", "note_list", nil)
 	wg.Wait()
 	var e *upstream.Error
 	if !errors.As(err, &e) || e.Kind != upstream.Busy || e.RetryAfter <= 0 {
 		t.Fatalf("a third identity over MaxSessions 2: %v, want busy with a retry time", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for u.Status().Sessions > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sessions not reaped: %+v", u.Status())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, "the idle sessions reaped", func() bool { return u.Status().Sessions == 0 })
 	if got := textOf(t)(u.Call(ctx, "a", "note_list", nil)); strings.Contains(got, "of a") {
 		t.Errorf("after being reaped, a's session still holds %q", got)
 	}
@@ -241,7 +233,8 @@ func TestRedirectToAnotherHostNotFollowed(t *testing.T) {
 // (AnswerTooLarge); six calls of other identities under way at the same
 // time succeed, and the process is the same afterwards.
 func TestOversizedAnswerLeavesTheSessionUp(t *testing.T) {
-	c := fake(t, "notes", nil)
+	var log testenv.Buffer
+	c := fake(t, "notes", &log)
 	c.Shared = true
 	u := start(t, c)
 	ctx := context.Background()
@@ -256,7 +249,11 @@ func TestOversizedAnswerLeavesTheSessionUp(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // the slow calls are under way (they last 1.5 s)
+	// The slow calls are under way (they last 1.5 s): the fake says so on
+	// its stderr, which the upstream logs.
+	testenv.Eventually(t, 10*time.Second, "six slow calls under way", func() bool {
+		return strings.Count(log.String(), upstreamtest.SlowStarted) >= 6
+	})
 	_, err := u.Call(ctx, "id:big", "huge", map[string]any{"n": 6 << 20})
 	if k := kindOf(err); k != upstream.AnswerTooLarge {
 		t.Fatalf("a 6 MB answer: %v (kind %v), want answer too large", err, k)
@@ -305,10 +302,7 @@ func TestListChangedFloodLogsOnce(t *testing.T) {
 			t.Fatalf("echo = %q", got)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(log.String(), "tool list changed") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Poll(10*time.Second, func() bool { return strings.Contains(log.String(), "tool list changed") })
 	if n := strings.Count(log.String(), "tool list changed"); n != 1 {
 		t.Errorf("%d log lines for %d notifications, want 1", n, 2*upstreamtest.FloodNotifications)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
@@ -133,16 +134,15 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 func TestKilledMidCallThroughTheGateway(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{command(t, "fake", "normal")}, Rules: fakePack})
 	f.fails("use_fake", "fake_crash", nil, false, gateway.CodeUnreachable)
-	deadline := time.Now().Add(20 * time.Second)
+	w := testenv.NewWait(20 * time.Second)
 	for {
 		_, err := f.call("use_fake", "fake_echo", map[string]any{"text": "again"}, false)
 		if err == nil {
 			break
 		}
-		if err.Code() != gateway.CodeUnreachable || time.Now().After(deadline) {
+		if err.Code() != gateway.CodeUnreachable || !w.Next() {
 			t.Fatalf("after the crash: %v", err)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	if st := f.gw.Status()["fake"]; st.State != "up" || st.Restarts < 1 {
 		t.Errorf("status %+v", st)
@@ -219,15 +219,8 @@ mandatory_for_intent("use_any", T) :- upstream_tool(_, T, "echo").
 `)}}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal"), late}, Rules: pack})
 	f.gw.SetReload(f.srv.Reload)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := f.eval("use_any")["late_echo"]; ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("late_echo never offered; tries %d, status %+v", tries.Load(), f.gw.Status())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.Poll(10*time.Second, func() bool { _, ok := f.eval("use_any")["late_echo"]; return ok }) {
+		t.Fatalf("late_echo never offered; tries %d, status %+v", tries.Load(), f.gw.Status())
 	}
 	if r := f.ok("use_any", "late_echo", map[string]any{"text": "joined"}, false); answer(r) != "joined" {
 		t.Errorf("late echo = %q", answer(r))

@@ -49,7 +49,7 @@ func MainIfFake() {
 		}
 		os.Exit(0)
 	}
-	if err := Server(mode).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := server(mode, os.Stderr).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)
@@ -83,8 +83,17 @@ func args(req *mcp.CallToolRequest) map[string]any {
 	return m
 }
 
+// SlowStarted is the line the fake writes to its stderr when a call of
+// its slow tool starts, when it runs as a command (MainIfFake): a test
+// waits for it in the upstream's log instead of sleeping.
+const SlowStarted = "slow call started"
+
 // Server returns the fake upstream in mode.
-func Server(mode string) *mcp.Server {
+func Server(mode string) *mcp.Server { return server(mode, nil) }
+
+// server is the fake upstream in mode; announce, when set, gets a line
+// when a slow call starts.
+func server(mode string, announce io.Writer) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake-upstream", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text back. Second sentence.", InputSchema: obj(map[string]any{
 		"text": map[string]any{"type": "string", "description": "What to echo.", "maxLength": 1000}}, "text"),
@@ -111,6 +120,9 @@ func Server(mode string) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "slow", Description: "Sleep ms milliseconds.", InputSchema: obj(map[string]any{"ms": map[string]any{"type": "integer"}}, "ms"),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if announce != nil {
+				fmt.Fprintln(announce, SlowStarted)
+			}
 			select {
 			case <-time.After(time.Duration(args(req)["ms"].(float64)) * time.Millisecond):
 				return text("slept"), nil
