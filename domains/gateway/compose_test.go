@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
@@ -241,4 +242,28 @@ func TestComposedOnAnOddServer(t *testing.T) {
 			filesAre(t, root, tc.files)
 		})
 	}
+}
+
+// TestComposedToolsPerIdentity: the composed tools follow the identity's
+// grants (without upstream:fs none is offered) and a previewed edit is
+// the previewing identity's: bob, sending alice's previewed_edit fact,
+// is offered the apply but it writes nothing; alice's apply then works.
+func TestComposedToolsPerIdentity(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, composeTree)
+	perms := []string{"intent:edit_files", "upstream:fs"}
+	alice := manglecp.Identity{Name: "alice", Token: "alice-token-0123456789", Permissions: perms}
+	bob := manglecp.Identity{Name: "bob", Token: "bob-token-0123456789ab", Permissions: perms}
+	eve := manglecp.Identity{Name: "eve", Token: "eve-token-0123456789ab", Permissions: []string{"intent:edit_files"}}
+	f := newFixtureWith(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}}, withIdentities(alice, bob, eve))
+	if tools := f.as(eve.Token).eval("edit_files"); len(tools) != 0 {
+		t.Errorf("without upstream:fs, edit_files offers %v", keys(tools))
+	}
+	a, b := f.as(alice.Token), f.as(bob.Token)
+	_, facts := previewReplace(t, a, root)
+	args := map[string]any{"diff": facts[0].Args[1]}
+	b.failsFacts("edit_files", facts, "fs_apply_edits", args, true, gateway.CodeEditUnknown)
+	filesAre(t, root, composeTree)
+	a.okFacts("edit_files", facts, "fs_apply_edits", args, true)
+	filesAre(t, root, composeWant)
 }
