@@ -2,9 +2,9 @@ package manglecp
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"github.com/manglecp/manglecp/internal/buildinfo"
 	"github.com/manglecp/manglecp/internal/confirmkey"
 	"github.com/manglecp/manglecp/internal/oauth"
+	"github.com/manglecp/manglecp/internal/settings"
 )
 
 // Options configure a [Server]. A nil *Options means all defaults;
@@ -258,6 +259,21 @@ func (o *Options) withDefaults() Options {
 	return out
 }
 
+// Validate reports the options that are not valid, each error naming its
+// field ("OAuth.JWKSURL must be set"). Zero values are valid (they take
+// the defaults). [Server.Load] (and so [NewServer]) fails with these
+// errors.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	if o.OAuth != nil {
+		errs = append(errs, settings.Within(o.OAuth.Validate(), "OAuth"))
+	}
+	return errors.Join(errs...)
+}
+
 // Version is this implementation's version, without the "v" of its tag:
 // the release the binary was built from, as the Go build info records it
 // (a binary installed with go install ...@v0.2.0, or a domain whose go.mod
@@ -305,31 +321,27 @@ func confirmationKey(o Options) ([]byte, error) {
 // OAuth configures OAuth 2.1 bearer tokens (Spec 08 section 3.2): JWT
 // access tokens signed by the issuer's keys (JWKS) are accepted beside the
 // configured identities. The manifest lists the scheme "oauth2" and
-// TokenURL.
-type OAuth struct {
-	// Issuer must equal the token's "iss"; Audience must be in its "aud".
-	Issuer   string
-	Audience string
-	// JWKSURL is where the issuer publishes its signing keys.
-	JWKSURL string
-	// TokenURL is the issuer's token endpoint, advertised as auth.token_url.
-	TokenURL string
-	// PermissionsClaim names the claim holding the caller's permissions, a
-	// space-separated string or a list; default "scope".
-	PermissionsClaim string
-	// HTTPClient fetches the JWKS; default a client of
-	// http.DefaultTransport (FetchTimeout bounds each fetch either way).
-	HTTPClient *http.Client
-	// FetchTimeout bounds one fetch of the JWKS; default 3 s. A token
-	// whose key is not known waits at most this long.
-	FetchTimeout time.Duration
-}
+// TokenURL. Its fields:
+//
+//   - Issuer must equal the token's "iss"; Audience must be in its "aud"
+//     (both required).
+//   - JWKSURL (required) is where the issuer publishes its signing keys.
+//   - TokenURL is the issuer's token endpoint, advertised as auth.token_url.
+//   - PermissionsClaim names the claim holding the caller's permissions, a
+//     space-separated string or a list; default "scope".
+//   - HTTPClient fetches the JWKS; default a client of http.DefaultTransport.
+//   - FetchTimeout bounds one fetch of the JWKS; default 3 s. A token
+//     whose key is not known waits at most this long.
+//
+// It is the verifier's own configuration (one struct, no copy): its
+// Validate method names each invalid setting, and [Server.Load] fails
+// with those errors.
+type OAuth = oauth.Config
 
 // newOAuthVerifier is the verifier of o, or nil when OAuth is off.
-// (OAuth converts to oauth.Config: the two keep the same fields.)
 func newOAuthVerifier(o *OAuth) *oauth.Verifier {
 	if o == nil {
 		return nil
 	}
-	return oauth.NewVerifier(oauth.Config(*o))
+	return oauth.NewVerifier(*o)
 }

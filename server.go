@@ -120,6 +120,8 @@ func New(d Domain, opts *Options) *Server {
 	reg, err := d.registry()
 	if err != nil {
 		reg, _ = protocol.NewRegistry() // the standard codes; Load fails with err
+	} else if verr := opts.Validate(); verr != nil {
+		err = fmt.Errorf("manglecp: invalid options: %w", verr) // Load fails with it
 	}
 	s := &Server{
 		opts:      o,

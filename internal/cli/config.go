@@ -80,15 +80,9 @@ type fileConfig struct {
 	QueueTimeoutMS int64 `json:"queue_timeout_ms"`
 	// CORSOrigins are the browser origins allowed to call the HTTP API.
 	CORSOrigins []string `json:"cors_origins"`
-	OAuth       *struct {
-		Issuer           string `json:"issuer"`
-		Audience         string `json:"audience"`
-		JWKSURL          string `json:"jwks_url"`
-		TokenURL         string `json:"token_url"`
-		PermissionsClaim string `json:"permissions_claim"`
-		// FetchTimeoutMS bounds one fetch of the JWKS (default 3000).
-		FetchTimeoutMS int64 `json:"fetch_timeout_ms"`
-	} `json:"oauth"`
+	// OAuth turns OAuth access tokens on: a key per setting of
+	// manglecp.OAuth (internal/oauth.Config, its key tags name them).
+	OAuth *oauthSection `json:"oauth"`
 	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
 	// whose forwarding header names the client (--trusted-proxies), and
 	// ForwardedHeader that header (--forwarded-header).
@@ -104,6 +98,15 @@ type browserSection struct{ chrome.Config }
 // UnmarshalJSON reads the section's keys into the settings.
 func (b *browserSection) UnmarshalJSON(data []byte) error {
 	return settings.DecodeJSON(data, &b.Config, "browser")
+}
+
+// oauthSection is the config file's "oauth" section: one key per setting
+// of manglecp.OAuth, durations in milliseconds, unknown keys refused.
+type oauthSection struct{ manglecp.OAuth }
+
+// UnmarshalJSON reads the section's keys into the settings.
+func (a *oauthSection) UnmarshalJSON(data []byte) error {
+	return settings.DecodeJSON(data, &a.OAuth, "oauth")
 }
 
 // minMessageBytes is the smallest limit the spec allows (Spec 02 3.2).
@@ -160,8 +163,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		problems = append(problems, fmt.Errorf("%s: %w", path, e))
 	}
 	if a := c.OAuth; a != nil {
-		check(a.Issuer != "" && a.Audience != "" && a.JWKSURL != "", "oauth needs issuer, audience and jwks_url")
-		check(a.FetchTimeoutMS >= 0, "oauth.fetch_timeout_ms must not be negative")
+		for _, e := range settings.Split(settings.Rename(a.Validate(), &a.OAuth, false, "oauth.")) {
+			problems = append(problems, fmt.Errorf("%s: %w", path, e))
+		}
 	}
 	for _, o := range c.CORSOrigins {
 		check(o != "*" || (len(c.AuthTokens) == 0 && len(c.Identities) == 0 && c.OAuth == nil),
@@ -236,8 +240,8 @@ func (c *fileConfig) apply(o *manglecp.Options) {
 	}
 	o.RuleCoverage = c.RuleCoverage
 	if a := c.OAuth; a != nil {
-		o.OAuth = &manglecp.OAuth{Issuer: a.Issuer, Audience: a.Audience, JWKSURL: a.JWKSURL, TokenURL: a.TokenURL, PermissionsClaim: a.PermissionsClaim,
-			FetchTimeout: time.Duration(a.FetchTimeoutMS) * time.Millisecond}
+		oc := a.OAuth
+		o.OAuth = &oc
 	}
 	if c.ConfirmationKey != "" {
 		o.ConfirmationKey = []byte(c.ConfirmationKey)

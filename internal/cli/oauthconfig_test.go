@@ -31,7 +31,14 @@ func TestOAuthFetchTimeoutConfig(t *testing.T) {
 	if o.OAuth == nil || o.OAuth.FetchTimeout != 500*time.Millisecond {
 		t.Errorf("OAuth %+v", o.OAuth)
 	}
-	if _, err := loadConfig(write(`{"oauth": {` + oauth + `, "fetch_timeout_ms": -1}}`)); err == nil || !strings.Contains(err.Error(), "fetch_timeout_ms") {
-		t.Errorf("negative fetch_timeout_ms: %v", err)
+	for _, tc := range []struct{ body, want string }{
+		{`{"oauth": {` + oauth + `, "fetch_timeout_ms": -1}}`, "c.json: oauth.fetch_timeout_ms must not be negative (got -1ms)"},
+		{`{"oauth": {"issuer": "https://idp"}}`, "c.json: oauth.audience must be set\n" + dir + "/c.json: oauth.jwks_url must be set"},
+		{`{"oauth": {"issuer": "https://idp", "audience": "a", "jwks_url": "idp/jwks"}}`, "c.json: oauth.jwks_url must be an absolute http or https URL"},
+		{`{"oauth": {` + oauth + `, "jwks": "x"}}`, `oauth.jwks: json: unknown field "jwks"`},
+	} {
+		if _, err := loadConfig(write(tc.body)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.body, err, tc.want)
+		}
 	}
 }

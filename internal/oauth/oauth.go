@@ -23,28 +23,6 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Config configures a Verifier. Its fields are those of the server's
-// public OAuth option, which converts to it.
-type Config struct {
-	// Issuer must equal the token's "iss"; Audience must be in its "aud".
-	Issuer   string
-	Audience string
-	// JWKSURL is where the issuer publishes its signing keys.
-	JWKSURL string
-	// TokenURL is the issuer's token endpoint (the verifier does not use
-	// it; the server advertises it).
-	TokenURL string
-	// PermissionsClaim names the claim holding the caller's permissions, a
-	// space-separated string or a list; default "scope".
-	PermissionsClaim string
-	// HTTPClient fetches the JWKS; default a client of
-	// http.DefaultTransport (FetchTimeout bounds each fetch either way).
-	HTTPClient *http.Client
-	// FetchTimeout bounds one fetch of the JWKS; default 3 s. A token
-	// whose key is not known waits at most this long.
-	FetchTimeout time.Duration
-}
-
 // Identity is whom a valid token stands for.
 type Identity struct {
 	// Subject is the token's "sub" claim, never empty.
@@ -86,22 +64,14 @@ const (
 	// maxFailureBackoff.
 	failureBackoff    = time.Second
 	maxFailureBackoff = time.Minute
-	// defaultFetchTimeout is Config.FetchTimeout's default.
-	defaultFetchTimeout = 3 * time.Second
 )
 
 // NewVerifier returns a Verifier for cfg, its defaults filled in. It
 // fetches nothing until a token needs a key.
 func NewVerifier(cfg Config) *Verifier {
-	c := cfg
-	if c.PermissionsClaim == "" {
-		c.PermissionsClaim = "scope"
-	}
+	c := cfg.WithDefaults()
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
-	}
-	if c.FetchTimeout <= 0 {
-		c.FetchTimeout = defaultFetchTimeout
 	}
 	return &Verifier{cfg: c}
 }

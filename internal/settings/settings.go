@@ -276,6 +276,19 @@ func CheckMin(ptr any) []error {
 	return errs
 }
 
+// Within rewrites the [Error]s in err as errors of the setting parent
+// holds: "JWKSURL must be set" becomes "OAuth.JWKSURL must be set".
+func Within(err error, parent string) error {
+	var out []error
+	for _, e := range Split(err) {
+		if se, ok := e.(*Error); ok {
+			e = &Error{Setting: parent + "." + se.Setting, Problem: se.Problem}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
 // Split is the errors a joined error holds, or err alone; none for nil.
 func Split(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -310,21 +323,31 @@ func Format(f Field, v reflect.Value) string {
 }
 
 // Table is the Markdown table documenting the settings of defaults (a
-// pointer to the struct with every default set): setting, flag, config
-// file key under section, default and what it does.
+// pointer to the struct with every default set): setting, flag (when any
+// has one), config file key under section, default and what it does.
 func Table(defaults any, section string) string {
+	fields := Fields(defaults)
+	flags := slices.ContainsFunc(fields, func(f Field) bool { return f.Flag != "" })
 	var b strings.Builder
-	fmt.Fprintf(&b, "| setting | flag | config file `%s.` | default | what it does |\n|---|---|---|---|---|\n", section)
-	for _, f := range Fields(defaults) {
-		flagCol := ""
-		if f.Flag != "" {
-			flagCol = "`--" + f.Flag + "`"
-		}
+	if flags {
+		fmt.Fprintf(&b, "| setting | flag | config file `%s.` | default | what it does |\n|---|---|---|---|---|\n", section)
+	} else {
+		fmt.Fprintf(&b, "| setting | config file `%s.` | default | what it does |\n|---|---|---|---|\n", section)
+	}
+	for _, f := range fields {
 		def := Format(f, f.Value(defaults))
 		if def == "" {
 			def = "(empty)"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", f.Name, flagCol, f.Key, def, f.Help)
+		fmt.Fprintf(&b, "| `%s` |", f.Name)
+		switch {
+		case !flags:
+		case f.Flag != "":
+			fmt.Fprintf(&b, " `--%s` |", f.Flag)
+		default:
+			b.WriteString(" |")
+		}
+		fmt.Fprintf(&b, " `%s` | %s | %s |\n", f.Key, def, f.Help)
 	}
 	return b.String()
 }

@@ -123,7 +123,7 @@ func TestValidation(t *testing.T) {
 // TestDocs: Table and CheckDoc.
 func TestDocs(t *testing.T) {
 	table := Table(&exampleDefaults, "sec")
-	for _, want := range []string{"| `Idle` | `--x-idle` | `idle_ms` | 5m | a time |", "| `Bytes` |  | `max_bytes` | 16 MiB |", "| `Name` | `--x-name` | `name` | (empty) |", "| `Hosts` | `--x-hosts` | `hosts` | a,b |"} {
+	for _, want := range []string{"| `Idle` | `--x-idle` | `idle_ms` | 5m | a time |", "| `Bytes` | | `max_bytes` | 16 MiB |", "| `Name` | `--x-name` | `name` | (empty) |", "| `Hosts` | `--x-hosts` | `hosts` | a,b |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
