@@ -284,7 +284,7 @@ func (p *Program) prepare(req Request) (*runner, loaded, error) {
 		}
 		own.Add(a)
 	}
-	r := &runner{p: p, store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
+	r := &runner{p: p, plan: p.planFor(req), store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
 		te: engine.NewTemporalEvaluator(ts, req.EvalTime), empty: unionfind.New()}
 	return r, in, nil
 }

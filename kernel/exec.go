@@ -30,6 +30,7 @@ import (
 // runner evaluates one request's plan.
 type runner struct {
 	p        *Program
+	plan     []step // Program.planFor the request
 	store    *evalStore
 	ts       *temporalStore
 	evalTime time.Time
@@ -53,8 +54,8 @@ type runner struct {
 
 // run evaluates the plan's steps in order.
 func (r *runner) run() error {
-	for i := range r.p.plan {
-		st := &r.p.plan[i]
+	for i := range r.plan {
+		st := &r.plan[i]
 		if st.strata != nil {
 			if err := r.engineStep(st); err != nil {
 				return err

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"slices"
+
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 )
@@ -22,9 +24,19 @@ type indexedStore struct {
 	count int
 }
 
+// smallRelation is the most facts a request's relation holds without a
+// set of hashes or argument indexes: up to it, a membership test compares
+// a few hashes and a lookup looks at every fact, which costs less than
+// building and filling maps (most relations of a request hold a fact or
+// two).
+const smallRelation = 8
+
 // relation holds the facts of one predicate.
 type relation struct {
-	facts  []ast.Atom
+	facts []ast.Atom
+	// small holds the facts' hashes, in order, while the relation has at
+	// most smallRelation facts and is not frozen; hashes then (nil before).
+	small  []uint64
 	hashes map[uint64]struct{}
 	// index[i] maps the hash of argument i's constant to the positions in
 	// facts of the facts holding it; nil until built.
@@ -43,6 +55,7 @@ func newIndexedStore() *indexedStore {
 // goroutines at once as long as nobody adds to it.
 func (s *indexedStore) freeze() {
 	for _, r := range s.rels {
+		r.bigger()
 		for i := range r.index {
 			r.build(i)
 		}
@@ -73,18 +86,44 @@ func argHash(t ast.BaseTerm) uint64 {
 	return 0
 }
 
+// bigger moves a small relation's hashes to a set.
+func (r *relation) bigger() {
+	if r.hashes != nil {
+		return
+	}
+	r.hashes = make(map[uint64]struct{}, 2*len(r.small)+1)
+	for _, h := range r.small {
+		r.hashes[h] = struct{}{}
+	}
+	r.small = nil
+}
+
+// has reports whether a fact with hash h is present.
+func (r *relation) has(h uint64) bool {
+	if r.hashes == nil {
+		return slices.Contains(r.small, h)
+	}
+	_, ok := r.hashes[h]
+	return ok
+}
+
 // Add adds a unless a fact with the same hash is present.
 func (s *indexedStore) Add(a ast.Atom) bool {
 	r := s.rels[a.Predicate]
 	if r == nil {
-		r = &relation{hashes: map[uint64]struct{}{}, index: make([]map[uint64][]int32, len(a.Args))}
+		r = &relation{index: make([]map[uint64][]int32, len(a.Args))}
 		s.rels[a.Predicate] = r
 	}
 	h := a.Hash()
-	if _, dup := r.hashes[h]; dup {
+	if r.has(h) {
 		return false
 	}
-	r.hashes[h] = struct{}{}
+	if r.hashes == nil && len(r.small) < smallRelation {
+		r.small = append(r.small, h)
+	} else {
+		r.bigger()
+		r.hashes[h] = struct{}{}
+	}
 	j := int32(len(r.facts))
 	r.facts = append(r.facts, a)
 	for i, idx := range r.index {
@@ -103,8 +142,7 @@ func (s *indexedStore) Contains(a ast.Atom) bool {
 	if r == nil {
 		return false
 	}
-	_, ok := r.hashes[a.Hash()]
-	return ok
+	return r.has(a.Hash())
 }
 
 // GetFacts calls fn for every fact matching q: through the smallest index
@@ -115,11 +153,13 @@ func (s *indexedStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
 }
 
 // candidates are the facts a lookup looks at: facts[bucket[i]] for every
-// i, or every fact when all is set.
+// i, or every fact when all is set (then, when scan is set, only those
+// matching the query's bound arguments match).
 type candidates struct {
 	facts  []ast.Atom
 	bucket []int32
 	all    bool
+	scan   bool
 }
 
 // size is how many facts the lookup looks at.
@@ -135,6 +175,10 @@ func (s *indexedStore) lookup(q ast.Atom) candidates {
 	r := s.rels[q.Predicate]
 	if r == nil {
 		return candidates{}
+	}
+	if r.hashes == nil {
+		// A small relation: every fact, filtered.
+		return candidates{facts: r.facts, all: true, scan: len(q.Args) > 0}
 	}
 	var bucket []int32
 	bound := false
@@ -166,6 +210,9 @@ func (s *indexedStore) lookup(q ast.Atom) candidates {
 func (c candidates) each(q ast.Atom, fn func(ast.Atom) error) error {
 	if c.all {
 		for _, f := range c.facts {
+			if c.scan && !factstore.Matches(q.Args, f.Args) {
+				continue
+			}
 			if err := fn(f); err != nil {
 				return err
 			}

@@ -43,6 +43,10 @@ type Program struct {
 	// evaluation records.
 	plan         []step
 	compiledRule []bool
+	// intentPlans are the plans of the declared intents: the steps of
+	// plan with only the rules each intent's answer can depend on
+	// (prune.go).
+	intentPlans map[string][]step
 	// engineStrata are the strata the engine evaluates, and why.
 	engineStrata []EngineStratum
 	// staticRule marks the rules of static predicates and staticFired
@@ -218,6 +222,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 		return nil, err
 	}
 	p.compilePlan(true)
+	p.planIntents()
 	p.warnings = spellingWarnings(files)
 	return p, nil
 }
