@@ -4,7 +4,7 @@
 
 import { createRequire } from "node:module";
 import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, existsSync, realpathSync, statSync } from "node:fs";
-import { join, dirname, resolve, extname, sep } from "node:path";
+import { join, dirname, basename, resolve, extname, sep } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -155,6 +155,30 @@ const contentTypes = {
   ".ico": "image/x-icon",
 };
 
+// withLayout is page name as served, as testapp's withLayout in Go: a page
+// whose first line is "<!-- layout: FILE -->" is FILE (same directory,
+// inside dir) with {{title}} its second line, {{content}} the rest (without
+// its last newline) and its own link in the layout's <nav> marked
+// aria-current="page"; any other file as it is. A missing layout throws
+// (serveDir answers 404).
+function withLayout(base, name, body) {
+  const m = /^<!-- layout: (.*) -->\n/.exec(body.subarray(0, 256).toString("latin1"));
+  if (!m) return body;
+  const page = body.toString("utf8");
+  const rest = page.slice(page.indexOf("\n") + 1);
+  const cut = rest.indexOf("\n");
+  const title = cut < 0 ? rest : rest.slice(0, cut);
+  const content = cut < 0 ? "" : rest.slice(cut + 1).replace(/\n$/, "");
+  const layoutPath = realpathSync(join(base, dirname(name), m[1]));
+  if (!layoutPath.startsWith(base + sep)) throw new Error("layout outside the app");
+  let out = readFileSync(layoutPath, "utf8");
+  const link = `<a href="${basename(name)}">`;
+  const nav = out.indexOf("<nav");
+  const i = nav < 0 ? -1 : out.indexOf(link, nav);
+  if (i >= 0) out = out.slice(0, i + link.length - 1) + ' aria-current="page"' + out.slice(i + link.length - 1);
+  return Buffer.from(out.replace("{{title}}", () => title).replace("{{content}}", () => content));
+}
+
 // serveDir serves the static app of dir on 127.0.0.1 and returns {url,
 // close}, as testapp.Serve does for the Go tests: GET and HEAD get the
 // files of dir and its subdirectories ("/" is index.html) by their
@@ -175,7 +199,7 @@ export async function serveDir(dir) {
     try {
       const p = realpathSync(join(base, ...parts));
       if (!p.startsWith(base + sep) || !statSync(p).isFile()) return null;
-      return { name, body: readFileSync(p) };
+      return { name, body: withLayout(base, name, readFileSync(p)) };
     } catch {
       return null;
     }

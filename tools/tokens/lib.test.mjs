@@ -2,7 +2,8 @@
 // scripts/checks/tokens.sh).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { unshown, unescapeJSON, resultTokens, resultTextTokens } from "./lib.mjs";
+import { unshown, unescapeJSON, resultTokens, resultTextTokens, serveDir, root } from "./lib.mjs";
+import { join } from "node:path";
 
 const seen = [
   "The project is in /tmp/tokens-ab12. Find the .go files that mention widget.",
@@ -31,4 +32,20 @@ test("text only leaves structuredContent out", () => {
   const r = { content: [{ type: "text", text: "hello world" }], structuredContent: { content: "hello world" } };
   assert.equal(resultTextTokens(r), 2);
   assert.ok(resultTokens(r) > resultTextTokens(r));
+});
+
+test("serveDir serves a page inside its layout, as testapp.Serve does", async () => {
+  const app = await serveDir(join(root, "domains/browser/testdata/jobs/docs"));
+  try {
+    const body = await (await fetch(app.url + "/faq.html")).text();
+    assert.ok(body.startsWith("<!doctype html>\n"));
+    assert.match(body, /<title>FAQ - Relay docs<\/title>\n<link/);
+    assert.equal(body.split("aria-current").length, 2);
+    assert.match(body, /<li><a href="faq.html" aria-current="page">FAQ<\/a><\/li>/);
+    assert.match(body, /<\/nav>\n<main>\n {2}<h1>FAQ<\/h1>/);
+    assert.match(body, /<\/main>\n<footer>/);
+    assert.equal((await fetch(app.url + "/style.css")).status, 200);
+  } finally {
+    app.close();
+  }
 });

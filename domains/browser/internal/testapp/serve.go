@@ -66,7 +66,8 @@ func moduleRoot() string {
 // closed when the test ends. It answers GET and HEAD with the files of dir
 // and its subdirectories ("/" is index.html), by their extension's
 // Content-Type; the routes of dir/app.json (`{"routes": {"/path":
-// Route}}`) with their fixed answer. A directory, app.json itself, a
+// Route}}`) with their fixed answer. An HTML page may name a layout it is
+// served in (withLayout). A directory, app.json itself, a
 // path with "." or ".." elements and a path leaving dir (also through a
 // symbolic link) answer 404; other methods 405. A missing dir or a bad
 // app.json fails the test at once.
@@ -125,6 +126,9 @@ func handler(root *os.Root) (http.Handler, error) {
 			return
 		}
 		b, err := fs.ReadFile(root.FS(), name)
+		if err == nil {
+			b, err = withLayout(root.FS(), name, b)
+		}
 		if err != nil {
 			http.NotFound(w, r)
 			return
@@ -134,6 +138,41 @@ func handler(root *os.Root) (http.Handler, error) {
 			_, _ = w.Write(b)
 		}
 	}), nil
+}
+
+// layoutLine starts a page that is served inside a layout.
+const layoutLine = "<!-- layout: "
+
+// withLayout is page name as served: a page whose first line is
+// "<!-- layout: FILE -->" (FILE in the same directory) is FILE with
+// {{title}} replaced by the page's second line, {{content}} by the rest
+// (without its last newline), and the page's own link in the layout's
+// <nav> (href="NAME", NAME the page's file name) marked
+// aria-current="page", as a site generator writes every page of a site
+// with one navigation. Any other file is served as it is. serveDir in
+// tools/tokens/lib.mjs does the same.
+func withLayout(fsys fs.FS, name string, page []byte) ([]byte, error) {
+	first, rest, ok := strings.Cut(string(page), "\n")
+	file, isPage := strings.CutPrefix(first, layoutLine)
+	file, closed := strings.CutSuffix(file, " -->")
+	if !ok || !isPage || !closed {
+		return page, nil
+	}
+	layout, err := fs.ReadFile(fsys, path.Join(path.Dir(name), file))
+	if err != nil {
+		return nil, err
+	}
+	title, content, _ := strings.Cut(rest, "\n")
+	out := string(layout)
+	link := `<a href="` + path.Base(name) + `">`
+	if nav := strings.Index(out, "<nav"); nav >= 0 {
+		if i := strings.Index(out[nav:], link); i >= 0 {
+			i += nav + len(link) - 1
+			out = out[:i] + ` aria-current="page"` + out[i:]
+		}
+	}
+	out = strings.Replace(out, "{{title}}", title, 1)
+	return []byte(strings.Replace(out, "{{content}}", strings.TrimSuffix(content, "\n"), 1)), nil
 }
 
 // contentType is the Content-Type of an app file by its extension.

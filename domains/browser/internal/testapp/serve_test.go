@@ -194,3 +194,51 @@ func TestJobLinksResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestServeLayout: a page naming a layout is served inside it, its title
+// and content in place and its own link in the layout's <nav> marked
+// current (the docs app's pages share one navigation this way); other
+// files are served as they are; a layout that is missing or outside the
+// app's directory answers 404.
+func TestServeLayout(t *testing.T) {
+	app := t.TempDir()
+	layout := "<html>{{title}}<a href=\"a.html\">home</a><nav><a href=\"b.html\">B</a><a href=\"a.html\">A</a></nav>\n{{content}}\n</html>\n"
+	for name, content := range map[string]string{
+		"_layout.html":     layout,
+		"a.html":           "<!-- layout: _layout.html -->\n<title>A</title>\n<main>a\n</main>\n",
+		"b.html":           "<p>plain</p>\n",
+		"sub/_layout.html": "<nav><a href=\"c.html\">C</a></nav>{{content}}",
+		"sub/c.html":       "<!-- layout: _layout.html -->\n\nc",
+		"missing.html":     "<!-- layout: none.html -->\n<title>x</title>\n",
+		"escape.html":      "<!-- layout: ../secret.html -->\n<title>x</title>\n",
+	} {
+		_ = os.MkdirAll(filepath.Dir(filepath.Join(app, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(app, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.WriteFile(filepath.Join(filepath.Dir(app), "secret.html"), []byte("{{content}}"), 0o644)
+	ts := testapp.Serve(t, app)
+	for _, tc := range []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/a.html", 200, "<html><title>A</title><a href=\"a.html\">home</a><nav><a href=\"b.html\">B</a><a href=\"a.html\" aria-current=\"page\">A</a></nav>\n<main>a\n</main>\n</html>\n"},
+		{"/b.html", 200, "<p>plain</p>\n"},
+		{"/sub/c.html", 200, "<nav><a href=\"c.html\" aria-current=\"page\">C</a></nav>c"},
+		{"/missing.html", 404, ""},
+		{"/escape.html", 404, ""},
+	} {
+		status, _, body := get(t, ts.URL, "GET", tc.path)
+		if status != tc.status || (status == 200 && body != tc.body) {
+			t.Errorf("GET %s: %d %q, want %d %q", tc.path, status, body, tc.status, tc.body)
+		}
+	}
+	docs := testapp.Serve(t, testapp.Dir("docs"))
+	_, _, body := get(t, docs.URL, "GET", "/faq.html")
+	if strings.Count(body, "aria-current") != 1 || !strings.Contains(body, `<li><a href="faq.html" aria-current="page">FAQ</a></li>`) ||
+		!strings.HasPrefix(body, "<!doctype html>\n") || !strings.Contains(body, "<title>FAQ - Relay docs</title>\n<link") {
+		t.Errorf("docs faq.html served as\n%s", body)
+	}
+}
