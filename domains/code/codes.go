@@ -31,7 +31,7 @@ func Codes() []protocol.CodeInfo {
 func OwnCodes() []protocol.CodeInfo {
 	return []protocol.CodeInfo{
 		{Code: CodeServerUnavailable, HTTPStatus: http.StatusServiceUnavailable, Recoverable: true,
-			Description: "No language server runs for the language: none is installed, the root has too many files, or it failed and waits before starting again; text search still works; data: language, reason"},
+			Description: "No language server answers for the language: none is installed, the root has too many files, it failed and waits before starting again, or it is still starting or busy and the request could not wait longer (retry after retry_after_ms); text search still works; data: language, reason"},
 		{Code: CodeServerFailed, HTTPStatus: http.StatusBadGateway, Recoverable: true,
 			Description: "The language server did not answer in time, exited, or answered with an error; data: language, method"},
 		{Code: CodeSymbolNotFound, HTTPStatus: http.StatusNotFound, Recoverable: true,

@@ -112,6 +112,9 @@ type Code struct {
 	pool    lsp.Pool
 	pending pendingEdits
 	now     func() time.Time
+	// after is the clock of a request's patience (see patience): tests
+	// replace it to end a wait without waiting.
+	after func(time.Duration) <-chan time.Time
 }
 
 // Rules returns the domain's rule files: the workspace domain's and the
@@ -163,7 +166,7 @@ func Open(cfg Config) (*Code, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Code{cfg: cfg, ws: ws, langs: map[*croot]map[string]rootLang{}, now: time.Now}
+	c := &Code{cfg: cfg, ws: ws, langs: map[*croot]map[string]rootLang{}, now: time.Now, after: time.After}
 	c.pool.Now = func() time.Time { return c.now() }
 	for i, name := range ws.RootNames() {
 		abs, err := filepath.Abs(cfg.Roots[i])

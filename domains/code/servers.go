@@ -165,7 +165,61 @@ func (c *Code) languageState(r *croot, lang string) string {
 
 func poolKey(r *croot, lang string) string { return r.name + "\x00" + lang }
 
-// server returns lang's running server for r, starting it when needed.
+// errPatience ends the wait of a request for a language server that is
+// starting or busy (see patience).
+var errPatience = errors.New("code: the request's patience ran out")
+
+// retryAfter is the wait suggested (retry_after_ms) to a request that a
+// starting or busy language server could not answer in time.
+const retryAfter = 5 * time.Second
+
+// patience is how long a request waits for a language server that is
+// starting, loading the project or busy: until a margin before the
+// request's deadline (the server's invocation timeout), so the request
+// answers x-language_server_unavailable with retry_after_ms rather than
+// running out of time (execution_failed); at most StartTimeout.
+func (c *Code) patience(ctx context.Context) time.Duration {
+	d := c.cfg.StartTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		d = min(d, left-max(left/10, time.Second))
+	}
+	return max(d, 0)
+}
+
+// patient returns ctx ended with the cause errPatience when the request's
+// patience runs out (by c.after, the clock tests control); stop releases
+// it.
+func (c *Code) patient(ctx context.Context) (pctx context.Context, stop func()) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	fire := c.after(c.patience(ctx))
+	go func() {
+		select {
+		case <-fire:
+			cancel(errPatience)
+		case <-pctx.Done():
+		}
+	}()
+	return pctx, func() { cancel(context.Canceled) }
+}
+
+// notYet is the answer to a request whose patience ran out: the server
+// of lang is starting (or loading the project) or busy; retry later.
+func (c *Code) notYet(lang, state string) error {
+	what := "is still starting and loading the project"
+	if state == "busy" {
+		what = "is busy (it may still be analysing the project)"
+	}
+	c.log("language server not ready in time", "language", lang, "state", state)
+	return fail(CodeServerUnavailable, fmt.Sprintf("retry after %d s; meanwhile find text with search", int(retryAfter/time.Second)),
+		map[string]any{"language": lang, "reason": state},
+		"the %s language server %s; retry in a few seconds", lang, what).WithRetryAfter(retryAfter.Milliseconds())
+}
+
+// server returns lang's running server for r, starting it when needed. A
+// start outlives the request: when the request's patience runs out first,
+// it answers x-language_server_unavailable (retryable) and the server
+// goes on starting for the next request.
 func (c *Code) server(ctx context.Context, r *croot, lang string) (*lsp.Server, error) {
 	data := map[string]any{"language": lang}
 	spec, ok := c.spec(lang)
@@ -180,8 +234,17 @@ func (c *Code) server(ctx context.Context, r *croot, lang string) (*lsp.Server, 
 		return nil, fail(CodeServerUnavailable, "find text with search", data,
 			"the root holds more than %d files, the bound for starting a language server", c.cfg.MaxFiles)
 	}
-	srv, err := c.pool.Get(ctx, poolKey(r, lang), spec, r.dir)
+	if srv := c.pool.Running(poolKey(r, lang)); srv != nil {
+		return srv, nil
+	}
+	pctx, stop := c.patient(ctx)
+	srv, err := c.pool.Get(pctx, poolKey(r, lang), spec, r.dir)
+	patienceOut := context.Cause(pctx) == errPatience
+	stop()
 	if err != nil {
+		if patienceOut && ctx.Err() == nil {
+			return nil, c.notYet(lang, "starting")
+		}
 		var be *lsp.BackoffError
 		if errors.As(err, &be) {
 			data["reason"] = "failed"
@@ -201,13 +264,19 @@ func (c *Code) server(ctx context.Context, r *croot, lang string) (*lsp.Server, 
 // call makes a request to a server, turning its failures into the
 // domain's error.
 func (c *Code) call(ctx context.Context, r *croot, lang string, srv *lsp.Server, method string, params, result any) error {
-	err := srv.Call(ctx, method, params, result)
+	pctx, stop := c.patient(ctx)
+	err := srv.Call(pctx, method, params, result)
+	patienceOut := context.Cause(pctx) == errPatience
+	stop()
 	if err == nil {
 		c.pool.Healthy(poolKey(r, lang))
 		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if patienceOut {
+		return c.notYet(lang, "busy")
 	}
 	c.log("language server request failed", "language", lang, "method", method, "error", err)
 	var re *lsp.ResponseError

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/internal/lsp"
@@ -47,25 +46,27 @@ func matches(s lsp.SymbolInformation, name string) bool {
 	return false
 }
 
-// waitReady waits until srv has found its workspace's files (bounded by
-// the start timeout).
-func (c *Code) waitReady(ctx context.Context, srv *lsp.Server) error {
+// waitReady waits until srv has found its workspace's files, bounded by
+// the request's patience: when it runs out, the request answers
+// x-language_server_unavailable (retryable) while the server goes on.
+func (c *Code) waitReady(ctx context.Context, srv *lsp.Server, lang string) error {
 	select {
 	case <-srv.Ready():
 		return nil
 	default:
 	}
-	t := time.NewTimer(c.cfg.StartTimeout)
-	defer t.Stop()
+	pctx, stop := c.patient(ctx)
+	defer stop()
 	select {
 	case <-srv.Ready():
 		return nil
-	case <-ctx.Done():
+	case <-pctx.Done():
+		if ctx.Err() == nil && context.Cause(pctx) == errPatience {
+			return c.notYet(lang, "starting")
+		}
 		return ctx.Err()
 	case <-srv.Done():
 		return nil // the request that follows reports the exit
-	case <-t.C:
-		return nil // ask anyway: the answer may be partial
 	}
 }
 
@@ -141,7 +142,7 @@ func (c *Code) findDefinitions(ctx context.Context, name string, targets []targe
 			continue
 		}
 		var syms []lsp.SymbolInformation
-		err = c.waitReady(ctx, srv)
+		err = c.waitReady(ctx, srv, t.lang)
 		if err == nil {
 			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
 		}

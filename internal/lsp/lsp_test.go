@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 // fakeServer answers initialize, shutdown and workspace/symbol; it asks
 // the client for configuration and publishes diagnostics when told.
 // Modes: "ok"; "crash" (exits once initialized); "child" (starts a child
-// process in its group first); "hang" (never answers workspace/symbol).
+// process in its group first); "hang" (never answers workspace/symbol);
+// "slow" (answers initialize only once released, see slowSpec).
 func fakeServer(mode string) {
 	if mode == "child" {
 		cmd := exec.Command("sleep", "300")
@@ -54,6 +55,13 @@ func fakeServer(mode string) {
 		id := m.ID
 		switch m.Method {
 		case "initialize":
+			if mode == "slow" {
+				// A cold server: initialize waits until the test opens
+				// the FIFO LSP_FAKE_RELEASE for writing.
+				if f, err := os.Open(os.Getenv("LSP_FAKE_RELEASE")); err == nil {
+					f.Close()
+				}
+			}
 			send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"capabilities": map[string]any{"renameProvider": true}}})
 		case "initialized":
 			if mode == "crash" {

@@ -29,8 +29,12 @@ func (e *BackoffError) Error() string {
 }
 
 // Pool starts language servers lazily, one per key (a root and a
-// language), and restarts one that exited after a backoff. Its methods
-// are safe for concurrent use.
+// language), and restarts one that exited after a backoff. A start runs
+// on its own, bounded by the spec's StartTimeout and the pool's Close,
+// not by the request that caused it: a request that stops waiting (its
+// deadline is near) leaves the server starting for the next one, so a
+// server slower to start than any one request still comes up. Its
+// methods are safe for concurrent use.
 type Pool struct {
 	// Now is the clock of the backoff (default time.Now).
 	Now func() time.Time
@@ -38,16 +42,26 @@ type Pool struct {
 	mu     sync.Mutex
 	slots  map[string]*slot
 	closed bool
+	base   context.Context // the starts' context, ended by Close
+	stop   context.CancelFunc
+	starts sync.WaitGroup
 }
 
 type slot struct {
 	srv      *Server
-	starting chan struct{} // non-nil while a start runs; closed when it ends
-	startErr error
+	starting *start // non-nil while a start runs
 	failures int
 	next     time.Time
 	cause    string
 	starts   int
+	began    time.Time // of the start that runs, by the pool's clock
+}
+
+// start is one start of a server; done is closed when it ended, with err
+// set when it failed.
+type start struct {
+	done chan struct{}
+	err  error
 }
 
 func (p *Pool) now() time.Time {
@@ -58,8 +72,9 @@ func (p *Pool) now() time.Time {
 }
 
 // Get returns the running server for key, starting it (spec on root) when
-// none runs. A server that exited is started again, unless the previous
-// failure's backoff has not passed ([BackoffError]).
+// none runs, and waits for the start until ctx ends (the start goes on).
+// A server that exited is started again, unless the previous failure's
+// backoff has not passed ([BackoffError]).
 func (p *Pool) Get(ctx context.Context, key string, spec Spec, root string) (*Server, error) {
 	for {
 		p.mu.Lock()
@@ -69,17 +84,20 @@ func (p *Pool) Get(ctx context.Context, key string, spec Spec, root string) (*Se
 		}
 		if p.slots == nil {
 			p.slots = map[string]*slot{}
+			p.base, p.stop = context.WithCancel(context.Background())
 		}
 		sl := p.slots[key]
 		if sl == nil {
 			sl = &slot{}
 			p.slots[key] = sl
 		}
-		if sl.starting != nil {
-			ch := sl.starting
+		if st := sl.starting; st != nil {
 			p.mu.Unlock()
 			select {
-			case <-ch:
+			case <-st.done:
+				if st.err != nil {
+					return nil, st.err
+				}
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -107,32 +125,51 @@ func (p *Pool) Get(ctx context.Context, key string, spec Spec, root string) (*Se
 			p.mu.Unlock()
 			return nil, err
 		}
-		ch := make(chan struct{})
-		sl.starting = ch
+		st := &start{done: make(chan struct{})}
+		sl.starting = st
 		sl.starts++
+		sl.began = p.now()
+		p.starts.Add(1)
+		base := p.base
 		p.mu.Unlock()
-
-		srv, err := Start(ctx, spec, root)
-
-		p.mu.Lock()
-		sl.starting = nil
-		close(ch)
-		if err != nil {
-			sl.failures++
-			sl.cause = err.Error()
-			sl.next = p.now().Add(backoff(sl.failures))
-			p.mu.Unlock()
-			return nil, err
-		}
-		if p.closed {
-			p.mu.Unlock()
-			srv.Close()
-			return nil, errors.New("lsp: pool closed")
-		}
-		sl.srv = srv
-		p.mu.Unlock()
-		return srv, nil
+		go p.run(base, sl, st, spec, root)
 	}
+}
+
+// run starts a server for sl and records the outcome.
+func (p *Pool) run(ctx context.Context, sl *slot, st *start, spec Spec, root string) {
+	defer p.starts.Done() // after the server of a closed pool is closed
+	srv, err := Start(ctx, spec, root)
+	p.mu.Lock()
+	sl.starting = nil
+	switch {
+	case err != nil:
+		st.err = err
+		sl.failures++
+		sl.cause = err.Error()
+		sl.next = p.now().Add(backoff(sl.failures))
+	case p.closed:
+		st.err = errors.New("lsp: pool closed")
+	default:
+		sl.srv = srv
+		srv = nil
+	}
+	close(st.done)
+	p.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// Starting reports whether a start of key's server runs, and since when
+// (by the pool's clock).
+func (p *Pool) Starting(key string) (bool, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sl := p.slots[key]; sl != nil && sl.starting != nil {
+		return true, sl.began
+	}
+	return false, time.Time{}
 }
 
 // Healthy tells the pool that a server of key answered: its failure count
@@ -180,10 +217,17 @@ func (p *Pool) Running(key string) *Server {
 	return nil
 }
 
-// Close stops every server and waits for them.
+// Close stops every server, and every start that runs, and waits for
+// them.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
+	if p.stop != nil {
+		p.stop()
+	}
+	p.mu.Unlock()
+	p.starts.Wait()
+	p.mu.Lock()
 	var servers []*Server
 	for _, sl := range p.slots {
 		if sl.srv != nil {
