@@ -29,20 +29,7 @@ func toolSignature(name string, schema map[string]any) string {
 		return name + "(...)"
 	}
 	req := requiredOf(schema)
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		ra, rb := slices.Contains(req, a), slices.Contains(req, b)
-		switch {
-		case ra && !rb:
-			return -1
-		case rb && !ra:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	names := paramNames(props, req)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		p, _ := props[n].(map[string]any)
@@ -137,20 +124,7 @@ func fieldsOf(p map[string]any) string {
 		return ""
 	}
 	req := requiredOf(p)
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		ra, rb := slices.Contains(req, a), slices.Contains(req, b)
-		switch {
-		case ra && !rb:
-			return -1
-		case rb && !ra:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	names := paramNames(props, req)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		sub, _ := props[n].(map[string]any)
@@ -168,6 +142,26 @@ func fieldsOf(p map[string]any) string {
 		return ""
 	}
 	return out
+}
+
+// paramNames are the names of props in the order a signature writes
+// them: the required ones (req) first, each group sorted.
+func paramNames(props map[string]any, req []string) []string {
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ra, rb := slices.Contains(req, a), slices.Contains(req, b)
+		switch {
+		case ra && !rb:
+			return -1
+		case rb && !ra:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return names
 }
 
 func requiredOf(schema map[string]any) []string {

@@ -9,11 +9,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-insp=$root/.cache/npm/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-if [ ! -f "$insp" ]; then
-	echo "mcp-inspector.sh: the MCP Inspector is not installed; run scripts/deps/npm.sh" >&2
-	exit 1
-fi
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -21,6 +16,9 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+fails=0
+# shellcheck source=scripts/checks/lib/inspector.sh
+. scripts/checks/lib/inspector.sh # insp, inspector, check
 go build -o "$work/manglecp" ./cmd/manglecp
 bin=$work/manglecp
 export MCP_CATALOG_PATH=$work/catalog.json MCP_CLIENT_CONFIG_PATH=$work/client.json HOME=$work
@@ -35,34 +33,6 @@ cat >"$work/facts.json" <<'JSON'
 JSON
 readme_facts='{"facts": [["current_url", "https://app.example.com/dashboard"], ["console_event", "s1", "error", "TypeError: Cannot read properties of null", 1771510200000], ["net_request", "s1", "r42", "GET", "https://api.example.com/users", 1771510199000], ["net_response", "s1", "r42", 404, 1771510199500]]}'
 
-fails=0
-# inspector EXPECTED_EXIT ARGS...: runs the Inspector CLI, prints its JSON.
-inspector() {
-	local want=$1
-	shift
-	local out code=0
-	out=$(timeout 120 node "$insp" --cli "$@" --format json -q 2>"$work/stderr") || code=$?
-	if [ "$code" != "$want" ]; then
-		echo "FAIL: inspector $* exited $code, want $want" >&2
-		cat "$work/stderr" >&2
-		echo "$out" >&2
-		fails=$((fails + 1))
-	fi
-	printf '%s' "$out"
-}
-# check NAME JSON EXPR: EXPR (JavaScript over d, the parsed JSON) must be true.
-check() {
-	if printf '%s' "$2" | node -e '
-		const d = JSON.parse(require("fs").readFileSync(0, "utf8") || "null");
-		process.exit(new Function("d", "return (" + process.argv[1] + ")")(d) ? 0 : 1);' "$3" 2>/dev/null; then
-		echo "ok   $1"
-	else
-		echo "FAIL $1: $3" >&2
-		printf '%s\n' "$2" | head -c 2000 >&2
-		echo >&2
-		fails=$((fails + 1))
-	fi
-}
 names='d.result.tools.map(t => t.name)'
 
 # 1. The intent tools of the embedded default domain and invoke_macro_tool

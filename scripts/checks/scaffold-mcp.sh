@@ -9,13 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-insp=$root/.cache/npm/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-if [ ! -f "$insp" ]; then
-	echo "scaffold-mcp.sh: the MCP Inspector is not installed; run scripts/deps/npm.sh" >&2
-	exit 1
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+fails=0
+# shellcheck source=scripts/checks/lib/inspector.sh
+. scripts/checks/lib/inspector.sh # insp, inspector, check
 go build -o "$work/manglecp" ./cmd/manglecp
 (cd "$work" && ./manglecp new domain incidents >/dev/null)
 (cd "$work/incidents" && GOWORK=off GOFLAGS=-mod=mod go build -o "$work/incidents-bin" .)
@@ -23,35 +21,10 @@ bin=$work/incidents-bin
 # After the builds (HOME holds the Go caches): the Inspector's files.
 export HOME=$work XDG_CONFIG_HOME=$work/config MCP_CATALOG_PATH=$work/catalog.json MCP_CLIENT_CONFIG_PATH=$work/client.json
 
-fails=0
-inspector() {
-	local want=$1
-	shift
-	local out code=0
-	out=$(timeout 120 node "$insp" --cli "$bin" mcp "$@" --format json -q 2>"$work/stderr") || code=$?
-	if [ "$code" != "$want" ]; then
-		echo "FAIL: inspector $* exited $code, want $want" >&2
-		cat "$work/stderr" >&2
-		fails=$((fails + 1))
-	fi
-	printf '%s' "$out"
-}
-check() {
-	if printf '%s' "$2" | node -e '
-		const d = JSON.parse(require("fs").readFileSync(0, "utf8") || "null");
-		process.exit(new Function("d", "return (" + process.argv[1] + ")")(d) ? 0 : 1);' "$3" 2>/dev/null; then
-		echo "ok   $1"
-	else
-		echo "FAIL $1: $3" >&2
-		printf '%s\n' "$2" | head -c 2000 >&2
-		echo >&2
-		fails=$((fails + 1))
-	fi
-}
-out=$(inspector 0 --method tools/list)
+out=$(inspector 0 "$bin" mcp --method tools/list)
 check "Inspector: tools/list of the scaffold is triage and invoke_macro_tool" "$out" \
 	"d.result.tools.map(t => t.name).sort().join() === 'invoke_macro_tool,triage'"
-out=$(inspector 0 --method tools/call --tool-name triage --tool-args-json '{"facts": [["incident", "INC-1", "checkout"]]}')
+out=$(inspector 0 "$bin" mcp --method tools/call --tool-name triage --tool-args-json '{"facts": [["incident", "INC-1", "checkout"]]}')
 check "Inspector: triage selects show_logs and rollback" "$out" \
 	"d.result.content[0].text.includes('show_logs(') && d.result.content[0].text.includes('rollback(')"
 node scripts/checks/scaffold-mcp.mjs "$bin" || fails=$((fails + 1))
