@@ -58,6 +58,8 @@ func TestLayering(t *testing.T) {
 		// The one connect-on-demand dialer (the MCP bridge, upstreams).
 		{mod + "/internal/ondemand", []string{mangle, mod}},
 		{mod + "/internal/lru", []string{mangle, mod + "/protocol", mod + "/kernel"}},
+		// Whole-word matching, shared by the workspace and gateway domains.
+		{mod + "/internal/words", []string{mangle, mod}},
 		// Schema errors are worded once for the server, the bridge and the
 		// gateway: a leaf over the protocol layer (exempt, like the two
 		// above, from the rules on internal/).

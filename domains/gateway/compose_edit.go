@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // span is a replacement in a file's text: bytes [from, to) become text.
@@ -20,50 +18,6 @@ type fileEdit struct {
 // maxHunks bounds the edits of one file; a file with more changed
 // regions is edited as a whole (one edit).
 const maxHunks = 200
-
-// occurrences are the offsets of old in s, left to right, not
-// overlapping; with word, only where old is not part of a longer word.
-func occurrences(s, old string, word bool) []int {
-	var at []int
-	for i := 0; i <= len(s)-len(old); {
-		j := strings.Index(s[i:], old)
-		if j < 0 {
-			break
-		}
-		j += i
-		if !word || wholeWord(s, old, j) {
-			at = append(at, j)
-			i = j + len(old)
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[j:])
-		i = j + size
-	}
-	return at
-}
-
-// wholeWord reports whether old at offset i of s is not part of a longer
-// word: where old starts (ends) with a word character, the character
-// before (after) it is none.
-func wholeWord(s, old string, i int) bool {
-	first, _ := utf8.DecodeRuneInString(old)
-	last, _ := utf8.DecodeLastRuneInString(old)
-	if isWordRune(first) && i > 0 {
-		if r, _ := utf8.DecodeLastRuneInString(s[:i]); isWordRune(r) {
-			return false
-		}
-	}
-	if isWordRune(last) && i+len(old) < len(s) {
-		if r, _ := utf8.DecodeRuneInString(s[i+len(old):]); isWordRune(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
-}
 
 // applySpans is s with the spans (sorted, not overlapping) within [a, b)
 // replaced; s[a:b] itself when none is.

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/manglecp/manglecp/internal/words"
 )
 
 // TestEditsFor: the edits of edit_file a replace becomes, replayed as the
@@ -14,7 +16,7 @@ import (
 func TestEditsFor(t *testing.T) {
 	check := func(t *testing.T, before, old, repl string, word bool) []fileEdit {
 		t.Helper()
-		at := occurrences(before, old, word)
+		at := words.Find(before, old, word)
 		spans := make([]span, len(at))
 		for i, j := range at {
 			spans[i] = span{j, j + len(old), repl}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/words"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
@@ -243,7 +244,7 @@ func (g *Gateway) searchText(ctx context.Context, u *upstream.Upstream, c *compo
 	for _, f := range files {
 		ls := strings.Split(f.text, "\n")
 		hit := map[int]bool{}
-		for _, at := range occurrences(f.text, pattern, word) {
+		for _, at := range words.Find(f.text, pattern, word) {
 			hit[strings.Count(f.text[:at], "\n")] = true
 		}
 		if len(hit) == 0 {
@@ -386,7 +387,7 @@ func (g *Gateway) replace(ctx context.Context, u *upstream.Upstream, c *composed
 	var diff strings.Builder
 	count := 0
 	for _, f := range files {
-		at := occurrences(f.text, old, word)
+		at := words.Find(f.text, old, word)
 		if len(at) == 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/words"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -168,7 +169,7 @@ func (a *actions) replaceAcross(ctx context.Context, c *manglecp.Call) (*manglec
 			return nil
 		}
 		b, _, err := a.w.readText(l, a.w.cfg.MaxReadBytes)
-		if err != nil || len(occurrences(string(b), old, word)) == 0 {
+		if err != nil || len(words.Find(string(b), old, word)) == 0 {
 			return nil // not text, unreadable, or without the text: not edited
 		}
 		if len(edits) == a.w.cfg.MaxEditFiles {

@@ -8,8 +8,9 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/manglecp/manglecp/internal/words"
 )
 
 // Edit plans: several edits of one or more files, previewed as one
@@ -223,7 +224,7 @@ func applyEdit(shown string, content []byte, e Edit) ([]byte, int, error) {
 			map[string]any{"path": shown, "digest": digestOf(content)}, "the text to replace is empty")
 	}
 	s := string(content)
-	at := occurrences(s, e.Old, e.Word)
+	at := words.Find(s, e.Old, e.Word)
 	switch {
 	case len(at) == 0:
 		what := "the text to replace"
@@ -253,50 +254,6 @@ func applyEdit(shown string, content []byte, e Edit) ([]byte, int, error) {
 	}
 	b.WriteString(s[last:])
 	return []byte(b.String()), len(at), nil
-}
-
-// occurrences returns the byte offsets of the non-overlapping occurrences
-// of old in s, whole words only with word.
-func occurrences(s, old string, word bool) []int {
-	var at []int
-	for i := 0; i <= len(s)-len(old); {
-		j := strings.Index(s[i:], old)
-		if j < 0 {
-			break
-		}
-		j += i
-		if !word || wholeWord(s, old, j) {
-			at = append(at, j)
-			i = j + len(old)
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[j:])
-		i = j + size
-	}
-	return at
-}
-
-// wholeWord reports whether old at offset i of s is not part of a longer
-// word: where old starts (ends) with a word character, the character
-// before (after) it is none.
-func wholeWord(s, old string, i int) bool {
-	first, _ := utf8.DecodeRuneInString(old)
-	last, _ := utf8.DecodeLastRuneInString(old)
-	if isWordRune(first) {
-		if r, _ := utf8.DecodeLastRuneInString(s[:i]); i > 0 && isWordRune(r) {
-			return false
-		}
-	}
-	if isWordRune(last) {
-		if r, _ := utf8.DecodeRuneInString(s[i+len(old):]); i+len(old) < len(s) && isWordRune(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // applySpans replaces the spans of content (LSP positions).
