@@ -75,8 +75,9 @@ type Config struct {
 	QueueWait time.Duration `key:"queue_wait_ms" flag:"browser-queue-wait" help:"how long a page waits for a free one before it is refused"`
 	// PageMemoryMB bounds one renderer process (a page, its same-site
 	// frames and workers): V8's heap is limited to half of it, and a
-	// renderer whose resident memory passes it is killed; its run reports
-	// the page as stopped.
+	// renderer whose resident memory, plus what it made the browser's
+	// processes hold (Blobs, see memory_linux.go), passes it is killed;
+	// its run reports the page as stopped.
 	PageMemoryMB int `key:"page_memory_mb" flag:"browser-page-memory-mb" help:"memory of one page's renderer in MiB: V8's heap gets half, a renderer above it is stopped"`
 	// MaxConsole, MaxRequests and MaxElements cap what one observation
 	// keeps; the observation counts the rest ("first N of M").

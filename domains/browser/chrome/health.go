@@ -20,7 +20,9 @@ func (b *Browser) pingTimeout() time.Duration {
 // watch is the monitor of one browser process (generation gen): it asks
 // the browser every HealthInterval whether it answers, notices when the
 // process ends, and bounds the renderers' memory. A browser that does not
-// answer, or whose process ended, is stopped and started again. It ends
+// answer, or whose process ended, is stopped and started again. Pages'
+// memory, in their renderers and what they made the browser hold, is
+// looked at every memoryInterval (memWatch). It ends
 // with ctx (the browser was stopped) or after handing over to a restart.
 func (b *Browser) watch(ctx, root context.Context, gen uint64) {
 	defer b.monitors.Done()
@@ -28,6 +30,7 @@ func (b *Browser) watch(ctx, root context.Context, gen uint64) {
 	if c := chromedp.FromContext(root); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		pid = c.Browser.Process().Pid
 	}
+	var pages memWatch // memory_linux.go
 	mem := time.NewTicker(memoryInterval)
 	defer mem.Stop()
 	ping := time.NewTicker(b.cfg.HealthInterval)
@@ -49,7 +52,7 @@ func (b *Browser) watch(ctx, root context.Context, gen uint64) {
 			return
 		case <-mem.C:
 			if pid != 0 {
-				limitRenderers(pid, int64(b.cfg.PageMemoryMB)<<20, b.log)
+				pages.look(pid, int64(b.cfg.PageMemoryMB)<<20, b.log)
 			}
 			continue
 		case <-b.checkNow:

@@ -4,6 +4,8 @@ package chrome
 
 import "log/slog"
 
-// limitRenderers is Linux only: elsewhere V8's heap limit
-// (--max-old-space-size) is the only per-page memory bound.
-func limitRenderers(pid int, limit int64, log *slog.Logger) {}
+// memWatch is Linux only: elsewhere V8's heap limit (--max-old-space-size)
+// is the only per-page memory bound.
+type memWatch struct{}
+
+func (w *memWatch) look(pid int, limit int64, log *slog.Logger) {}

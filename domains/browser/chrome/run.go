@@ -758,7 +758,7 @@ func (b *Browser) pageError(ctx context.Context, gen uint64, tb *tab, col *colle
 	case tb.gone() && ctx.Err() == nil:
 		return &PageError{"the page closed its tab (window.close())"}
 	case tb.crashed.Load():
-		return &PageError{fmt.Sprintf("the page's renderer ended (it crashed, or used more than the server's limit of %d MiB and was stopped)", b.cfg.PageMemoryMB)}
+		return &PageError{fmt.Sprintf("the page's renderer ended (it crashed, or used more than the server's limit of %d MiB, counting the Blobs and other data it made the browser hold, and was stopped)", b.cfg.PageMemoryMB)}
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case b.restarted(gen):
