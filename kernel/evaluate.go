@@ -237,8 +237,15 @@ func (p *Program) prepare(req Request) (*runner, loaded, error) {
 	if req.Explain {
 		in.clients = make(map[uint64]int, len(req.Facts))
 	}
+	n := 0
+	for _, f := range req.Facts {
+		n += len(f.Args)
+	}
+	slab := make([]ast.BaseTerm, n) // every client fact's arguments
 	for i, f := range req.Facts {
-		a, err := factcodec.Atom(f)
+		args := slab[:len(f.Args):len(f.Args)]
+		slab = slab[len(f.Args):]
+		a, err := factcodec.AtomWith(f, args)
 		if err != nil {
 			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
 		}

@@ -46,6 +46,8 @@ type runner struct {
 	fired []bool
 	// env is the bindings of the rule being evaluated.
 	env env
+	// terms is where derived facts' arguments are made (derive).
+	terms termSlab
 	// delta is what the last round of a recursive stratum added, read by
 	// its delta rules; next collects what this round adds (nil outside a
 	// recursive stratum).
@@ -131,11 +133,37 @@ func (r *runner) checkTotal() error {
 }
 
 // add adds a derived fact to the store, and to the round's new facts in a
-// recursive stratum.
-func (r *runner) add(a ast.Atom) {
-	if r.store.Add(a) && r.next != nil {
+// recursive stratum, and reports whether it was new.
+func (r *runner) add(a ast.Atom) bool {
+	if !r.store.Add(a) {
+		return false
+	}
+	if r.next != nil {
 		r.next.Add(a)
 	}
+	return true
+}
+
+// termSlab hands out argument lists from larger allocations.
+type termSlab struct {
+	buf []ast.BaseTerm
+	off int
+}
+
+// take returns n terms, zeroed.
+func (s *termSlab) take(n int) []ast.BaseTerm {
+	if s.off+n > len(s.buf) {
+		s.buf, s.off = make([]ast.BaseTerm, max(64, n)), 0
+	}
+	out := s.buf[s.off : s.off+n : s.off+n]
+	s.off += n
+	return out
+}
+
+// giveBack returns the last n terms taken, which nothing keeps.
+func (s *termSlab) giveBack(n int) {
+	s.off -= n
+	clear(s.buf[s.off : s.off+n])
 }
 
 // doTransform applies a do-transform rule as the engine does at a
@@ -400,6 +428,9 @@ func (r *runner) bindFrom(e *env, i int, vars []ast.Variable, s unionfind.UnionF
 	return err
 }
 
+// wildcard is _ as a term, boxed once: a lookup's unbound arguments.
+var wildcard ast.BaseTerm = ast.Variable{Symbol: "_"}
+
 // query evaluates p's arguments into a lookup: the bound values, and the
 // atom the store looks up (variables where unbound).
 func (e *env) query(p *cprem, q []ast.BaseTerm) error {
@@ -409,7 +440,7 @@ func (e *env) query(p *cprem, q []ast.BaseTerm) error {
 			return err
 		}
 		if v == nil {
-			v = ast.Variable{Symbol: "_"}
+			v = wildcard
 		}
 		q[j] = v
 	}
@@ -555,7 +586,7 @@ func (r *runner) exists(e *env, p *cprem) (bool, error) {
 // applies a let transform, as the engine does).
 func (r *runner) derive(e *env) error {
 	c := e.c
-	args := make([]ast.BaseTerm, len(c.head))
+	args := r.terms.take(len(c.head))
 	for j, t := range c.head {
 		if t.kind == termWild {
 			args[j] = t.val // a let-bound variable
@@ -569,7 +600,9 @@ func (r *runner) derive(e *env) error {
 	}
 	head := ast.Atom{Predicate: c.clause.Head.Predicate, Args: args}
 	if c.clause.Transform == nil {
-		r.add(head)
+		if !r.add(head) {
+			r.terms.giveBack(len(args)) // a fact the store had: nothing keeps args
+		}
 		return nil
 	}
 	var subst ast.ConstSubstList

@@ -22,6 +22,8 @@ import (
 type indexedStore struct {
 	rels  map[ast.PredicateSym]*relation
 	count int
+	// slab is where new relations are made, a few at a time.
+	slab []relation
 }
 
 // smallRelation is the most facts a request's relation holds without a
@@ -35,8 +37,10 @@ const smallRelation = 8
 type relation struct {
 	facts []ast.Atom
 	// small holds the facts' hashes, in order, while the relation has at
-	// most smallRelation facts and is not frozen; hashes then (nil before).
-	small  []uint64
+	// most smallRelation facts and is not frozen (nsmall of them); hashes
+	// then (nil before).
+	small  [smallRelation]uint64
+	nsmall int
 	hashes map[uint64]struct{}
 	// index[i] maps the hash of argument i's constant to the positions in
 	// facts of the facts holding it; nil until built.
@@ -48,14 +52,24 @@ type relation struct {
 var _ factstore.FactStore = (*indexedStore)(nil)
 
 func newIndexedStore() *indexedStore {
-	return &indexedStore{rels: map[ast.PredicateSym]*relation{}}
+	return &indexedStore{rels: make(map[ast.PredicateSym]*relation, 16)}
+}
+
+// newRelation makes an empty relation from the slab.
+func (s *indexedStore) newRelation() *relation {
+	if len(s.slab) == 0 {
+		s.slab = make([]relation, 8)
+	}
+	r := &s.slab[0]
+	s.slab = s.slab[1:]
+	return r
 }
 
 // freeze builds every index, after which the store may be read from many
 // goroutines at once as long as nobody adds to it.
 func (s *indexedStore) freeze() {
-	for _, r := range s.rels {
-		r.bigger()
+	for sym, r := range s.rels {
+		r.bigger(sym.Arity)
 		for i := range r.index {
 			r.build(i)
 		}
@@ -86,22 +100,24 @@ func argHash(t ast.BaseTerm) uint64 {
 	return 0
 }
 
-// bigger moves a small relation's hashes to a set.
-func (r *relation) bigger() {
+// bigger moves a small relation's hashes to a set, and makes room for
+// its argument indexes.
+func (r *relation) bigger(arity int) {
 	if r.hashes != nil {
 		return
 	}
-	r.hashes = make(map[uint64]struct{}, 2*len(r.small)+1)
-	for _, h := range r.small {
+	r.hashes = make(map[uint64]struct{}, 2*r.nsmall+1)
+	for _, h := range r.small[:r.nsmall] {
 		r.hashes[h] = struct{}{}
 	}
-	r.small = nil
+	r.nsmall = 0
+	r.index = make([]map[uint64][]int32, arity)
 }
 
 // has reports whether a fact with hash h is present.
 func (r *relation) has(h uint64) bool {
 	if r.hashes == nil {
-		return slices.Contains(r.small, h)
+		return slices.Contains(r.small[:r.nsmall], h)
 	}
 	_, ok := r.hashes[h]
 	return ok
@@ -111,17 +127,18 @@ func (r *relation) has(h uint64) bool {
 func (s *indexedStore) Add(a ast.Atom) bool {
 	r := s.rels[a.Predicate]
 	if r == nil {
-		r = &relation{index: make([]map[uint64][]int32, len(a.Args))}
+		r = s.newRelation()
 		s.rels[a.Predicate] = r
 	}
 	h := a.Hash()
 	if r.has(h) {
 		return false
 	}
-	if r.hashes == nil && len(r.small) < smallRelation {
-		r.small = append(r.small, h)
+	if r.hashes == nil && r.nsmall < smallRelation {
+		r.small[r.nsmall] = h
+		r.nsmall++
 	} else {
-		r.bigger()
+		r.bigger(len(a.Args))
 		r.hashes[h] = struct{}{}
 	}
 	j := int32(len(r.facts))

@@ -99,8 +99,13 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 		tools = append(tools, t)
 		keys = append(keys, a.Args[0])
 	}
+	// One query serves every attribute: the store keeps none.
+	args := make([]ast.BaseTerm, 5)
 	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
-		q := ast.NewQuery(ast.PredicateSym{Symbol: pred, Arity: arity})
+		q := ast.Atom{Predicate: ast.PredicateSym{Symbol: pred, Arity: arity}, Args: args[:arity]}
+		for j := range q.Args {
+			q.Args[j] = wildcard
+		}
 		for i, t := range tools {
 			q.Args[0] = keys[i]
 			_ = s.GetFacts(q, func(a ast.Atom) error {

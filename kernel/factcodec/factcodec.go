@@ -24,7 +24,13 @@ import (
 
 // Atom converts a validated, positional fact to a ground atom.
 func Atom(f protocol.Fact) (ast.Atom, error) {
-	args := make([]ast.BaseTerm, len(f.Args))
+	return AtomWith(f, make([]ast.BaseTerm, len(f.Args)))
+}
+
+// AtomWith is [Atom] with the atom's arguments written to args, which
+// must have one element per argument of f: a caller converting many facts
+// gives each a part of one allocation.
+func AtomWith(f protocol.Fact, args []ast.BaseTerm) (ast.Atom, error) {
 	for i, a := range f.Args {
 		c, err := Constant(a)
 		if err != nil {
