@@ -225,23 +225,31 @@ func (s *indexedStore) lookup(q ast.Atom) candidates {
 
 // each calls fn for the candidates that match q.
 func (c candidates) each(q ast.Atom, fn func(ast.Atom) error) error {
+	return c.charged(q, nil, fn)
+}
+
+// charged is each, charging s (when not nil) matchCost for every fact
+// that matches before fn sees it.
+func (c candidates) charged(q ast.Atom, s *evalStore, fn func(ast.Atom) error) error {
+	n := len(c.bucket)
 	if c.all {
-		for _, f := range c.facts {
+		n = len(c.facts)
+	}
+	for k := range n {
+		var f ast.Atom
+		if c.all {
+			f = c.facts[k]
 			if c.scan && !factstore.Matches(q.Args, f.Args) {
 				continue
 			}
-			if err := fn(f); err != nil {
-				return err
-			}
+		} else if f = c.facts[c.bucket[k]]; !factstore.Matches(q.Args, f.Args) {
+			continue
 		}
-		return nil
-	}
-	for _, j := range c.bucket {
-		f := c.facts[j]
-		if factstore.Matches(q.Args, f.Args) {
-			if err := fn(f); err != nil {
-				return err
-			}
+		if s != nil {
+			s.spend(matchCost)
+		}
+		if err := fn(f); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -103,6 +103,9 @@ func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
 	args := make([]ast.BaseTerm, 5)
 	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
 		q := ast.Atom{Predicate: ast.PredicateSym{Symbol: pred, Arity: arity}, Args: args[:arity]}
+		if !s.base.has(q.Predicate) && !s.own.has(q.Predicate) {
+			return // an attribute no rule derived and no fact states
+		}
 		for j := range q.Args {
 			q.Args[j] = wildcard
 		}

@@ -69,14 +69,10 @@ func (s *evalStore) spend(n int64) {
 func (s *evalStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
 	base, own := s.base.lookup(q), s.own.lookup(q)
 	s.spend(1 + base.size() + own.size())
-	cb := func(a ast.Atom) error {
-		s.spend(matchCost)
-		return fn(a)
-	}
-	if err := base.each(q, cb); err != nil {
+	if err := base.charged(q, s, fn); err != nil {
 		return err
 	}
-	return own.each(q, cb)
+	return own.charged(q, s, fn)
 }
 
 // Contains reports whether either layer holds a.
