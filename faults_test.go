@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -129,14 +130,14 @@ func TestDrainUnderLoad(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(200 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, "requests answered before the drain", func() bool { return ok.Load() >= 8 })
 	h.srv.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := h.srv.Wait(ctx); err != nil {
 		t.Errorf("Wait: %v", err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, "a request refused while draining", func() bool { return refused.Load() >= 1 })
 	close(stop)
 	wg.Wait()
 	if ok.Load() == 0 || refused.Load() == 0 || other.Load() != 0 {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -48,6 +50,7 @@ func TestDrainWaitsOnlyForAdmittedWork(t *testing.T) {
 	})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var refused atomic.Int64
 	for range 6 {
 		wg.Add(1)
 		go func() {
@@ -59,11 +62,13 @@ func TestDrainWaitsOnlyForAdmittedWork(t *testing.T) {
 				default:
 				}
 				h.srv.Handle(context.Background(), &protocol.Inbound{Data: big, Peer: "192.0.2.1"})
+				refused.Add(1)
 			}
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(100 * time.Millisecond)
+	// Refused requests keep arriving: each sender had one answered.
+	testenv.Eventually(t, 10*time.Second, "refused requests", func() bool { return refused.Load() >= 6 })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -461,10 +461,12 @@ func TestHostileInflightIDReuse(t *testing.T) {
 	scanForLeaks(t, bodies)
 }
 
-// dripReader yields head at once, then tail one byte every interval.
+// dripReader yields head at once, then tail one byte every interval:
+// the client's pace, the subject of the test, on a ticker.
 type dripReader struct {
 	head, tail []byte
 	interval   time.Duration
+	tick       *time.Ticker
 }
 
 func (r *dripReader) Read(p []byte) (int, error) {
@@ -476,7 +478,13 @@ func (r *dripReader) Read(p []byte) (int, error) {
 	if len(r.tail) == 0 {
 		return 0, io.EOF
 	}
-	time.Sleep(r.interval)
+	if r.tick == nil {
+		r.tick = time.NewTicker(r.interval)
+	}
+	<-r.tick.C
+	if len(r.tail) == 1 {
+		r.tick.Stop()
+	}
 	p[0] = r.tail[0]
 	r.tail = r.tail[1:]
 	return 1, nil
@@ -572,8 +580,7 @@ func settledGoroutines(t *testing.T, h *harness) int {
 	t.Helper()
 	h.http.Client().Transport.(*http.Transport).CloseIdleConnections()
 	last, stable := runtime.NumGoroutine(), 0
-	for i := 0; i < 100 && stable < 5; i++ {
-		time.Sleep(20 * time.Millisecond)
+	for w := testenv.NewWait(2 * time.Second); stable < 5 && w.Next(); {
 		n := runtime.NumGoroutine()
 		if n == last {
 			stable++

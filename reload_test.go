@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -111,7 +112,9 @@ func TestReloadUnderLoad(t *testing.T) {
 		if err := h.srv.Reload(versioned(v)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		// Requests run between two reloads.
+		n := total.Load()
+		testenv.Eventually(t, 10*time.Second, "a request after a reload", func() bool { return total.Load() >= n+2 })
 	}
 	close(stop)
 	wg.Wait()
