@@ -476,29 +476,24 @@ func breakages() []breakage {
 	}
 }
 
-// sharedEvalTime keeps the eval_time of the latest request in one
-// variable shared by all requests: concurrent requests answer with each
-// other's eval_time_used.
+// sharedEvalTime keeps the eval_time_used of the latest answer in one
+// variable shared by all requests, and answers each intent request with
+// the one before it: answers report each other's eval_time_used. (A
+// server whose concurrent requests share state does the same, but only
+// when they overlap; this one does it whatever the timing.)
 func sharedEvalTime(srv *manglecp.Server) *broken {
 	var mu sync.Mutex
-	latest := ""
+	last := ""
 	return &broken{srv: srv,
-		in: func(req map[string]any) {
-			if t, ok := payloadOf(req)["eval_time"].(string); ok {
-				mu.Lock()
-				latest = t
-				mu.Unlock()
-			}
-		},
-		ctx: func(ctx context.Context) context.Context {
-			time.Sleep(50 * time.Millisecond) // let pipelined requests overlap
-			return ctx
-		},
 		out: func(req, ans map[string]any) {
 			if isType(ans, protocol.TypeIntentResponse) {
 				mu.Lock()
-				if latest != "" {
-					payloadOf(ans)["eval_time_used"] = latest
+				own, _ := payloadOf(ans)["eval_time_used"].(string)
+				if last != "" {
+					payloadOf(ans)["eval_time_used"] = last
+				}
+				if own != "" {
+					last = own
 				}
 				mu.Unlock()
 			}

@@ -127,12 +127,29 @@ func waitFor(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(sel))
 }
 
+// settle waits until the page is still: its fonts loaded, no animation
+// or transition running, then two frames painted (scrolling is instant:
+// the session prefers reduced motion). An animation that never ends
+// gives up after 300 frames rather than hang.
+func settle() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.fonts.ready.then(() => new Promise(resolve => {
+		let frames = 0;
+		const still = () => !document.getAnimations().some(a => a.playState === 'running');
+		const next = () => requestAnimationFrame(() => {
+			if (still() || ++frames > 300) requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
+			else next();
+		});
+		next();
+	}))`, chromedp.EvalAwaitPromise)
+}
+
 // shot saves a full-page screenshot named after the state and returns its
 // path.
 func (b *browserSession) shot(name string) string {
 	b.t.Helper()
-	// Let smooth scrolling and layout settle.
-	time.Sleep(400 * time.Millisecond)
+	if _, err := chromedp.Run(b.ctx, settle()); err != nil {
+		b.t.Fatalf("screenshot %s: settling: %v", name, err)
+	}
 	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
@@ -143,7 +160,9 @@ func (b *browserSession) shot(name string) string {
 // viewportShot saves a screenshot of the viewport.
 func (b *browserSession) viewportShot(name string) string {
 	b.t.Helper()
-	time.Sleep(600 * time.Millisecond)
+	if _, err := chromedp.Run(b.ctx, settle()); err != nil {
+		b.t.Fatalf("screenshot %s: settling: %v", name, err)
+	}
 	buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
