@@ -85,6 +85,7 @@ func TestAdoptPrintsACommandThatRuns(t *testing.T) {
 
 // TestShellQuote: each word comes back whole from sh, whatever it holds.
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	words := []string{"plain", "with space", "it's", `"double"`, "$HOME", "`id`", "a;b", "*", "~", "", "tab\there", "new\nline", "back\\slash", "x=y", "-flag"}
 	line := shellJoin(append([]string{"printf", `%s\0`}, words...)...)
 	out, err := exec.Command("sh", "-c", line).Output()
@@ -101,6 +102,7 @@ func TestShellQuote(t *testing.T) {
 // (which --upstream would split) is written to an --upstream-config file
 // beside the rules, not into DIR/*.json (the rules' sample requests).
 func TestAdoptServeArgsKeepWords(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := upstream.Config{Name: "files", Command: []string{"/opt/my tools/server", "--root", "/srv/data"}}
 	args, err := adoptServeArgs(c, dir)

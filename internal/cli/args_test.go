@@ -18,6 +18,7 @@ import (
 // TestCommandHelp: `COMMAND -h` prints a description, the arguments and
 // the flags on stdout and exits 0, for every command.
 func TestCommandHelp(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"serve", "manifest", "eval", "invoke", "check", "conformance", "mcp"} {
 		for _, flag := range []string{"-h", "--help"} {
 			t.Run(cmd+flag, func(t *testing.T) {
@@ -33,6 +34,7 @@ func TestCommandHelp(t *testing.T) {
 // TestCLIUsageErrors: every bad invocation is one line in words that
 // names what to do, exit 2, with no parser internals.
 func TestCLIUsageErrors(t *testing.T) {
+	t.Parallel()
 	hs := newCLITestServer(t)
 	objFacts := filepath.Join(t.TempDir(), "facts.json")
 	_ = os.WriteFile(objFacts, []byte(`{"pred":"current_url","args":["https://x"]}`), 0o644)
@@ -74,6 +76,7 @@ func TestCLIUsageErrors(t *testing.T) {
 
 // TestFlagsAfterArguments: flags may follow the positional arguments.
 func TestFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	hs := newCLITestServer(t)
 	if code, out, errOut := run(t, "", "manifest", hs.URL, "--json"); code != exitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("manifest TARGET --json: %d %s %s", code, out, errOut)
@@ -85,6 +88,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 
 // TestWebSocketTargetWithoutPath: ws://HOST:PORT reaches /manglecp/ws.
 func TestWebSocketTargetWithoutPath(t *testing.T) {
+	t.Parallel()
 	hs := newCLITestServer(t)
 	ws := "ws://" + strings.TrimPrefix(hs.URL, "http://")
 	if code, out, errOut := run(t, "", "manifest", ws); code != exitOK || !strings.Contains(out, "auth: off") {
@@ -95,6 +99,7 @@ func TestWebSocketTargetWithoutPath(t *testing.T) {
 // TestUnreachableIsOneLine: a server that cannot be reached is one line
 // naming the target and the cause, exit 3.
 func TestUnreachableIsOneLine(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, "", "manifest", "http://127.0.0.1:1")
 	if code != exitTransport || errOut != "manglecp: cannot reach http://127.0.0.1:1/.well-known/manglecp/manifest.json: connection refused\n" {
 		t.Errorf("exit %d: %q", code, errOut)
@@ -137,6 +142,7 @@ func TestConfirmWithLocalKey(t *testing.T) {
 }
 
 func TestAskConfirmation(t *testing.T) {
+	t.Parallel()
 	for answer, want := range map[string]bool{"y\n": true, "yes\n": true, "Y\n": true, "\n": false, "n\n": false, "": false, "sure\n": false} {
 		var out strings.Builder
 		got, _ := askConfirmation(strings.NewReader(answer), &out, "write_diagnosis_report-abc", map[string]any{"request_id": "r1"})
@@ -147,6 +153,7 @@ func TestAskConfirmation(t *testing.T) {
 }
 
 func TestFormatFact(t *testing.T) {
+	t.Parallel()
 	got := formatFact(protocol.Fact{Pred: "diagnosed_error", Args: []any{"r42", nil, 3}})
 	if want := `diagnosed_error("r42", _, 3)`; got != want {
 		t.Errorf("got %s, want %s", got, want)
@@ -193,6 +200,7 @@ func macroIDFor(t *testing.T, url, name string) string {
 // TestConfirmWithWrongKey: a token signed with the wrong key is refused
 // with a message that says the signature does not verify.
 func TestConfirmWithWrongKey(t *testing.T) {
+	t.Parallel()
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("the server's key")})
 	if err != nil {
 		t.Fatal(err)
@@ -209,6 +217,7 @@ func TestConfirmWithWrongKey(t *testing.T) {
 // TestUnknownCommandSuggests: a misspelled command names the command
 // meant (issue 29: `manglecp evaluate` got no suggestion).
 func TestUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ cmd, want string }{
 		{"evaluate", `unknown command "evaluate"; did you mean "eval"?`},
 		{"serv", `did you mean "serve"?`},

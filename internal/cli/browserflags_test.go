@@ -19,6 +19,7 @@ import (
 // TestBrowserFlags: the browser flags reach browser.Config; host:port
 // entries pass the flag and the config file alike.
 func TestBrowserFlags(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var b browserFlags
 	addBrowserFlags(fs, &b)
@@ -115,6 +116,7 @@ func browserFlagsOf(t *testing.T, b *browserFlags, args ...string) {
 // it) is chrome.DefaultConfig's value of its setting, and every setting
 // of chrome.Config has its flag.
 func TestBrowserFlagDefaults(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var b browserFlags
 	addBrowserFlags(fs, &b)

@@ -37,6 +37,7 @@ func copyRules(t *testing.T, extra map[string]string) string {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		extra map[string]string
@@ -90,6 +91,7 @@ func TestCheck(t *testing.T) {
 // tool_action fact's file:line, and a built-in domain's rules are checked
 // as that domain's.
 func TestCheckActions(t *testing.T) {
+	t.Parallel()
 	const tickets = "../../examples/tickets/rules"
 	// withExternal is the tickets rules plus a rule reading an external
 	// predicate the Go program would compute.
@@ -157,6 +159,7 @@ func TestCheckActions(t *testing.T) {
 // JSON Schema type, a default of the wrong type): each is an error at its
 // file:line, as the server reports it at start and reload.
 func TestCheckContractMistakes(t *testing.T) {
+	t.Parallel()
 	base := "decl_intent(\"triage\", \"Triage.\").\ntool(\"show_logs\").\ntool_action(\"show_logs\", \"show_logs\").\n" +
 		"tool_param(\"show_logs\", \"lines\", \"integer\", \"How many.\").\nmandatory_for_intent(\"triage\", \"show_logs\").\n"
 	tests := []struct {

@@ -31,6 +31,7 @@ func freeAddr(t *testing.T) string {
 // stable contract: HTTP, default domain, auth off) and stops it by
 // cancelling its context, as SIGTERM does.
 func TestServeDefaultDomain(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &testenv.Buffer{}
@@ -79,6 +80,7 @@ func TestServeDefaultDomain(t *testing.T) {
 }
 
 func TestServeRejectsBadStartup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules")
 	if err := os.MkdirAll(filepath.Join(rules, "domain"), 0o755); err != nil {
@@ -119,6 +121,7 @@ func TestServeRejectsBadStartup(t *testing.T) {
 }
 
 func TestConfigApplies(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.json")
 	_ = os.WriteFile(path, []byte(`{"server_name":"s","limits":{"max_facts_per_request":7,"max_evaluation_work":12345},"max_concurrent_evaluations":3,"disclosure":{"full":90,"condensed":50,"minimal":10},"auth_tokens":["0123456789abcdef0"]}`), 0o644)
 	srv, err := newServer("", path, "", nil)
@@ -137,6 +140,7 @@ func TestConfigApplies(t *testing.T) {
 // TestBrowserConfig: the config file's browser section and the serve
 // flags reach the browser domain; flags win; bad hosts are refused.
 func TestBrowserConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(path, []byte(`{"browser":{"browser_path":"/nonexistent/chromium","allowed_hosts":["shop.test"],"max_page_bytes":1000}}`), 0o644)

@@ -26,6 +26,7 @@ func run(t *testing.T, stdin string, args ...string) (int, string, string) {
 // TestClientCommands drives manifest, eval and invoke against a real
 // server, in human and JSON form, with the documented exit codes.
 func TestClientCommands(t *testing.T) {
+	t.Parallel()
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("cli-test-key")})
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ func runConformance(args ...string) (int, string, string) {
 // TestConformanceCommand: the human report, the JSON report and the exit
 // codes (0 no FAIL, 1 a FAIL, 2 usage, 3 unreachable).
 func TestConformanceCommand(t *testing.T) {
+	t.Parallel()
 	url := conformanceServer(t, nil)
 
 	code, out, errOut := runConformance(url, "--fixture", "browser")

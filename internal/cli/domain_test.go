@@ -17,6 +17,7 @@ import (
 // TestServeWorkspace runs `manglecp serve --domain workspace --root DIR
 // --root DIR` (a stable contract) and lists a root through it.
 func TestServeWorkspace(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	a, b := filepath.Join(base, "api"), filepath.Join(base, "web")
 	for _, d := range []string{a, b} {
@@ -88,6 +89,7 @@ func TestServeWorkspace(t *testing.T) {
 }
 
 func TestServeDomainFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f")
 	_ = os.WriteFile(file, nil, 0o644)

@@ -24,6 +24,7 @@ import (
 // TestUpstreamFlags: --upstream NAME=COMMAND and NAME=URL, and the
 // --upstream-config file with env, dir, pack, lazy and call_timeout.
 func TestUpstreamFlags(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "up.json")
 	if err := os.WriteFile(file, []byte(`{"upstreams": [{"name": "fs", "command": ["node", "server.js", "/data dir"],
 		"env": {"B": "2", "A": "1"}, "dir": "/srv", "lazy": true, "pack": "filesystem", "call_timeout": "5s"}]}`), 0o644); err != nil {
@@ -60,6 +61,7 @@ func TestUpstreamFlags(t *testing.T) {
 // TestAdoptWritesCheckedRules: adopt connects to the everything server
 // and writes rules that `manglecp check` accepts, every tool reachable.
 func TestAdoptWritesCheckedRules(t *testing.T) {
+	t.Parallel()
 	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
@@ -95,6 +97,7 @@ func TestAdoptWritesCheckedRules(t *testing.T) {
 // the other upstream is down (manifest degraded naming it, /readyz 503),
 // and ending serve stops the upstream process.
 func TestServeWithUpstreams(t *testing.T) {
+	t.Parallel()
 	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
@@ -170,6 +173,7 @@ func TestServeWithUpstreams(t *testing.T) {
 // fails its first start serves degraded without its tools, then joins with
 // them once its restart succeeds: serve reloads the rules.
 func TestServeLateUpstreamJoins(t *testing.T) {
+	t.Parallel()
 	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
@@ -227,6 +231,7 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 // servers' recorded tool lists pass `manglecp check` (with the actions the
 // gateway registers: one per upstream).
 func TestCheckPassesOnEmbeddedPacks(t *testing.T) {
+	t.Parallel()
 	var ups []gateway.Upstream
 	for name, pack := range map[string]string{"fs": "filesystem", "pw": "playwright", "ev": "everything"} {
 		file := filepath.Join("..", "..", "domains", "gateway", "testdata", "tools", pack+".json")

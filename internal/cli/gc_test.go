@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseBytes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want int64

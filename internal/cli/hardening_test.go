@@ -44,6 +44,7 @@ const RSSBoundKB = 128 << 10
 // server's peak RSS (VmHWM) must stay under RSSBoundKB and the server must
 // still answer afterwards.
 func TestHostileClientsRSSBound(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the peak RSS from /proc (Linux)")
 	}
@@ -131,6 +132,7 @@ func procStatusKB(t *testing.T, pid int, field string) int64 {
 // be delivered and exits with status 1, even while stdin stays open
 // (issue 9 item 9).
 func TestStdioReaderClosesStdout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -74,6 +74,7 @@ func sessionView(t *testing.T, base, token string) map[string]any {
 // for the embedded default domain on loopback and prints its URL; it can
 // sign confirmation tokens for its own server.
 func TestInspectInProcess(t *testing.T) {
+	t.Parallel()
 	base, token := startInspect(t, "--addr", "127.0.0.1:0")
 	if !strings.HasPrefix(base, "http://127.0.0.1:") {
 		t.Errorf("page at %s, want loopback", base)
@@ -96,6 +97,7 @@ func TestInspectInProcess(t *testing.T) {
 
 // TestInspectWorkspace: the in-process server can be the workspace domain.
 func TestInspectWorkspace(t *testing.T) {
+	t.Parallel()
 	base, token := startInspect(t, "--domain", "workspace", "--root", t.TempDir())
 	v := sessionView(t, base, token)
 	m, _ := v["manifest"].(map[string]any)
@@ -134,6 +136,7 @@ func TestInspectTarget(t *testing.T) {
 // TestInspectUsage: refused addresses and flag combinations are usage
 // errors, before anything is served.
 func TestInspectUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -156,6 +159,7 @@ func TestInspectUsage(t *testing.T) {
 
 // TestInspectUnreachable: a TARGET that does not answer is exit 3.
 func TestInspectUnreachable(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := Main(context.Background(), []string{"inspect", "http://" + freeAddr(t)}, nil, &stdout, &stderr)
 	if code != exitTransport {

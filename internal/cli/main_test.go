@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"testing"
 
@@ -8,10 +9,13 @@ import (
 )
 
 // builds holds the manglecp binary the tests that run the real command
-// share (built once per test binary).
+// share (built once per test binary, started before the tests so that
+// the build runs beside those that need none).
 var builds testenv.Builds
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	builds.Start("cmd/manglecp")
 	code := m.Run()
 	builds.Close()
 	os.Exit(code)

@@ -126,6 +126,7 @@ func resultText(res *mcp.CallToolResult) string {
 // through invoke_macro_tool (the tool list never changes), a confirmed
 // one, and the state carried on.
 func TestMCPBrowserDomain(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			reports := t.TempDir()
@@ -199,6 +200,7 @@ func TestMCPBrowserDomain(t *testing.T) {
 // TestMCPRefusesWithoutElicitation: without elicitation the confirmed
 // tool is refused, never run.
 func TestMCPRefusesWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	reports := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"report_dir": "`+reports+`"}`), 0o644); err != nil {
@@ -219,6 +221,7 @@ func TestMCPRefusesWithoutElicitation(t *testing.T) {
 // through to the embedded server, and --intent-tools chooses how its five
 // intents are listed (auto, the default: one evaluate_intent tool).
 func TestMCPWorkspaceDomain(t *testing.T) {
+	t.Parallel()
 	perIntent := []string{"edit", "explore", "find", "read", "reorganize"}
 	tests := []struct {
 		name string
@@ -260,6 +263,7 @@ func TestMCPWorkspaceDomain(t *testing.T) {
 // TestMCPBrowserIntentTools: the browser domain's three intents keep one
 // tool each by default (auto); --intent-tools single lists one tool.
 func TestMCPBrowserIntentTools(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want []string
@@ -283,6 +287,7 @@ func TestMCPBrowserIntentTools(t *testing.T) {
 }
 
 func TestMCPUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -318,6 +323,7 @@ func TestMCPUsage(t *testing.T) {
 // and goes on serving (issue 26 item 19; the table of malformed lines is
 // mcpbridge's TestStdioMalformedLines).
 func TestMCPStdioMalformedLines(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	inR, inW := io.Pipe()
@@ -395,13 +401,16 @@ func TestMCPStdioMalformedLines(t *testing.T) {
 
 // TestMCPHTTPSessionTimeout: with --session-timeout, `manglecp mcp --http`
 // forgets a session its host abandoned (issue 26 item 20; the count of
-// reclaimed sessions is mcpbridge's TestHTTPIdleSessionsExpire).
+// reclaimed sessions and the timing, on the bubble's clock, are
+// mcpbridge's TestHTTPIdleSessionsExpire). The timeout here is 1 ms, so
+// the test waits for no clock: it polls until the session is gone.
 func TestMCPHTTPSessionTimeout(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "200ms"}, strings.NewReader(""), io.Discard, stderr)
+		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "1ms"}, strings.NewReader(""), io.Discard, stderr)
 	}()
 	defer func() {
 		cancel()
@@ -441,9 +450,12 @@ func TestMCPHTTPSessionTimeout(t *testing.T) {
 		t.Fatalf("initialize: HTTP %d, session %q", status, id)
 	}
 	post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	time.Sleep(600 * time.Millisecond)
-	if status, _ := post(id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusNotFound {
-		t.Fatalf("an abandoned session answers HTTP %d after its timeout, want 404", status)
+	var status2 int
+	if !testenv.Poll(10*time.Second, func() bool {
+		status2, _ = post(id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		return status2 == http.StatusNotFound
+	}) {
+		t.Fatalf("an abandoned session answers HTTP %d after its timeout, want 404", status2)
 	}
 }
 
@@ -452,6 +464,7 @@ func TestMCPHTTPSessionTimeout(t *testing.T) {
 // bound, and stops reading a 200 MB manifest at --max-manifest-bytes
 // (issue 26 item 9; the answers are mcpbridge's TestHostileServerAnswers).
 func TestMCPHostileTarget(t *testing.T) {
+	t.Parallel()
 	var sent atomic.Int64
 	var huge atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

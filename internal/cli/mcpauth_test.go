@@ -54,10 +54,10 @@ func TestMCPHTTPNeedsItsOwnToken(t *testing.T) {
 	}()
 	urlRE := regexp.MustCompile(`url=(http://\S+/mcp)`)
 	var url string
-	for deadline := time.Now().Add(60 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+	for wait := testenv.NewWait(60 * time.Second); url == ""; {
 		if m := urlRE.FindStringSubmatch(stderr.String()); m != nil {
 			url = m[1]
-		} else if time.Now().After(deadline) {
+		} else if !wait.Next() {
 			t.Fatalf("no URL logged\n%s", stderr.String())
 		}
 	}

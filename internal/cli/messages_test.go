@@ -10,6 +10,7 @@ import (
 // (not --root, close in spelling); a bare port given to --addr says to
 // write HOST:PORT instead of net's "missing port in address".
 func TestListenFlagMessages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,21 +73,43 @@ func TestNewDomainRuns(t *testing.T) {
 	if lines := codeLines(t, dir); lines != scaffoldLines {
 		t.Errorf("the scaffold has %d lines of rules and Go; docs/write-a-domain.md says %d", lines, scaffoldLines)
 	}
-	goCmd := func(wantOK bool, args ...string) string {
-		t.Helper()
+	goOut := func(args ...string) (string, error) {
 		cmd := exec.Command(gobin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "XDG_CONFIG_HOME="+config, "MANGLECP_CONFIRMATION_KEY=")
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	goRun := func(args ...string) error {
+		if out, err := goOut(args...); err != nil {
+			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	goCmd := func(wantOK bool, args ...string) string {
+		t.Helper()
+		out, err := goOut(args...)
 		if (err == nil) != wantOK {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
-	goCmd(true, "mod", "tidy")
-	goCmd(true, "vet", "./...")
-	goCmd(true, "test", "-count=1", "./...")
-	goCmd(true, "build", "-o", filepath.Join(work, "incidents-server"), ".")
+	if err := goRun("mod", "tidy"); err != nil {
+		t.Fatal(err)
+	}
+	// The server's build (linking is most of it) runs beside vet and the
+	// scaffold's tests.
+	built := make(chan error, 1)
+	go func() { built <- goRun("build", "-o", filepath.Join(work, "incidents-server"), ".") }()
+	for _, args := range [][]string{{"vet", "./..."}, {"test", "-count=1", "./..."}} {
+		if err := goRun(args...); err != nil {
+			<-built
+			t.Fatal(err)
+		}
+	}
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
 
 	if code, out, errOut := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != exitOK {
 		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
@@ -169,11 +192,18 @@ func TestNewDomainRuns(t *testing.T) {
 	if code, out, _ := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, filepath.Join(dir, stale)) {
 		t.Errorf("check of a stale sample: exit %d, want 1 with %q:\n%s", code, stale, out)
 	}
+	// Both fail, each linking a program: side by side.
+	type result struct {
+		out string
+		err error
+	}
+	ran := make(chan result, 1)
+	go func() { out, err := goOut("run", "."); ran <- result{out, err} }()
 	if out := goCmd(false, "test", "-count=1", "./..."); !strings.Contains(out, stale) {
 		t.Errorf("the scaffold's test of a stale sample lacks %q:\n%s", stale, out)
 	}
-	if out := goCmd(false, "run", "."); !strings.Contains(out, stale) {
-		t.Errorf("the start-up with a stale sample lacks %q:\n%s", stale, out)
+	if r := <-ran; r.err == nil || !strings.Contains(r.out, stale) {
+		t.Errorf("the start-up with a stale sample (%v) lacks %q:\n%s", r.err, stale, r.out)
 	}
 	// The facts profile no longer accepts the sample's fact (its line 7).
 	reshaped := strings.Replace(string(rules), `decl_arg("incident", 1, "service", "string").`, `decl_arg("incident", 1, "service", "integer").`, 1)
@@ -214,6 +244,7 @@ func codeLines(t *testing.T, dir string) int {
 // 35 item 20: a newline added a directive of its own to go.mod), checked
 // with the go command's own rules (golang.org/x/mod/module).
 func TestNewRefusesBadModulePaths(t *testing.T) {
+	t.Parallel()
 	for _, m := range []string{"x\nreplace github.com/manglecp/manglecp => /tmp/evil", "has space", "tab\there", "quote\"d", "-flag", "a\x00b", "/abs", "a//b", "dot/./x"} {
 		dir := filepath.Join(t.TempDir(), "d")
 		code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir, "--module", m)

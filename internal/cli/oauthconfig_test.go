@@ -13,6 +13,7 @@ import (
 // TestOAuthFetchTimeoutConfig: oauth.fetch_timeout_ms bounds one JWKS
 // fetch (issue 26 item 11); negative is refused.
 func TestOAuthFetchTimeoutConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(body string) string {
 		p := filepath.Join(dir, "c.json")

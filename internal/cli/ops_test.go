@@ -24,6 +24,7 @@ import (
 // their own listener (and /metrics leaves the public one); --log-format
 // json writes an access log line per request.
 func TestServeOpsFlags(t *testing.T) {
+	t.Parallel()
 	addr, maddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 // win), become the HTTP options; bad values are refused naming the
 // setting.
 func TestTrustedProxiesSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(body string) string {
 		p := filepath.Join(dir, "c.json")

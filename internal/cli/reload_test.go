@@ -18,6 +18,7 @@ import (
 // broken rules keep the old ones serving with status degraded and the file
 // and line in the manifest; fixing them brings ready back.
 func TestServeWatchesRules(t *testing.T) {
+	t.Parallel()
 	dir := copyRules(t, nil)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())

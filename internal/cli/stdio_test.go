@@ -13,6 +13,7 @@ import (
 // but protocol lines, the manifest first; logs go to stderr; at EOF the
 // pending answers are flushed and the process exits 0.
 func TestStdioBinary(t *testing.T) {
+	t.Parallel()
 	bin := builds.Manglecp(t)
 	cmd := exec.Command(bin, "serve", "--stdio")
 	cmd.Stdin = strings.NewReader(strings.Join([]string{

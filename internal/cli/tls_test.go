@@ -52,6 +52,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 // TestServeTLS: --tls-cert/--tls-key serve HTTPS with TLS 1.2 at least.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,21 +14,29 @@ import (
 // Builds builds the project's commands for the tests of one test binary:
 // each at most once, into one temporary directory that [Builds.Close]
 // removes. A package whose tests run a command keeps one Builds and closes
-// it from TestMain:
+// it from TestMain, where it may also start the builds its tests need, so
+// that they run beside the tests that need none:
 //
 //	var builds testenv.Builds
 //
 //	func TestMain(m *testing.M) {
+//		flag.Parse()
+//		builds.Start("cmd/manglecp")
 //		code := m.Run()
 //		builds.Close()
 //		os.Exit(code)
 //	}
 //
+// The executables are built without symbol table and DWARF (-ldflags=-s
+// -w): linking is most of a build, and a test reads no debug information.
 // The zero value is ready to use and safe for concurrent use.
 type Builds struct {
-	mu    sync.Mutex
-	dir   string
-	built map[string]*build
+	mu     sync.Mutex
+	dir    string
+	built  map[string]*build
+	ctx    context.Context // ends at Close: a build under way stops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // builds started by Start
 }
 
 type build struct {
@@ -42,6 +51,11 @@ func (b *Builds) Manglecp(t testing.TB) string {
 	return b.Command(t, "cmd/manglecp")
 }
 
+// binEnv is the variable naming a prebuilt executable for pkg.
+func binEnv(pkg string) string {
+	return "MANGLECP_TEST_BIN_" + strings.ToUpper(strings.ReplaceAll(filepath.Base(pkg), "-", "_"))
+}
+
 // Command builds the main package at pkg, a directory relative to the
 // module root such as "cmd/manglecp", and returns the executable's path.
 // Under -short it skips t: building takes seconds. A failed build fails t
@@ -51,17 +65,43 @@ func (b *Builds) Manglecp(t testing.TB) string {
 // against the same tests.
 func (b *Builds) Command(t testing.TB, pkg string) string {
 	t.Helper()
-	name := filepath.Base(pkg)
-	env := "MANGLECP_TEST_BIN_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-	if p := os.Getenv(env); p != "" {
+	if p := os.Getenv(binEnv(pkg)); p != "" {
 		return p
 	}
 	if testing.Short() {
 		t.Skip("builds " + pkg + " (not under -short)")
 	}
+	one, err := b.get(pkg)
+	if err != nil {
+		t.Fatalf("build %s: %v", pkg, err)
+	}
+	if one.err != nil {
+		t.Fatal(one.err)
+	}
+	return one.path
+}
+
+// Start starts building pkg in the background, unless it is prebuilt
+// ($MANGLECP_TEST_BIN_<NAME>) or the tests run under -short (call
+// flag.Parse first); [Builds.Command] then waits for it. Close stops a
+// build still under way.
+func (b *Builds) Start(pkg string) {
+	if os.Getenv(binEnv(pkg)) != "" || testing.Short() {
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		_, _ = b.get(pkg)
+	}()
+}
+
+// get builds pkg once and returns its build.
+func (b *Builds) get(pkg string) (*build, error) {
 	b.mu.Lock()
 	if b.built == nil {
 		b.built = map[string]*build{}
+		b.ctx, b.cancel = context.WithCancel(context.Background())
 	}
 	one, ok := b.built[pkg]
 	if !ok {
@@ -72,11 +112,11 @@ func (b *Builds) Command(t testing.TB, pkg string) string {
 		dir, err := os.MkdirTemp("", "manglecp-testbin-")
 		if err != nil {
 			b.mu.Unlock()
-			t.Fatalf("build %s: %v", pkg, err)
+			return nil, err
 		}
 		b.dir = dir
 	}
-	dir := b.dir
+	dir, ctx := b.dir, b.ctx
 	b.mu.Unlock()
 	one.once.Do(func() {
 		root, err := moduleRoot()
@@ -84,29 +124,33 @@ func (b *Builds) Command(t testing.TB, pkg string) string {
 			one.err = err
 			return
 		}
-		one.path = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", one.path, "./"+filepath.ToSlash(pkg))
+		one.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", one.path, "./"+filepath.ToSlash(pkg))
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			one.err = fmt.Errorf("go build ./%s: %v\n%s", pkg, err, out)
 		}
 	})
-	if one.err != nil {
-		t.Fatal(one.err)
-	}
-	return one.path
+	return one, nil
 }
 
-// Close removes what the builds wrote. It is safe to call more than once
-// and on a Builds that built nothing.
+// Close stops the builds still under way and removes what the builds
+// wrote. It is safe to call more than once and on a Builds that built
+// nothing.
 func (b *Builds) Close() {
+	b.mu.Lock()
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.dir != "" {
 		_ = os.RemoveAll(b.dir)
 		b.dir = ""
-		b.built = nil
 	}
+	b.built, b.ctx, b.cancel = nil, nil, nil
 }
 
 // moduleRoot is the directory of the go.mod above the working directory
