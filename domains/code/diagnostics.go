@@ -290,13 +290,19 @@ func (a *actions) organizeImports(ctx context.Context, call *manglecp.Call) (*ma
 	if lang == "" || l.root == nil {
 		return nil, fail(CodeNotMovable, "name a Go or Python file", map[string]any{"path": shown, "reason": "not source"}, "%s is not a Go or Python file", quote(shown))
 	}
-	if _, err := c.readText(l, c.cfg.MaxFileBytes); err != nil {
+	content, err := c.readText(l, c.cfg.MaxFileBytes)
+	if err != nil {
 		return nil, err
 	}
 	srv, err := c.server(ctx, l.root, lang)
 	if err != nil {
 		return nil, err
 	}
+	// The file is open while the server organises it (pyright's command
+	// works on open files only).
+	_ = srv.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": l.uri(), "languageId": lang, "version": 1, "text": string(content)}})
+	defer srv.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": l.uri()}})
 	out := &manglecp.Outcome{}
 	var edit *lsp.WorkspaceEdit
 	if err := out.Step("textDocument/codeAction", func() (string, error) {
@@ -314,6 +320,11 @@ func (a *actions) organizeImports(ctx context.Context, call *manglecp.Call) (*ma
 		for _, raw := range actions {
 			var ca lsp.CodeAction
 			if json.Unmarshal(raw, &ca) != nil {
+				continue
+			}
+			// Servers may answer more than the kind asked (pylsp lists
+			// every refactoring): only organise imports.
+			if ca.Kind != "" && ca.Kind != "source.organizeImports" && !strings.HasPrefix(ca.Kind, "source.organizeImports.") {
 				continue
 			}
 			if ca.Edit != nil {
@@ -350,6 +361,28 @@ func (a *actions) organizeImports(ctx context.Context, call *manglecp.Call) (*ma
 				return ca.Title, nil
 			}
 		}
+		// No code action (pyright answers none for this kind): the
+		// server's own organise-imports command, on the file.
+		if cmd := organizeCommand(srv); cmd != "" {
+			srv.TakeAppliedEdits()
+			var res json.RawMessage
+			if err := c.call(ctx, l.root, lang, srv, "workspace/executeCommand", map[string]any{"command": cmd, "arguments": []any{l.uri()}}, &res); err != nil {
+				if se := (*serverError)(nil); errors.As(err, &se) {
+					return "failed", se.asFailure()
+				}
+				return "failed", err
+			}
+			var we lsp.WorkspaceEdit
+			if json.Unmarshal(res, &we) == nil && (len(we.Changes) > 0 || len(we.DocumentChanges) > 0) {
+				edit = &we
+			} else if applied := srv.TakeAppliedEdits(); len(applied) > 0 {
+				edit = &applied[0]
+			}
+			srv.TakeAppliedEdits()
+			if edit != nil {
+				return cmd, nil
+			}
+		}
 		return "nothing to organise", nil
 	}); err != nil {
 		return nil, err
@@ -365,4 +398,26 @@ func (a *actions) organizeImports(ctx context.Context, call *manglecp.Call) (*ma
 		return nil, fail(CodeNothingToChange, "the imports are already organised", map[string]any{"path": shown}, "the imports of %s are already organised", quote(shown))
 	}
 	return c.preview(ctx, p, out, nil)
+}
+
+// organizeCommand is the command that organises a file's imports with
+// the file's URI as its argument: pyright's "pyright.organizeimports"
+// (which its capabilities do not list), or one a server lists; "" when
+// there is none.
+func organizeCommand(srv *lsp.Server) string {
+	if srv.Spec().Name == "pyright" {
+		return "pyright.organizeimports"
+	}
+	var caps struct {
+		Exec struct {
+			Commands []string `json:"commands"`
+		} `json:"executeCommandProvider"`
+	}
+	_ = json.Unmarshal(srv.Capabilities(), &caps)
+	for _, c := range caps.Exec.Commands {
+		if strings.EqualFold(c, "pyright.organizeimports") || strings.HasSuffix(strings.ToLower(c), ".organizeimports") {
+			return c
+		}
+	}
+	return ""
 }

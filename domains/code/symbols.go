@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -143,10 +144,14 @@ func (c *Code) findDefinitions(ctx context.Context, name string, targets []targe
 		}
 		var syms []lsp.SymbolInformation
 		err = c.waitReady(ctx, srv, t.lang)
-		if err == nil {
+		if err == nil && !srv.HasCapability("workspaceSymbolProvider") {
+			// pylsp (1.7) has no workspace/symbol: the symbols of the
+			// files that hold the name, by textDocument/documentSymbol.
+			syms, err = c.documentSymbols(ctx, t, srv, name)
+		} else if err == nil {
 			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
 		}
-		if err == nil && srv.First("workspace/symbol") && !anyMatch(syms, name) {
+		if err == nil && srv.HasCapability("workspaceSymbolProvider") && srv.First("workspace/symbol") && !anyMatch(syms, name) {
 			// A server's first answer can come before it has analysed the
 			// files it found; the second waits for the analysis.
 			err = c.call(ctx, t.root, t.lang, srv, "workspace/symbol", map[string]any{"query": name}, &syms)
@@ -474,7 +479,7 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	var we lsp.WorkspaceEdit
 	if err := out.Step("textDocument/rename", func() (string, error) {
 		params := map[string]any{"textDocument": map[string]any{"uri": h.at.uri()}, "position": pos}
-		if srv.HasCapability("renameProvider") {
+		if srv.HasCapability("renameProvider") && hasPrepareRename(srv) {
 			var prep json.RawMessage
 			err := c.call(ctx, h.root, h.lang, srv, "textDocument/prepareRename", params, &prep)
 			if se := (*serverError)(nil); errors.As(err, &se) {
@@ -524,6 +529,105 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	out.ContinuationFacts = append(out.ContinuationFacts, protocol.NewFact("symbol", newName))
 	return c.preview(ctx, p, out, extra)
 }
+
+// hasPrepareRename reports whether a server answers
+// textDocument/prepareRename (renameProvider {"prepareProvider": true});
+// pylsp does not.
+func hasPrepareRename(srv *lsp.Server) bool {
+	var caps struct {
+		Rename json.RawMessage `json:"renameProvider"`
+	}
+	_ = json.Unmarshal(srv.Capabilities(), &caps)
+	var opts struct {
+		Prepare bool `json:"prepareProvider"`
+	}
+	return json.Unmarshal(caps.Rename, &opts) == nil && opts.Prepare
+}
+
+// maxSymbolFiles bounds the files whose symbols a request asks a server
+// without workspace/symbol for.
+const maxSymbolFiles = 200
+
+// documentSymbols finds the symbols named name in the files of t that
+// hold the name as a word, by textDocument/documentSymbol (for a server
+// without workspace/symbol). Names a file imports are left out (jedi,
+// behind pylsp, lists them as the file's symbols), as are the locals of
+// functions.
+func (c *Code) documentSymbols(ctx context.Context, t target, srv *lsp.Server, name string) ([]lsp.SymbolInformation, error) {
+	short := name[strings.LastIndexByte(name, '.')+1:]
+	base := "."
+	if t.at != nil {
+		base = t.at.rel
+	}
+	var files []loc
+	_, err := walkFiles(t.root, base, c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
+		if langOf(rel) != t.lang || len(files) >= maxSymbolFiles {
+			return nil
+		}
+		l := loc{root: t.root, rel: rel}
+		if content, err := c.readText(l, c.cfg.MaxFileBytes); err == nil && indexWord(string(content), short) >= 0 {
+			files = append(files, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, c.fsError(c.show(loc{root: t.root, rel: base}), err)
+	}
+	var out []lsp.SymbolInformation
+	for _, l := range files {
+		var raw []docSymbol
+		if err := c.call(ctx, t.root, t.lang, srv, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": l.uri()}}, &raw); err != nil {
+			return nil, err
+		}
+		content, _ := c.readText(l, c.cfg.MaxFileBytes)
+		lines := lineStarts(content)
+		var walk func(ds []docSymbol, container string, inFunc bool)
+		walk = func(ds []docSymbol, container string, inFunc bool) {
+			for _, d := range ds {
+				r := d.Range
+				if d.Location != nil {
+					r = d.Location.Range
+				}
+				in := container
+				if d.ContainerName != nil {
+					in = *d.ContainerName
+				}
+				text := lineText(content, lines, r.Start.Line)
+				isImport := strings.HasPrefix(text, "from ") || strings.HasPrefix(text, "import ")
+				// In a flat answer a container is a class (methods,
+				// fields) or a function (its locals).
+				local := inFunc || (d.Location != nil && in != "" && d.Kind != lspKindMethod && d.Kind != lspKindField && d.Kind != lspKindProperty)
+				if !isImport && !local {
+					out = append(out, lsp.SymbolInformation{Name: d.Name, Kind: d.Kind, ContainerName: in,
+						Location: lsp.Location{URI: l.uri(), Range: r}})
+				}
+				walk(d.Children, d.Name, d.Kind == lspKindFunction || d.Kind == lspKindMethod)
+			}
+		}
+		walk(raw, "", false)
+	}
+	return out, nil
+}
+
+// docSymbol is one answer of textDocument/documentSymbol: a
+// SymbolInformation (location, containerName) or a DocumentSymbol
+// (range, children).
+type docSymbol struct {
+	Name          string        `json:"name"`
+	Kind          int           `json:"kind"`
+	ContainerName *string       `json:"containerName"`
+	Location      *lsp.Location `json:"location"`
+	Range         lsp.Range     `json:"range"`
+	Children      []docSymbol   `json:"children"`
+}
+
+// LSP symbol kinds the domain tells apart.
+const (
+	lspKindMethod   = 6
+	lspKindProperty = 7
+	lspKindField    = 8
+	lspKindFunction = 12
+)
 
 // editedFiles are the paths (relative to r) of the files a server's edit
 // changes.
