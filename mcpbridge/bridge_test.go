@@ -122,8 +122,8 @@ func TestSessionFlow(t *testing.T) {
 				t.Fatalf("trace_request: %s", text(res))
 			}
 			// The suggested intent is evaluated: its tools are listed, by
-			// name only when the model saw them exactly so before.
-			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext observe:\n- trace_request (as before)\n- write_report (as before)"; text(res) != want {
+			// name only (on one line) when the model saw them exactly so before.
+			if want := "traced\n{\"root_cause\":\"503 from api\"}\nnext observe:\n- trace_request, write_report (as before)"; text(res) != want {
 				t.Errorf("answer %q, want %q", text(res), want)
 			}
 			got := fake.lastInvoke(t)

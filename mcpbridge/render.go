@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,10 +39,7 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 	default:
 		fmt.Fprintf(&b, "%s: the rules selected %d tools.", intent, len(entries))
 	}
-	for _, e := range entries {
-		b.WriteString("\n- ")
-		ss.writeTool(&b, e)
-	}
+	ss.writeTools(&b, entries)
 	if len(entries) > 0 {
 		if dynamic {
 			b.WriteString("\nThey are now in your tool list.")
@@ -59,6 +59,35 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 	return textResult(b.String())
 }
 
+// writeTools writes selected macro-tools, one "\n- " line each, except
+// that the tools shown before exactly so and written without new
+// instructions share one line: "- find_on_page, navigate, hover (as
+// before)" (a name list is a third of the tokens of a line per name, and
+// an answer after each step of a live page lists the page's ten tools).
+func (ss *mcpSession) writeTools(b *strings.Builder, entries []*macroEntry) {
+	var same []string
+	flush := func() {
+		if len(same) > 0 {
+			b.WriteString("\n- " + strings.Join(same, ", ") + asBefore)
+			same = same[:0]
+		}
+	}
+	for _, e := range entries {
+		var one strings.Builder
+		ss.writeTool(&one, e)
+		if one.String() == e.name+asBefore {
+			same = append(same, e.name)
+			continue
+		}
+		flush()
+		b.WriteString("\n- " + one.String())
+	}
+	flush()
+}
+
+// asBefore follows the name of a tool shown before exactly so.
+const asBefore = " (as before)"
+
 // writeTool writes one selected macro-tool: its signature, description,
 // whether the user is asked first, and the rules' instructions. What this
 // session already showed the model (it is in the conversation) is not
@@ -72,6 +101,11 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 // the signature of its full definition, which discloseNew fetched before,
 // and its condensed description. Later, condensed again, it is "name (as
 // before)", or its new signature alone when its parameters changed.
+//
+// A new signature whose parameters differ from those shown before only in
+// the values an enum offers is written as the change when that is shorter
+// (changedSignature: `click_element(as before; element_id no longer
+// "Delete order #7")`, after a page lost a row).
 func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	cur := toolLine(e)
 	ss.mu.Lock()
@@ -79,6 +113,7 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	condensed := e.tool.InputSchema == nil
 	if condensed && full != nil && full.InputSchema != nil {
 		cur.sig = toolSignature(e.name, full.InputSchema)
+		cur.schema = full.InputSchema
 		cur.params = true
 		cur.desc = withoutSignature(cur.desc, e.name)
 		if full.Safety != nil && full.Safety.RequiresUserConfirmation && !strings.HasSuffix(cur.desc, askMarker) {
@@ -91,15 +126,17 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 		// (the condensed text says less than the model has), or its new
 		// signature when the parameters changed (a new page's fields).
 		same := !cur.params || cur.sig == prev.sig
+		sig := cur.sig
 		if !same {
-			prev.sig = cur.sig
+			sig = changedSignature(e.name, prev.schema, cur.schema, cur.sig)
+			prev.sig, prev.schema = cur.sig, cur.schema
 			ss.shown[e.name] = prev
 		}
 		ss.mu.Unlock()
 		if same {
-			b.WriteString(e.name + " (as before)")
+			b.WriteString(e.name + asBefore)
 		} else {
-			b.WriteString(cur.sig)
+			b.WriteString(sig)
 		}
 		return
 	}
@@ -107,18 +144,96 @@ func (ss *mcpSession) writeTool(b *strings.Builder, e *macroEntry) {
 	ss.mu.Unlock()
 	switch {
 	case seen && prev.sig == cur.sig && prev.desc == cur.desc:
-		b.WriteString(e.name + " (as before)")
+		b.WriteString(e.name + asBefore)
 		if cur.instr != "" && cur.instr != prev.instr {
 			b.WriteString("\n  " + cur.instr)
 		}
 	case seen && prev.desc == cur.desc:
-		b.WriteString(cur.sig)
+		b.WriteString(changedSignature(e.name, prev.schema, cur.schema, cur.sig))
 		if cur.instr != "" {
 			b.WriteString("\n  " + cur.instr)
 		}
 	default:
 		b.WriteString(cur.String())
 	}
+}
+
+// changedSignature is how a tool whose signature changed since the model
+// saw it is written: its whole new signature sig, or, when the parameters
+// are the same but for the values of their enums and saying so is
+// shorter, what changed: `name(as before; element_id also "Next", no
+// longer "Save"|"Cancel")`.
+func changedSignature(name string, before, after map[string]any, sig string) string {
+	pb, _ := before["properties"].(map[string]any)
+	pa, _ := after["properties"].(map[string]any)
+	if len(pb) == 0 || len(pb) != len(pa) || !slices.Equal(requiredOf(before), requiredOf(after)) {
+		return sig
+	}
+	var changes []string
+	for _, n := range slices.Sorted(maps.Keys(pa)) {
+		a, _ := pa[n].(map[string]any)
+		b, ok := pb[n].(map[string]any)
+		if !ok || a == nil || b == nil || !reflect.DeepEqual(withoutEnum(a), withoutEnum(b)) {
+			return sig
+		}
+		ea, _ := a["enum"].([]any)
+		eb, _ := b["enum"].([]any)
+		if len(ea) == 0 || len(eb) == 0 {
+			if len(ea) != len(eb) {
+				return sig // an enum appeared or went: a new type
+			}
+			continue
+		}
+		if _, fixed := fixedValue(a, slices.Contains(requiredOf(after), n)); fixed {
+			return sig // one value left: the signature says name="value"
+		}
+		added, gone := enumDiff(eb, ea), enumDiff(ea, eb)
+		var parts []string
+		if len(added) > 0 {
+			parts = append(parts, "also "+joinValues(added))
+		}
+		if len(gone) > 0 {
+			parts = append(parts, "no longer "+joinValues(gone))
+		}
+		if len(parts) > 0 {
+			changes = append(changes, n+" "+strings.Join(parts, ", "))
+		}
+	}
+	if len(changes) == 0 {
+		return sig
+	}
+	delta := name + "(as before; " + strings.Join(changes, "; ") + ")"
+	if len(delta) >= len(sig) {
+		return sig
+	}
+	return delta
+}
+
+// withoutEnum is a property's schema without its enum.
+func withoutEnum(p map[string]any) map[string]any {
+	out := maps.Clone(p)
+	delete(out, "enum")
+	return out
+}
+
+// enumDiff is the values of b that a lacks, in b's order.
+func enumDiff(a, b []any) []any {
+	var out []any
+	for _, v := range b {
+		if !slices.ContainsFunc(a, func(x any) bool { return reflect.DeepEqual(x, v) }) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// joinValues writes enum values as a signature does: "a"|"b".
+func joinValues(vs []any) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = compactJSON(v)
+	}
+	return strings.Join(out, "|")
 }
 
 // withoutSignature drops from a condensed description (": summary") the
@@ -214,10 +329,11 @@ func (ss *mcpSession) upgrade(ctx context.Context, group []*macroEntry) {
 // shownTool is a selected macro-tool as the model reads it: its signature,
 // its description (with whether the user is asked first) and the rules'
 // instructions, each on one line; params is whether the signature showed
-// its parameters.
+// its parameters, schema the input schema it was written from.
 type shownTool struct {
 	sig, desc, instr string
 	params           bool
+	schema           map[string]any
 }
 
 // String is the whole tool: "sig: desc" and the instructions below.
@@ -235,7 +351,7 @@ const askMarker = " (asks the user)"
 // toolLine is a selected macro-tool as the model reads it.
 func toolLine(e *macroEntry) shownTool {
 	t := &e.tool
-	out := shownTool{sig: toolSignature(e.name, t.InputSchema), params: t.InputSchema != nil}
+	out := shownTool{sig: toolSignature(e.name, t.InputSchema), params: t.InputSchema != nil, schema: t.InputSchema}
 	if t.Description != "" {
 		out.desc = ": " + oneLine(t.Description)
 	}
@@ -276,12 +392,33 @@ func (ss *mcpSession) renderInvoke(e *macroEntry, resp *protocol.InvokeResponse)
 	} else {
 		fmt.Fprintf(&b, "%s: done", e.name)
 	}
-	if len(resp.Result) > 0 {
-		if text, err := resultText(ss.results.shelve(resp.Result)); err == nil {
+	if result := notInSummary(resp.Result, resp.Observability.Summary); len(result) > 0 {
+		if text, err := resultText(ss.results.shelve(result)); err == nil {
 			fmt.Fprintf(&b, "\n%s", bounded(text, 16000))
 		}
 	}
 	return textResult(b.String())
+}
+
+// notInSummary is a result without the top-level strings the summary
+// already quotes whole (a page's title in `Opened; page "Orders".`): the
+// model reads them once. The server's result itself is unchanged.
+func notInSummary(result map[string]any, summary string) map[string]any {
+	var out map[string]any
+	for k, v := range result {
+		s, ok := v.(string)
+		if !ok || len(s) < 4 || !strings.Contains(summary, strconv.Quote(s)) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(result)
+		}
+		delete(out, k)
+	}
+	if out == nil {
+		return result
+	}
+	return out
 }
 
 // resultText is a result as the model reads it: JSON without HTML escapes

@@ -79,7 +79,7 @@ func TestToolsShowParametersTheFirstTime(t *testing.T) {
 		t.Errorf("first answer shows a tool without its parameters:\n%s", first)
 	}
 	second := text(h.call(t, "diagnose", diagnoseArgs))
-	for _, want := range []string{"\n- fill_form(Country: string)\n", "press_key (as before)", "find_on_page (as before)"} {
+	for _, want := range []string{"\n- fill_form(Country: string)\n", "\n- press_key, find_on_page (as before)"} {
 		if !strings.Contains(second, want) {
 			t.Errorf("second answer lacks %q:\n%s", want, second)
 		}

@@ -198,10 +198,7 @@ func (ss *mcpSession) withNext(ctx context.Context, req *mcp.CallToolRequest, re
 		}
 		fmt.Fprintf(&b, "\nnext %s:", sug.Name)
 		ss.discloseNew(ctx, entries)
-		for _, e := range entries {
-			b.WriteString("\n- ")
-			ss.writeTool(&b, e)
-		}
+		ss.writeTools(&b, entries)
 	}
 	if len(named) > 0 {
 		fmt.Fprintf(&b, "\nnext: %s", strings.Join(named, ", "))
