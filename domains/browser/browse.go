@@ -370,8 +370,8 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 		res["ok"] = true
 		out.Result = res
 		out.Summary = "Opened " + sum
-		out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", nil, nil))
-		out.Assert = observationFacts(obs, time.Now())
+		out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", nil, nil), protocol.NewFact("current_url", nil))
+		out.Assert = append([]protocol.Fact{currentURL(obs.URL, time.Now())}, observationFacts(obs, time.Now())...)
 		out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
 		return out, ctx.Err()
 	}

@@ -228,12 +228,22 @@ func (w *browse) settleLive(ctx context.Context, out *manglecp.Outcome, obs *chr
 	now := time.Now()
 	tabs, _ := w.b.TabsSession(ctx, owner(ctx), session)
 	out.Result, out.Summary = liveResult(obs, verb)
-	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil))
+	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil), protocol.NewFact("current_url", nil))
 	// What matters first: a delta over the server's max_state_delta keeps
 	// the first facts (and says so).
-	out.Assert = append([]protocol.Fact{sessionFact(session, obs.URL)}, livePageFacts(obs, tabs, now)...)
+	out.Assert = append([]protocol.Fact{sessionFact(session, obs.URL), currentURL(obs.URL, now)}, livePageFacts(obs, tabs, now)...)
 	out.Assert = append(out.Assert, consoleNetFacts(obs, now)...)
 	out.ContinuationFacts = []protocol.Fact{protocol.NewFact("current_url", obs.URL)}
+}
+
+// currentURL is the state's current_url after a call: the page the
+// browser shows now, in place of any earlier one (the delta retracts
+// those). A model that reached open_page or click_element from the tool
+// list, without stating the page with an intent, has it in its working
+// state all the same, so the intents that need it (automate,
+// diagnose_error) are evaluated on the page it is on.
+func currentURL(url string, now time.Time) protocol.Fact {
+	return browserFact(protocol.NewFact("current_url", url), now)
 }
 
 // consoleNetFacts are the console and network facts of a call (the
@@ -249,7 +259,14 @@ func consoleNetFacts(obs *chrome.Observation, now time.Time) []protocol.Fact {
 // may need is in the facts, which the rules offer as the next tools'
 // parameters and instructions.
 func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
-	res := map[string]any{"ok": true, "url": obs.URL, "title": obs.Title}
+	res := map[string]any{"ok": true}
+	// A page behind a dialog has no title or URL to say.
+	if obs.URL != "" {
+		res["url"] = obs.URL
+	}
+	if obs.Title != "" {
+		res["title"] = obs.Title
+	}
 	if obs.Status != 0 && obs.Status != http.StatusOK {
 		res["status"] = obs.Status
 	}

@@ -96,6 +96,13 @@ func TestWidgetGenericTier(t *testing.T) {
 	if !strings.Contains(result(res), `"ok":true`) {
 		t.Errorf("press_key on an element: %s", result(res))
 	}
+	// The key is a name, not an enum: a name the browser does not press
+	// is refused with the names it does.
+	key := j.offered("automate", "press_key")
+	bad, err := j.c.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: key.MacroID, Args: map[string]any{"key": "Down"}})
+	if err != nil || bad.Result["ok"] != false || !strings.Contains(result(bad), "ArrowDown") {
+		t.Errorf("press_key with an unknown key: %v %v", err, bad)
+	}
 	form = j.offered("automate", "fill_form")
 	if got := prop(form, "Bags"); !strings.Contains(got, "A number.") {
 		t.Errorf("the slider's parameter: %s", got)

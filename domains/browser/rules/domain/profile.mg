@@ -2,7 +2,7 @@
 # facts profile (Spec 04 sections 3.2.6-3.2.7). The kernel reads these facts
 # at start-up; they must stay plain facts.
 
-decl_intent("observe", "Observe the current browser page: console, network and page state.").
+decl_intent("observe", "Observe the current browser page: console, network and page state: open_page(url).").
 decl_intent("diagnose_error", "Diagnose page errors with causal chain analysis from failed requests to console errors.").
 decl_intent("automate", "Plan a validated automation step on an interactive element of the current page.").
 
