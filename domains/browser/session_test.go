@@ -147,8 +147,10 @@ func TestLiveSessionLoginJob(t *testing.T) {
 	replacedClick := offer(ada, ada.NewState(facts...), "click_element")
 
 	// open_page again ends the caller's earlier session (its fact is
-	// retracted from the state) and starts a new one.
-	resp, err = ada.Evaluate(ctx, st.Request(protocol.Intent{Name: "observe"}))
+	// retracted from the state) and starts a new one. (The state's
+	// current_url is the page the session shows now: the client states
+	// the page it opens.)
+	resp, err = ada.Evaluate(ctx, st.Request(protocol.Intent{Name: "observe"}, protocol.NewFact("current_url", page)))
 	if err != nil {
 		t.Fatal(err)
 	}
