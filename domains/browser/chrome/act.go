@@ -321,7 +321,7 @@ func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) (*elem, e
 			return el, err
 		}
 	}
-	rctx, cancel := context.WithTimeout(op, inspectMax)
+	rctx, cancel := context.WithTimeout(op, b.inspectTime())
 	p, err := b.readPageOf(rctx, lt, 1)
 	cancel()
 	if err != nil && op.Err() != nil {

@@ -378,7 +378,7 @@ func (b *Browser) ScreenshotSession(ctx context.Context, owner, id string) ([]by
 			return nil
 		}
 		png = nil
-		sctx, done := context.WithTimeout(op, inspectMax)
+		sctx, done := context.WithTimeout(op, b.inspectTime())
 		defer done()
 		m, err := chromedp.Call(sctx, page.GetLayoutMetrics, cdp.Empty{})
 		if err != nil || m.CSSVisualViewport == nil {

@@ -39,6 +39,16 @@ const (
 	inspectMax = 3 * time.Second
 )
 
+// inspectTime bounds reading a live page and attaching a tab: inspectMax,
+// or more for a browser given a longer MaxLoadTime than the default (the
+// same share of it, 3 s of 20 s). What makes page loads slow (a loaded
+// machine; a test stretches MaxLoadTime by its measured speed) makes
+// these slow too: under load 30 a popup took more than 3 s to attach and
+// was closed as if a dialog held it.
+func (b *Browser) inspectTime() time.Duration {
+	return max(inspectMax, b.cfg.MaxLoadTime*3/20)
+}
+
 // Task is one run: open URL in a fresh browser context, optionally act on
 // an element, optionally take a screenshot.
 type Task struct {
@@ -570,7 +580,7 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 		}
 	}
 	step := func(fn func(context.Context) error) error {
-		sctx, done := context.WithTimeout(op, inspectMax)
+		sctx, done := context.WithTimeout(op, b.inspectTime())
 		defer done()
 		err := fn(sctx)
 		if err != nil && op.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -708,7 +718,7 @@ func (b *Browser) settleAction(tab context.Context, col *collector) error {
 		if time.Now().After(deadline) {
 			return nil
 		}
-		pctx, done := context.WithTimeout(tab, inspectMax)
+		pctx, done := context.WithTimeout(tab, b.inspectTime())
 		n, err := chromedp.Run(pctx, chromedp.Evaluate[int](probe, func(p *runtime.EvaluateParams) { yes := true; p.AwaitPromise = &yes }))
 		done()
 		if tab.Err() != nil {

@@ -462,7 +462,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 	if len(s.tabs) > 1 || s.in.sawPopups() {
 		// A page the session's pages opened took the front: input to a
 		// page behind it waits for frames that do not come.
-		fctx, done := context.WithTimeout(lt.t.op, inspectMax)
+		fctx, done := context.WithTimeout(lt.t.op, b.inspectTime())
 		_, _ = chromedp.Call(fctx, page.BringToFront, cdp.Empty{})
 		done()
 	}
@@ -562,7 +562,7 @@ func (b *Browser) readLive(op context.Context, lt *liveTab, obs *Observation) er
 	if obs.Page != nil || obs.Incomplete != "" || obs.LoadError != "" {
 		return nil
 	}
-	rctx, done := context.WithTimeout(op, inspectMax)
+	rctx, done := context.WithTimeout(op, b.inspectTime())
 	defer done()
 	p, err := b.readPageOf(rctx, lt, DefaultMaxPageElements)
 	if err != nil {
@@ -625,7 +625,7 @@ func (s *Session) adopt(ctx context.Context) (opened int) {
 	if len(kept) == 0 {
 		return 0
 	}
-	actx, done := context.WithTimeout(ctx, inspectMax)
+	actx, done := context.WithTimeout(ctx, s.b.inspectTime())
 	defer done()
 	for _, id := range kept {
 		if len(s.tabs) < s.b.cfg.MaxSessionTabs && actx.Err() == nil {

@@ -260,7 +260,7 @@ func (b *Browser) TabsSession(ctx context.Context, owner, id string) ([]TabInfo,
 			out = append(out, ti)
 			continue
 		}
-		rctx, done := context.WithTimeout(lt.t.op, inspectMax)
+		rctx, done := context.WithTimeout(lt.t.op, b.inspectTime())
 		if w, err := chromedp.Run(rctx, chromedp.Evaluate[[2]string](`[location.href, document.title]`)); err == nil {
 			ti.URL, ti.Title = clip(w[0], maxURL), clip(w[1], 200)
 		}
