@@ -57,7 +57,8 @@ func TestPageBlobsAreBounded(t *testing.T) {
 	b := New(Budgeted(Config{Path: path, PageMemoryMB: limitMB}))
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := context.Background()
-	for _, button := range []string{"blobs", "urls"} {
+	buttons := map[string]string{"blobs": "Hold blobs", "urls": "Hold object URLs", "indexeddb": "Store in IndexedDB"}
+	for _, button := range []string{"blobs", "urls", "indexeddb"} {
 		t.Run(button, func(t *testing.T) {
 			bob, err := b.OpenSession(ctx, "bob", ts.URL+"/blobs.html?n=0")
 			if err != nil {
@@ -68,7 +69,7 @@ func TestPageBlobsAreBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := sharedBytes(b)
-			if _, err := b.ActSession(ctx, "ada", ada.Session, &Act{Kind: "click", ElementID: "Hold " + map[string]string{"blobs": "blobs", "urls": "object URLs"}[button]}); err != nil {
+			if _, err := b.ActSession(ctx, "ada", ada.Session, &Act{Kind: "click", ElementID: buttons[button]}); err != nil {
 				t.Fatal(err)
 			}
 			// Poll ada's page until it is stopped (or has made every Blob),
