@@ -23,59 +23,59 @@ import (
 // [NewServer] copies the options and fills in every zero field.
 type Options struct {
 	// ServerName and ServerVersion identify the server in the manifest.
-	ServerName    string
+	ServerName    string `key:"server_name" help:"the server's name in the manifest"`
 	ServerVersion string
 	// BasePath is the HTTP base of the evaluate and invoke endpoints
 	// advertised in the manifest. Default "/manglecp".
 	BasePath string
 
 	// Limits are the server's limits (Spec 04 section 3.2.9).
-	Limits Limits
+	Limits Limits `key:"limits"`
 	// Disclosure configures progressive disclosure.
-	Disclosure Disclosure
+	Disclosure Disclosure `key:"disclosure"`
 
 	// RuleCoverage adds rule coverage diagnostics (Spec 09 section 6) to
 	// every intent response; clients can also ask per request with the
 	// option x-include_rule_coverage.
-	RuleCoverage bool
+	RuleCoverage bool `key:"rule_coverage" help:"add rule coverage diagnostics to every intent response"`
 
 	// MacroTTL is how long a macro-tool stays invokable when it has no
 	// validity window. Default and minimum 5 minutes (Spec 07 2.4).
-	MacroTTL time.Duration
+	MacroTTL time.Duration `key:"macro_cache.ttl_seconds" help:"how long a macro-tool without a validity window stays invokable (at least 5m, Spec 07 section 2.4)"`
 	// MacroCacheBytes bounds the memory of cached macro definitions; the
 	// least recently used are evicted beyond it. Default 64 MiB.
-	MacroCacheBytes int64
+	MacroCacheBytes int64 `key:"macro_cache.max_bytes" help:"memory of cached macro definitions; the least recently used are evicted beyond it"`
 	// ResultCacheBytes bounds the memory of the result cache, which answers
 	// an identical deterministic intent request (same payload, identity and
 	// rules; an explicit eval_time; only deterministic external predicates)
-	// without evaluating it again. Default 16 MiB; negative disables it.
-	ResultCacheBytes int64
+	// without evaluating it again. Default 16 MiB; -1 disables it.
+	ResultCacheBytes int64 `key:"result_cache.max_bytes" min:"-1" help:"memory of the cache answering identical deterministic intent requests (-1: off)"`
 	// MaxEvents caps observability events per invocation. Default 20.
-	MaxEvents int
+	MaxEvents int `key:"max_events" help:"observability events per invocation"`
 	// MaxStateDelta caps asserted plus retracted facts per invocation
 	// (an action's first facts are kept, and an observability event
 	// "state_delta" says what was cut). Default 500: a live browser page
 	// as facts, with the call's console and network facts, fits.
-	MaxStateDelta int
+	MaxStateDelta int `key:"max_state_delta" help:"asserted plus retracted facts per invocation (the first kept)"`
 	// InvokeTimeout bounds one action's run. Default 30 s.
-	InvokeTimeout time.Duration
+	InvokeTimeout time.Duration `key:"invoke_timeout_ms" help:"time of one action's run"`
 
 	// Identities, when non-empty, turn authentication on: a request must
 	// carry the token of one of them (bearer or API key), compared in
 	// constant time and never logged. The caller's name and permissions
 	// enter evaluation as server facts (caller/1, caller_permission/1), so
 	// policy rules decide which intents each identity may use.
-	Identities []Identity
+	Identities []Identity `key:"identities" help:"callers with a token, permissions and trust level; any turns authentication on"`
 	// OAuth, when set, also accepts OAuth 2.1 JWT access tokens (and turns
 	// authentication on).
-	OAuth *OAuth
+	OAuth *OAuth `key:"oauth" help:"accept OAuth 2.1 JWT access tokens: an object of the keys of docs/deploy.md (OAuth)"`
 	// AnonymousPermissions are the permissions of callers when
 	// authentication is off (default ["*"]); policy rules see them as
 	// caller_permission facts of the caller "anonymous".
 	AnonymousPermissions []string
 	// AuthTokens is shorthand for identities "token-1", "token-2", ... with
 	// the permission "*".
-	AuthTokens []string
+	AuthTokens []string `key:"auth_tokens" help:"tokens of identities token-1, token-2, ... with every permission"`
 	// ConfirmationKey signs and verifies confirmation tokens. When empty,
 	// the key of MANGLECP_CONFIRMATION_KEY is used, else the user's key
 	// file (<user config dir>/manglecp/confirmation.key, created with a
@@ -83,28 +83,28 @@ type Options struct {
 	// `manglecp invoke --confirm` signs with. Only when neither can be had
 	// is a random key generated (logged as a warning): tokens then stop
 	// working at every restart.
-	ConfirmationKey []byte
+	ConfirmationKey []byte `key:"confirmation_key" help:"signs and verifies confirmation tokens (empty: MANGLECP_CONFIRMATION_KEY, else the local key file)"`
 	// ConfirmationTTL is the longest lifetime a confirmation token may
 	// claim. Default 5 minutes.
 	ConfirmationTTL time.Duration
 	// RateLimit is the sustained number of requests per second one identity
 	// may make; 0 disables rate limiting. RateBurst is the burst size
 	// (default: RateLimit rounded up, at least 1).
-	RateLimit float64
-	RateBurst int
+	RateLimit float64 `key:"rate_limit.per_second" help:"sustained requests per second of one identity (0: no limit)"`
+	RateBurst int     `key:"rate_limit.burst" help:"burst size of the rate limit (0: the rate rounded up)"`
 
 	// MaxConcurrentEvaluations bounds evaluations running at once; default
 	// 4 per CPU. A request that finds no free slot within QueueTimeout
 	// (default 2 s) is refused with rate_limited, so overload is refused
 	// quickly instead of queueing without end.
-	MaxConcurrentEvaluations int
-	QueueTimeout             time.Duration
+	MaxConcurrentEvaluations int           `key:"max_concurrent_evaluations" help:"evaluations running at once (0: 4 per CPU)"`
+	QueueTimeout             time.Duration `key:"queue_timeout_ms" help:"how long a request waits for an evaluation slot before rate_limited"`
 	// MaxEvaluationsPerCaller bounds the evaluations one caller (an
 	// identity, or the address of an anonymous caller) runs at once;
 	// default half of MaxConcurrentEvaluations, at least 1. A freed slot
 	// goes to the waiting caller running the fewest evaluations, so one
 	// caller's heavy requests cannot starve the others.
-	MaxEvaluationsPerCaller int
+	MaxEvaluationsPerCaller int `key:"max_evaluations_per_caller" help:"evaluations one caller runs at once (0: half of max_concurrent_evaluations)"`
 
 	// Store holds the state replicas share: macro-tools, confirmation
 	// nonces and rate limits. Default: in memory, bounded by
@@ -129,28 +129,28 @@ type Options struct {
 
 // Identity is a caller that can authenticate.
 type Identity struct {
-	Name        string
-	Token       string
-	Permissions []string
+	Name        string   `json:"name"`
+	Token       string   `json:"token"`
+	Permissions []string `json:"permissions"`
 	// TrustLevel "automated" with AutoConfirmEffects waives confirmation
 	// for tools whose every side effect is listed (Spec 08 section 4.3).
 	// Only explicit configuration grants it.
-	TrustLevel         string
-	AutoConfirmEffects []string
+	TrustLevel         string   `json:"trust_level"`
+	AutoConfirmEffects []string `json:"auto_confirm_effects"`
 }
 
 // Limits are the server limits advertised in the manifest and enforced.
 type Limits struct {
 	// MaxMessageBytes: default 16 MiB (the minimum the spec allows).
-	MaxMessageBytes int64
+	MaxMessageBytes int64 `key:"max_message_bytes" help:"largest message (serve: at least 16 MiB, Spec 02 section 3.2)"`
 	// MaxFactsPerRequest: default 10000.
-	MaxFactsPerRequest int64
+	MaxFactsPerRequest int64 `key:"max_facts_per_request" help:"facts one request may carry"`
 	// MaxDerivedFacts is the created-facts gas limit: default 100000.
-	MaxDerivedFacts int64
+	MaxDerivedFacts int64 `key:"max_derived_facts" help:"facts one evaluation may create (gas)"`
 	// MaxIntervalsPerAtom: default 1000.
-	MaxIntervalsPerAtom int64
+	MaxIntervalsPerAtom int64 `key:"max_intervals_per_atom" help:"intervals per temporal atom"`
 	// MaxComputeMS bounds one evaluation: default 30000.
-	MaxComputeMS int64
+	MaxComputeMS int64 `key:"max_compute_ms" help:"milliseconds of one evaluation"`
 	// MaxEvaluationWork is the work budget of one evaluation, counted by
 	// the kernel's store: one unit per fact a rule's lookup looks at, 100
 	// per fact it joins (about 50 ns of CPU a unit on a current server
@@ -160,17 +160,19 @@ type Limits struct {
 	// "work_units". Advertised as the manifest extension
 	// x-max_evaluation_work. Default 10,000,000 (about 0.5 s of CPU; the
 	// browser domain spends about 3 million on 10,000 facts).
-	MaxEvaluationWork int64
+	MaxEvaluationWork int64 `key:"max_evaluation_work" help:"work units of one evaluation (facts looked at, 100 per fact joined)"`
 }
 
 // Disclosure configures adaptive disclosure: a tool scoring at least Full
 // is disclosed in full, at least Condensed condensed, at least Minimal
 // minimal; lower scores are left out. Defaults 70, 40, 20 (Spec 05 5.2).
 type Disclosure struct {
-	Full, Condensed, Minimal int64
+	Full      int64 `key:"full" help:"score from which a tool is disclosed in full"`
+	Condensed int64 `key:"condensed" help:"score from which a tool is disclosed condensed"`
+	Minimal   int64 `key:"minimal" help:"score from which a tool is disclosed at all (minimal)"`
 	// CharsPerToken is the token estimate's divisor: a tool costs its JSON
 	// length / CharsPerToken tokens. Default 4.
-	CharsPerToken int
+	CharsPerToken int `key:"chars_per_token" help:"divisor of the token estimate (JSON length / it)"`
 }
 
 const (
@@ -260,16 +262,35 @@ func (o *Options) withDefaults() Options {
 }
 
 // Validate reports the options that are not valid, each error naming its
-// field ("OAuth.JWKSURL must be set"). Zero values are valid (they take
-// the defaults). [Server.Load] (and so [NewServer]) fails with these
-// errors.
+// field ("Limits.MaxMessageBytes must be at least ..."): numbers and
+// durations below zero (ResultCacheBytes below -1), disclosure thresholds
+// out of order, a MacroTTL under
+// 5 minutes, identities without a unique name or with a trust level other
+// than "automated" (auto_confirm_effects need it), invalid OAuth settings.
+// Zero values are valid (they take the defaults). [Server.Load] (and so
+// [NewServer]) fails with these errors; `manglecp serve` names the config
+// file's key instead of the field (the fields' key tags). A message limit
+// under the spec's 16 MiB (Spec 02 section 3.2) is the CLI's check only:
+// test harnesses (internal/load) run servers with smaller ones.
 func (o *Options) Validate() error {
 	if o == nil {
 		return nil
 	}
-	var errs []error
+	errs := settings.CheckMin(o)
+	d := o.Disclosure
+	settings.Check(&errs, d.Full >= d.Condensed && d.Condensed >= d.Minimal, "Disclosure.Full",
+		"must be at least condensed, and condensed at least minimal (got %d, %d, %d)", d.Full, d.Condensed, d.Minimal)
+	settings.Check(&errs, o.MacroTTL == 0 || o.MacroTTL >= minMacroTTL, "MacroTTL", "must be at least 300 seconds (Spec 07 section 2.4)")
+	names := map[string]bool{}
+	for i, id := range o.Identities {
+		setting := fmt.Sprintf("Identities[%d]", i)
+		settings.Check(&errs, id.Name != "" && !names[id.Name], setting, "needs a unique name")
+		settings.Check(&errs, id.TrustLevel == "" || id.TrustLevel == "automated", setting, "trust_level must be \"automated\" or absent")
+		settings.Check(&errs, len(id.AutoConfirmEffects) == 0 || id.TrustLevel == "automated", setting, "auto_confirm_effects needs trust_level \"automated\"")
+		names[id.Name] = true
+	}
 	if o.OAuth != nil {
-		errs = append(errs, settings.Within(o.OAuth.Validate(), "OAuth"))
+		errs = append(errs, settings.Split(settings.Within(o.OAuth.Validate(), "OAuth"))...)
 	}
 	return errors.Join(errs...)
 }

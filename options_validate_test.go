@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
@@ -23,6 +24,16 @@ func TestOptionsValidate(t *testing.T) {
 		{"zero", &manglecp.Options{}, ""},
 		{"oauth", &manglecp.Options{OAuth: good}, ""},
 		{"oauth without keys", &manglecp.Options{OAuth: &manglecp.OAuth{Issuer: "https://idp.example", Audience: "a"}}, "OAuth.JWKSURL must be set"},
+		{"message limit below the spec (serve refuses it)", &manglecp.Options{Limits: manglecp.Limits{MaxMessageBytes: 1024}}, ""},
+		{"negative", &manglecp.Options{MaxEvents: -1, RateLimit: -0.5, QueueTimeout: -time.Second, Limits: manglecp.Limits{MaxDerivedFacts: -2}},
+			"Limits.MaxDerivedFacts must not be negative (got -2)\nMaxEvents must not be negative (got -1)\nRateLimit must not be negative (got -0.5)\nQueueTimeout must not be negative (got -1s)"},
+		{"result cache off", &manglecp.Options{ResultCacheBytes: -1}, ""},
+		{"result cache below -1", &manglecp.Options{ResultCacheBytes: -2}, "ResultCacheBytes must be at least -1 (got -2)"},
+		{"disclosure out of order", &manglecp.Options{Disclosure: manglecp.Disclosure{Full: 10, Condensed: 40}},
+			"Disclosure.Full must be at least condensed, and condensed at least minimal (got 10, 40, 0)"},
+		{"short macro ttl", &manglecp.Options{MacroTTL: time.Minute}, "MacroTTL must be at least 300 seconds (Spec 07 section 2.4)"},
+		{"identities", &manglecp.Options{Identities: []manglecp.Identity{{Name: "a", Token: "t"}, {Name: "a", Token: "u", TrustLevel: "root"}, {Token: "v", AutoConfirmEffects: []string{"fs"}}}},
+			"Identities[1] needs a unique name\nIdentities[1] trust_level must be \"automated\" or absent\nIdentities[2] needs a unique name\nIdentities[2] auto_confirm_effects needs trust_level \"automated\""},
 		{"oauth relative token url", &manglecp.Options{OAuth: &manglecp.OAuth{Issuer: "i", Audience: "a", JWKSURL: "https://idp/jwks", TokenURL: "/token"}},
 			"OAuth.TokenURL must be an absolute http or https URL"},
 	} {

@@ -253,7 +253,7 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		editKey = c.EditKey
 		c.apply(opts)
 		dcfg.ReportDir = c.ReportDir
-		dcfg.Config = c.Browser.Config
+		dcfg.Config = c.Browser
 		dcfg.Logger = logger
 	}
 	if dom != nil && dom.gateway {

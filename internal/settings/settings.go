@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -45,18 +46,39 @@ type Field struct {
 func (f Field) tag(name string) string { return f.tags.Get(name) }
 
 // Fields lists the settings of the struct ptr points to (the fields with a
-// key tag), in declaration order.
+// key tag), in declaration order. A struct-typed setting whose own fields
+// have key tags stands for them: Limits `key:"limits"` holding MaxFacts
+// `key:"max_facts"` is the setting Limits.MaxFacts, key limits.max_facts.
 func Fields(ptr any) []Field {
-	t := reflect.TypeOf(ptr).Elem()
+	return fieldsOf(reflect.TypeOf(ptr).Elem(), "", "", nil)
+}
+
+func fieldsOf(t reflect.Type, name, key string, index []int) []Field {
 	var out []Field
 	for _, sf := range reflect.VisibleFields(t) {
-		key := sf.Tag.Get("key")
-		if key == "" || !sf.IsExported() {
+		k := sf.Tag.Get("key")
+		if k == "" || !sf.IsExported() {
 			continue
 		}
-		out = append(out, Field{Name: sf.Name, Key: key, Flag: sf.Tag.Get("flag"), Help: sf.Tag.Get("help"), index: sf.Index, tags: sf.Tag})
+		idx := append(append([]int{}, index...), sf.Index...)
+		if sf.Type.Kind() == reflect.Struct && sf.Type != durationType {
+			if sub := fieldsOf(sf.Type, name+sf.Name+".", key+k+".", idx); len(sub) > 0 {
+				out = append(out, sub...)
+				continue
+			}
+		}
+		out = append(out, Field{Name: name + sf.Name, Key: key + k, Flag: sf.Tag.Get("flag"), Help: sf.Tag.Get("help"), index: idx, tags: sf.Tag})
 	}
 	return out
+}
+
+// sectionType is the struct type a pointer-to-struct setting (an optional
+// section such as OAuth *oauth.Config) points to, when it has settings.
+func sectionType(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	return t.Elem(), len(fieldsOf(t.Elem(), "", "", nil)) > 0
 }
 
 // Value is the field f of the struct ptr points to.
@@ -93,6 +115,14 @@ func Register(fs *flag.FlagSet, ptr any) {
 	}
 }
 
+// Copy sets each setting of dst to its value in src, a pointer to the
+// same struct type.
+func Copy(dst, src any) {
+	for _, f := range Fields(src) {
+		f.Value(dst).Set(f.Value(src))
+	}
+}
+
 // Given copies onto dst each setting of src (both of the same struct type)
 // whose flag was given on fs.
 func Given(fs *flag.FlagSet, dst, src any) {
@@ -125,51 +155,111 @@ func (l *list) Set(s string) error {
 	return nil
 }
 
-// DecodeJSON sets ptr's settings from a config file section, a JSON
-// object of keys; a key that is not a setting is an error, as is a value
-// of the wrong type (both name section.key). Keys it does not hold leave
-// their fields as they are.
-func DecodeJSON(data []byte, ptr any, section string) error {
+// DecodeJSON sets settings from a config file section (section "" for the
+// whole file), a JSON object of keys: each key goes to the first of ptrs
+// (pointers to settings structs) that has it (a dotted key a.b is the key
+// b of the object a). A key none has is an error, as is a value of the
+// wrong type (both name section.key). Keys the object does not hold leave
+// their fields as they are. Durations are milliseconds under keys ending
+// in _ms, seconds under keys ending in _seconds; a []byte is a string; a
+// pointer to a settings struct is an object of its keys.
+func DecodeJSON(data []byte, section string, ptrs ...any) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
+		if section == "" {
+			return err
+		}
 		return fmt.Errorf("%s: %w", section, err)
 	}
-	byKey := map[string]Field{}
-	for _, f := range Fields(ptr) {
-		byKey[f.Key] = f
+	type target struct {
+		ptr    any
+		fields []Field
+	}
+	var targets []target
+	for _, p := range ptrs {
+		targets = append(targets, target{p, Fields(p)})
 	}
 	var errs []error
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range raw {
-			if !yield(k) {
-				return
+	var decode func(raw map[string]json.RawMessage, prefix string)
+	decode = func(raw map[string]json.RawMessage, prefix string) {
+		for _, k := range slices.Sorted(maps.Keys(raw)) {
+			name := prefix + k
+			full := name
+			if section != "" {
+				full = section + "." + name
 			}
-		}
-	}) {
-		f, ok := byKey[k]
-		if !ok {
-			errs = append(errs, &KeyError{Key: section + "." + k, Err: fmt.Errorf("json: unknown field %q", k)})
-			continue
-		}
-		v := f.Value(ptr)
-		dec := json.NewDecoder(bytes.NewReader(raw[k]))
-		var err error
-		if v.Type() == durationType {
-			var ms int64
-			if err = dec.Decode(&ms); err == nil {
-				v.SetInt(int64(time.Duration(ms) * time.Millisecond))
+			var leaf *Field
+			var ptr any
+			nested := false
+			for _, t := range targets {
+				for i, f := range t.fields {
+					if f.Key == name && leaf == nil {
+						leaf, ptr = &t.fields[i], t.ptr
+					} else if strings.HasPrefix(f.Key, name+".") {
+						nested = true
+					}
+				}
 			}
-		} else { // into a new value: a default's slice is never written to
-			nv := reflect.New(v.Type())
-			if err = dec.Decode(nv.Interface()); err == nil {
-				v.Set(nv.Elem())
+			switch {
+			case leaf != nil:
+				v := leaf.Value(ptr)
+				if st, ok := sectionType(v.Type()); ok {
+					nv := reflect.New(st)
+					if err := DecodeJSON(raw[k], full, nv.Interface()); err != nil {
+						errs = append(errs, Split(err)...)
+					} else {
+						v.Set(nv)
+					}
+					continue
+				}
+				if err := decodeValue(raw[k], v, name); err != nil {
+					errs = append(errs, &KeyError{Key: full, Err: err})
+				}
+			case nested:
+				var sub map[string]json.RawMessage
+				if err := json.Unmarshal(raw[k], &sub); err != nil {
+					errs = append(errs, &KeyError{Key: full, Err: err})
+					continue
+				}
+				decode(sub, name+".")
+			default:
+				errs = append(errs, &KeyError{Key: full, Err: fmt.Errorf("json: unknown field %q", k)})
 			}
-		}
-		if err != nil {
-			errs = append(errs, &KeyError{Key: section + "." + k, Err: err})
 		}
 	}
+	decode(raw, "")
 	return errors.Join(errs...)
+}
+
+// decodeValue decodes one setting's value into v.
+func decodeValue(data []byte, v reflect.Value, key string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	switch {
+	case v.Type() == durationType:
+		var n int64
+		if err := dec.Decode(&n); err != nil {
+			return err
+		}
+		unit := time.Millisecond
+		if strings.HasSuffix(key, "_seconds") {
+			unit = time.Second
+		}
+		v.SetInt(n * int64(unit))
+	case v.Type() == reflect.TypeFor[[]byte]():
+		var s string
+		if err := dec.Decode(&s); err != nil {
+			return err
+		}
+		v.SetBytes([]byte(s))
+	default: // into a new value: a default's slice is never written to
+		nv := reflect.New(v.Type())
+		if err := dec.Decode(nv.Interface()); err != nil {
+			return err
+		}
+		v.Set(nv.Elem())
+	}
+	return nil
 }
 
 // KeyError is a config file key that could not be read.
@@ -213,6 +303,12 @@ func Rename(err error, ptr any, byFlag bool, prefix string) error {
 	names := map[string]Field{}
 	for _, f := range Fields(ptr) {
 		names[f.Name] = f
+		// The settings of an optional section (OAuth *oauth.Config): OAuth.JWKSURL.
+		if st, ok := sectionType(f.Value(ptr).Type()); ok {
+			for _, sub := range fieldsOf(st, f.Name+".", f.Key+".", nil) {
+				names[sub.Name] = sub
+			}
+		}
 	}
 	out := make([]error, 0, len(errs))
 	for _, e := range errs {
@@ -258,15 +354,21 @@ func CheckMin(ptr any) []error {
 	var errs []error
 	for _, f := range Fields(ptr) {
 		v := f.Value(ptr)
-		if !v.CanInt() {
+		if !v.CanInt() && !v.CanFloat() {
 			continue
 		}
 		lowest := int64(0)
 		if m := f.tag("min"); m != "" {
 			fmt.Sscan(m, &lowest)
 		}
+		var below bool
+		if v.CanInt() {
+			below = v.Int() < lowest
+		} else {
+			below = v.Float() < float64(lowest)
+		}
 		switch {
-		case v.Int() >= lowest:
+		case !below:
 		case lowest == 0:
 			Check(&errs, false, f.Name, "must not be negative (got %s)", Format(f, v))
 		default:
@@ -314,9 +416,13 @@ func Format(f Field, v reflect.Value) string {
 			s = strings.TrimSuffix(s, "0m")
 		}
 		return s
-	case v.Kind() == reflect.Slice:
+	case v.Type() == reflect.TypeFor[[]byte]():
+		return string(v.Bytes())
+	case v.Type() == reflect.TypeFor[[]string]():
 		return strings.Join(v.Interface().([]string), ",")
-	case strings.HasSuffix(f.Name, "Bytes") && v.Int() > 0 && v.Int()%(1<<20) == 0:
+	case v.Kind() == reflect.Pointer && v.IsNil(), v.Kind() == reflect.Slice && v.Len() == 0:
+		return ""
+	case strings.HasSuffix(f.Name, "Bytes") && v.CanInt() && v.Int() > 0 && v.Int()%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", v.Int()>>20)
 	}
 	return fmt.Sprint(v.Interface())
@@ -329,10 +435,14 @@ func Table(defaults any, section string) string {
 	fields := Fields(defaults)
 	flags := slices.ContainsFunc(fields, func(f Field) bool { return f.Flag != "" })
 	var b strings.Builder
+	keyCol := "config file key"
+	if section != "" {
+		keyCol = "config file `" + section + ".`"
+	}
 	if flags {
-		fmt.Fprintf(&b, "| setting | flag | config file `%s.` | default | what it does |\n|---|---|---|---|---|\n", section)
+		fmt.Fprintf(&b, "| setting | flag | %s | default | what it does |\n|---|---|---|---|---|\n", keyCol)
 	} else {
-		fmt.Fprintf(&b, "| setting | config file `%s.` | default | what it does |\n|---|---|---|---|\n", section)
+		fmt.Fprintf(&b, "| setting | %s | default | what it does |\n|---|---|---|---|\n", keyCol)
 	}
 	for _, f := range fields {
 		def := Format(f, f.Value(defaults))

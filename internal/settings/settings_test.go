@@ -78,7 +78,7 @@ func TestDecodeJSON(t *testing.T) {
 		{`[1]`, exampleDefaults, []string{"sec: json: cannot unmarshal array"}},
 	} {
 		got := exampleDefaults
-		errs := Split(DecodeJSON([]byte(tc.in), &got, "sec"))
+		errs := Split(DecodeJSON([]byte(tc.in), "sec", &got))
 		if len(errs) != len(tc.errs) {
 			t.Fatalf("%s: errors %q, want %q", tc.in, errs, tc.errs)
 		}
@@ -150,5 +150,59 @@ func TestDocs(t *testing.T) {
 	}
 	if got := Format(Field{Name: "T"}, reflect.ValueOf(2*time.Hour)); got != "2h" {
 		t.Errorf("2h formatted %q", got)
+	}
+}
+
+// outer is a settings struct with nested settings: a struct, dotted keys,
+// seconds, bytes, a list of objects and an optional section.
+type outer struct {
+	Name   string `key:"name"`
+	Limits struct {
+		A int64 `key:"a"`
+		B int64
+	} `key:"limits"`
+	TTL    time.Duration `key:"cache.ttl_seconds"`
+	Size   int64         `key:"cache.max_bytes"`
+	Key    []byte        `key:"key"`
+	People []struct {
+		Name string `json:"name"`
+	} `key:"people"`
+	Section *example `key:"section"`
+}
+
+// TestNested: nested settings are flattened (Limits.A is limits.a), read
+// from nested objects, and renamed by their dotted keys.
+func TestNested(t *testing.T) {
+	var o outer
+	in := `{"name": "n", "limits": {"a": 3}, "cache": {"ttl_seconds": 300, "max_bytes": 10}, "key": "secret",
+		"people": [{"name": "ada"}], "section": {"pages": 2, "idle_ms": 5}}`
+	if err := DecodeJSON([]byte(in), "", &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Name != "n" || o.Limits.A != 3 || o.TTL != 5*time.Minute || o.Size != 10 || string(o.Key) != "secret" ||
+		len(o.People) != 1 || o.People[0].Name != "ada" || o.Section == nil || o.Section.Pages != 2 || o.Section.Idle != 5*time.Millisecond {
+		t.Errorf("decoded %+v (section %+v)", o, o.Section)
+	}
+	var names []string
+	for _, f := range Fields(&o) {
+		names = append(names, f.Name+"="+f.Key)
+	}
+	if got := strings.Join(names, " "); got != "Name=name Limits.A=limits.a TTL=cache.ttl_seconds Size=cache.max_bytes Key=key People=people Section=section" {
+		t.Errorf("fields %s", got)
+	}
+	err := DecodeJSON([]byte(`{"limits": {"b": 1}, "cache": 5, "people": [{"nam": "x"}], "section": {"pagez": 1}}`), "", &o)
+	for _, want := range []string{`limits.b: json: unknown field "b"`, "cache: json: cannot unmarshal number", `people: json: unknown field "nam"`, `section.pagez: json: unknown field "pagez"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors %v, want %q", err, want)
+		}
+	}
+	renamed := Rename(errors.Join(&Error{Setting: "Limits.A", Problem: "is bad"}, &Error{Setting: "Section.Pages", Problem: "is bad"}), &o, false, "f: ")
+	if renamed.Error() != "f: limits.a is bad\nf: section.pages is bad" {
+		t.Errorf("renamed %q", renamed)
+	}
+	var c outer
+	Copy(&c, &o)
+	if c.Name != "n" || c.Limits.A != 3 || c.Section != o.Section {
+		t.Errorf("copied %+v", c)
 	}
 }
