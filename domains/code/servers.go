@@ -113,19 +113,40 @@ func (c *Code) spec(lang string) (lsp.Spec, bool) {
 type rootLang struct {
 	files     int
 	truncated bool // the root holds more files than MaxFiles
+	// modules are the directories (relative, sorted) of the Go modules
+	// (go.mod) or workspace (go.work) below the root when the root itself
+	// has neither: gopls is told of each as a workspace folder.
+	modules []string
 }
+
+// maxModuleFolders bounds the Go module directories one gopls is told of.
+const maxModuleFolders = 32
 
 // detect counts each language's files in r, up to cfg.MaxFiles entries.
 func (c *Code) detect(r *croot) map[string]rootLang {
 	out := map[string]rootLang{}
+	var mods []string
+	atRoot := false
 	truncated, _ := walkFiles(r, ".", c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
 		if l := langOf(rel); l != "" {
 			rl := out[l]
 			rl.files++
 			out[l] = rl
 		}
+		if name := path.Base(rel); (name == "go.mod" || name == "go.work") && !strings.Contains("/"+rel, "/testdata/") {
+			dir := path.Dir(rel)
+			if dir == "." {
+				atRoot = true
+			} else if len(mods) < maxModuleFolders && (len(mods) == 0 || !within(dir, mods[len(mods)-1])) {
+				mods = append(mods, dir) // the walk is in lexical order: a module's own nested modules follow it
+			}
+		}
 		return nil
 	})
+	if rl, ok := out[LangGo]; ok && !atRoot {
+		rl.modules = mods
+		out[LangGo] = rl
+	}
 	if truncated {
 		for l, rl := range out {
 			rl.truncated = true
@@ -236,6 +257,9 @@ func (c *Code) server(ctx context.Context, r *croot, lang string) (*lsp.Server, 
 	}
 	if srv := c.pool.Running(poolKey(r, lang)); srv != nil {
 		return srv, nil
+	}
+	for _, m := range c.langs[r][lang].modules {
+		spec.Folders = append(spec.Folders, r.dir+"/"+m)
 	}
 	pctx, stop := c.patient(ctx)
 	srv, err := c.pool.Get(pctx, poolKey(r, lang), spec, r.dir)

@@ -63,6 +63,11 @@ type Spec struct {
 	// RequestTimeout bounds each request. Default
 	// [DefaultRequestTimeout].
 	RequestTimeout time.Duration
+	// Folders are the workspace folders (absolute directories below the
+	// root) the server is told of; empty: the root alone. gopls makes one
+	// view per folder: a root whose Go modules lie in subdirectories
+	// names them here.
+	Folders []string
 	// ReadyMessage, when set, is text of a window/logMessage the server
 	// sends once it has found the workspace's files (pyright logs "Found
 	// N source files"): [Server.Ready] is closed then. Empty: ready once
@@ -169,9 +174,7 @@ func (s *Server) initialize(ctx context.Context) error {
 		"clientInfo": map[string]any{"name": "manglecp"},
 		"rootUri":    rootURI,
 		"rootPath":   s.root,
-		"workspaceFolders": []map[string]any{
-			{"uri": rootURI, "name": filepath.Base(s.root)},
-		},
+		"workspaceFolders":      s.folders(),
 		"initializationOptions": s.spec.InitializationOptions,
 		"capabilities": map[string]any{
 			"general": map[string]any{"positionEncodings": []string{"utf-16"}},
@@ -221,6 +224,20 @@ func (s *Server) initialize(ctx context.Context) error {
 		_ = s.conn.Notify("workspace/didChangeConfiguration", map[string]any{"settings": nest(s.spec.Settings)})
 	}
 	return nil
+}
+
+// folders are the workspace folders of initialize: Spec.Folders, or the
+// root.
+func (s *Server) folders() []map[string]any {
+	dirs := s.spec.Folders
+	if len(dirs) == 0 {
+		dirs = []string{s.root}
+	}
+	out := make([]map[string]any, 0, len(dirs))
+	for _, d := range dirs {
+		out = append(out, map[string]any{"uri": FileURI(d), "name": filepath.Base(d)})
+	}
+	return out
 }
 
 // nest turns dotted sections ("python.analysis") into nested objects.
@@ -419,7 +436,7 @@ func (s *Server) onRequest(method string, params json.RawMessage) (any, error) {
 		}
 		return out, nil
 	case "workspace/workspaceFolders":
-		return []map[string]any{{"uri": FileURI(s.root), "name": filepath.Base(s.root)}}, nil
+		return s.folders(), nil
 	case "window/workDoneProgress/create", "client/registerCapability", "client/unregisterCapability",
 		"window/showMessageRequest", "window/showDocument", "workspace/codeLens/refresh",
 		"workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/diagnostic/refresh":

@@ -1,0 +1,3 @@
+module example.com/nest
+
+go 1.22
