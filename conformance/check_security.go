@@ -36,25 +36,38 @@ func (r *runner) authOff() *outcome {
 	return nil
 }
 
+// withoutCredentials sends the base intent request over HTTP with header
+// in place of the connection's credentials; on a session transport it
+// opens a session without credentials and sends typ and payload on it
+// (nil payload: the base intent request).
+func (r *runner) withoutCredentials(header http.Header, typ protocol.MessageType, payload any) (*reply, *outcome) {
+	base, _ := r.baseReq()
+	if w, ok := r.w.(*httpWire); ok {
+		id := r.newID()
+		ctx, cancel := r.requestCtx()
+		rep := w.post(ctx, w.evalURL, encode(protocol.TypeIntentRequest, id, base.payload()), header)
+		cancel()
+		r.record(protocol.TypeIntentRequest, id, idEcho, w, rep)
+		return rep, nil
+	}
+	nw, err := r.dial("")
+	if err != nil {
+		o := fail("opening a session without credentials: %v", err)
+		return nil, &o
+	}
+	if payload == nil {
+		typ, payload = protocol.TypeIntentRequest, base.payload()
+	}
+	return r.sendOn(nw, typ, payload), nil
+}
+
 func checkAuthRequired(r *runner) outcome {
 	if o := r.authOff(); o != nil {
 		return *o
 	}
-	base, _ := r.baseReq()
-	var rep *reply
-	switch w := r.w.(type) {
-	case *httpWire:
-		id := r.newID()
-		ctx, cancel := r.requestCtx()
-		rep = w.post(ctx, w.evalURL, encode(protocol.TypeIntentRequest, id, base.payload()), http.Header{"Authorization": nil, "X-Manglecp-Api-Key": nil})
-		cancel()
-		r.record(protocol.TypeIntentRequest, id, idEcho, w, rep)
-	default:
-		nw, err := r.dial("")
-		if err != nil {
-			return fail("opening a session without credentials: %v", err)
-		}
-		rep = r.sendOn(nw, protocol.TypeIntentRequest, base.payload())
+	rep, o := r.withoutCredentials(http.Header{"Authorization": nil, "X-Manglecp-Api-Key": nil}, "", nil)
+	if o != nil {
+		return *o
 	}
 	if _, problem := wantCode(rep, protocol.CodeAuthRequired); problem != "" {
 		return fail("a request without credentials: %s", problem)
@@ -67,21 +80,10 @@ func checkAuthInvalid(r *runner) outcome {
 		return *o
 	}
 	const wrong = "conformance-wrong-token-0000000000"
-	base, _ := r.baseReq()
-	var rep *reply
-	switch w := r.w.(type) {
-	case *httpWire:
-		id := r.newID()
-		ctx, cancel := r.requestCtx()
-		rep = w.post(ctx, w.evalURL, encode(protocol.TypeIntentRequest, id, base.payload()), http.Header{"Authorization": {"Bearer " + wrong}})
-		cancel()
-		r.record(protocol.TypeIntentRequest, id, idEcho, w, rep)
-	default:
-		nw, err := r.dial("")
-		if err != nil {
-			return fail("opening a session without credentials: %v", err)
-		}
-		rep = r.sendOn(nw, protocol.TypeAuthenticate, map[string]any{"scheme": "bearer", "token": wrong})
+	rep, o := r.withoutCredentials(http.Header{"Authorization": {"Bearer " + wrong}},
+		protocol.TypeAuthenticate, map[string]any{"scheme": "bearer", "token": wrong})
+	if o != nil {
+		return *o
 	}
 	if _, problem := wantCode(rep, protocol.CodeAuthInvalid); problem != "" {
 		return fail("a wrong token: %s", problem)

@@ -289,25 +289,35 @@ func checkToolsSafety(r *runner) outcome {
 	return f.result("%d macro-tools classified", len(tools))
 }
 
+// eachToolObject calls fn with the name of each tool that carries key and
+// the object it holds there, and counts them; a tool whose key holds
+// something other than an object is a failure (absent or null: skipped).
+func eachToolObject(tools []map[string]any, key string, f *failures, fn func(name string, obj map[string]any)) int {
+	n := 0
+	for _, t := range tools {
+		name, _ := asString(t["name"])
+		v, present := t[key]
+		if !present || v == nil {
+			continue
+		}
+		n++
+		obj, ok := asObject(v)
+		if !ok {
+			f.add("%s: %s is not an object", name, key)
+			continue
+		}
+		fn(name, obj)
+	}
+	return n
+}
+
 func checkToolsContext(r *runner) outcome {
 	tools, m, o := r.mainTools()
 	if o != nil {
 		return *o
 	}
 	var f failures
-	n := 0
-	for _, t := range tools {
-		name, _ := asString(t["name"])
-		ci, present := t["context_injection"]
-		if !present || ci == nil {
-			continue
-		}
-		c, ok := asObject(ci)
-		if !ok {
-			f.add("%s: context_injection is not an object", name)
-			continue
-		}
-		n++
+	n := eachToolObject(tools, "context_injection", &f, func(name string, c map[string]any) {
 		if v, present := c["instructions"]; present {
 			if _, ok := asString(v); !ok {
 				f.add("%s: instructions is not a string", name)
@@ -337,7 +347,7 @@ func checkToolsContext(r *runner) outcome {
 				}
 			}
 		}
-	}
+	})
 	for i, x := range arrayOr(m.fullMap["required_skills"]) {
 		s, _ := asObject(x)
 		for _, k := range []string{"skill_id", "name", "description", "content"} {
@@ -355,19 +365,7 @@ func checkToolsValidity(r *runner) outcome {
 		return *o
 	}
 	var f failures
-	windows := 0
-	for _, t := range tools {
-		name, _ := asString(t["name"])
-		v, present := t["validity"]
-		if !present || v == nil {
-			continue
-		}
-		windows++
-		w, ok := asObject(v)
-		if !ok {
-			f.add("%s: validity is not an object", name)
-			continue
-		}
+	windows := eachToolObject(tools, "validity", &f, func(name string, w map[string]any) {
 		nb, hasNB := w["not_before"]
 		ex, hasEx := w["expires_at"]
 		tnb, okNB := parseTime(nb)
@@ -381,7 +379,7 @@ func checkToolsValidity(r *runner) outcome {
 		if okNB && okEx && tex.Before(tnb) {
 			f.add("%s: validity ends (%v) before it starts (%v)", name, ex, nb)
 		}
-	}
+	})
 	ft := r.fixtureTemporal()
 	if ft == nil {
 		if windows == 0 {
