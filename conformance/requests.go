@@ -44,21 +44,24 @@ func copyMap(m map[string]any) map[string]any {
 // withOption returns a copy with options[k] = v.
 func (q intentReq) withOption(k string, v any) intentReq {
 	c := q.clone()
-	if c.Options == nil {
-		c.Options = map[string]any{}
-	}
-	c.Options[k] = v
+	c.Options = withKey(c.Options, k, v)
 	return c
 }
 
 // withConstraint returns a copy with constraints[k] = v.
 func (q intentReq) withConstraint(k string, v any) intentReq {
 	c := q.clone()
-	if c.Constraints == nil {
-		c.Constraints = map[string]any{}
-	}
-	c.Constraints[k] = v
+	c.Constraints = withKey(c.Constraints, k, v)
 	return c
+}
+
+// withKey is m (a new map when nil) with m[k] = v.
+func withKey(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[k] = v
+	return m
 }
 
 // withFacts returns a copy with more facts appended.
