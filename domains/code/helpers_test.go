@@ -104,6 +104,18 @@ type fixture struct {
 func newFixture(t *testing.T, cfg code.Config) *fixture {
 	t.Helper()
 	before := testenv.ChildPIDs(t)
+	// A language server's answers follow the machine's speed: pyright's
+	// code action took over 30 s at load 40 on 2 cores. Tests that are
+	// about a timeout set their own.
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = testenv.Budget(code.DefaultRequestTimeout)
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = testenv.Budget(code.DefaultStartTimeout)
+	}
+	if cfg.DiagnosticsWait == 0 {
+		cfg.DiagnosticsWait = testenv.Budget(code.DefaultDiagnosticsWait)
+	}
 	c, err := code.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
