@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +108,22 @@ func TestWidgetGenericTier(t *testing.T) {
 	if got := prop(form, "Bags"); !strings.Contains(got, "A number.") {
 		t.Errorf("the slider's parameter: %s", got)
 	}
+}
+
+// TestWidgetRulesTableForm: the table form written apart (claim.html:
+// inputs without labels named by their row headers, a multiple select in
+// a shadow root, a slider in steps of 5) is one fill_form whose
+// parameters are those names, and one call files the claim.
+func TestWidgetRulesTableForm(t *testing.T) {
+	app := testapp.Serve(t, testapp.Dir("../gallery"))
+	j := openJob(t, browser.Config{}, app.URL, "claim.html")
+	form := j.offered("automate", "fill_form")
+	for _, p := range []string{"Employee", "Date of expense", "Reimbursed share", "Categories", "submit"} {
+		if !slices.Contains(params(form), p) {
+			t.Errorf("fill_form lacks %q: %v", p, params(form))
+		}
+	}
+	res := j.do("automate", "fill_form", map[string]any{"Employee": "Ada Lovelace", "Date of expense": "2026-11-30",
+		"Reimbursed share": "35", "Categories": []any{"Travel", "Books"}, "submit": "File claim"})
+	j.wantIn("the claim", result(res), "Claim filed: Ada Lovelace | 2026-11-30 | 35% | Travel+Books")
 }

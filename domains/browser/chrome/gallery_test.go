@@ -544,3 +544,35 @@ func TestGallerySecondForm(t *testing.T) {
 		t.Errorf("want %q in %s", want, pageText(o.Page))
 	}
 }
+
+// TestGalleryTableForm: a form written apart from this code in another
+// markup style (claim.html): inputs without labels in a table's cells
+// (named by their row headers: "Date of expense"), a multiple select in
+// a custom element's shadow root, a slider in steps of 5, an input as the
+// submit button. Every value is set whole and read back; a slider value
+// between its steps is an error saying what the slider holds.
+func TestGalleryTableForm(t *testing.T) {
+	b, ts := gallery(t, chrome.Budgeted(chrome.Config{}))
+	ctx := context.Background()
+	id, obs := galleryPage(t, b, ts, "claim.html")
+	for ref, role := range map[string]string{"Employee": "textbox", "Date of expense": "date", "Reimbursed share": "slider", "Categories": "listbox"} {
+		if e := element(obs.Page, ref); e == nil || e.Role != role {
+			t.Errorf("%q: %+v, want a %s (refs %v)", ref, e, role, refs(obs.Page))
+		}
+	}
+	_, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Reimbursed share", Value: "37"}}, "")
+	if err == nil || !strings.Contains(err.Error(), `"Reimbursed share" holds "35", not "37"`) && !strings.Contains(err.Error(), `"Reimbursed share" holds "40", not "37"`) {
+		t.Errorf("a value between the slider's steps: %v", err)
+	}
+	o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{
+		{ElementID: "Employee", Value: "Ada Lovelace"}, {ElementID: "Date of expense", Value: "2026-11-30"},
+		{ElementID: "Reimbursed share", Value: "35"}, {ElementID: "Categories", Values: []string{"Travel", "Books"}},
+	}, "File claim")
+	if err != nil {
+		t.Fatalf("fill: %v (refs %v)", err, refs(obs.Page))
+	}
+	want := "Claim filed: Ada Lovelace | 2026-11-30 | 35% | Travel+Books"
+	if o.Action == nil || !slices.Contains(o.Action.Appeared, want) {
+		t.Errorf("want %q to appear: %+v", want, o.Action)
+	}
+}

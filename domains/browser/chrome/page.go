@@ -607,6 +607,12 @@ func buildPage(p *Page, forest *axForest, max int) {
 			if e.Name == "" && (role == "alert" || role == "status" || role == "dialog" || role == "alertdialog") {
 				e.Name = subtreeText(byID, n, 200)
 			}
+			if e.Name == "" && table != nil && actionRoles[e.Role] {
+				// A control without a label in a table's cell (a form laid
+				// out as a table, the row header saying what it is): named
+				// by its row's and column's headers, as one reads it.
+				e.Name = clip(strings.TrimSpace(cell.rowHead+" "+table.colHeads[cell.col]), 200)
+			}
 			base, node := refBase(e.Name, e.Role), pageNode{id: n.BackendDOMNodeID}
 			if k := forest.frameOf[n.NodeID]; k > 0 {
 				// An element of a frame says which: "Email (frame Newsletter)".
