@@ -19,12 +19,14 @@ import (
 // Nothing here waits a fixed time: every wait is the browser's, bounded
 // and ended by the page's own events.
 
-// gallery serves the gallery and starts a browser for one test.
+// gallery serves the gallery and starts a browser for one test, its
+// limits the test does not set stretched by the machine's speed
+// (chrome.Budgeted: under load 30 Chromium did not start within 30 s).
 func gallery(t *testing.T, cfg chrome.Config) (*chrome.Browser, *httptest.Server) {
 	t.Helper()
 	cfg.Path = needChromium(t)
 	ts := testapp.Serve(t, testapp.Dir("../gallery"))
-	b := chrome.New(cfg)
+	b := chrome.New(chrome.Budgeted(cfg))
 	t.Cleanup(func() { _ = b.Close() })
 	return b, ts
 }
@@ -552,7 +554,7 @@ func TestGallerySecondForm(t *testing.T) {
 // submit button. Every value is set whole and read back; a slider value
 // between its steps is an error saying what the slider holds.
 func TestGalleryTableForm(t *testing.T) {
-	b, ts := gallery(t, chrome.Budgeted(chrome.Config{}))
+	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "claim.html")
 	for ref, role := range map[string]string{"Employee": "textbox", "Date of expense": "date", "Reimbursed share": "slider", "Categories": "listbox"} {
