@@ -121,6 +121,9 @@ type cprem struct {
 func (p *Program) compilePlan(compile bool) {
 	byHead := map[ast.PredicateSym][]int{}
 	for i, r := range p.info.Rules {
+		if p.staticRule[i] {
+			continue // evaluated at load (static.go)
+		}
 		byHead[r.Head.Predicate] = append(byHead[r.Head.Predicate], i)
 	}
 	p.compiledRule = make([]bool, len(p.info.Rules))

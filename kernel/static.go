@@ -61,6 +61,10 @@ func (p *Program) precomputeStatic() error {
 			return fmt.Errorf("evaluating the request-independent rules at load: %w", err)
 		}
 	}
+	pre, err := p.precomputeStaticRules(static)
+	if err != nil {
+		return err
+	}
 	p.staticCreated = int64(p.base.EstimateFactCount() - before)
 	for sym, r := range p.base.rels {
 		if !sym.IsInternalPredicate() && !p.server.has(sym) {
@@ -80,13 +84,78 @@ func (p *Program) precomputeStatic() error {
 	view := &evalStore{base: p.base, own: newIndexedStore()}
 	m := p.matcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
 	for i, r := range p.info.Rules {
-		if !static[r.Head.Predicate] {
+		if !static[r.Head.Predicate] && !pre[i] {
 			continue
 		}
 		p.staticRule[i] = true
 		p.staticFired[i] = m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
 	}
 	return nil
+}
+
+// precomputeStaticRules evaluates at load the static rules of the
+// predicates that are not static: a rule that reads only static
+// predicates (no temporal literal, no head time, no aggregation) derives
+// the same facts for every request, even when another rule of its
+// predicate reads the request. Such a rule's facts join p.base (before the
+// static facts are counted, so facts_derived counts them as it counts the
+// static strata's), the rule is marked static (its firing is fixed at
+// load) and no request evaluates it again. The gateway's packs need this:
+// one rule reading a request fact (an open preview) made every
+// mandatory_for_intent rule, over every upstream tool, run per request.
+// The rules' bodies read only predicates that are complete in p.base, so
+// one stratum of their heads is a correct evaluation order.
+func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
+	client := map[string]bool{}
+	for _, d := range p.profile.Predicates {
+		client[d.Predicate] = true
+	}
+	heads := map[ast.PredicateSym]bool{}
+	for _, r := range p.info.Rules {
+		heads[r.Head.Predicate] = true
+	}
+	pre := make([]bool, len(p.info.Rules))
+	var rules []ast.Clause
+	stratum := analysis.Nodeset{}
+	for i, r := range p.info.Rules {
+		sym := r.Head.Predicate
+		name := sym.Symbol
+		_, ext := p.external[name]
+		if static[sym] || r.Transform != nil || ext || client[name] || p.temporal[name] || requestPredicates[name] {
+			continue
+		}
+		ok := ruleStatic(r, func(s ast.PredicateSym) bool {
+			if heads[s] {
+				return static[s]
+			}
+			return p.edbStatic(s, client)
+		})
+		if !ok {
+			continue
+		}
+		pre[i] = true
+		rules = append(rules, r)
+		stratum[sym] = struct{}{}
+	}
+	if len(rules) == 0 {
+		return pre, nil
+	}
+	info := &analysis.ProgramInfo{EdbPredicates: p.info.EdbPredicates, IdbPredicates: p.info.IdbPredicates, Rules: rules, Decls: p.info.Decls}
+	index := map[ast.PredicateSym]int{}
+	for sym := range stratum {
+		index[sym] = 0
+	}
+	if _, err := engine.EvalStratifiedProgramWithStats(info, []analysis.Nodeset{stratum}, index, p.base,
+		engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
+		engine.WithCreatedFactLimit(staticLimit)); err != nil {
+		return nil, fmt.Errorf("evaluating the request-independent rules at load: %w", err)
+	}
+	for sym := range stratum {
+		if p.base.has(sym) {
+			p.baseHas[sym] = true
+		}
+	}
+	return pre, nil
 }
 
 // staticPredicates finds the static predicates (see above).
@@ -100,14 +169,6 @@ func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
 		heads[r.Head.Predicate] = append(heads[r.Head.Predicate], r)
 	}
 	static := map[ast.PredicateSym]bool{}
-	edbStatic := func(sym ast.PredicateSym) bool {
-		name := sym.Symbol
-		if name == "tool_rank" {
-			return true
-		}
-		_, ext := p.external[name]
-		return p.server.has(sym) && !client[name] && !ext && !p.temporal[name] && !requestPredicates[name]
-	}
 	// Start from every predicate the rules define being static and remove
 	// the ones that read something dynamic until nothing changes.
 	for sym := range heads {
@@ -118,7 +179,7 @@ func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
 		if _, idb := heads[sym]; idb {
 			return static[sym]
 		}
-		return edbStatic(sym)
+		return p.edbStatic(sym, client)
 	}
 	for changed := true; changed; {
 		changed = false
@@ -140,6 +201,18 @@ func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
 		}
 	}
 	return static
+}
+
+// edbStatic reports whether sym, a predicate no rule defines, has the same
+// facts for every request: server facts only, not from the client (whose
+// predicates client names), not external, temporal or asserted per request.
+func (p *Program) edbStatic(sym ast.PredicateSym, client map[string]bool) bool {
+	name := sym.Symbol
+	if name == "tool_rank" {
+		return true
+	}
+	_, ext := p.external[name]
+	return p.server.has(sym) && !client[name] && !ext && !p.temporal[name] && !requestPredicates[name]
 }
 
 // ruleStatic reports whether r reads only static predicates, has no

@@ -28,7 +28,12 @@ intent_denied(I) :- intent_permission(I, _), !permitted(I).
 # not granted. The gateway's action checks the same before every call.
 upstream_permitted(U) :- upstream(U), caller_permission("*").
 upstream_permitted(U) :- upstream(U), caller_permission(P), P = fn:string:concat("upstream:", U).
-prohibited(T, R) :- upstream_tool(U, T, _), !upstream_permitted(U), R = fn:string:concat("the caller does not hold the permission upstream:", U).
+# An upstream the caller may not use, then its tools: a request's work
+# follows the upstreams it is denied, not the size of their catalogues.
+Decl upstream_denied(Upstream)
+  descr [doc("The caller does not hold the permission upstream:Upstream.")].
+upstream_denied(U) :- upstream(U), !upstream_permitted(U).
+prohibited(T, R) :- upstream_denied(U), upstream_tool(U, T, _), R = fn:string:concat("the caller does not hold the permission upstream:", U).
 
 # A pack's own list of the tools that need the user's confirmation
 # (pack_confirms) holds whatever the upstream's annotations say: an
