@@ -170,10 +170,10 @@ func Start(ctx context.Context, spec Spec, root string) (*Server, error) {
 func (s *Server) initialize(ctx context.Context) error {
 	rootURI := FileURI(s.root)
 	params := map[string]any{
-		"processId":  os.Getpid(),
-		"clientInfo": map[string]any{"name": "manglecp"},
-		"rootUri":    rootURI,
-		"rootPath":   s.root,
+		"processId":             os.Getpid(),
+		"clientInfo":            map[string]any{"name": "manglecp"},
+		"rootUri":               rootURI,
+		"rootPath":              s.root,
 		"workspaceFolders":      s.folders(),
 		"initializationOptions": s.spec.InitializationOptions,
 		"capabilities": map[string]any{
