@@ -21,6 +21,7 @@ package browser
 
 import (
 	"embed"
+	"errors"
 	"io/fs"
 	"net/http"
 	"sync"
@@ -238,6 +239,6 @@ func Domain(cfg Config) manglecp.Domain {
 		Extensions: map[string]any{"x-browser": browserStatus(b.Health())},
 		Health:     h.attach,
 		Codes:      Codes(),
-		Close:      b.Close,
+		Close:      func() error { return errors.Join(b.Close(), a.reports.close()) },
 	}
 }

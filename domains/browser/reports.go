@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
@@ -58,6 +59,14 @@ const maxReportRequestID = 200
 // exists is one Stat, however many reports there are (see exist).
 type reports struct {
 	dir string
+
+	// reading is the directory as exist last opened it, kept open for
+	// later calls: each checks that dir still names the same directory
+	// (reader) instead of opening it again. A write opens the directory
+	// afresh every time.
+	mu      sync.RWMutex
+	reading *os.Root
+	readFI  fs.FileInfo // Lstat of dir when reading was opened
 }
 
 // defaultReportDir is private to the server's user: the user cache
@@ -82,6 +91,17 @@ func (r *reports) open(create bool) (*os.Root, error) {
 			return nil, fmt.Errorf("creating the report directory: %w", err)
 		}
 	}
+	fi, err := r.check()
+	if err != nil {
+		return nil, err
+	}
+	return r.openChecked(fi)
+}
+
+// check is Lstat of the report directory, refused (an error) when it is a
+// symlink, not a directory or owned by another user; errNoReports when it
+// does not exist.
+func (r *reports) check() (fs.FileInfo, error) {
 	fi, err := os.Lstat(r.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoReports
@@ -95,6 +115,11 @@ func (r *reports) open(create bool) (*os.Root, error) {
 	if err := ownedBySelf(fi); err != nil {
 		return nil, fmt.Errorf("the report directory %s: %w; refusing it", r.dir, err)
 	}
+	return fi, nil
+}
+
+// openChecked opens the directory check found as fi.
+func (r *reports) openChecked(fi fs.FileInfo) (*os.Root, error) {
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
 		return nil, err
@@ -157,14 +182,14 @@ func (r *reports) write(requestID, name string, data []byte) (string, error) {
 // entries is listed once instead (a larger one is still asked id by id,
 // so the cost stays bounded by the ids asked about).
 func (r *reports) exist(requestIDs []string) ([]string, error) {
-	root, err := r.open(false)
+	root, done, err := r.reader()
 	if errors.Is(err, errNoReports) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	defer done()
 	if len(requestIDs) > statsPerListing {
 		if dirs, ok := listDirs(root, listPerID*len(requestIDs)); ok {
 			var out []string
@@ -183,6 +208,61 @@ func (r *reports) exist(requestIDs []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// reader returns the report directory opened for reading, and done to
+// call once it is no longer read. The directory kept open from an earlier
+// call is used when dir still names it: the same checks as open (not a
+// symlink, a directory, the server's own), then the same file as the one
+// opened (os.SameFile; the open directory keeps its inode from being
+// reused). Otherwise (the directory was replaced, removed or first
+// created since) it is opened again, and the one kept before is closed
+// once no reader uses it. So a request costs one Lstat of dir besides its
+// own lookups, not four system calls more, and a directory replaced by a
+// symlink is refused exactly as open refuses it.
+func (r *reports) reader() (root *os.Root, done func(), err error) {
+	fi, err := r.check()
+	if err != nil {
+		return nil, nil, err
+	}
+	for swapped := false; ; swapped = true {
+		r.mu.RLock()
+		if r.reading != nil && os.SameFile(r.readFI, fi) {
+			return r.reading, r.mu.RUnlock, nil
+		}
+		r.mu.RUnlock()
+		opened, err := r.openChecked(fi)
+		if err != nil {
+			return nil, nil, err
+		}
+		if swapped {
+			// Another call kept another directory meanwhile (dir is being
+			// replaced): this one reads its own and closes it.
+			return opened, func() { opened.Close() }, nil
+		}
+		r.mu.Lock()
+		if r.reading != nil && os.SameFile(r.readFI, fi) {
+			opened.Close() // another call kept this directory first
+		} else {
+			if r.reading != nil {
+				r.reading.Close() // no call reads it: they hold r.mu's read lock
+			}
+			r.reading, r.readFI = opened, fi
+		}
+		r.mu.Unlock()
+	}
+}
+
+// close closes the directory kept open for reading.
+func (r *reports) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reading == nil {
+		return nil
+	}
+	err := r.reading.Close()
+	r.reading, r.readFI = nil, nil
+	return err
 }
 
 // Above statsPerListing ids, exist lists the directory when it has at
