@@ -27,23 +27,23 @@ func TestLayering(t *testing.T) {
 	}{
 		{mod + "/protocol", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/domains/"}},
 		{mod + "/transport", []string{mangle, mod + "/internal/", mod + "/domains/"}},
-		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/internal/cli", mod + "/store/", "github.com/redis/go-redis/v9"}},
+		{mod, []string{mod + "/transport", mod + "/domains/", mod + "/cmd/", mod + "/store/", "github.com/redis/go-redis/v9"}},
 		// The store contract and the Redis store link neither the server
 		// (which links the kernel) nor the engine (issue 30).
 		{mod + "/store", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/"}},
-		{mod + "/store/redis", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/internal/cli"}},
+		{mod + "/store/redis", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/cmd/"}},
 		{mod + "/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/kernel/factcodec", []string{mod + "/kernel", mod + "/transport"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
-		{mod + "/internal/attack", []string{mangle, mod, mod + "/kernel", mod + "/domains/"}},
+		{mod + "/cmd/internal/attack", []string{mangle, mod, mod + "/kernel", mod + "/domains/"}},
 		// The MCP bridge talks MangleCP through the client package only, so
 		// it bridges to any server and never links the engine. (The root
 		// package is checked below: its path prefixes every package.)
 		{mod + "/mcpbridge", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}},
 		// The CPU attack client speaks HTTP only.
 		{mod + "/scripts/attack-cpu", []string{mangle, mod + "/internal/", mod + "/domains/"}},
-		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/domains/browser"}},
+		{mod + "/domains/workspace", []string{mod + "/transport", mod + "/client", mod + "/cmd/", mod + "/domains/browser"}},
 		{mod + "/inspector", []string{mangle, mod + "/internal/", mod + "/domains/", mod + "/conformance"}}, // and never the root: inspector/deps_test.go
 		// The parallel helper and the free list are leaves of the standard
 		// library, which any layer may use (they are exempt from the rules
@@ -90,7 +90,7 @@ func TestLayering(t *testing.T) {
 		// The upstream supervisor knows MCP only (issue 31); the gateway
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},
-		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/internal/cli", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
+		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/cmd/", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
 	}
 	// Leaves any layer may use: the standard library's helpers (parallel
 	// work, the free list, the one clipping function, the one peer key,

@@ -271,7 +271,7 @@ func (o *Options) withDefaults() Options {
 // [NewServer]) fails with these errors; `manglecp serve` names the config
 // file's key instead of the field (the fields' key tags). A message limit
 // under the spec's 16 MiB (Spec 02 section 3.2) is the CLI's check only:
-// test harnesses (internal/load) run servers with smaller ones.
+// test harnesses (cmd/manglecp-load) run servers with smaller ones.
 func (o *Options) Validate() error {
 	if o == nil {
 		return nil

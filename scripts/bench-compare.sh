@@ -2,7 +2,7 @@
 # bench-compare.sh (stable name): MangleCP evaluate against an MCP server's
 # tools/list, side by side on one pinned core.
 #
-# Builds `manglecp` and internal/bench/mcptools (a minimal server of the
+# Builds `manglecp` and scripts/bench/mcptools (a minimal server of the
 # official MCP Go SDK listing 14 tools shaped like the reference filesystem
 # server's), runs each server alone on core $SERVER_CPU with GOMAXPROCS=1,
 # drives it with wrk on core $CLIENT_CPU, interleaves the systems, repeats
@@ -28,7 +28,7 @@ command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteract
 bin=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$bin"' EXIT
 go build -o "$bin/manglecp" ./cmd/manglecp
-go build -o "$bin/mcptools" ./internal/bench/mcptools
+go build -o "$bin/mcptools" ./scripts/bench/mcptools
 results="$bin/results"
 : >"$results"
 

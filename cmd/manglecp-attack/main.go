@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/attack"
+	"github.com/manglecp/manglecp/cmd/internal/attack"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/load"
+	"github.com/manglecp/manglecp/cmd/manglecp-load/internal/load"
 )
 
 func main() {

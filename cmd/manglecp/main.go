@@ -8,7 +8,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/manglecp/manglecp/internal/cli"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/cli"
 )
 
 func main() {

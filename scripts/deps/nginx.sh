@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs nginx from Debian when missing: TestNginxTrustedProxy
-# (internal/cli) runs deploy/nginx.conf in a real nginx, and
+# (cmd/manglecp) runs deploy/nginx.conf in a real nginx, and
 # scripts/scaleout.sh puts one in front of local replicas. Quiet when it
 # exists. The tests start their own nginx as the current user.
 set -euo pipefail

@@ -81,7 +81,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 	if code, out, errOut := run(t, "", "manifest", hs.URL, "--json"); code != exitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("manifest TARGET --json: %d %s %s", code, out, errOut)
 	}
-	if code, out, errOut := run(t, "", "check", filepath.Join("..", "..", "domains", "browser", "rules"), "--json"); code != exitOK || !strings.Contains(out, `"ok": true`) {
+	if code, out, errOut := run(t, "", "check", filepath.Join("..", "..", "..", "..", "domains", "browser", "rules"), "--json"); code != exitOK || !strings.Contains(out, `"ok": true`) {
 		t.Errorf("check DIR --json: %d %s %s", code, out, errOut)
 	}
 }

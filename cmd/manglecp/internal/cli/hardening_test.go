@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/manglecp/manglecp/internal/attack"
+	"github.com/manglecp/manglecp/cmd/internal/attack"
 )
 
 // hardenedBinary builds cmd/manglecp once for the tests of this package

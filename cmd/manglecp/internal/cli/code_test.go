@@ -19,7 +19,7 @@ import (
 // symbol through the language server, and checks that the server's exit
 // ends gopls too.
 func TestServeCode(t *testing.T) {
-	bin, _ := filepath.Abs("../../.cache/lsp/bin")
+	bin, _ := filepath.Abs("../../../../.cache/lsp/bin")
 	if _, err := os.Stat(filepath.Join(bin, "gopls")); err == nil {
 		t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}

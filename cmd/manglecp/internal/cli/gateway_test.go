@@ -62,7 +62,7 @@ func TestUpstreamFlags(t *testing.T) {
 // and writes rules that `manglecp check` accepts, every tool reachable.
 func TestAdoptWritesCheckedRules(t *testing.T) {
 	t.Parallel()
-	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	bin, _ := filepath.Abs("../../../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
 	}
@@ -98,7 +98,7 @@ func TestAdoptWritesCheckedRules(t *testing.T) {
 // and ending serve stops the upstream process.
 func TestServeWithUpstreams(t *testing.T) {
 	t.Parallel()
-	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	bin, _ := filepath.Abs("../../../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
 	}
@@ -174,7 +174,7 @@ func TestServeWithUpstreams(t *testing.T) {
 // them once its restart succeeds: serve reloads the rules.
 func TestServeLateUpstreamJoins(t *testing.T) {
 	t.Parallel()
-	bin, _ := filepath.Abs("../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
+	bin, _ := filepath.Abs("../../../../.cache/npm-gateway/node_modules/.bin/mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
 		testenv.Missing(t, "mcp-server-everything (scripts/deps/npm_gateway.sh)")
 	}
@@ -234,7 +234,7 @@ func TestCheckPassesOnEmbeddedPacks(t *testing.T) {
 	t.Parallel()
 	var ups []gateway.Upstream
 	for name, pack := range map[string]string{"fs": "filesystem", "pw": "playwright", "ev": "everything"} {
-		file := filepath.Join("..", "..", "domains", "gateway", "testdata", "tools", pack+".json")
+		file := filepath.Join("..", "..", "..", "..", "domains", "gateway", "testdata", "tools", pack+".json")
 		ups = append(ups, gateway.Upstream{Pack: pack, Config: upstream.Config{Name: name, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
 			s, err := upstreamtest.Recorded(file, "recorded")
 			if err != nil {

@@ -27,7 +27,7 @@ import (
 func startNginx(t *testing.T, upstream string) string {
 	t.Helper()
 	bin := testenv.LookPath(t, "nginx", "/usr/sbin/nginx")
-	conf, err := os.ReadFile("../../deploy/nginx.conf")
+	conf, err := os.ReadFile("../../../../deploy/nginx.conf")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
 	}
-	if ups.enabled() { // the gateway domain (internal/cli/gateway.go) with --rules as its pack
+	if ups.enabled() { // the gateway domain (gateway.go) with --rules as its pack
 		if d, err = ups.gateway(ctx, rules, logger); err != nil {
 			fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 			return 1
@@ -164,7 +164,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer stop()
 	loaded := fingerprint(*rules) // what the server is about to load; later changes trigger a reload
 	so.Loaded = func(srv *manglecp.Server) {
-		ups.loaded(srv) // a late upstream joins (internal/cli/gateway.go)
+		ups.loaded(srv) // a late upstream joins (gateway.go)
 		go watchRules(ctx, srv, *rules, d.Rules, loaded, *watch, logger)
 	}
 	if err := libserve.Serve(ctx, ln, d, so); err != nil {

@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 // as that domain's.
 func TestCheckActions(t *testing.T) {
 	t.Parallel()
-	const tickets = "../../examples/tickets/rules"
+	const tickets = "../../../../examples/tickets/rules"
 	// withExternal is the tickets rules plus a rule reading an external
 	// predicate the Go program would compute.
 	withExternal := t.TempDir()
@@ -122,16 +122,16 @@ func TestCheckActions(t *testing.T) {
 		{"empty action list", tickets, []string{"--actions", ""}, 1, []string{"tickets.mg:14: ", "1 error\n"}, nil},
 		{"json lists actions", tickets, []string{"--json"}, 0,
 			[]string{`"checked_as": "custom"`, `"name": "escalate"`, `"tool": "escalate_ticket"`, `"line": 14`}, nil},
-		{"browser rules are the browser domain's", "../../domains/browser/rules", nil, 0,
+		{"browser rules are the browser domain's", "../../../../domains/browser/rules", nil, 0,
 			[]string{"info: checked as the browser domain's rules", "3 intents"}, []string{"error:"}},
-		{"workspace rules are the workspace domain's", "../../domains/workspace/rules", nil, 0,
+		{"workspace rules are the workspace domain's", "../../../../domains/workspace/rules", nil, 0,
 			[]string{"info: checked as the workspace domain's rules", "5 intents"}, []string{"error:"}},
 		{"external predicate undeclared", withExternal, nil, 1, []string{"could not find predicate assigned"}, nil},
 		{"external predicate declared", withExternal, []string{"--external", "assigned/1"}, 0,
 			[]string{"info: checked as a custom domain's rules", "ok: 4 rules"}, []string{"error:"}},
 		{"external predicate with actions", withExternal, []string{"--external", "assigned/1", "--actions", "escalate"}, 0, []string{"ok: "}, []string{"error:", "info:"}},
 		{"external without arity", tickets, []string{"--external", "assigned"}, 2, nil, nil},
-		{"missing directory", "../../no/such/dir", nil, 1, []string{"error: ../../no/such/dir does not exist"}, nil},
+		{"missing directory", "../../../../no/such/dir", nil, 1, []string{"error: ../../../../no/such/dir does not exist"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -71,7 +71,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	authToken := fl.String("auth-token", "", "embedded domain only: require this token (as serve); the bridge presents it")
 	dom := addDomainFlags(fl) // embedded domain only: --domain, --root (as serve)
 	addBrowserFlags(fl, &dom.browser)
-	ups := addUpstreamFlags(fl) // upstream MCP servers through the gateway domain, as serve (internal/cli/gateway.go)
+	ups := addUpstreamFlags(fl) // upstream MCP servers through the gateway domain, as serve (gateway.go)
 	pos, code, ok := parseArgs(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
@@ -185,7 +185,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1
 		}
-		ups.loaded(srv)                    // a late upstream joins (internal/cli/gateway.go)
+		ups.loaded(srv)                    // a late upstream joins (gateway.go)
 		defer func() { _ = srv.Close() }() // the domain's browser, after the bridge
 		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
 	} else {

@@ -35,7 +35,7 @@ func TestNewDomainRuns(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command")
 	}
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	repo, err := filepath.Abs(filepath.Join("..", "..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
