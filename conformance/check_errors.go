@@ -364,13 +364,23 @@ func (r *runner) errorExchanges() []*exchange {
 	return out
 }
 
-func checkErrorEnvelopes(r *runner) outcome {
+// eachError runs check on each exchange answered with an error, and
+// words the outcome with their number and what (none received is a
+// skip).
+func (r *runner) eachError(what string, check func(f *failures, x *exchange)) outcome {
 	xs := r.errorExchanges()
 	if len(xs) == 0 {
 		return skip("no error was received")
 	}
 	var f failures
 	for _, x := range xs {
+		check(&f, x)
+	}
+	return f.result("%d "+what, len(xs))
+}
+
+func checkErrorEnvelopes(r *runner) outcome {
+	return r.eachError("error envelopes", func(f *failures, x *exchange) {
 		e := x.r.errorInfo()
 		where := fmt.Sprintf("%s (%s)", x.check, orCode(e.Code))
 		if x.r.Env.Version != protocol.Version {
@@ -378,7 +388,7 @@ func checkErrorEnvelopes(r *runner) outcome {
 		}
 		if e.Fields == nil {
 			f.add("%s: the payload is not an object", where)
-			continue
+			return
 		}
 		if e.Code == "" {
 			f.add("%s: no code", where)
@@ -399,8 +409,7 @@ func checkErrorEnvelopes(r *runner) outcome {
 				f.add("%s: details is a JSON %s, want object", where, jsonType(v))
 			}
 		}
-	}
-	return f.result("%d error envelopes", len(xs))
+	})
 }
 
 func orCode(c string) string {
@@ -428,22 +437,16 @@ func checkErrorCodes(r *runner) outcome {
 }
 
 func checkRecoverable(r *runner) outcome {
-	xs := r.errorExchanges()
-	if len(xs) == 0 {
-		return skip("no error was received")
-	}
-	var f failures
-	for _, x := range xs {
+	return r.eachError("errors match the registry", func(f *failures, x *exchange) {
 		e := x.r.errorInfo()
 		info, ok := protocol.Lookup(protocol.Code(e.Code))
 		if !ok || e.Recoverable == nil {
-			continue
+			return
 		}
 		if *e.Recoverable != info.Recoverable {
 			f.add("%s: %s has recoverable %v, the registry says %v", x.check, e.Code, *e.Recoverable, info.Recoverable)
 		}
-	}
-	return f.result("%d errors match the registry", len(xs))
+	})
 }
 
 func checkHTTPStatus(r *runner) outcome {

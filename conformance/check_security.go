@@ -167,12 +167,7 @@ var proofLeaks = []*regexp.Regexp{
 }
 
 func checkNoLeaks(r *runner) outcome {
-	xs := r.errorExchanges()
-	if len(xs) == 0 {
-		return skip("no error was received")
-	}
-	var f failures
-	for _, x := range xs {
+	return r.eachError("errors scanned", func(f *failures, x *exchange) {
 		var payload string
 		if x.r.Env != nil {
 			payload = string(x.r.Env.Payload)
@@ -188,8 +183,7 @@ func checkNoLeaks(r *runner) outcome {
 				break
 			}
 		}
-	}
-	return f.result("%d errors scanned", len(xs))
+	})
 }
 
 func checkProofHintsOpaque(r *runner) outcome {

@@ -68,7 +68,10 @@ func (r *runner) mainTools() ([]map[string]any, *mainRequest, *outcome) {
 	return tools, m, nil
 }
 
-func checkToolsFull(r *runner) outcome {
+// eachMainTool runs check on each macro-tool of the main request's
+// answer with its name, and words the outcome with the number of tools
+// and what (a main request that selects none is a skip).
+func (r *runner) eachMainTool(what string, check func(f *failures, name string, t map[string]any)) outcome {
 	tools, _, o := r.mainTools()
 	if o != nil {
 		return *o
@@ -76,10 +79,17 @@ func checkToolsFull(r *runner) outcome {
 	var f failures
 	for _, t := range tools {
 		name, _ := asString(t["name"])
+		check(&f, name, t)
+	}
+	return f.result("%d "+what, len(tools))
+}
+
+func checkToolsFull(r *runner) outcome {
+	return r.eachMainTool("macro-tools at full disclosure", func(f *failures, name string, t map[string]any) {
 		if t["disclosure_level"] != protocol.DisclosureFull {
 			f.add("%s is %v although full disclosure was asked for", name, t["disclosure_level"])
 		}
-		checkPresence(&f, t)
+		checkPresence(f, t)
 		if d, _ := asString(t["description"]); strings.TrimSpace(d) == "" && has(t, "description") {
 			f.add("%s has an empty description", name)
 		}
@@ -118,22 +128,15 @@ func checkToolsFull(r *runner) outcome {
 				}
 			}
 		}
-	}
-	return f.result("%d macro-tools at full disclosure", len(tools))
+	})
 }
 
 func checkToolsInputSchema(r *runner) outcome {
-	tools, _, o := r.mainTools()
-	if o != nil {
-		return *o
-	}
-	var f failures
-	for _, t := range tools {
-		name, _ := asString(t["name"])
+	return r.eachMainTool("input schemas", func(f *failures, name string, t map[string]any) {
 		s, ok := asObject(t["input_schema"])
 		if !ok {
 			f.add("%s has no input_schema object", name)
-			continue
+			return
 		}
 		if typ, present := s["type"]; present && typ != "object" {
 			f.add("%s: input_schema.type is %v; invocation args are an object", name, typ)
@@ -167,8 +170,7 @@ func checkToolsInputSchema(r *runner) outcome {
 				}
 			}
 		}
-	}
-	return f.result("%d input schemas", len(tools))
+	})
 }
 
 // disclosed evaluates the main request at a disclosure preference.
@@ -265,17 +267,11 @@ var sideEffects = map[string]bool{"none": true, "filesystem": true, "network": t
 	"process": true, "payments": true, "authentication": true, "destructive": true}
 
 func checkToolsSafety(r *runner) outcome {
-	tools, _, o := r.mainTools()
-	if o != nil {
-		return *o
-	}
-	var f failures
-	for _, t := range tools {
-		name, _ := asString(t["name"])
+	return r.eachMainTool("macro-tools classified", func(f *failures, name string, t map[string]any) {
 		effects, ok := stringsOf(path(t, "safety", "side_effects"))
 		if !ok {
 			f.add("%s: safety.side_effects is missing", name)
-			continue
+			return
 		}
 		for _, e := range effects {
 			if !sideEffects[e] && !strings.HasPrefix(e, "x-") {
@@ -285,8 +281,7 @@ func checkToolsSafety(r *runner) outcome {
 				f.add("%s: side effects %v combine none with others", name, effects)
 			}
 		}
-	}
-	return f.result("%d macro-tools classified", len(tools))
+	})
 }
 
 // eachToolObject calls fn with the name of each tool that carries key and
@@ -311,13 +306,19 @@ func eachToolObject(tools []map[string]any, key string, f *failures, fn func(nam
 	return n
 }
 
-func checkToolsContext(r *runner) outcome {
+// mainToolObjects is eachToolObject on the tools of the main request's
+// answer; the outcome is set when the main request selects none.
+func (r *runner) mainToolObjects(key string, f *failures, fn func(name string, obj map[string]any)) (*mainRequest, int, *outcome) {
 	tools, m, o := r.mainTools()
 	if o != nil {
-		return *o
+		return nil, 0, o
 	}
+	return m, eachToolObject(tools, key, f, fn), nil
+}
+
+func checkToolsContext(r *runner) outcome {
 	var f failures
-	n := eachToolObject(tools, "context_injection", &f, func(name string, c map[string]any) {
+	m, n, o := r.mainToolObjects("context_injection", &f, func(name string, c map[string]any) {
 		if v, present := c["instructions"]; present {
 			if _, ok := asString(v); !ok {
 				f.add("%s: instructions is not a string", name)
@@ -348,6 +349,9 @@ func checkToolsContext(r *runner) outcome {
 			}
 		}
 	})
+	if o != nil {
+		return *o
+	}
 	for i, x := range arrayOr(m.fullMap["required_skills"]) {
 		s, _ := asObject(x)
 		for _, k := range []string{"skill_id", "name", "description", "content"} {
@@ -360,12 +364,8 @@ func checkToolsContext(r *runner) outcome {
 }
 
 func checkToolsValidity(r *runner) outcome {
-	tools, m, o := r.mainTools()
-	if o != nil {
-		return *o
-	}
 	var f failures
-	windows := eachToolObject(tools, "validity", &f, func(name string, w map[string]any) {
+	m, windows, o := r.mainToolObjects("validity", &f, func(name string, w map[string]any) {
 		nb, hasNB := w["not_before"]
 		ex, hasEx := w["expires_at"]
 		tnb, okNB := parseTime(nb)
@@ -380,6 +380,9 @@ func checkToolsValidity(r *runner) outcome {
 			f.add("%s: validity ends (%v) before it starts (%v)", name, ex, nb)
 		}
 	})
+	if o != nil {
+		return *o
+	}
 	ft := r.fixtureTemporal()
 	if ft == nil {
 		if windows == 0 {
