@@ -53,6 +53,8 @@ func TestLayering(t *testing.T) {
 		{mod + "/internal/clip", []string{mangle, mod}},
 		{mod + "/internal/peerkey", []string{mangle, mod}},
 		{mod + "/internal/tailbuf", []string{mangle, mod}},
+		// The atomic write and escape test the file domains share on an os.Root.
+		{mod + "/internal/rootfile", []string{mangle, mod}},
 		// The one child-process supervisor (upstreams, language servers).
 		{mod + "/internal/child", []string{mangle, mod}},
 		// The one connect-on-demand dialer (the MCP bridge, upstreams).

@@ -12,10 +12,10 @@ import (
 	"path"
 	"strings"
 	"syscall"
-	"time"
 	"unicode/utf8"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/rootfile"
 )
 
 // File access of the code domain. Every read, write, move and walk goes
@@ -127,7 +127,7 @@ func (c *Code) fsError(shown string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(workspace.CodeFileNotFound, "check the path with list_dir or search", data, "%s does not exist", quote(shown))
-	case isEscape(err):
+	case rootfile.IsEscape(err):
 		return fail(workspace.CodePathOutsideRoots, "use a path inside a root; symbolic links may not leave it", data, "%s leads outside its root", quote(shown))
 	case errors.Is(err, syscall.ENOTDIR):
 		return fail(workspace.CodeNotADirectory, "a parent of the path is a file", data, "%s: a component is not a directory", quote(shown))
@@ -137,15 +137,6 @@ func (c *Code) fsError(shown string, err error) error {
 		return fail(workspace.CodePermissionDenied, "ask the user to fix the permissions", data, "access to %s is denied", quote(shown))
 	}
 	return fmt.Errorf("%s: %w", shown, err)
-}
-
-func isEscape(err error) bool {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if e.Error() == "path escapes from parent" {
-			return true
-		}
-	}
-	return false
 }
 
 // readText reads a regular text file of at most limit bytes.
@@ -193,37 +184,8 @@ func (l loc) exists() bool {
 // directory and a rename, so a reader never sees half a file and a
 // symbolic link at l is replaced, never followed.
 func (c *Code) writeAtomic(l loc, content []byte, perm fs.FileMode) error {
-	shown := c.show(l)
-	dir, base := path.Split(l.rel)
-	var tmp string
-	var f *os.File
-	for i := 0; ; i++ {
-		tmp = fmt.Sprintf("%s.%s.manglecp-%d.tmp", dir, base, time.Now().UnixNano()+int64(i))
-		if len(path.Base(tmp)) > maxNameBytes {
-			tmp = fmt.Sprintf("%s.manglecp-%d.tmp", dir, time.Now().UnixNano()+int64(i))
-		}
-		var err error
-		f, err = l.root.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 10 {
-			return c.fsError(shown, err)
-		}
-	}
-	_, werr := f.Write(content)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = l.root.fs.Rename(tmp, l.rel)
-	}
-	if werr != nil {
-		_ = l.root.fs.Remove(tmp)
-		return c.fsError(shown, werr)
+	if err := rootfile.WriteAtomic(l.root.fs, l.rel, content, perm); err != nil {
+		return c.fsError(c.show(l), err)
 	}
 	return nil
 }

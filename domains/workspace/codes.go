@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/manglecp/manglecp/internal/rootfile"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -105,7 +106,7 @@ func (w *Workspace) fsError(shown string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(CodeFileNotFound, "check the path with list_dir or find_files", data, "%s does not exist", quote(shown))
-	case isEscape(err):
+	case rootfile.IsEscape(err):
 		data["roots"] = w.RootNames()
 		return fail(CodePathOutsideRoots, "use a path inside a root; symbolic links may not leave it", data, "%s leads outside its root", quote(shown))
 	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
@@ -118,17 +119,6 @@ func (w *Workspace) fsError(shown string, err error) error {
 		return fail(CodePermissionDenied, "ask the user to fix the permissions", data, "access to %s is denied", quote(shown))
 	}
 	return fmt.Errorf("%s: %w", shown, err)
-}
-
-// isEscape reports whether err is os.Root's refusal of a path that leads
-// outside the root (os does not export that error).
-func isEscape(err error) bool {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if e.Error() == "path escapes from parent" {
-			return true
-		}
-	}
-	return false
 }
 
 // quote bounds and escapes client input echoed in a message.

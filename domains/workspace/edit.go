@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/internal/rootfile"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -336,36 +337,8 @@ func (w *Workspace) writeFile(l loc, content []byte, perm fs.FileMode) error {
 		}
 		return nil
 	}
-	dir, base := path.Split(l.rel)
-	var tmp string
-	var f *os.File
-	for i := 0; ; i++ {
-		tmp = fmt.Sprintf("%s.%s.manglecp-%d.tmp", dir, base, time.Now().UnixNano()+int64(i))
-		if len(path.Base(tmp)) > maxNameBytes {
-			tmp = fmt.Sprintf("%s.manglecp-%d.tmp", dir, time.Now().UnixNano()+int64(i))
-		}
-		var err error
-		f, err = l.root.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 10 {
-			return w.fsError(shown, err)
-		}
-	}
-	_, werr := f.Write(content)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = l.root.fs.Rename(tmp, l.rel)
-	}
-	if werr != nil {
-		_ = l.root.fs.Remove(tmp)
-		return w.fsError(shown, werr)
+	if err := rootfile.WriteAtomic(l.root.fs, l.rel, content, perm); err != nil {
+		return w.fsError(shown, err)
 	}
 	return nil
 }
