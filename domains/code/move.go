@@ -231,10 +231,6 @@ func (c *Code) goMovePlan(from, to loc) (*plan, string, error) {
 		return nil, "", err
 	}
 	p := &plan{kind: "move", summary: fmt.Sprintf("Moved package %s to %s", oldPath, newPath), dirs: dirs}
-	movedBySrc := map[string]*fileChange{}
-	for _, f := range moved {
-		movedBySrc[f.from.rel] = f
-	}
 	// The package clause of the moved package's own files.
 	if renamePkg {
 		for _, f := range moved {
@@ -250,9 +246,38 @@ func (c *Code) goMovePlan(from, to loc) (*plan, string, error) {
 			f.after = applySpans(f.after, []span{{off, off + len(oldName), newName}})
 		}
 	}
-	importers := 0
-	_, err = walkFiles(from.root, modDir.rel, c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
-		if langOf(rel) != LangGo || strings.Contains("/"+rel+"/", "/testdata/") {
+	importers, movedImporters, err := c.rewriteImporters(p, from.root, modDir.rel, moved,
+		func(rel string) bool { return langOf(rel) == LangGo && !strings.Contains("/"+rel+"/", "/testdata/") },
+		func(_ string, _ *fileChange, content []byte) ([]byte, int) {
+			return rewriteGoImports(content, oldPath, newPath, oldName, newName, renamePkg)
+		})
+	if err != nil {
+		return nil, "", err
+	}
+	importers += movedImporters
+	how := fmt.Sprintf("moved %d file(s); rewrote the import of %s in %d file(s) found by parsing them (go/parser)", len(moved), oldPath, importers)
+	if renamePkg {
+		how += fmt.Sprintf(", and renamed package %s to %s with its qualified uses", oldName, newName)
+	}
+	return p, how, nil
+}
+
+// rewriteImporters rewrites the imports of a move in the files below dir
+// of root that keep accepts: rewrite gets each file's path, its change when
+// the move moves it (nil otherwise) and its content, and returns the new
+// content and the number of imports it rewrote. A moved file's change gets
+// the new content; any other file readable as text becomes a change of p.
+// The moved files join p's changes, within the bound on files. It returns
+// how many files other than the moved ones, and how many moved ones, had
+// imports rewritten.
+func (c *Code) rewriteImporters(p *plan, root *croot, dir string, moved []*fileChange, keep func(rel string) bool,
+	rewrite func(rel string, fc *fileChange, content []byte) ([]byte, int)) (others, movedN int, err error) {
+	movedBySrc := map[string]*fileChange{}
+	for _, f := range moved {
+		movedBySrc[f.from.rel] = f
+	}
+	_, err = walkFiles(root, dir, c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
+		if !keep(rel) {
 			return nil
 		}
 		fc := movedBySrc[rel]
@@ -260,42 +285,38 @@ func (c *Code) goMovePlan(from, to loc) (*plan, string, error) {
 		if fc != nil {
 			content = fc.after
 		} else {
-			b, err := c.readText(loc{root: from.root, rel: rel}, c.cfg.MaxFileBytes)
+			b, err := c.readText(loc{root: root, rel: rel}, c.cfg.MaxFileBytes)
 			if err != nil {
 				return nil // not a file a move can edit: its imports stay
 			}
 			content = b
 		}
-		after, n := rewriteGoImports(content, oldPath, newPath, oldName, newName, renamePkg)
-		if n == 0 {
-			return nil
-		}
-		importers++
-		if fc != nil {
+		after, n := rewrite(rel, fc, content)
+		switch {
+		case n == 0:
+		case fc != nil:
 			fc.after = after
-			return nil
+			movedN++
+		default:
+			others++
+			l := loc{root: root, rel: rel}
+			st, _ := l.root.fs.Stat(rel)
+			perm := fs.FileMode(0o644)
+			if st != nil {
+				perm = st.Mode().Perm()
+			}
+			p.files = append(p.files, &fileChange{to: l, before: content, after: after, perm: perm})
 		}
-		l := loc{root: from.root, rel: rel}
-		st, _ := l.root.fs.Stat(rel)
-		perm := fs.FileMode(0o644)
-		if st != nil {
-			perm = st.Mode().Perm()
-		}
-		p.files = append(p.files, &fileChange{to: l, before: content, after: after, perm: perm})
 		return nil
 	})
 	if err != nil {
-		return nil, "", err
+		return 0, 0, err
 	}
 	p.files = append(p.files, moved...)
 	if len(p.files) > c.cfg.MaxEditFiles {
-		return nil, "", fail(CodeTooManyFiles, "make a smaller move", map[string]any{"limit": c.cfg.MaxEditFiles}, "the move touches %d files", len(p.files))
+		return 0, 0, fail(CodeTooManyFiles, "make a smaller move", map[string]any{"limit": c.cfg.MaxEditFiles}, "the move touches %d files", len(p.files))
 	}
-	how := fmt.Sprintf("moved %d file(s); rewrote the import of %s in %d file(s) found by parsing them (go/parser)", len(moved), oldPath, importers)
-	if renamePkg {
-		how += fmt.Sprintf(", and renamed package %s to %s with its qualified uses", oldName, newName)
-	}
-	return p, how, nil
+	return others, movedN, nil
 }
 
 // rewriteGoImports rewrites a Go file's imports of oldPath (and of the

@@ -2,7 +2,6 @@ package code
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 	"unicode"
@@ -510,54 +509,17 @@ func (c *Code) pyMovePlan(from, to loc, isDir bool) (*plan, string, error) {
 		return nil, "", err
 	}
 	p := &plan{kind: "move", summary: fmt.Sprintf("Moved %s to %s", old, new), dirs: dirs}
-	movedBySrc := map[string]*fileChange{}
-	for _, f := range moved {
-		movedBySrc[f.from.rel] = f
-	}
-	importers := 0
-	_, err = walkFiles(from.root, ".", c.cfg.MaxFiles, func(rel string, _ fs.DirEntry) error {
-		if langOf(rel) != LangPython {
-			return nil
-		}
-		fc := movedBySrc[rel]
-		var content []byte
-		if fc != nil {
-			content = fc.after
-		} else {
-			b, err := c.readText(loc{root: from.root, rel: rel}, c.cfg.MaxFileBytes)
-			if err != nil {
-				return nil
+	importers, _, err := c.rewriteImporters(p, from.root, ".", moved,
+		func(rel string) bool { return langOf(rel) == LangPython },
+		func(rel string, fc *fileChange, content []byte) ([]byte, int) {
+			newRel := ""
+			if fc != nil {
+				newRel = fc.to.rel
 			}
-			content = b
-		}
-		newRel := ""
-		if fc != nil {
-			newRel = fc.to.rel
-		}
-		after, n := rewritePyImports(content, rel, newRel, old, new)
-		if n == 0 {
-			return nil
-		}
-		if fc != nil {
-			fc.after = after
-			return nil
-		}
-		importers++
-		l := loc{root: from.root, rel: rel}
-		st, _ := l.root.fs.Stat(rel)
-		perm := fs.FileMode(0o644)
-		if st != nil {
-			perm = st.Mode().Perm()
-		}
-		p.files = append(p.files, &fileChange{to: l, before: content, after: after, perm: perm})
-		return nil
-	})
+			return rewritePyImports(content, rel, newRel, old, new)
+		})
 	if err != nil {
 		return nil, "", err
-	}
-	p.files = append(p.files, moved...)
-	if len(p.files) > c.cfg.MaxEditFiles {
-		return nil, "", fail(CodeTooManyFiles, "make a smaller move", map[string]any{"limit": c.cfg.MaxEditFiles}, "the move touches %d files", len(p.files))
 	}
 	how := fmt.Sprintf("moved %d file(s); rewrote the imports of %s in %d other file(s), found by scanning their code (strings and comments skipped)", len(moved), old, importers)
 	return p, how, nil

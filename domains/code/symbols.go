@@ -230,6 +230,17 @@ func (c *Code) symbolPosition(h symbolHit) (lsp.Position, []byte, error) {
 	return h.pos, content, nil
 }
 
+// serverAt is the language server of a hit's root and language, and the
+// position of the hit's identifier.
+func (c *Code) serverAt(ctx context.Context, h symbolHit) (*lsp.Server, lsp.Position, error) {
+	srv, err := c.server(ctx, h.root, h.lang)
+	if err != nil {
+		return nil, lsp.Position{}, err
+	}
+	pos, _, err := c.symbolPosition(h)
+	return srv, pos, err
+}
+
 // indexWord is the index of the first whole-word occurrence of w in s.
 func indexWord(s, w string) int {
 	for off := 0; ; {
@@ -405,11 +416,7 @@ func (a *actions) findSymbol(ctx context.Context, call *manglecp.Call) (*manglec
 // references are the locations that refer to a definition, itself
 // included.
 func (c *Code) references(ctx context.Context, h symbolHit) ([]lsp.Location, error) {
-	srv, err := c.server(ctx, h.root, h.lang)
-	if err != nil {
-		return nil, err
-	}
-	pos, _, err := c.symbolPosition(h)
+	srv, pos, err := c.serverAt(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -464,11 +471,7 @@ func (a *actions) renameSymbol(ctx context.Context, call *manglecp.Call) (*mangl
 	}); err != nil {
 		return nil, err
 	}
-	srv, err := c.server(ctx, h.root, h.lang)
-	if err != nil {
-		return nil, err
-	}
-	pos, _, err := c.symbolPosition(h)
+	srv, pos, err := c.serverAt(ctx, h)
 	if err != nil {
 		return nil, err
 	}
