@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -28,27 +26,7 @@ import (
 // fuzzServer is a browser-domain server whose log can be read per input.
 type fuzzServer struct {
 	srv  *manglecp.Server
-	logs *fzLog
-}
-
-// fzLog is a log sink the fuzz function resets before each input.
-type fzLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *fzLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *fzLog) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	l.b.Reset()
-	return s
+	logs *testenv.Buffer // reset before each input
 }
 
 func newFuzzServer(f *testing.F) *fuzzServer {
@@ -58,7 +36,7 @@ func newFuzzServer(f *testing.F) *fuzzServer {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { os.RemoveAll(dir) })
-	logs := &fzLog{}
+	logs := &testenv.Buffer{}
 	d := browser.Domain(browser.Config{ReportDir: dir})
 	srv, err := manglecp.NewServer(d, &manglecp.Options{
 		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
@@ -75,9 +53,9 @@ func newFuzzServer(f *testing.F) *fuzzServer {
 // every input; it returns the answer for target-specific checks.
 func (s *fuzzServer) handle(t *testing.T, raw []byte) *protocol.Envelope {
 	t.Helper()
-	s.logs.take()
+	s.logs.Take()
 	env := s.srv.Handle(context.Background(), &protocol.Inbound{Data: raw, Peer: "fuzz"})
-	logs := s.logs.take()
+	logs := s.logs.Take()
 	out, err := env.Encode()
 	if err != nil {
 		t.Fatalf("the answer does not encode: %v", err)
@@ -104,11 +82,11 @@ func (s *fuzzServer) handle(t *testing.T, raw []byte) *protocol.Envelope {
 	if strings.Contains(logs, "panic while handling request") || strings.Contains(logs, "action panicked") {
 		t.Fatalf("the server logged a panic: %s", logs)
 	}
-	if id, ok := fzReadableID(raw); ok && env.IDString() != id {
+	if id, ok := testenv.ReadableID(raw, protocol.MaxNestingDepth); ok && env.IDString() != id {
 		t.Fatalf("the id %q was readable but the answer has %q: %s", id, env.IDString(), out)
 	}
 	if env.ID != nil {
-		if id, ok := fzReadableID(raw); !ok || *env.ID != id {
+		if id, ok := testenv.ReadableID(raw, protocol.MaxNestingDepth); !ok || *env.ID != id {
 			t.Fatalf("the answer has id %q, which the request did not carry readably", *env.ID)
 		}
 	}
@@ -148,76 +126,6 @@ func fzStrings(payload []byte) string {
 	}
 	walk(v)
 	return b.String()
-}
-
-// fzReadableID is the oracle for "the id could be read": UTF-8 without a
-// BOM, one JSON object without duplicate keys or nesting beyond
-// protocol.MaxNestingDepth, whose "id" is a string.
-func fzReadableID(data []byte) (string, bool) {
-	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) || !utf8.Valid(data) || !json.Valid(data) || !fzWellFormed(data) {
-		return "", false
-	}
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(data, &raw) != nil || raw == nil {
-		return "", false
-	}
-	v, ok := raw["id"]
-	var id string
-	if !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) || json.Unmarshal(v, &id) != nil {
-		return "", false
-	}
-	return id, true
-}
-
-// fzWellFormed reports whether valid JSON has no duplicate keys and nests
-// no deeper than protocol.MaxNestingDepth.
-func fzWellFormed(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // 1e400 is valid JSON
-	type level struct {
-		keys   map[string]bool
-		object bool
-		key    bool
-	}
-	var stack []*level
-	valueDone := func() {
-		if len(stack) > 0 && stack[len(stack)-1].object {
-			stack[len(stack)-1].key = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return true
-		}
-		if err != nil {
-			return false
-		}
-		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].key {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:n-1]
-				valueDone()
-				continue
-			}
-			k := tok.(string)
-			if stack[n-1].keys[k] {
-				return false
-			}
-			stack[n-1].keys[k], stack[n-1].key = true, false
-			continue
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				if len(stack) >= protocol.MaxNestingDepth {
-					return false
-				}
-				stack = append(stack, &level{keys: map[string]bool{}, object: d == '{', key: d == '{'})
-				continue
-			}
-			stack = stack[:len(stack)-1]
-		}
-		valueDone()
-	}
 }
 
 // fzTools evaluates the browser domain's three intents and returns the

@@ -3,12 +3,11 @@ package protocol_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -63,76 +62,6 @@ func registered(t *testing.T, what string, e *protocol.Error) {
 	}
 }
 
-// readableID is the test's own oracle for "the id could be read": the
-// bytes are UTF-8 without a BOM, one JSON object with no duplicate keys and
-// no nesting beyond protocol.MaxNestingDepth, and "id" is a JSON string.
-func readableID(data []byte) (string, bool) {
-	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) || !utf8.Valid(data) || !json.Valid(data) || !wellFormed(data) {
-		return "", false
-	}
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(data, &raw) != nil || raw == nil {
-		return "", false
-	}
-	var id string
-	if v, ok := raw["id"]; !ok || json.Unmarshal(v, &id) != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-		return "", false
-	}
-	return id, true
-}
-
-// wellFormed reports whether valid JSON has no duplicate object keys and
-// nests no deeper than protocol.MaxNestingDepth.
-func wellFormed(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // 1e400 is valid JSON
-	type level struct {
-		keys   map[string]bool
-		object bool
-		key    bool // in an object: the next token is a key
-	}
-	var stack []*level
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return true
-		}
-		if err != nil {
-			return false
-		}
-		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].key {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:n-1]
-				if len(stack) > 0 && stack[len(stack)-1].object {
-					stack[len(stack)-1].key = true
-				}
-				continue
-			}
-			k := tok.(string)
-			if stack[n-1].keys[k] {
-				return false
-			}
-			stack[n-1].keys[k] = true
-			stack[n-1].key = false
-			continue
-		}
-		switch d := tok.(type) {
-		case json.Delim:
-			if d == '{' || d == '[' {
-				if len(stack) >= protocol.MaxNestingDepth {
-					return false
-				}
-				stack = append(stack, &level{keys: map[string]bool{}, object: d == '{', key: d == '{'})
-				continue
-			}
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 && stack[len(stack)-1].object {
-			stack[len(stack)-1].key = true
-		}
-	}
-}
-
 // outOfRangeTime reports whether a time cannot be written as RFC 3339
 // (years 0000 to 9999): see TestTimeOutsideRFC3339Range.
 func outOfRangeTime(t *protocol.Time) bool {
@@ -181,7 +110,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		env, perr := protocol.DecodeEnvelope(data)
-		id, readable := readableID(data)
+		id, readable := testenv.ReadableID(data, protocol.MaxNestingDepth)
 		if readable && (env == nil || env.ID == nil || *env.ID != id) {
 			t.Fatalf("the id %q was readable but not echoed (err %v)", id, perr)
 		}

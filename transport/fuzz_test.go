@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -193,7 +193,7 @@ func FuzzServeSessionStdio(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var out syncWriter
+		var out testenv.Buffer
 		h := echoHandler{}
 		c := transport.NewStdioConn(bytes.NewReader(data), &out, h.MaxMessageBytes(), nil)
 		done := make(chan error, 1)
@@ -232,22 +232,4 @@ func FuzzServeSessionStdio(f *testing.F) {
 			t.Fatalf("%d answers to at most %d messages", n-1, inputs)
 		}
 	})
-}
-
-// syncWriter is a bytes.Buffer safe for the session's writer and a reader.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]byte(nil), w.b.Bytes()...)
 }
