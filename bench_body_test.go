@@ -1,7 +1,6 @@
 package manglecp_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -38,9 +37,7 @@ func BenchmarkBenchBody(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
+			benchCPU(b, func() {
 				req := httptest.NewRequest(http.MethodPost, "/manglecp/evaluate", strings.NewReader(string(body)))
 				req.Header.Set("Content-Type", "application/json")
 				w := httptest.NewRecorder()
@@ -48,22 +45,10 @@ func BenchmarkBenchBody(b *testing.B) {
 				if w.Code != http.StatusOK {
 					b.Fatalf("status %d: %s", w.Code, w.Body)
 				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
 		})
 		b.Run(name+"/kernel", func(b *testing.B) {
-			run, err := srv.KernelForBench(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
-				if err := run(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			benchKernel(b, srv, body)
 		})
 	}
 	_ = protocol.TypeIntentResponse

@@ -14,6 +14,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -57,14 +58,11 @@ func BenchmarkServerHandle(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			in := &protocol.Inbound{Data: benchRequest(b, n)}
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
+			benchCPU(b, func() {
 				if env := srv.Handle(context.Background(), in); env.Type != protocol.TypeIntentResponse {
 					b.Fatalf("%s", env.Payload)
 				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
 		})
 	}
 }
@@ -76,14 +74,36 @@ func BenchmarkHTTPEvaluate(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
 			body := benchRequest(b, n)
-			b.ReportAllocs()
-			start := processCPU()
-			defer func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }()
-			for b.Loop() {
-				post(b, body)
-			}
+			benchCPU(b, func() { post(b, body) })
 		})
 	}
+}
+
+// benchCPU runs op in b's loop and reports its allocations and the
+// process's CPU time per iteration (cpu-ns/op).
+func benchCPU(b *testing.B, op func()) {
+	b.Helper()
+	b.ReportAllocs()
+	start := testenv.ProcessCPU()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64(testenv.ProcessCPU()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// benchKernel measures only the kernel's evaluation of an evaluate
+// request's body on srv.
+func benchKernel(b *testing.B, srv *manglecp.Server, body []byte) {
+	b.Helper()
+	run, err := srv.KernelForBench(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCPU(b, func() {
+		if err := run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // newHTTPBench starts the default domain's server behind a loopback HTTP
@@ -194,28 +214,14 @@ func BenchmarkRequestParts(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000} {
 		body := benchRequest(b, n)
 		b.Run(fmt.Sprintf("facts=%d/decode", n), func(b *testing.B) {
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
+			benchCPU(b, func() {
 				if err := srv.DecodeIntentForBench(body); err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
 		})
 		b.Run(fmt.Sprintf("facts=%d/kernel", n), func(b *testing.B) {
-			run, err := srv.KernelForBench(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
-				if err := run(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			benchKernel(b, srv, body)
 		})
 	}
 }
@@ -241,16 +247,16 @@ func BenchmarkHTTPOverKernel(b *testing.B) {
 			var httpWall, kernelWall, httpCPU, kernelCPU time.Duration
 			var ratios []float64
 			for b.Loop() {
-				start, cpu := time.Now(), processCPU()
+				start, cpu := time.Now(), testenv.ProcessCPU()
 				post(b, body)
 				h := time.Since(start)
-				httpWall, httpCPU = httpWall+h, httpCPU+processCPU()-cpu
-				start, cpu = time.Now(), processCPU()
+				httpWall, httpCPU = httpWall+h, httpCPU+testenv.ProcessCPU()-cpu
+				start, cpu = time.Now(), testenv.ProcessCPU()
 				if err := run(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				k := time.Since(start)
-				kernelWall, kernelCPU = kernelWall+k, kernelCPU+processCPU()-cpu
+				kernelWall, kernelCPU = kernelWall+k, kernelCPU+testenv.ProcessCPU()-cpu
 				ratios = append(ratios, float64(h)/float64(k))
 			}
 			slices.Sort(ratios)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,22 +102,9 @@ func TestFairShareUnderFlood(t *testing.T) {
 	observe := diagnoseRequest()
 	observe["intent"] = map[string]any{"name": "observe"}
 
-	stop := make(chan struct{})
-	var flood sync.WaitGroup
-	for i := range 8 {
-		flood.Add(1)
-		go func() {
-			defer flood.Done()
-			for j := 0; ; j++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				send("heavy-token-0123456789abcdef", fmt.Sprintf("heavy-%d-%d", i, j), observe)
-			}
-		}()
-	}
+	stopFlood := testenv.Repeat(8, func(i, j int) {
+		send("heavy-token-0123456789abcdef", fmt.Sprintf("heavy-%d-%d", i, j), observe)
+	})
 	// The flood holds its slot; the rest of it waits in the queue.
 	testenv.Eventually(t, 10*time.Second, "the flood holding a slot", func() bool { return heavyNow.Load() >= 1 })
 	var worst time.Duration
@@ -131,8 +117,7 @@ func TestFairShareUnderFlood(t *testing.T) {
 		}
 		worst = max(worst, took)
 	}
-	close(stop)
-	flood.Wait()
+	stopFlood()
 	// A light request needs a few milliseconds of CPU; under the flood it
 	// may wait for nothing but that (a slot is always kept for others).
 	// The bound is generous for a shared machine, and well below the time

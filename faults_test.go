@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,33 +102,20 @@ func TestMacroCacheStaysBounded(t *testing.T) {
 func TestDrainUnderLoad(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	var ok, refused, other atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("w%d-%d", w, i)
-				r := h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, id, diagnoseRequest()), nil)
-				switch {
-				case r.env.IDString() != id:
-					other.Add(1)
-				case r.status == http.StatusOK:
-					ok.Add(1)
-				case r.status == http.StatusServiceUnavailable:
-					refused.Add(1)
-				default:
-					other.Add(1)
-				}
-			}
-		}(w)
-	}
+	stop := testenv.Repeat(8, func(w, i int) {
+		id := fmt.Sprintf("w%d-%d", w, i)
+		r := h.post("/manglecp/evaluate", envelope(t, protocol.TypeIntentRequest, id, diagnoseRequest()), nil)
+		switch {
+		case r.env.IDString() != id:
+			other.Add(1)
+		case r.status == http.StatusOK:
+			ok.Add(1)
+		case r.status == http.StatusServiceUnavailable:
+			refused.Add(1)
+		default:
+			other.Add(1)
+		}
+	})
 	testenv.Eventually(t, 10*time.Second, "requests answered before the drain", func() bool { return ok.Load() >= 8 })
 	h.srv.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -138,8 +124,7 @@ func TestDrainUnderLoad(t *testing.T) {
 		t.Errorf("Wait: %v", err)
 	}
 	testenv.Eventually(t, 10*time.Second, "a request refused while draining", func() bool { return refused.Load() >= 1 })
-	close(stop)
-	wg.Wait()
+	stop()
 	if ok.Load() == 0 || refused.Load() == 0 || other.Load() != 0 {
 		t.Errorf("ok %d, refused %d, other %d", ok.Load(), refused.Load(), other.Load())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,25 +47,12 @@ func TestDrainWaitsOnlyForAdmittedWork(t *testing.T) {
 		"intent": map[string]any{"name": "observe"},
 		"facts":  []any{map[string]any{"pred": "current_url", "args": []any{strings.Repeat("u", 4<<20)}}},
 	})
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var refused atomic.Int64
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				h.srv.Handle(context.Background(), &protocol.Inbound{Data: big, Peer: "192.0.2.1"})
-				refused.Add(1)
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
+	stop := testenv.Repeat(6, func(int, int) {
+		h.srv.Handle(context.Background(), &protocol.Inbound{Data: big, Peer: "192.0.2.1"})
+		refused.Add(1)
+	})
+	defer stop()
 	// Refused requests keep arriving: each sender had one answered.
 	testenv.Eventually(t, 10*time.Second, "refused requests", func() bool { return refused.Load() >= 6 })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -87,16 +87,8 @@ func newHostileEnv(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)
 	}
 	e.wires["websocket"] = e.redial(t)
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() {
-		_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil), nil)
-		outW.Close()
-	}()
-	t.Cleanup(func() { inW.Close() })
-	lines := bufio.NewReader(outR)
-	e.wires["stdio"] = newSessionWire(t,
-		func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err },
+	write, lines := stdioSession(t, ctx, h)
+	e.wires["stdio"] = newSessionWire(t, write,
 		func() ([]byte, error) {
 			type res struct {
 				b   []byte
@@ -112,16 +104,7 @@ func newHostileEnv(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)
 			}
 		})
 
-	client, server := transport.NewMemoryPair()
-	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
-	t.Cleanup(func() { client.Close() })
-	e.wires["memory"] = newSessionWire(t,
-		func(m []byte) error { return client.WriteMessage(ctx, m) },
-		func() ([]byte, error) {
-			rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-			defer rc()
-			return client.ReadMessage(rctx)
-		})
+	e.wires["memory"] = memorySession(t, h)
 	return e
 }
 

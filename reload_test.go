@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -78,32 +77,19 @@ func TestReloadUnderLoad(t *testing.T) {
 	h := newHarness(t, versionedDomain(), nil)
 	ask := envelope(t, protocol.TypeIntentRequest, "l", map[string]any{"intent": map[string]any{"name": "ask"}, "options": map[string]any{"disclosure_preference": "full"}})
 	var failures, mixed, total atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := h.post("/manglecp/evaluate", ask, nil)
-				total.Add(1)
-				if r.status != http.StatusOK {
-					failures.Add(1)
-					continue
-				}
-				var p protocol.IntentResponse
-				_ = json.Unmarshal(r.env.Payload, &p)
-				if len(p.MacroTools) != 2 || p.MacroTools[0].Description != p.MacroTools[1].Description {
-					mixed.Add(1)
-				}
-			}
-		}()
-	}
+	stop := testenv.Repeat(8, func(int, int) {
+		r := h.post("/manglecp/evaluate", ask, nil)
+		total.Add(1)
+		if r.status != http.StatusOK {
+			failures.Add(1)
+			return
+		}
+		var p protocol.IntentResponse
+		_ = json.Unmarshal(r.env.Payload, &p)
+		if len(p.MacroTools) != 2 || p.MacroTools[0].Description != p.MacroTools[1].Description {
+			mixed.Add(1)
+		}
+	})
 	for i := range 50 {
 		v := "v-a"
 		if i%2 == 1 {
@@ -116,8 +102,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		n := total.Load()
 		testenv.Eventually(t, 10*time.Second, "a request after a reload", func() bool { return total.Load() >= n+2 })
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if failures.Load() != 0 || mixed.Load() != 0 || total.Load() == 0 {
 		t.Errorf("%d requests, %d failed, %d mixed versions", total.Load(), failures.Load(), mixed.Load())
 	}

@@ -7,12 +7,12 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -188,14 +188,11 @@ func BenchmarkResultCache(b *testing.B) {
 			}
 			in := cacheRequest(b, "https://a.example", `,"eval_time":"2026-02-19T14:30:05Z"`)
 			ctx := context.Background()
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
+			benchCPU(b, func() {
 				if env := srv.Handle(ctx, in); env.Type != protocol.TypeIntentResponse {
 					b.Fatalf("%s", env.Payload)
 				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
 		})
 	}
 }
@@ -219,11 +216,11 @@ func BenchmarkResultCacheRatio(b *testing.B) {
 	in := cacheRequest(b, "https://a.example", `,"eval_time":"2026-02-19T14:30:05Z"`)
 	ctx := context.Background()
 	answer := func(srv *manglecp.Server) (wall, cpu time.Duration) {
-		start, c := time.Now(), processCPU()
+		start, c := time.Now(), testenv.ProcessCPU()
 		if env := srv.Handle(ctx, in); env.Type != protocol.TypeIntentResponse {
 			b.Fatalf("%s", env.Payload)
 		}
-		return time.Since(start), processCPU() - c
+		return time.Since(start), testenv.ProcessCPU() - c
 	}
 	answer(caching) // the first answer fills the cache
 	var evalWall, evalCPU, hitWall, hitCPU time.Duration
@@ -243,17 +240,6 @@ func BenchmarkResultCacheRatio(b *testing.B) {
 	if st := caching.ResultCacheStats(); st.Misses != 1 {
 		b.Fatalf("the cached server missed %d times, want once", st.Misses)
 	}
-}
-
-// processCPU is the CPU time (user + system) this process has used. On a
-// shared machine wall time per operation mostly measures the other
-// tenants; CPU time, the collector's included, is what a request costs.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestEvalDurationPrecedesObjects guards what the result cache relies on

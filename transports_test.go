@@ -94,6 +94,22 @@ func memorySession(t *testing.T, h *harness) *sessionWire {
 	})
 }
 
+// stdioSession serves h's server over stdio on pipes, in process, until
+// ctx ends; it returns the function that writes a message as one line
+// and the reader of the answer lines.
+func stdioSession(t *testing.T, ctx context.Context, h *harness) (func([]byte) error, *bufio.Reader) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil), nil)
+		outW.Close()
+	}()
+	t.Cleanup(func() { inW.Close() })
+	write := func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err }
+	return write, bufio.NewReader(outR)
+}
+
 // wires starts the server behind every transport.
 func wires(t *testing.T) map[string]wire {
 	h := newHarness(t, nil, nil)
@@ -121,32 +137,15 @@ func wires(t *testing.T) map[string]wire {
 		})
 
 	// stdio: lines over pipes, served in process.
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() {
-		_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil), nil)
-		outW.Close()
-	}()
-	t.Cleanup(func() { inW.Close() })
-	lines := bufio.NewReader(outR)
-	out["stdio"] = newSessionWire(t,
-		func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err },
+	write, lines := stdioSession(t, ctx, h)
+	out["stdio"] = newSessionWire(t, write,
 		func() ([]byte, error) {
 			line, err := lines.ReadBytes('\n')
 			return []byte(strings.TrimSuffix(string(line), "\n")), err
 		})
 
 	// The in-memory pair.
-	client, server := transport.NewMemoryPair()
-	go func() { _ = transport.ServeSession(ctx, h.srv, server, nil) }()
-	t.Cleanup(func() { client.Close() })
-	out["memory"] = newSessionWire(t,
-		func(m []byte) error { return client.WriteMessage(ctx, m) },
-		func() ([]byte, error) {
-			rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-			defer rc()
-			return client.ReadMessage(rctx)
-		})
+	out["memory"] = memorySession(t, h)
 	return out
 }
 

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"syscall"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
@@ -51,16 +50,6 @@ func syntheticUpstream(n int) gateway.Upstream {
 		}
 		return ct, func() { _ = ss.Close() }, nil
 	}}}
-}
-
-// processCPU is the CPU time the process used so far: steadier than wall
-// time on a shared machine.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkCatalogueSize evaluates one intent that selects five tools of a
@@ -101,13 +90,13 @@ func BenchmarkCatalogueSize(b *testing.B) {
 				b.Fatalf("selected %d tools, want 5", len(resp.MacroTools))
 			}
 			b.ReportAllocs()
-			start := processCPU()
+			start := testenv.ProcessCPU()
 			for b.Loop() {
 				if env := srv.Handle(context.Background(), in); env.Type != protocol.TypeIntentResponse {
 					b.Fatalf("%s", env.Payload)
 				}
 			}
-			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.ProcessCPU()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
