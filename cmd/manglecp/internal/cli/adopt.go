@@ -17,7 +17,7 @@ import (
 // adoptCmd connects to an MCP server and writes a starting rule pack for
 // it (gateway.Adopt): manglecp adopt NAME [--out DIR] -- COMMAND ARGS...
 // or manglecp adopt NAME [--out DIR] URL.
-func adoptCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func adoptCmd(ctx context.Context, _ Env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "adopt", synopsis: "manglecp adopt NAME [--out DIR] -- COMMAND ARGS... | manglecp adopt NAME [--out DIR] URL",
 		description: "Connects to an MCP server, lists its tools and writes a starting rule pack for serving it\nthrough the gateway (manglecp serve --upstream NAME=... --rules DIR): DIR/domain/NAME.mg and\nDIR/policy/NAME.mg. Every tool is reachable from an intent, grouped read-only / destructive /\nother; destructive tools need confirmation. `manglecp check DIR` passes on what it writes."}
 	var cmd []string

@@ -22,12 +22,13 @@ import (
 // quote; the printed line is run by sh, exactly as printed plus an
 // --addr, and serves the adopted tools.
 func TestAdoptPrintsACommandThatRuns(t *testing.T) {
+	t.Parallel()
 	bin := builds.Manglecp(t)
 	binDir := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(binDir, "manglecp")); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	config := t.TempDir() // the served command's key file
 	dir := filepath.Join(t.TempDir(), "it's my rules")
 	code, out, errOut := run(t, "", "adopt", "self", "--out", dir, "--", bin, "mcp", "--browser-path", "none")
 	if code != exitOK {
@@ -47,7 +48,7 @@ func TestAdoptPrintsACommandThatRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", "exec "+serveLine+" --addr 127.0.0.1:0")
-	sh.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	sh.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CONFIG_HOME="+config)
 	stderr, err := sh.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -110,20 +110,20 @@ func TestUnreachableIsOneLine(t *testing.T) {
 // `manglecp invoke --confirm` share the local key file, so confirmation
 // works against a default server as documented.
 func TestConfirmWithLocalKey(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
+	t.Parallel()
+	env := testEnv(t)
 	opts := &manglecp.Options{}
-	useLocalConfirmationKey(opts, discardLogger())
-	key, err := readConfirmationKey()
+	useLocalConfirmationKey(env, opts, discardLogger())
+	key, err := readConfirmationKey(env)
 	if err != nil || string(key) != string(opts.ConfirmationKey) {
 		t.Fatalf("the server's key %q and the file's %q (%v) differ", opts.ConfirmationKey, key, err)
 	}
-	p, _ := confirmationKeyPath()
+	p, _ := confirmationKeyPath(env)
 	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file %s: %v %v, want mode 0600", p, st, err)
 	}
 	again := &manglecp.Options{}
-	useLocalConfirmationKey(again, discardLogger())
+	useLocalConfirmationKey(env, again, discardLogger())
 	if string(again.ConfirmationKey) != string(key) {
 		t.Fatal("a second start made a new key")
 	}
@@ -135,7 +135,7 @@ func TestConfirmWithLocalKey(t *testing.T) {
 	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
 	defer hs.Close()
 	id := macroIDFor(t, hs.URL, "write_diagnosis_report")
-	code, out, errOut := run(t, "", "invoke", hs.URL, "--macro", id, "--args", `{"request_id":"r1"}`, "--confirm")
+	code, out, errOut := runEnv(t, env, "", "invoke", hs.URL, "--macro", id, "--args", `{"request_id":"r1"}`, "--confirm")
 	if code != exitOK || !strings.Contains(out, "assert  report_written(") {
 		t.Errorf("invoke --confirm with the local key: %d\n%s%s", code, out, errOut)
 	}

@@ -70,7 +70,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyRules(t, tc.extra)
 			var out, errOut bytes.Buffer
-			code := Main(context.Background(), append(append([]string{"check"}, tc.args...), dir), nil, &out, &errOut)
+			code := Main(context.Background(), testEnv(t), append(append([]string{"check"}, tc.args...), dir), nil, &out, &errOut)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
 			}
@@ -135,7 +135,7 @@ func TestCheckActions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := Main(context.Background(), append([]string{"check", tc.dir}, tc.args...), nil, &out, &errOut)
+			code := Main(context.Background(), testEnv(t), append([]string{"check", tc.dir}, tc.args...), nil, &out, &errOut)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
 			}
@@ -181,7 +181,7 @@ func TestCheckContractMistakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			code := check(context.Background(), []string{dir, "--actions", "show_logs"}, &out, &errb)
+			code := check(context.Background(), nil, []string{dir, "--actions", "show_logs"}, nil, &out, &errb)
 			if code != 1 || !strings.Contains(out.String(), dir+"/"+tt.want) {
 				t.Fatalf("exit %d, want 1 and %q in:\n%s%s", code, tt.want, out.String(), errb.String())
 			}

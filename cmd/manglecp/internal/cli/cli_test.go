@@ -36,7 +36,7 @@ func TestServeDefaultDomain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
+	go func() { done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
 	var m struct {
 		Payload struct {
 			Status string `json:"status"`
@@ -113,7 +113,7 @@ func TestServeRejectsBadStartup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			args := append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)
-			if code := Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			if code := Main(context.Background(), testEnv(t), args, nil, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, tc.code, stderr.String(), tc.want)
 			}
 		})
@@ -124,7 +124,7 @@ func TestConfigApplies(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.json")
 	_ = os.WriteFile(path, []byte(`{"server_name":"s","limits":{"max_facts_per_request":7,"max_evaluation_work":12345},"max_concurrent_evaluations":3,"disclosure":{"full":90,"condensed":50,"minimal":10},"auth_tokens":["0123456789abcdef0"]}`), 0o644)
-	srv, err := newServer("", path, "", nil)
+	srv, err := newServer(testEnv(t), "", path, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestBrowserConfig(t *testing.T) {
 	} {
 		dom := &domainFlags{name: "browser"}
 		browserFlagsOf(t, &dom.browser, "--browser-path", tc.flagPath, "--browser-allowed-hosts", tc.flagHosts)
-		d, _, err := configure("", path, "", nil, dom)
+		d, _, err := configure(testEnv(t), "", path, "", nil, dom)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,10 +46,10 @@ func addClientFlags(fl *flag.FlagSet) clientFlags {
 }
 
 // dial connects to TARGET (a URL or stdio:COMMAND ...).
-func dial(ctx context.Context, target string, cf clientFlags, progress func(protocol.Progress)) (*client.Session, error) {
+func dial(ctx context.Context, env Env, target string, cf clientFlags, progress func(protocol.Progress)) (*client.Session, error) {
 	token := *cf.token
 	if token == "" {
-		token = os.Getenv("MANGLECP_AUTH_TOKEN")
+		token = env.Getenv("MANGLECP_AUTH_TOKEN")
 	}
 	return client.Dial(ctx, target, &client.Options{Token: token, Progress: progress})
 }
@@ -197,7 +197,7 @@ func (s *spinner) end() {
 }
 
 // manifestCmd prints a server's manifest.
-func manifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func manifestCmd(ctx context.Context, env Env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "manifest", synopsis: "manglecp manifest TARGET [--json] [--token T]",
 		description: "Prints a server's manifest: status, domain, auth, intents with the facts they need,\nthe facts profile and the limits. --json prints the manifest object itself.",
 		args:        targetArg}
@@ -207,7 +207,7 @@ func manifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !ok {
 		return code
 	}
-	s, err := dial(ctx, target, cf, nil)
+	s, err := dial(ctx, env, target, cf, nil)
 	if err != nil {
 		return fail(err, *cf.json, stdout, stderr)
 	}
@@ -329,7 +329,7 @@ func parseEvalTime(v string) (*protocol.Time, error) {
 }
 
 // evalCmd evaluates an intent.
-func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func evalCmd(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "eval", synopsis: "manglecp eval TARGET --intent NAME [--facts FILE|-] [flags]",
 		description: "Evaluates an intent with facts and prints the macro-tools the server's rules selected,\nwith their macro_ids, arguments, safety and validity (--json: the intent_response payload).\nFacts are a JSON array of {\"pred\", \"args\"} objects; they are checked against the\nmanifest's facts profile before anything is sent.",
 		args:        targetArg}
@@ -374,7 +374,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		req.Options = &protocol.Options{IncludeProofHints: *proof, DisclosurePreference: *disclosure}
 	}
 	spin := startSpinner(stderr, "evaluating "+*intent)
-	s, err := dial(ctx, target, cf, nil)
+	s, err := dial(ctx, env, target, cf, nil)
 	if err != nil {
 		spin.end()
 		return fail(err, *cf.json, stdout, stderr)
@@ -452,9 +452,9 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 // invokeCmd invokes a macro-tool.
-func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func invokeCmd(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "invoke", synopsis: "manglecp invoke TARGET --macro ID [--args JSON] [--confirm] [flags]",
-		description: "Invokes a macro-tool that an evaluation returned and prints its result, state delta and\nsuggested next intents (--json: the invoke_response payload). A tool that needs the user's\nconfirmation is confirmed with --confirm, or, on a terminal, by answering the question\nthe command asks; the token is signed with the server's confirmation key (--confirm-key,\nMANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: " + confirmationKeyHint() + ").",
+		description: "Invokes a macro-tool that an evaluation returned and prints its result, state delta and\nsuggested next intents (--json: the invoke_response payload). A tool that needs the user's\nconfirmation is confirmed with --confirm, or, on a terminal, by answering the question\nthe command asks; the token is signed with the server's confirmation key (--confirm-key,\nMANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: " + confirmationKeyHint(env) + ").",
 		args:        targetArg}
 	fl := newFlagSet("invoke")
 	cf := addClientFlags(fl)
@@ -482,10 +482,10 @@ func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if *confirmKey != "" {
 			return []byte(*confirmKey), nil
 		}
-		if k := os.Getenv("MANGLECP_CONFIRMATION_KEY"); k != "" {
+		if k := env.Getenv("MANGLECP_CONFIRMATION_KEY"); k != "" {
 			return []byte(k), nil
 		}
-		return readConfirmationKey()
+		return readConfirmationKey(env)
 	}
 	var callOpts []client.CallOption
 	if *confirm {
@@ -497,7 +497,7 @@ func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	spin := startSpinner(stderr, "invoking "+*macro)
 	callOpts = append(callOpts, client.WithProgress(spin.note))
-	s, err := dial(ctx, target, cf, nil)
+	s, err := dial(ctx, env, target, cf, nil)
 	if err != nil {
 		spin.end()
 		return fail(err, *cf.json, stdout, stderr)
@@ -526,7 +526,7 @@ func invokeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// "send confirmation_token" is for protocol clients; here the way
 		// is a flag.
 		tool, _, _ := strings.Cut(*macro, "-")
-		hint := fmt.Sprintf("%s needs the user's confirmation: run the command again with --confirm (the token is signed with the server's confirmation key: --confirm-key, MANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: %s)", tool, confirmationKeyHint())
+		hint := fmt.Sprintf("%s needs the user's confirmation: run the command again with --confirm (the token is signed with the server's confirmation key: --confirm-key, MANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: %s)", tool, confirmationKeyHint(env))
 		if *cf.json {
 			_ = fail(err, true, stdout, stderr)
 			fmt.Fprintf(stderr, "manglecp invoke: %s\n", hint)

@@ -16,10 +16,18 @@ import (
 	"github.com/manglecp/manglecp/transport"
 )
 
+// run runs the command line args with stdin in an environment of its own
+// (testEnv) and returns the exit code, stdout and stderr.
 func run(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	return runEnv(t, testEnv(t), stdin, args...)
+}
+
+// runEnv is run in the environment env.
+func runEnv(t *testing.T, env Env, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Main(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	code := Main(context.Background(), env, args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -18,6 +18,8 @@ import (
 // on PATH (scripts/deps/lsp.sh installs it into .cache/lsp/bin), finds a
 // symbol through the language server, and checks that the server's exit
 // ends gopls too.
+//
+// Not parallel: the code domain finds gopls on the process's PATH.
 func TestServeCode(t *testing.T) {
 	bin, _ := filepath.Abs("../../../../.cache/lsp/bin")
 	if _, err := os.Stat(filepath.Join(bin, "gopls")); err == nil {
@@ -42,7 +44,7 @@ func TestServeCode(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--domain", "code", "--root", dir}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--domain", "code", "--root", dir}, nil, &bytes.Buffer{}, stderr)
 	}()
 	exited := false
 	defer func() {

@@ -15,6 +15,7 @@ import (
 // manglecp.Options.Validate (the CLI only renames it) or the CLI's own
 // checks.
 func TestConfigFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const oauth = `"issuer": "https://idp", "audience": "a", "jwks_url": "https://idp/jwks"`
 	for _, tc := range []struct{ body, want string }{
@@ -45,6 +46,7 @@ func TestConfigFileErrors(t *testing.T) {
 // TestConfigFileApplies: every key of the README's example reaches its
 // option; tokens and identities join those given before.
 func TestConfigFileApplies(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "c.json")
 	_ = os.WriteFile(p, []byte(`{"server_name": "s", "limits": {"max_compute_ms": 5}, "macro_cache": {"ttl_seconds": 600, "max_bytes": 7},
 		"result_cache": {"max_bytes": -1}, "max_events": 3, "invoke_timeout_ms": 1500, "auth_tokens": ["0123456789abcdef0"],

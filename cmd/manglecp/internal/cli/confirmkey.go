@@ -15,22 +15,22 @@ import (
 // library's defaults (manglecp.NewServer) use too.
 
 // confirmationKeyPath is <user config dir>/manglecp/confirmation.key.
-func confirmationKeyPath() (string, error) { return confirmkey.Path() }
+func confirmationKeyPath(env Env) (string, error) { return keys(env).Path() }
 
 // confirmationKeyHint names the key file for help texts.
-func confirmationKeyHint() string { return confirmkey.Hint() }
+func confirmationKeyHint(env Env) string { return keys(env).Hint() }
 
 // readConfirmationKey reads the local key file.
-func readConfirmationKey() ([]byte, error) { return confirmkey.Read() }
+func readConfirmationKey(env Env) ([]byte, error) { return keys(env).Read() }
 
 // useLocalConfirmationKey gives a server without a configured key one the
 // user's own CLI can read: MANGLECP_CONFIRMATION_KEY, else the local key
 // file (created on first use).
-func useLocalConfirmationKey(opts *manglecp.Options, logger *slog.Logger) {
+func useLocalConfirmationKey(env Env, opts *manglecp.Options, logger *slog.Logger) {
 	if len(opts.ConfirmationKey) > 0 {
 		return
 	}
-	key, source, err := confirmkey.Default()
+	key, source, err := keys(env).Default()
 	if err != nil {
 		logger.Warn("no local confirmation key: confirmation tokens need confirmation_key in --config", "error", err.Error())
 		return
@@ -43,4 +43,7 @@ func useLocalConfirmationKey(opts *manglecp.Options, logger *slog.Logger) {
 
 // localConfirmationKey returns the local key, creating the file with a
 // random key when it does not exist yet, and the file's path.
-func localConfirmationKey() ([]byte, string, error) { return confirmkey.Local() }
+func localConfirmationKey(env Env) ([]byte, string, error) { return keys(env).Local() }
+
+// keys finds the local key in env.
+func keys(env Env) confirmkey.Keys { return confirmkey.Keys{Getenv: env.Getenv} }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -17,7 +16,7 @@ const conformanceUsage = "manglecp conformance TARGET [--level 1|2|3] [--json] [
 // TARGET and prints the report: one line per check for people, or the JSON
 // report with --json. Exit codes: 0 no check failed, 1 a check failed,
 // 2 usage, 3 the target could not be reached.
-func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func conformanceCmd(ctx context.Context, env Env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "conformance", synopsis: conformanceUsage,
 		description: "Runs the MangleCP conformance suite (Spec 10 section 6.1's categories, the determinism\nand gas tests) against a server and prints one line per check with PASS, FAIL or SKIP.\nExit 1 when a check fails.",
 		args:        targetArg}
@@ -41,7 +40,7 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	opts := &conformance.Options{Level: *level, Token: *cf.token, RequestTimeout: *timeout}
 	if opts.Token == "" {
-		opts.Token = os.Getenv("MANGLECP_AUTH_TOKEN")
+		opts.Token = env.Getenv("MANGLECP_AUTH_TOKEN")
 	}
 	if *fixture != "" {
 		f, err := conformance.LoadFixture(*fixture)

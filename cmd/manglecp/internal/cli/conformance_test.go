@@ -34,7 +34,7 @@ func conformanceServer(t *testing.T, mw func(http.Handler) http.Handler) string 
 
 func runConformance(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := conformanceCmd(context.Background(), args, &out, &errOut)
+	code := conformanceCmd(context.Background(), nil, args, nil, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

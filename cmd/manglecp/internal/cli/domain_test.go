@@ -33,7 +33,7 @@ func TestServeWorkspace(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--domain", "workspace", "--root", a, "--root", b}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--domain", "workspace", "--root", a, "--root", b}, nil, &bytes.Buffer{}, stderr)
 	}()
 	defer func() {
 		cancel()
@@ -108,7 +108,7 @@ func TestServeDomainFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			args := append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)
-			if code := Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			if code := Main(context.Background(), testEnv(t), args, nil, &bytes.Buffer{}, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, tc.code, stderr.String(), tc.want)
 			}
 		})

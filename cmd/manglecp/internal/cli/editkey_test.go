@@ -24,14 +24,15 @@ import (
 // does not offer apply_edit (before: always so, the key could not be
 // configured). A key that is easy to guess is refused at start-up.
 func TestEditKeyShared(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello\nworld\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const confirmKey = "shared confirmation key 0123456789"
-	replica := func(t *testing.T) *client.Session {
+	replica := func(t *testing.T, env Env) *client.Session {
 		t.Helper()
-		d, opts, err := configure("", "", "", slog.New(slog.NewTextHandler(io.Discard, nil)), &domainFlags{name: "workspace", roots: rootList{dir}})
+		d, opts, err := configure(env, "", "", "", slog.New(slog.NewTextHandler(io.Discard, nil)), &domainFlags{name: "workspace", roots: rootList{dir}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,8 +64,9 @@ func TestEditKeyShared(t *testing.T) {
 		}
 		return out
 	}
-	previewOnAApplyOnB := func(t *testing.T, old, new string) (offered bool) {
-		a, b := replica(t), replica(t)
+	// The subtests edit one file in turn: they run one after the other.
+	previewOnAApplyOnB := func(t *testing.T, env map[string]string, old, new string) (offered bool) {
+		a, b := replica(t, MapEnv(env)), replica(t, MapEnv(env))
 		facts := []protocol.Fact{protocol.NewFact("mentioned", "notes.txt")}
 		pre, err := a.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: eval(t, a, facts...)["preview_edit"].MacroID,
 			Args: map[string]any{"path": "notes.txt", "old": old, "new": new}})
@@ -87,29 +89,23 @@ func TestEditKeyShared(t *testing.T) {
 	}
 
 	t.Run("MANGLECP_EDIT_KEY", func(t *testing.T) {
-		t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
-		t.Setenv("MANGLECP_EDIT_KEY", "kP3x9Qm2vZ7rT1wY8bN4-edit")
-		if !previewOnAApplyOnB(t, "world", "there") {
+		if !previewOnAApplyOnB(t, map[string]string{"MANGLECP_EDIT_KEY": "kP3x9Qm2vZ7rT1wY8bN4-edit"}, "world", "there") {
 			t.Fatal("apply_edit not offered on the other replica")
 		}
 	})
 	t.Run("derived from the confirmation key", func(t *testing.T) {
-		t.Setenv("MANGLECP_EDIT_KEY", "")
-		t.Setenv("MANGLECP_CONFIRMATION_KEY", confirmKey)
-		if !previewOnAApplyOnB(t, "there", "again") {
+		if !previewOnAApplyOnB(t, map[string]string{"MANGLECP_CONFIRMATION_KEY": confirmKey}, "there", "again") {
 			t.Fatal("apply_edit not offered on the other replica")
 		}
 	})
 	t.Run("no key: per process", func(t *testing.T) {
-		t.Setenv("MANGLECP_EDIT_KEY", "")
-		t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
-		if previewOnAApplyOnB(t, "again", "never") {
+		if previewOnAApplyOnB(t, nil, "again", "never") {
 			t.Fatal("apply_edit offered for another process's preview without a shared key")
 		}
 	})
 	t.Run("weak key refused", func(t *testing.T) {
-		t.Setenv("MANGLECP_EDIT_KEY", "aaaaaaaaaaaaaaaa")
-		_, _, err := configure("", "", "", slog.New(slog.NewTextHandler(io.Discard, nil)), &domainFlags{name: "workspace", roots: rootList{dir}})
+		env := MapEnv(map[string]string{"MANGLECP_EDIT_KEY": "aaaaaaaaaaaaaaaa"})
+		_, _, err := configure(env, "", "", "", slog.New(slog.NewTextHandler(io.Discard, nil)), &domainFlags{name: "workspace", roots: rootList{dir}})
 		if err == nil || !strings.Contains(err.Error(), "MANGLECP_EDIT_KEY") {
 			t.Fatalf("configure = %v, want the edit key refused", err)
 		}

@@ -69,12 +69,12 @@ func TestAdoptWritesCheckedRules(t *testing.T) {
 	testenv.LookPath(t, "node")
 	dir := filepath.Join(t.TempDir(), "ev-rules")
 	var out, errb bytes.Buffer
-	if code := Main(context.Background(), []string{"adopt", "ev", "--out", dir, "--", bin}, nil, &out, &errb); code != 0 {
+	if code := Main(context.Background(), testEnv(t), []string{"adopt", "ev", "--out", dir, "--", bin}, nil, &out, &errb); code != 0 {
 		t.Fatalf("adopt = %d: %s%s", code, out.String(), errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	if code := Main(context.Background(), []string{"check", dir, "--actions", "ev"}, nil, &out, &errb); code != 0 {
+	if code := Main(context.Background(), testEnv(t), []string{"check", dir, "--actions", "ev"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("check = %d: %s%s", code, out.String(), errb.String())
 	}
 	domain, _ := os.ReadFile(filepath.Join(dir, "domain", "ev.mg"))
@@ -109,7 +109,7 @@ func TestServeWithUpstreams(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream", "ev=" + bin, "--upstream", "gone=/nonexistent/server"}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--upstream", "ev=" + bin, "--upstream", "gone=/nonexistent/server"}, nil, &bytes.Buffer{}, stderr)
 	}()
 	var m struct {
 		Payload struct {
@@ -192,7 +192,7 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--upstream-config", file}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--upstream-config", file}, nil, &bytes.Buffer{}, stderr)
 	}()
 	defer func() {
 		cancel()
@@ -271,7 +271,7 @@ func TestCheckPassesOnEmbeddedPacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := Main(context.Background(), []string{"check", dir, "--actions", "fs,pw,ev"}, nil, &out, &errb); code != 0 {
+	if code := Main(context.Background(), testEnv(t), []string{"check", dir, "--actions", "fs,pw,ev"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("check = %d:\n%s%s", code, out.String(), errb.String())
 	}
 	if !strings.Contains(out.String(), "9 intents") {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -31,9 +30,9 @@ type gcSettings struct {
 // apply sets the collector: a flag wins, then the GOGC and GOMEMLIMIT
 // environment variables (which the runtime has already applied), then the
 // defaults above. It returns what is in effect, for the log.
-func (g gcSettings) apply(logger *slog.Logger) error {
+func (g gcSettings) apply(env Env, logger *slog.Logger) error {
 	percent := g.percent
-	if percent < 0 && os.Getenv("GOGC") == "" {
+	if percent < 0 && env.Getenv("GOGC") == "" {
 		percent = defaultGCPercent
 	}
 	if percent >= 0 {
@@ -47,7 +46,7 @@ func (g gcSettings) apply(logger *slog.Logger) error {
 			return fmt.Errorf("--memory-limit: %v", err)
 		}
 		limit = n
-	case os.Getenv("GOMEMLIMIT") == "":
+	case env.Getenv("GOMEMLIMIT") == "":
 		limit = defaultMemoryLimit
 	}
 	if limit >= 0 {

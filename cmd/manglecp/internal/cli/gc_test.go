@@ -30,12 +30,12 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
+// TestGCSettingsApply is not parallel: the collector's settings are the
+// process's, which the serve tests set too.
 func TestGCSettingsApply(t *testing.T) {
 	oldPercent := debug.SetGCPercent(100)
 	oldLimit := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) })
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
 	logger := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct {
 		name        string
@@ -46,7 +46,7 @@ func TestGCSettingsApply(t *testing.T) {
 		{"defaults", gcSettings{percent: -1}, defaultGCPercent, defaultMemoryLimit},
 		{"flags", gcSettings{percent: 150, limit: "256MiB"}, 150, 256 << 20},
 	} {
-		if err := tc.g.apply(logger); err != nil {
+		if err := tc.g.apply(nil, logger); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		p := debug.SetGCPercent(100)
@@ -54,7 +54,7 @@ func TestGCSettingsApply(t *testing.T) {
 			t.Errorf("%s: gc percent %d, limit %d; want %d, %d", tc.name, p, debug.SetMemoryLimit(-1), tc.wantPercent, tc.wantLimit)
 		}
 	}
-	if err := (gcSettings{percent: -1, limit: "huge"}).apply(logger); err == nil {
+	if err := (gcSettings{percent: -1, limit: "huge"}).apply(nil, logger); err == nil {
 		t.Error("apply accepted --memory-limit huge")
 	}
 }

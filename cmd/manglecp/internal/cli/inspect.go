@@ -25,7 +25,7 @@ const inspectUsage = "manglecp inspect [TARGET] [--addr HOST:PORT] [--allow-remo
 // inspectCmd serves the inspector page for TARGET, or for the embedded
 // default domain run in this process when there is no TARGET, until
 // SIGINT or SIGTERM.
-func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func inspectCmd(ctx context.Context, env Env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "inspect", synopsis: inspectUsage,
 		description: "Serves a web page on loopback to explore a server: its manifest, a facts editor, evaluation\n" +
 			"with proof trees and rule coverage, invocation with the confirmation step, every error\n" +
@@ -64,14 +64,14 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return usageError(stderr, h, "%v", err)
 	}
 	if *token == "" {
-		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
+		*token = env.Getenv("MANGLECP_AUTH_TOKEN")
 	}
 	key := *confirmKey
 	if key == "" {
-		key = os.Getenv("MANGLECP_CONFIRMATION_KEY")
+		key = env.Getenv("MANGLECP_CONFIRMATION_KEY")
 	}
 	if key == "" && target != "" {
-		if k, err := readConfirmationKey(); err == nil { // a local 'manglecp serve'
+		if k, err := readConfirmationKey(env); err == nil { // a local 'manglecp serve'
 			key = string(k)
 		}
 	}
@@ -89,7 +89,7 @@ func inspectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if target == "" {
 		var stopServer func()
 		var keyBytes []byte
-		sess, keyBytes, stopServer, err = inProcessSession(ctx, *rules, *config, *token, []byte(key), dom, logger)
+		sess, keyBytes, stopServer, err = inProcessSession(ctx, env, *rules, *config, *token, []byte(key), dom, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp inspect: %v\n", err)
 			return 1
@@ -168,8 +168,8 @@ func allowedHosts(addr string, bound net.Addr, allowRemote bool) []string {
 // client session to it through the in-memory transport. It returns the
 // confirmation key the server uses (key, the config file's, or a random
 // one) and a function that closes the session and stops the server.
-func inProcessSession(ctx context.Context, rulesDir, configPath, token string, key []byte, dom *domainFlags, logger *slog.Logger) (*client.Session, []byte, func(), error) {
-	d, opts, err := configure(rulesDir, configPath, token, logger, dom)
+func inProcessSession(ctx context.Context, env Env, rulesDir, configPath, token string, key []byte, dom *domainFlags, logger *slog.Logger) (*client.Session, []byte, func(), error) {
+	d, opts, err := configure(env, rulesDir, configPath, token, logger, dom)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -23,10 +23,16 @@ var openLine = regexp.MustCompile(`open (http://[^\s/]+)/#token=([A-Za-z0-9_-]+)
 // returns the page's base URL and session token from what it printed.
 func startInspect(t *testing.T, args ...string) (string, string) {
 	t.Helper()
+	return startInspectEnv(t, testEnv(t), args...)
+}
+
+// startInspectEnv is startInspect in the environment env.
+func startInspectEnv(t *testing.T, env Env, args ...string) (string, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &testenv.Buffer{}, &testenv.Buffer{}
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, append([]string{"inspect"}, args...), nil, stdout, stderr) }()
+	go func() { done <- Main(ctx, env, append([]string{"inspect"}, args...), nil, stdout, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -110,8 +116,8 @@ func TestInspectWorkspace(t *testing.T) {
 // over its transport; without a key anywhere it cannot confirm by itself,
 // and with the local key file of 'manglecp serve' it can.
 func TestInspectTarget(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
+	t.Parallel()
+	env := testEnv(t)
 	// The server's own key: with nil options it would create the key file.
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), &manglecp.Options{ConfirmationKey: []byte("the server's own key")})
 	if err != nil {
@@ -119,15 +125,15 @@ func TestInspectTarget(t *testing.T) {
 	}
 	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
 	defer hs.Close()
-	base, token := startInspect(t, hs.URL)
+	base, token := startInspectEnv(t, env, hs.URL)
 	v := sessionView(t, base, token)
 	if v["transport"] != "http" || v["target"] != hs.URL || v["confirmation_key"] != false {
 		t.Errorf("session: transport %v, target %v, key %v", v["transport"], v["target"], v["confirmation_key"])
 	}
-	if _, _, err := localConfirmationKey(); err != nil {
+	if _, _, err := localConfirmationKey(env); err != nil {
 		t.Fatal(err)
 	}
-	base, token = startInspect(t, hs.URL)
+	base, token = startInspectEnv(t, env, hs.URL)
 	if v := sessionView(t, base, token); v["confirmation_key"] != true {
 		t.Error("the local key file was not used")
 	}
@@ -150,7 +156,7 @@ func TestInspectUsage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), append([]string{"inspect"}, tc.args...), nil, &stdout, &stderr)
+		code := Main(context.Background(), testEnv(t), append([]string{"inspect"}, tc.args...), nil, &stdout, &stderr)
 		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("inspect %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
 		}
@@ -161,7 +167,7 @@ func TestInspectUsage(t *testing.T) {
 func TestInspectUnreachable(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), []string{"inspect", "http://" + freeAddr(t)}, nil, &stdout, &stderr)
+	code := Main(context.Background(), testEnv(t), []string{"inspect", "http://" + freeAddr(t)}, nil, &stdout, &stderr)
 	if code != exitTransport {
 		t.Errorf("exit %d, want %d: %s", code, exitTransport, stderr.String())
 	}

@@ -14,44 +14,36 @@ import (
 // after the name.
 type command struct {
 	name string
-	run  func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	run  func(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // commands are the subcommands, in the order usage lists them.
 var commands = []command{
 	{"serve", serve},
-	{"manifest", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		return manifestCmd(ctx, args, stdout, stderr)
-	}},
+	{"manifest", manifestCmd},
 	{"eval", evalCmd},
 	{"invoke", invokeCmd},
-	{"check", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		return check(ctx, args, stdout, stderr)
-	}},
-	{"conformance", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		return conformanceCmd(ctx, args, stdout, stderr)
-	}},
+	{"check", check},
+	{"conformance", conformanceCmd},
 	{"mcp", mcpCmd},
 	{"new", newCmd},
 	{"adopt", adoptCmd},
-	{"inspect", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		return inspectCmd(ctx, args, stdout, stderr)
-	}},
-	{"help", func(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	{"inspect", inspectCmd},
+	{"help", func(_ context.Context, _ Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
 		usage(stdout)
 		return exitOK
 	}},
-	{"version", func(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	{"version", func(_ context.Context, _ Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	}},
 }
 
-// Main runs the command with args (without the program name) and returns
-// the process exit code: 0 success, 1 failure, 2 usage error. An unknown
-// command is a usage error that names the command meant, when one is
-// close.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs the command with args (without the program name) in the
+// environment env and returns the process exit code: 0 success, 1
+// failure, 2 usage error. An unknown command is a usage error that names
+// the command meant, when one is close.
+func Main(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -66,7 +58,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	names := make([]string, len(commands))
 	for i, c := range commands {
 		if c.name == name {
-			return c.run(ctx, args[1:], stdin, stdout, stderr)
+			return c.run(ctx, env, args[1:], stdin, stdout, stderr)
 		}
 		names[i] = c.name
 	}

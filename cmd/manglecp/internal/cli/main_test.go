@@ -20,3 +20,11 @@ func TestMain(m *testing.M) {
 	builds.Close()
 	os.Exit(code)
 }
+
+// testEnv is the environment of a command in a test: none of the
+// process's variables, a user config directory of its own (where the
+// local confirmation key file goes). Tests that give a command variables
+// pass their own Env, so every test may run in parallel.
+func testEnv(t testing.TB) Env {
+	return MapEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir()})
+}

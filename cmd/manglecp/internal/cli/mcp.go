@@ -32,7 +32,7 @@ const defaultMCPBudget = 900
 // mcpCmd serves a MangleCP server to MCP hosts (package mcpbridge): over
 // stdio by default, streamable HTTP with --http. Without TARGET it serves
 // the embedded default domain in process, over the in-memory transport.
-func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func mcpCmd(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "mcp", synopsis: "manglecp mcp [TARGET] [flags]",
 		description: "Serves a MangleCP server to MCP hosts (Claude Desktop, Cursor, the MCP Inspector, ...) over stdio,\n" +
 			"or MCP streamable HTTP with --http. The host's tool list never changes: one tool per intent (or,\n" +
@@ -63,7 +63,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	budget := fl.Int64("token-budget", defaultMCPBudget, "max_tokens_budget of every evaluation: the server condenses the lowest-scored macro-tools until their definitions fit (0: no budget)")
 	disclosure := fl.String("disclosure", "", "disclosure_preference of every evaluation: full, condensed, minimal or adaptive")
 	token := fl.String("token", "", "credential for TARGET (bearer or API key); also MANGLECP_AUTH_TOKEN")
-	confirmKey := fl.String("confirm-key", "", "TARGET's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY or the key file of a local 'manglecp serve' ("+confirmationKeyHint()+")")
+	confirmKey := fl.String("confirm-key", "", "TARGET's confirmation_key, to sign tokens after the user accepted (elicitation); also MANGLECP_CONFIRMATION_KEY or the key file of a local 'manglecp serve' ("+confirmationKeyHint(env)+")")
 	intent := fl.String("intent", "", "evaluate this intent when an MCP session starts, so its macro-tools are listed from the first tools/list")
 	factsPath := fl.String("facts", "", "facts for --intent: a JSON file (array of facts or {\"facts\": [...]})")
 	rules := fl.String("rules", "", "embedded domain only: directory with policy/ and domain/ .mg files (as serve)")
@@ -118,7 +118,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *maxSessions <= 0 || *maxSessionsPerPeer <= 0 {
 		return usageError(stderr, h, "--max-sessions and --max-sessions-per-peer must be positive")
 	}
-	bridgeToken := firstNonEmpty(*httpToken, os.Getenv("MANGLECP_MCP_HTTP_TOKEN"))
+	bridgeToken := firstNonEmpty(*httpToken, env.Getenv("MANGLECP_MCP_HTTP_TOKEN"))
 	if bridgeToken != "" && len(bridgeToken) < 16 {
 		return usageError(stderr, h, "--http-token (or MANGLECP_MCP_HTTP_TOKEN) must be at least 16 characters")
 	}
@@ -159,7 +159,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if target == "" {
 		key := []byte(nil)
 		dom.gateway = ups.enabled()
-		d, sopts, err := configure(*rules, *config, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger, dom)
+		d, sopts, err := configure(env, *rules, *config, firstNonEmpty(*authToken, env.Getenv("MANGLECP_AUTH_TOKEN")), logger, dom)
 		if err != nil {
 			fmt.Fprintf(stderr, "manglecp mcp: %v\n", err)
 			return 1
@@ -187,17 +187,17 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		ups.loaded(srv)                    // a late upstream joins (gateway.go)
 		defer func() { _ = srv.Close() }() // the domain's browser, after the bridge
-		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, os.Getenv("MANGLECP_AUTH_TOKEN")), logger)
+		dial = memoryDialer(ctx, srv, firstNonEmpty(*authToken, env.Getenv("MANGLECP_AUTH_TOKEN")), logger)
 	} else {
-		tok := firstNonEmpty(*token, os.Getenv("MANGLECP_AUTH_TOKEN"))
+		tok := firstNonEmpty(*token, env.Getenv("MANGLECP_AUTH_TOKEN"))
 		dial = func(ctx context.Context) (*client.Session, error) {
 			// The client stops reading a message at the bridge's bound.
 			return client.Dial(ctx, target, &client.Options{Token: tok, MaxReplyBytes: lim.ReplyBytes()})
 		}
-		key := firstNonEmpty(*confirmKey, os.Getenv("MANGLECP_CONFIRMATION_KEY"))
+		key := firstNonEmpty(*confirmKey, env.Getenv("MANGLECP_CONFIRMATION_KEY"))
 		if key != "" {
 			opts.ConfirmationKey = []byte(key)
-		} else if k, err := readConfirmationKey(); err == nil {
+		} else if k, err := readConfirmationKey(env); err == nil {
 			opts.ConfirmationKey = k // the key file of a local manglecp serve
 		}
 	}

@@ -51,7 +51,7 @@ func startMCP(t *testing.T, version string, elicit func(context.Context, *mcp.El
 	h := &mcpHost{changed: make(chan struct{}, 100), stderr: &testenv.Buffer{}}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, append([]string{"mcp"}, args...), inR, outW, h.stderr)
+		done <- Main(ctx, testEnv(t), append([]string{"mcp"}, args...), inR, outW, h.stderr)
 		outW.Close()
 	}()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
@@ -310,7 +310,7 @@ func TestMCPUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			got := Main(context.Background(), append([]string{"mcp"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
+			got := Main(context.Background(), testEnv(t), append([]string{"mcp"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
 			if got != tt.want {
 				t.Errorf("exit %d, want %d\n%s", got, tt.want, stderr.String())
 			}
@@ -331,7 +331,7 @@ func TestMCPStdioMalformedLines(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mcp", "--max-line-bytes", "2048"}, inR, outW, stderr)
+		done <- Main(ctx, testEnv(t), []string{"mcp", "--max-line-bytes", "2048"}, inR, outW, stderr)
 		_ = outW.Close()
 	}()
 	lines := make(chan string, 10)
@@ -410,7 +410,7 @@ func TestMCPHTTPSessionTimeout(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "1ms"}, strings.NewReader(""), io.Discard, stderr)
+		done <- Main(ctx, testEnv(t), []string{"mcp", "--http", "127.0.0.1:0", "--session-timeout", "1ms"}, strings.NewReader(""), io.Discard, stderr)
 	}()
 	defer func() {
 		cancel()
@@ -504,7 +504,7 @@ func TestMCPHostileTarget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			huge.Store(tc.huge)
 			var stderr bytes.Buffer
-			code := Main(context.Background(), append([]string{"mcp", srv.URL}, tc.args...), strings.NewReader(""), io.Discard, &stderr)
+			code := Main(context.Background(), testEnv(t), append([]string{"mcp", srv.URL}, tc.args...), strings.NewReader(""), io.Discard, &stderr)
 			if code != exitProtocol || !strings.Contains(stderr.String(), "message_too_large") || !strings.Contains(stderr.String(), tc.bound) {
 				t.Fatalf("exit %d, want %d with message_too_large naming %s\n%s", code, exitProtocol, tc.bound, stderr.String())
 			}

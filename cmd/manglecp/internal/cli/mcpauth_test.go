@@ -20,8 +20,7 @@ import (
 // Before, a host with no credential read and searched through the bridge
 // what the server protects.
 func TestMCPHTTPNeedsItsOwnToken(t *testing.T) {
-	t.Setenv("MANGLECP_MCP_HTTP_TOKEN", "")
-	t.Setenv("MANGLECP_AUTH_TOKEN", "")
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -35,7 +34,7 @@ func TestMCPHTTPNeedsItsOwnToken(t *testing.T) {
 			var stderr strings.Builder
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			if code := Main(ctx, tt.args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			if code := Main(ctx, testEnv(t), tt.args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
 				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d saying %q", code, stderr.String(), exitUsage, tt.want)
 			}
 		})
@@ -46,7 +45,7 @@ func TestMCPHTTPNeedsItsOwnToken(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--auth-token", "server-secret-0123456789", "--http-token", token}, strings.NewReader(""), io.Discard, stderr)
+		done <- Main(ctx, testEnv(t), []string{"mcp", "--http", "127.0.0.1:0", "--auth-token", "server-secret-0123456789", "--http-token", token}, strings.NewReader(""), io.Discard, stderr)
 	}()
 	defer func() {
 		cancel()

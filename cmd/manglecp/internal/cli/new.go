@@ -42,7 +42,7 @@ var domainName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 const goVersion = "1.26.8"
 
 // newCmd writes a new domain from the scaffold: `manglecp new domain NAME`.
-func newCmd(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func newCmd(_ context.Context, _ Env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "new", synopsis: "manglecp new domain NAME [--dir DIR] [--module PATH] [--replace DIR]",
 		description: "Writes a complete small MangleCP domain into a new directory (default ./NAME): rules\n(domain/NAME.mg, policy/NAME.mg), two typed Go actions, one of which needs the user's\nconfirmation (main.go), a sample request (triage.json), a test (main_test.go), go.mod\nand a README. Then: cd NAME && go mod tidy && go test ./... && go run .\n(go run . mcp serves it to an MCP host over stdio). docs/write-a-domain.md starts from it.\n\nThe go.mod requires the release of github.com/manglecp/manglecp this manglecp was\ninstalled from (go install ...@vX.Y.Z). A manglecp built from a checkout points the\nmodule at that checkout instead, with a replace directive the README explains.",
 		args:        "domain  what to create (the only kind)\nNAME    the domain's id: lower case letters, digits and _, starting with a letter"}

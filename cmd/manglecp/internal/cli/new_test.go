@@ -28,6 +28,7 @@ import (
 // test and the program's start-up all fail naming triage.json and the line
 // of its "expect".
 func TestNewDomainRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
@@ -44,14 +45,13 @@ func TestNewDomainRuns(t *testing.T) {
 		t.Fatalf("the temporary directory %s is inside the repository", work)
 	}
 	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	t.Setenv("MANGLECP_CONFIRMATION_KEY", "")
+	env := MapEnv(map[string]string{"XDG_CONFIG_HOME": config}) // the server's key file, which invoke --confirm reads
 	dir := filepath.Join(work, "incidents")
-	code, out, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir)
+	code, out, errOut := runEnv(t, env, "", "new", "domain", "incidents", "--dir", dir)
 	if code != exitOK || !strings.Contains(out, "builds against the github.com/manglecp/manglecp source in "+repo) {
 		t.Fatalf("new: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut := run(t, "", "new", "domain", "incidents", "--dir", dir); code != 1 || !strings.Contains(errOut, "not empty") {
+	if code, _, errOut := runEnv(t, env, "", "new", "domain", "incidents", "--dir", dir); code != 1 || !strings.Contains(errOut, "not empty") {
 		t.Fatalf("new into a non-empty directory: exit %d %s", code, errOut)
 	}
 	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
@@ -111,7 +111,7 @@ func TestNewDomainRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if code, out, errOut := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != exitOK {
+	if code, out, errOut := runEnv(t, env, "", "check", dir, "--actions", "show_logs,rollback"); code != exitOK {
 		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
 	}
 
@@ -149,7 +149,7 @@ func TestNewDomainRuns(t *testing.T) {
 	if err := os.WriteFile(facts, []byte(`[{"pred":"incident","args":["INC-7","payments"]}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = run(t, "", "eval", target, "--intent", "triage", "--facts", facts, "--json")
+	code, out, errOut = runEnv(t, env, "", "eval", target, "--intent", "triage", "--facts", facts, "--json")
 	if code != exitOK {
 		t.Fatalf("eval: exit %d\n%s%s", code, out, errOut)
 	}
@@ -169,10 +169,10 @@ func TestNewDomainRuns(t *testing.T) {
 	if ids["show_logs"] == "" || ids["rollback"] == "" {
 		t.Fatalf("eval selected %v, want show_logs and rollback", ids)
 	}
-	if code, out, errOut := run(t, "", "invoke", target, "--macro", ids["rollback"], "--args", `{"service":"payments"}`, "--json"); code == exitOK {
+	if code, out, errOut := runEnv(t, env, "", "invoke", target, "--macro", ids["rollback"], "--args", `{"service":"payments"}`, "--json"); code == exitOK {
 		t.Fatalf("rollback ran without confirmation:\n%s%s", out, errOut)
 	}
-	code, out, errOut = run(t, "", "invoke", target, "--macro", ids["rollback"], "--args", `{"service":"payments"}`, "--confirm", "--json")
+	code, out, errOut = runEnv(t, env, "", "invoke", target, "--macro", ids["rollback"], "--args", `{"service":"payments"}`, "--confirm", "--json")
 	if code != exitOK || !strings.Contains(out, `"rolled_back": "payments"`) {
 		t.Fatalf("invoke --confirm: exit %d\n%s%s", code, out, errOut)
 	}
@@ -189,7 +189,7 @@ func TestNewDomainRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	const stale = "triage.json:9: the sample request triage.json expects the tools show_logs, rollback, but these rules select rollback: show_logs no longer selected"
-	if code, out, _ := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, filepath.Join(dir, stale)) {
+	if code, out, _ := runEnv(t, env, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, filepath.Join(dir, stale)) {
 		t.Errorf("check of a stale sample: exit %d, want 1 with %q:\n%s", code, stale, out)
 	}
 	// Both fail, each linking a program: side by side.
@@ -211,7 +211,7 @@ func TestNewDomainRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := "triage.json:7: the sample request triage.json fails on these rules with type_mismatch: the facts profile refuses it: 1 fact validation error: Argument 1 (service)"
-	if code, out, _ := run(t, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, refused) {
+	if code, out, _ := runEnv(t, env, "", "check", dir, "--actions", "show_logs,rollback"); code != 1 || !strings.Contains(out, refused) {
 		t.Errorf("check of a sample the profile refuses: exit %d, want 1 with %q:\n%s", code, refused, out)
 	}
 }

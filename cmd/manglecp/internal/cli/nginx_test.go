@@ -121,7 +121,7 @@ func TestNginxTrustedProxy(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", upstream, "--auth-token", token, "--browser-path", "none",
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", upstream, "--auth-token", token, "--browser-path", "none",
 			"--trusted-proxies", "127.0.0.1/32", "--max-conns-per-ip", "2"}, nil, io.Discard, stderr)
 	}()
 	t.Cleanup(func() {

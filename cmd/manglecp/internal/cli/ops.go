@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -74,14 +73,14 @@ func (o *ops) close(ctx context.Context) {
 // setupOps fills opts with metrics (a registry with Go and process
 // collectors), tracing (OTLP over HTTP when the standard OTEL_* variables
 // ask for it; off by default) and the shared store.
-func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger *slog.Logger) (*ops, error) {
+func (f *opsFlags) setupOps(ctx context.Context, env Env, opts *manglecp.Options, logger *slog.Logger) (*ops, error) {
 	o := &ops{}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = reg
 	o.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 
-	if tracingRequested() {
+	if tracingRequested(env) {
 		exp, err := otlptracehttp.New(ctx) // endpoint, headers, TLS, timeout from OTEL_EXPORTER_OTLP_*
 		if err != nil {
 			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
@@ -96,7 +95,7 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 		logger.Info("tracing on: exporting spans with OTLP/HTTP")
 	}
 
-	if key := os.Getenv("MANGLECP_CONFIRMATION_KEY"); key != "" && len(opts.ConfirmationKey) == 0 {
+	if key := env.Getenv("MANGLECP_CONFIRMATION_KEY"); key != "" && len(opts.ConfirmationKey) == 0 {
 		opts.ConfirmationKey = []byte(key)
 	}
 	switch {
@@ -108,7 +107,7 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 		}
 		storeKey := f.storeKey
 		if storeKey == "" {
-			storeKey = os.Getenv("MANGLECP_STORE_KEY")
+			storeKey = env.Getenv("MANGLECP_STORE_KEY")
 		}
 		if len(storeKey) < store.MinKeyBytes || storeKey == string(opts.ConfirmationKey) {
 			o.close(ctx)
@@ -138,17 +137,17 @@ func (f *opsFlags) setupOps(ctx context.Context, opts *manglecp.Options, logger 
 // tracingRequested applies the standard OpenTelemetry variables: tracing
 // is on when an OTLP endpoint is configured or OTEL_TRACES_EXPORTER=otlp,
 // and off when OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
-func tracingRequested() bool {
-	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+func tracingRequested(env Env) bool {
+	if strings.EqualFold(env.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
 	}
-	switch strings.ToLower(os.Getenv("OTEL_TRACES_EXPORTER")) {
+	switch strings.ToLower(env.Getenv("OTEL_TRACES_EXPORTER")) {
 	case "none":
 		return false
 	case "otlp":
 		return true
 	}
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return env.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || env.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
 // redactURL drops credentials from a store URL for messages.

@@ -31,7 +31,7 @@ func TestServeOpsFlags(t *testing.T) {
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--metrics-addr", maddr, "--log-format", "json", "--log-level", "info"}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--metrics-addr", maddr, "--log-format", "json", "--log-level", "info"}, nil, &bytes.Buffer{}, stderr)
 	}()
 	waitReady(t, "http://"+maddr+"/readyz", stderr)
 	body := `{"type":"intent_request","id":"q1","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"current_url","args":["https://x"]}]}}`
@@ -69,6 +69,7 @@ func TestServeOpsFlags(t *testing.T) {
 // shared store key of its own, and serves with a real Redis when given
 // them; bad values are refused.
 func TestServeStoreFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -79,7 +80,7 @@ func TestServeStoreFlag(t *testing.T) {
 		{[]string{"--log-level", "loud"}, "--log-level must be"},
 	} {
 		stderr := &testenv.Buffer{}
-		code := Main(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...), nil, &bytes.Buffer{}, stderr)
+		code := Main(context.Background(), testEnv(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...), nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %s", tc.args, code, stderr.String())
 		}
@@ -92,20 +93,20 @@ func TestServeStoreFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	t.Setenv("MANGLECP_CONFIRMATION_KEY", "a key shared by every replica")
+	env := func(storeKey string) Env {
+		return MapEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "MANGLECP_CONFIRMATION_KEY": "a key shared by every replica", "MANGLECP_STORE_KEY": storeKey})
+	}
 	// The store key authenticates stored macro-tools (issue 26 item 10):
 	// without one, with a short one, or with the confirmation key (which
 	// hosts hold), start-up fails before Redis is even dialled.
 	for _, key := range []string{"", "short", "a key shared by every replica"} {
-		t.Setenv("MANGLECP_STORE_KEY", key)
 		stderr := &testenv.Buffer{}
-		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
+		code := Main(context.Background(), env(key), []string{"serve", "--addr", "127.0.0.1:0", "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), "must share a store key") {
 			t.Errorf("store key %q: exit %d, stderr %s", key, code, stderr.String())
 		}
 	}
 	// store_key in --config is read too (and checked: 16 characters).
-	t.Setenv("MANGLECP_STORE_KEY", "")
 	for key, want := range map[string]string{
 		"short":                         "store_key must be at least 16 characters",
 		"a key shared by every replica": "must share a store key",
@@ -115,19 +116,18 @@ func TestServeStoreFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		stderr := &testenv.Buffer{}
-		code := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
+		code := Main(context.Background(), env(""), []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), want) {
 			t.Errorf("store_key %q in --config: exit %d, stderr %s", key, code, stderr.String())
 		}
 	}
-	t.Setenv("MANGLECP_STORE_KEY", "another key shared by every replica")
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, env("another key shared by every replica"), []string{"serve", "--addr", addr, "--store", fmt.Sprintf("redis://127.0.0.1:%d/0", port)}, nil, &bytes.Buffer{}, stderr)
 	}()
 	wait := testenv.NewWait(10 * time.Second)
 	for !strings.Contains(stderr.String(), "shared store: redis") {
@@ -184,7 +184,8 @@ func fetch(t *testing.T, url string) string {
 
 // TestServeExportsTracesWithOTLP: the standard OTEL_EXPORTER_OTLP_ENDPOINT
 // variable turns tracing on; spans of a request reach the OTLP/HTTP
-// endpoint (flushed at shutdown at the latest).
+// endpoint (flushed at shutdown at the latest). Not parallel: the
+// OpenTelemetry exporter reads OTEL_* from the process (Env's doc).
 func TestServeExportsTracesWithOTLP(t *testing.T) {
 	var mu sync.Mutex
 	var posts []string
@@ -203,7 +204,8 @@ func TestServeExportsTracesWithOTLP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &testenv.Buffer{}
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
+	env := MapEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL})
+	go func() { done <- Main(ctx, env, []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr) }()
 	waitReady(t, "http://"+addr+"/readyz", stderr)
 	body := `{"type":"intent_request","id":"q1","manglecp":"2026-02-draft","payload":{"intent":{"name":"observe"},"facts":[{"pred":"current_url","args":["https://x"]}]}}`
 	resp, err := http.Post("http://"+addr+"/manglecp/evaluate", "application/json", strings.NewReader(body))

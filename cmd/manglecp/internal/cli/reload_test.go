@@ -25,7 +25,7 @@ func TestServeWatchesRules(t *testing.T) {
 	done := make(chan int)
 	stderr := &testenv.Buffer{}
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--rules", dir, "--watch", "50ms"}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--rules", dir, "--watch", "50ms"}, nil, &bytes.Buffer{}, stderr)
 	}()
 	defer func() {
 		cancel()

@@ -30,7 +30,7 @@ func versionString() string {
 // serve runs the HTTP server until SIGINT or SIGTERM, then drains: running
 // requests finish, new ones get server_not_ready, and the process exits
 // within the grace period.
-func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := cmdHelp{name: "serve", synopsis: "manglecp serve [--addr HOST:PORT | --stdio] [flags]",
 		description: "Serves the embedded browser-diagnostics domain (or the workspace domain over the files under\n--root DIR with --domain workspace, or the rules of --rules DIR) over HTTP and\nWebSocket on --addr, or one session over stdin/stdout with --stdio. SIGINT or SIGTERM drains:\nrunning requests finish, new ones get server_not_ready, and the process exits within --grace."}
 	fs := newFlagSet("serve")
@@ -79,14 +79,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return usageError(stderr, h, "%v", err)
 	}
-	if err := gc.apply(logger); err != nil {
+	if err := gc.apply(env, logger); err != nil {
 		return usageError(stderr, h, "%v", err)
 	}
 	if *token == "" {
-		*token = os.Getenv("MANGLECP_AUTH_TOKEN")
+		*token = env.Getenv("MANGLECP_AUTH_TOKEN")
 	}
 	dom.gateway = ups.enabled()
-	d, opts, err := configure(*rules, *config, *token, logger, dom)
+	d, opts, err := configure(env, *rules, *config, *token, logger, dom)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
@@ -108,7 +108,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	// Before the local key file: with --store redis the key must be the
 	// configured one every replica shares.
-	ops, err := of.setupOps(ctx, opts, logger)
+	ops, err := of.setupOps(ctx, env, opts, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "manglecp serve: %v\n", err)
 		return 1
@@ -118,7 +118,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		defer cancel()
 		ops.close(cctx)
 	}()
-	useLocalConfirmationKey(opts, logger)
+	useLocalConfirmationKey(env, opts, logger)
 	var origins []string
 	if *config != "" {
 		c, _ := loadConfig(*config) // already checked by configure
@@ -203,8 +203,8 @@ func serveStdio(ctx context.Context, d manglecp.Domain, opts *manglecp.Options, 
 }
 
 // newServer builds and loads the server from flags.
-func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
-	d, opts, err := configure(rulesDir, configPath, token, logger, nil)
+func newServer(env Env, rulesDir, configPath, token string, logger *slog.Logger) (*manglecp.Server, error) {
+	d, opts, err := configure(env, rulesDir, configPath, token, logger, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -216,15 +216,15 @@ func newServer(rulesDir, configPath, token string, logger *slog.Logger) (*mangle
 // derived from the configured confirmation key (config or
 // MANGLECP_CONFIRMATION_KEY), which replicas share; nil (a random key per
 // process) when none is configured.
-func workspaceEditKey(fromConfig string, confirmKey []byte) ([]byte, error) {
-	if k := firstNonEmpty(fromConfig, os.Getenv(workspace.EditKeyEnv)); k != "" {
+func workspaceEditKey(env Env, fromConfig string, confirmKey []byte) ([]byte, error) {
+	if k := firstNonEmpty(fromConfig, env.Getenv(workspace.EditKeyEnv)); k != "" {
 		if err := store.CheckKey([]byte(k)); err != nil {
 			return nil, fmt.Errorf("the workspace edit key (edit_key or %s) is not fit: %v; use a random one (for example openssl rand -base64 24)", workspace.EditKeyEnv, err)
 		}
 		return []byte(k), nil
 	}
 	if len(confirmKey) == 0 {
-		confirmKey = []byte(os.Getenv("MANGLECP_CONFIRMATION_KEY"))
+		confirmKey = []byte(env.Getenv("MANGLECP_CONFIRMATION_KEY"))
 	}
 	if len(confirmKey) > 0 {
 		return workspace.DeriveEditKey(confirmKey), nil
@@ -235,7 +235,7 @@ func workspaceEditKey(fromConfig string, confirmKey []byte) ([]byte, error) {
 // configure turns flags into a domain and options: the domain dom chooses
 // (nil: the embedded browser domain), or its actions with the rules of
 // dir; options from the config file and the token.
-func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *domainFlags) (manglecp.Domain, *manglecp.Options, error) {
+func configure(env Env, rulesDir, configPath, token string, logger *slog.Logger, dom *domainFlags) (manglecp.Domain, *manglecp.Options, error) {
 	opts := &manglecp.Options{Logger: logger}
 	if token != "" {
 		if len(token) < 16 {
@@ -266,7 +266,7 @@ func configure(rulesDir, configPath, token string, logger *slog.Logger, dom *dom
 		dom.browser.apply(&dcfg)
 	}
 	if dom != nil {
-		key, err := workspaceEditKey(editKey, opts.ConfirmationKey)
+		key, err := workspaceEditKey(env, editKey, opts.ConfirmationKey)
 		if err != nil {
 			return manglecp.Domain{}, nil, err
 		}

@@ -59,7 +59,7 @@ func TestServeTLS(t *testing.T) {
 	done := make(chan int)
 	stderr := &testenv.Buffer{}
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile}, nil, &bytes.Buffer{}, stderr)
+		done <- Main(ctx, testEnv(t), []string{"serve", "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile}, nil, &bytes.Buffer{}, stderr)
 	}()
 	defer func() {
 		cancel()
