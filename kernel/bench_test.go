@@ -76,7 +76,7 @@ func BenchmarkKernelEvaluate(b *testing.B) {
 
 // BenchmarkRawEngine evaluates the same analysed program on the same facts
 // with the bare engine and no kernel around it: a fresh SimpleInMemoryStore
-// holding the program's initial facts (p.base), the request atoms (intent,
+// holding the program's initial facts (p.e.base), the request atoms (intent,
 // eval_time, caller, caller_permission) and the pre-converted client atoms, plus a fresh temporal
 // store for the temporal predicates, as Evaluate routes them. It is the
 // floor BenchmarkKernelEvaluate is measured against.
@@ -96,7 +96,7 @@ func BenchmarkRawEngine(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if p.temporal[f.Pred] {
+				if p.e.temporal[f.Pred] {
 					timed = append(timed, a)
 				} else {
 					plain = append(plain, a)
@@ -104,12 +104,12 @@ func BenchmarkRawEngine(b *testing.B) {
 			}
 			eval := func() factstore.SimpleInMemoryStore {
 				store := factstore.NewSimpleInMemoryStore()
-				store.Merge(p.server)
+				store.Merge(p.e.server)
 				for _, a := range plain {
 					store.Add(a)
 				}
 				ts := factstore.NewTemporalStore()
-				for _, t := range p.timedBase {
+				for _, t := range p.e.timedBase {
 					if _, err := ts.Add(t.atom, t.interval); err != nil {
 						b.Fatal(err)
 					}
@@ -119,7 +119,7 @@ func BenchmarkRawEngine(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if _, err := engine.EvalStratifiedProgramWithStats(p.info, p.strata, p.predToStratum, store,
+				if _, err := engine.EvalStratifiedProgramWithStats(p.e.info, p.e.strata, p.e.predToStratum, store,
 					engine.WithEvaluationTime(testEvalTime), engine.WithTemporalStore(ts), engine.WithCreatedFactLimit(benchLimit)); err != nil {
 					b.Fatal(err)
 				}

@@ -514,7 +514,7 @@ type DeclaredParam struct {
 // ActionParams returns, for each action, the parameters of the tools it
 // runs, sorted by tool and name. A tool whose parameters a rule derives
 // with a variable name is left out: they are known only per request.
-func (p *Program) ActionParams() map[string][]DeclaredParam {
+func (p *Analysis) ActionParams() map[string][]DeclaredParam {
 	out := make(map[string][]DeclaredParam, len(p.actionParams))
 	for a, ps := range p.actionParams {
 		out[a] = append([]DeclaredParam(nil), ps...)

@@ -25,7 +25,7 @@ type RuleStatus struct {
 }
 
 // ruleNames names the rules "pred" or "pred#n" when a predicate has several.
-func (p *Program) ruleNames() []string {
+func (p *Analysis) ruleNames() []string {
 	count := map[string]int{}
 	for _, r := range p.info.Rules {
 		count[r.Head.Predicate.Symbol]++
@@ -43,11 +43,12 @@ func (p *Program) ruleNames() []string {
 	return names
 }
 
-// coverage classifies every rule against the final store: fired (its body
-// has a solution: fired, by firedRules), inapplicable (it requires another
-// intent), partially alive (some body predicates have facts) or dead (none
-// has).
-func (p *Program) coverage(s *evalStore, m ruleMatcher, intent string, fired []bool) *Coverage {
+// coverageOf classifies every rule against the final store of run: fired
+// (its body has a solution: fired, by firedRules), inapplicable (it
+// requires another intent), partially alive (some body predicates have
+// facts) or dead (none has).
+func coverageOf(p *Evaluator, run *evalRun) *Coverage {
+	s, m, intent, fired := run.store, run.matcher, run.req.Intent, run.firing
 	names := p.ruleNames()
 	cov := &Coverage{TotalRules: len(p.info.Rules)}
 	for i, r := range p.info.Rules {

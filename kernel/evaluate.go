@@ -58,9 +58,9 @@ type Request struct {
 	Permissions []string
 }
 
-// Result is a complete evaluation: the selected tools, sorted by
+// evalResult is a complete evaluation: the selected tools, sorted by
 // descending score then name, and statistics.
-type Result struct {
+type evalResult struct {
 	Tools           []Tool
 	Dropped         []Dropped
 	FactsEvaluated  int64
@@ -70,12 +70,22 @@ type Result struct {
 	// Work is what the evaluation spent, in the units of Request.MaxWork
 	// (reading the result, coverage and proofs not included).
 	Work int64
-	// Explanation and Coverage are set when the request asked for them.
-	Explanation *Explanation
-	Coverage    *Coverage
 	// IntentDenied is true when policy derived intent_denied for the
 	// request's intent. Tools is then empty.
 	IntentDenied bool
+}
+
+// evalRun is the final state of an evaluation that asked for rule
+// coverage or proofs, which the explain stage reads.
+type evalRun struct {
+	req     Request
+	store   *evalStore
+	ts      *temporalStore
+	matcher ruleMatcher
+	// firing marks the rules whose body has a solution in the final store.
+	firing []bool
+	// clients maps each client fact's hash to its first index (Explain).
+	clients map[uint64]int
 }
 
 // Tool is one final_selected tool with every attribute the rules derived.
@@ -170,7 +180,10 @@ func (e *Error) Unwrap() error { return e.Public }
 // and evaluation_timeout (deadline) or cancelled is returned. Exceeding
 // MaxFactsCreated returns derivation_limit_exceeded with a budget. Any
 // other failure is evaluation_failed; the cause never reaches the client.
-func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
+// explain, when not nil, is called with the final state (under the same
+// stop flag and work budget as reading the result) unless the intent was
+// denied.
+func (p *Evaluator) Evaluate(ctx context.Context, req Request, explain func(*evalRun, *evalResult)) (*evalResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err, req)
 	}
@@ -185,7 +198,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if err := guard(func() error { return p.run(r, req) }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
-	res := &Result{PhasesCompleted: p.phases}
+	res := &evalResult{PhasesCompleted: p.phases}
 	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + in.temporal)
 	res.FactsDerived = countDerived(own) - int64(inputCount) + p.staticDerived
 	res.Work = store.work
@@ -195,7 +208,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	// A budget of its own keeps the evaluation's count deterministic: these
 	// searches stop at the first solution, found in map order.
 	store.work = 0
-	if err := guard(func() error { p.collect(res, store, r.ts, req, in.clients, r.fired); return nil }); err != nil {
+	if err := guard(func() error { p.collect(res, store, r.ts, req, in.clients, r.fired, explain); return nil }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
 	return res, nil
@@ -209,7 +222,7 @@ type loaded struct {
 
 // prepare builds a request's stores (the request predicates, the client
 // and external facts over the server facts) and its runner.
-func (p *Program) prepare(req Request) (*runner, loaded, error) {
+func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
 	own := newIndexedStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
@@ -291,14 +304,14 @@ func (p *Program) prepare(req Request) (*runner, loaded, error) {
 		}
 		own.Add(a)
 	}
-	r := &runner{p: p, plan: p.planFor(req), store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
+	r := &runner{p: p, plan: p.planFor(req.Intent, req.Explain || req.Coverage), store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
 		te: engine.NewTemporalEvaluator(ts, req.EvalTime), empty: unionfind.New()}
 	return r, in, nil
 }
 
-// collect fills res from the final store: the tools, rules fired, and the
-// coverage and explanation when asked for.
-func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int, fired []bool) {
+// collect fills res from the final store: the tools and rules fired; then
+// explain, when not nil, reads the final state (rule coverage, proofs).
+func (p *Evaluator) collect(res *evalResult, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int, fired []bool, explain func(*evalRun, *evalResult)) {
 	if store.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
 		res.IntentDenied = true
 		return
@@ -311,22 +324,15 @@ func (p *Program) collect(res *Result, store *evalStore, ts *temporalStore, req 
 	}
 	firing := p.firedRules(store, m, clientPreds, fired)
 	res.RulesFired = rulesFired(firing)
-	if req.Coverage {
-		res.Coverage = p.coverage(store, m, req.Intent, firing)
-	}
-	if req.Explain {
-		preds := make([]string, len(req.Facts))
-		for i, f := range req.Facts {
-			preds[i] = f.Pred
-		}
-		res.Explanation = p.newExplainer(store, ts, req.EvalTime, clients).explanation(res.Tools, res.Dropped, preds)
+	if explain != nil {
+		explain(&evalRun{req: req, store: store, ts: ts, matcher: m, firing: firing, clients: clients}, res)
 	}
 }
 
 // failure maps an evaluation error to the registry: the context's end,
 // an exhausted work budget, interval or created-facts limit, or (anything
 // else) evaluation_failed.
-func (p *Program) failure(ctx context.Context, evalErr error, req Request, store *evalStore, inputCount int64) error {
+func (p *Evaluator) failure(ctx context.Context, evalErr error, req Request, store *evalStore, inputCount int64) error {
 	var aborted abortError
 	if errors.As(evalErr, &aborted) {
 		return contextError(ctx.Err(), req)
@@ -381,7 +387,7 @@ func guard(fn func() error) (err error) {
 }
 
 // run evaluates the program's plan (plan.go, exec.go).
-func (p *Program) run(r *runner, req Request) error {
+func (p *Evaluator) run(r *runner, req Request) error {
 	if req.MaxFactsCreated > 0 {
 		// The static strata's facts were derived at load but are charged
 		// to the budget as before (static.go).

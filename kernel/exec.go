@@ -29,7 +29,7 @@ import (
 
 // runner evaluates one request's plan.
 type runner struct {
-	p        *Program
+	p        *Evaluator
 	plan     []step // Program.planFor the request
 	store    *evalStore
 	ts       *temporalStore

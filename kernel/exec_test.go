@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"codeberg.org/TauCeti/mangle-go/unionfind"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"codeberg.org/TauCeti/mangle-go/unionfind"
+
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -23,10 +24,12 @@ const execRules = "testdata/exec"
 // enginePlan returns a copy of p whose requests hand every stratum to the
 // engine: the reference the kernel's own evaluator is held to.
 func enginePlan(p *Program) *Program {
-	q := *p
-	q.compilePlan(false)
-	q.intentPlans = nil
-	return &q
+	e := *p.e
+	pl := *e.Plan
+	e.Plan = &pl
+	pl.compilePlan(false)
+	pl.intentPlans = nil
+	return &Program{e: &e}
 }
 
 // TestPlanCompilesDomains: the kernel evaluates every stratum of the
@@ -35,7 +38,7 @@ func enginePlan(p *Program) *Program {
 func TestPlanCompilesDomains(t *testing.T) {
 	for _, dir := range []string{browserRules, workspaceRules, ticketsRules} {
 		p := mustLoad(t, dir)
-		for _, st := range p.plan {
+		for _, st := range p.e.steps {
 			if st.strata != nil {
 				t.Errorf("%s: strata %v go to the engine", dir, st.predToStratum)
 			}
@@ -43,7 +46,7 @@ func TestPlanCompilesDomains(t *testing.T) {
 	}
 	p := mustLoad(t, execRules)
 	engine := map[string]bool{}
-	for _, st := range p.plan {
+	for _, st := range p.e.steps {
 		for sym := range st.predToStratum {
 			engine[sym.Symbol] = true
 		}
@@ -88,7 +91,7 @@ func (c domainCase) intentsOf(p *Program) []string {
 		return c.intents
 	}
 	var all []string
-	for _, d := range p.intents {
+	for _, d := range p.e.intents {
 		all = append(all, d.Name)
 	}
 	return all
@@ -154,11 +157,11 @@ func FuzzEvaluatorMatchesEngine(f *testing.F) {
 func compareStores(t *testing.T, name string, fast, slow *Program, req Request) int {
 	t.Helper()
 	dump := func(p *Program) ([]string, error) {
-		r, _, err := p.prepare(req)
+		r, _, err := p.e.prepare(req)
 		if err != nil {
 			return nil, err
 		}
-		if err := guard(func() error { return p.run(r, req) }); err != nil {
+		if err := guard(func() error { return p.e.run(r, req) }); err != nil {
 			return nil, err
 		}
 		var out []string
@@ -246,7 +249,7 @@ func newFactGen(p *Program) *factGen {
 		seen[s] = true
 		g.strs = append(g.strs, s)
 	}
-	for _, r := range p.info.Rules {
+	for _, r := range p.e.info.Rules {
 		for _, t := range append([]ast.Term{r.Head}, r.Premises...) {
 			for _, c := range constantsOf(t) {
 				switch c.Type {
@@ -261,7 +264,7 @@ func newFactGen(p *Program) *factGen {
 			}
 		}
 	}
-	for _, d := range p.profile.Predicates {
+	for _, d := range p.e.profile.Predicates {
 		if d.Direction != "output" {
 			g.profile = append(g.profile, d)
 		}
@@ -342,7 +345,7 @@ func (g *factGen) facts(t *testing.T, rng *rand.Rand, n int) []protocol.Fact {
 	if err := json.Unmarshal([]byte("["+strings.Join(raw, ",")+"]"), &facts); err != nil {
 		t.Fatal(err)
 	}
-	valid, vs := protocol.ValidateFacts(facts, &g.p.profile, protocol.Assert, nil)
+	valid, vs := protocol.ValidateFacts(facts, &g.p.e.profile, protocol.Assert, nil)
 	if len(vs) > 0 {
 		t.Fatalf("generated facts are invalid: %v", vs)
 	}
@@ -370,14 +373,14 @@ func (g *factGen) request(t *testing.T, rng *rand.Rand, intents []string, n int)
 // external returns random facts of the domain's external predicates.
 func (g *factGen) external(rng *rand.Rand) []protocol.Fact {
 	var out []protocol.Fact
-	names := make([]string, 0, len(g.p.external))
-	for name := range g.p.external {
+	names := make([]string, 0, len(g.p.e.external))
+	for name := range g.p.e.external {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		for range rng.IntN(4) {
-			args := make([]any, g.p.external[name])
+			args := make([]any, g.p.e.external[name])
 			for i := range args {
 				if numericExternal[name] {
 					args[i] = json.Number(fmt.Sprint(g.nums[rng.IntN(len(g.nums))]))
@@ -407,24 +410,24 @@ func TestFiredRulesMatchSearch(t *testing.T) {
 		for seed := range rounds {
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			req := gen.request(t, rng, intents, rng.IntN(40))
-			r, _, err := p.prepare(req)
+			r, _, err := p.e.prepare(req)
 			if err != nil {
 				continue
 			}
-			if err := guard(func() error { return p.run(r, req) }); err != nil {
+			if err := guard(func() error { return p.e.run(r, req) }); err != nil {
 				continue
 			}
 			clientPreds := map[string]bool{}
 			for _, f := range req.Facts {
 				clientPreds[f.Pred] = true
 			}
-			m := p.matcher(r.store, r.ts, req.EvalTime)
-			got := p.firedRules(r.store, m, clientPreds, r.fired)
-			names := p.ruleNames()
+			m := p.e.matcher(r.store, r.ts, req.EvalTime)
+			got := p.e.firedRules(r.store, m, clientPreds, r.fired)
+			names := p.e.ruleNames()
 			inPlan := planRules(r.plan)
-			for i := range p.info.Rules {
-				want := m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
-				if p.compiledRule[i] && !inPlan[i] {
+			for i := range p.e.info.Rules {
+				want := m.bodyHasSolution(p.e.ruleBodies[i], unionfind.New())
+				if p.e.compiledRule[i] && !inPlan[i] {
 					want = false
 				}
 				if got[i] != want {

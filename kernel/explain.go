@@ -65,7 +65,7 @@ const maxProofDepth = 24
 // of each goal (post-hoc provenance, MANGLE_NOTES section 8). Candidate
 // solutions are sorted, so the same inputs give the same proofs.
 type explainer struct {
-	p       *Program
+	p       *Evaluator
 	qc      engine.QueryContext
 	te      *engine.TemporalEvaluator
 	ts      factstore.TemporalFactStore
@@ -78,7 +78,18 @@ type explainer struct {
 	client  map[*ProofNode]int // session leaves -> index of the client fact
 }
 
-func (p *Program) newExplainer(s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time, clients map[uint64]int) *explainer {
+// proofs explains the tools and dropped candidates of run: a derivation
+// of each selected tool, why each candidate was dropped, and the client
+// facts no rule reads.
+func proofs(p *Evaluator, run *evalRun, tools []Tool, dropped []Dropped) *Explanation {
+	preds := make([]string, len(run.req.Facts))
+	for i, f := range run.req.Facts {
+		preds[i] = f.Pred
+	}
+	return newExplainer(p, run.store, run.ts, run.req.EvalTime, run.clients).explanation(tools, dropped, preds)
+}
+
+func newExplainer(p *Evaluator, s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time, clients map[uint64]int) *explainer {
 	rules := map[ast.PredicateSym][]ast.Clause{}
 	for _, r := range p.info.Rules {
 		rules[r.Head.Predicate] = append(rules[r.Head.Predicate], r.ReplaceWildcards())
@@ -345,7 +356,7 @@ func (x *explainer) explanation(tools []Tool, dropped []Dropped, facts []string)
 }
 
 // bodyPredicates is the set of predicates some rule body reads.
-func (p *Program) bodyPredicates() map[string]bool {
+func (p *Analysis) bodyPredicates() map[string]bool {
 	out := map[string]bool{}
 	for _, r := range p.info.Rules {
 		for _, prem := range r.Premises {

@@ -47,11 +47,11 @@ func TestGroupByKeepsCollidingGroupsApart(t *testing.T) {
 	}
 	req := Request{Intent: "probe", EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000,
 		Facts: []protocol.Fact{item("n1", a, 1), item("n2", a, 2), item("n3", b, 3)}}
-	r, _, err := p.prepare(req)
+	r, _, err := p.e.prepare(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := guard(func() error { return p.run(r, req) }); err != nil {
+	if err := guard(func() error { return p.e.run(r, req) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

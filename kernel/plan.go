@@ -118,7 +118,7 @@ type cprem struct {
 // compilePlan turns the dynamic strata into steps. It runs once at load.
 // With compile false every stratum goes to the engine (the differential
 // tests' reference).
-func (p *Program) compilePlan(compile bool) {
+func (p *Plan) compilePlan(compile bool) {
 	byHead := map[ast.PredicateSym][]int{}
 	for i, r := range p.info.Rules {
 		if p.staticRule[i] {
@@ -170,7 +170,7 @@ func (p *Program) compilePlan(compile bool) {
 		}
 	}
 	flush()
-	p.plan = steps
+	p.steps = steps
 }
 
 // EngineStratum is a stratum of the rules that the kernel hands to the
@@ -187,7 +187,7 @@ type EngineStratum struct {
 
 // EngineStrata returns the strata the engine evaluates, in evaluation
 // order; none when the kernel compiles every rule.
-func (p *Program) EngineStrata() []EngineStratum { return p.engineStrata }
+func (p *Plan) EngineStrata() []EngineStratum { return p.engineStrata }
 
 // predicateNames returns the predicates of ns as name/arity, sorted.
 func predicateNames(ns analysis.Nodeset) []string {
@@ -203,7 +203,7 @@ func symName(sym ast.PredicateSym) string { return fmt.Sprintf("%s/%d", sym.Symb
 
 // compileStratum compiles one stratum, or says why the engine must
 // evaluate it.
-func (p *Program) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, *EngineStratum) {
+func (p *Plan) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, *EngineStratum) {
 	engine := func(sym ast.PredicateSym, reason string, rule ...ast.Clause) (step, *EngineStratum) {
 		why := &EngineStratum{Predicate: symName(sym), Reason: reason}
 		if len(rule) > 0 {

@@ -1,25 +1,23 @@
 package kernel
 
 import (
-	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
 	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/factstore"
 	"github.com/manglecp/manglecp/kernel/factcodec"
+	"github.com/manglecp/manglecp/kernel/rules"
 	"github.com/manglecp/manglecp/protocol"
 )
-
-//go:embed rules
-var embedded embed.FS
 
 // ProtocolLayers returns the kernel's own layers: schema (highest trust)
 // and pipeline (lowest). [Load] places domain layers between them.
 func ProtocolLayers() (schema, pipeline Layer) {
-	s, _ := fs.Sub(embedded, "rules/schema")
-	p, _ := fs.Sub(embedded, "rules/pipeline")
+	s, _ := fs.Sub(rules.FS, "schema")
+	p, _ := fs.Sub(rules.FS, "pipeline")
 	return Layer{Name: "schema", FS: s, Prefix: "kernel/schema"}, Layer{Name: "pipeline", FS: p, Prefix: "kernel/pipeline"}
 }
 
@@ -27,43 +25,24 @@ func ProtocolLayers() (schema, pipeline Layer) {
 // server facts and manifest declarations. It is immutable and safe for
 // concurrent evaluations.
 type Program struct {
-	info          *analysis.ProgramInfo
+	e *Evaluator
+}
+
+// Analysis is a rule program read, checked and analysed: the engine's
+// program info and strata, the server facts and the manifest declarations.
+type Analysis struct {
+	info          *analysis.ProgramInfo // the rules, without the server facts
 	strata        []analysis.Nodeset
 	predToStratum map[ast.PredicateSym]int
-	base          *indexedStore // server facts, read-only (frozen) after Load
-	baseCount     int           // server facts of the rules (not counting what precomputeStatic derived)
-	// server is the server facts alone (proofs stop at them); base adds
-	// what the static strata derive (static.go). baseTotal counts base.
-	server    *indexedStore
-	baseTotal int
-	// dynStrata are the strata each request runs (through plan).
-	dynStrata []analysis.Nodeset
-	// plan is how a request evaluates the dynamic strata (plan.go);
-	// compiledRule marks the rules it evaluates itself, whose firing the
-	// evaluation records.
-	plan         []step
-	compiledRule []bool
-	// intentPlans are the plans of the declared intents: the steps of
-	// plan with only the rules each intent's answer can depend on
-	// (prune.go).
-	intentPlans map[string][]step
-	// engineStrata are the strata the engine evaluates, and why.
-	engineStrata []EngineStratum
-	// staticRule marks the rules of static predicates and staticFired
-	// those of them that fired; staticDerived and staticCreated count the
-	// facts the static strata derived (without and with the engine's
-	// internal predicates).
-	staticRule, staticFired      []bool
-	ruleBodies                   [][]ast.Term // premises with wildcards replaced, per rule
-	staticDerived, staticCreated int64
-	timedBase                    []timedAtom     // server facts with a validity interval
-	temporal                     map[string]bool // profile predicates whose facts go to the temporal store
+	facts         []ast.Atom      // server facts without a validity interval
+	timedBase     []timedAtom     // server facts with a validity interval
+	temporal      map[string]bool // profile predicates whose facts go to the temporal store
+	ruleBodies    [][]ast.Term    // premises with wildcards replaced, per rule
+	soleRule      []bool          // per rule: the only rule of its head predicate
 
-	policy   map[string]bool           // predicates the policy layer defines; proofs do not open them
-	external map[string]int            // external predicate -> arity
-	declLoc  map[string]located        // where each profile predicate is declared
-	soleRule []bool                    // per rule: the only rule of its head predicate
-	baseHas  map[ast.PredicateSym]bool // predicates with server facts
+	policy   map[string]bool    // predicates the policy layer defines; proofs do not open them
+	external map[string]int     // external predicate -> arity
+	declLoc  map[string]located // where each profile predicate is declared
 	skills   map[string]protocol.Skill
 	inline   map[string]bool
 	intents  []protocol.IntentDecl
@@ -74,10 +53,53 @@ type Program struct {
 	// for the tools of each action (ActionParams).
 	actionParams map[string][]DeclaredParam
 	ruleCount    int
-	phases       int
 	// warnings are the problems that load but deserve the author's look
 	// (Warnings).
 	warnings []*LoadError
+}
+
+// Plan is how requests evaluate an analysed program: the strata no
+// request can change are left out (evaluated at load), the others are
+// compiled into steps, and each declared intent gets the steps its answer
+// can depend on.
+type Plan struct {
+	*Analysis
+	// baseFacts are the server facts with what the static strata derived.
+	baseFacts factstore.ReadOnlyFactStore
+	// dynStrata are the strata each request runs (through steps).
+	dynStrata []analysis.Nodeset
+	// staticRule marks the rules evaluated at load.
+	staticRule []bool
+	// steps is how a request evaluates the dynamic strata (plan.go);
+	// compiledRule marks the rules it evaluates itself, whose firing the
+	// evaluation records.
+	steps        []step
+	compiledRule []bool
+	// intentPlans are the plans of the declared intents: the steps of
+	// steps with only the rules each intent's answer can depend on
+	// (prune.go).
+	intentPlans map[string][]step
+	// engineStrata are the strata the engine evaluates, and why.
+	engineStrata []EngineStratum
+}
+
+// Evaluator is a planned program with its server facts in an indexed
+// store: what evaluates requests.
+type Evaluator struct {
+	*Plan
+	base      *indexedStore // server facts, read-only (frozen) after Load
+	baseCount int           // server facts of the rules (not counting what precomputeStatic derived)
+	// server is the server facts alone (proofs stop at them); base adds
+	// what the static strata derive (static.go). baseTotal counts base.
+	server    *indexedStore
+	baseTotal int
+	// staticFired marks the static rules that fired; staticDerived and
+	// staticCreated count the facts the static strata derived (without
+	// and with the engine's internal predicates).
+	staticFired                  []bool
+	staticDerived, staticCreated int64
+	baseHas                      map[ast.PredicateSym]bool // predicates with server facts
+	phases                       int
 }
 
 // argInteger is the decl_arg type of a whole-number argument: the same
@@ -88,7 +110,7 @@ const argInteger = "integer"
 // Warnings returns what loads but deserves the author's look, each with
 // its file and line: an old spelling (decl_arg's "number", now "integer").
 // The server logs them at load; `manglecp check` prints them.
-func (p *Program) Warnings() []*LoadError { return append([]*LoadError(nil), p.warnings...) }
+func (p *Analysis) Warnings() []*LoadError { return append([]*LoadError(nil), p.warnings...) }
 
 // spellingWarnings reports the decl_arg facts typed "number": the old
 // spelling of "integer" (one word for whole numbers in decl_arg and
@@ -137,6 +159,20 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
+	a, err := analyseFiles(files, externals)
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEvaluator(a, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{e: e}, nil
+}
+
+// analyseFiles checks and analyses the parsed files of every layer and
+// reads the manifest declarations.
+func analyseFiles(files []*sourceFile, externals []External) (*Analysis, error) {
 	if err := checkOwnership(files); err != nil {
 		return nil, err
 	}
@@ -156,7 +192,7 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	if err := checkContract(files, externals); err != nil {
 		return nil, err
 	}
-	p := &Program{policy: map[string]bool{}}
+	p := &Analysis{policy: map[string]bool{}}
 	for _, f := range files {
 		if f.layer == "policy" {
 			for _, c := range f.unit.Clauses {
@@ -181,17 +217,40 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	}
 	p.info, p.strata, p.predToStratum = info, strata, predToStratum
 	p.ruleCount = len(info.Rules)
-	p.phases = 6
-
-	// Server facts go to a shared read-only store once; the engine must not
-	// add them again per request.
-	p.base = newIndexedStore()
 	for i, a := range info.InitialFacts {
 		if iv := info.InitialFactTimes[i]; iv != nil {
 			p.timedBase = append(p.timedBase, timedAtom{a, *iv})
 			continue
 		}
-		p.base.Add(a)
+		p.facts = append(p.facts, a)
+	}
+	perHead := map[ast.PredicateSym]int{}
+	for _, r := range info.Rules {
+		perHead[r.Head.Predicate]++
+	}
+	p.soleRule = make([]bool, len(info.Rules))
+	p.ruleBodies = make([][]ast.Term, len(info.Rules))
+	for i, r := range info.Rules {
+		p.soleRule[i] = perHead[r.Head.Predicate] == 1
+		p.ruleBodies[i] = r.ReplaceWildcards().Premises
+	}
+	shared := *info
+	shared.InitialFacts, shared.InitialFactTimes = nil, nil
+	p.info = &shared
+	p.warnings = spellingWarnings(files)
+	return p, nil
+}
+
+// newEvaluator puts the server facts of a into an indexed store, evaluates
+// the static strata into it and plans the others (with compile false every
+// stratum goes to the engine: the differential tests' reference).
+func newEvaluator(a *Analysis, compile bool) (*Evaluator, error) {
+	p := &Evaluator{Plan: &Plan{Analysis: a}, phases: 6}
+	// Server facts go to a shared read-only store once; the engine must not
+	// add them again per request.
+	p.base = newIndexedStore()
+	for _, f := range a.facts {
+		p.base.Add(f)
 	}
 	for i, t := range p.tools {
 		p.base.Add(ast.NewAtom("tool_rank", ast.String(t), ast.Number(int64(i))))
@@ -207,23 +266,12 @@ func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) 
 	for sym := range p.external {
 		p.baseHas[ast.PredicateSym{Symbol: sym, Arity: p.external[sym]}] = true
 	}
-	perHead := map[ast.PredicateSym]int{}
-	for _, r := range info.Rules {
-		perHead[r.Head.Predicate]++
-	}
-	p.soleRule = make([]bool, len(info.Rules))
-	for i, r := range info.Rules {
-		p.soleRule[i] = perHead[r.Head.Predicate] == 1
-	}
-	shared := *info
-	shared.InitialFacts, shared.InitialFactTimes = nil, nil
-	p.info = &shared
 	if err := p.precomputeStatic(); err != nil {
 		return nil, err
 	}
-	p.compilePlan(true)
+	p.baseFacts = p.base
+	p.compilePlan(compile)
 	p.planIntents()
-	p.warnings = spellingWarnings(files)
 	return p, nil
 }
 
@@ -276,14 +324,14 @@ func (l located) errorf(format string, args ...any) error {
 }
 
 // Intents returns the intents the manifest advertises, sorted by name.
-func (p *Program) Intents() []protocol.IntentDecl {
+func (p *Analysis) Intents() []protocol.IntentDecl {
 	out := make([]protocol.IntentDecl, len(p.intents))
 	copy(out, p.intents)
 	return out
 }
 
 // FactsProfile returns the facts profile (predicates sorted by name).
-func (p *Program) FactsProfile() protocol.FactsProfile {
+func (p *Analysis) FactsProfile() protocol.FactsProfile {
 	fp := p.profile
 	fp.Predicates = append([]protocol.PredicateSchema(nil), p.profile.Predicates...)
 	fp.TimeFormats = append([]string(nil), p.profile.TimeFormats...)
@@ -291,10 +339,10 @@ func (p *Program) FactsProfile() protocol.FactsProfile {
 }
 
 // Tools returns the names of the declared tools, sorted.
-func (p *Program) Tools() []string { return append([]string(nil), p.tools...) }
+func (p *Analysis) Tools() []string { return append([]string(nil), p.tools...) }
 
 // Skill returns a skill of the catalogue by id.
-func (p *Program) Skill(id string) (protocol.Skill, bool) {
+func (p *Analysis) Skill(id string) (protocol.Skill, bool) {
 	s, ok := p.skills[id]
 	if ok {
 		s.Resources = append([]protocol.SkillResource(nil), s.Resources...)
@@ -304,10 +352,10 @@ func (p *Program) Skill(id string) (protocol.Skill, bool) {
 
 // SkillInline reports whether the catalogue marks the skill for inline
 // delivery.
-func (p *Program) SkillInline(id string) bool { return p.inline[id] }
+func (p *Analysis) SkillInline(id string) bool { return p.inline[id] }
 
 // readSkills reads the skill catalogue from the program's facts.
-func (p *Program) readSkills(facts map[string][]located, fail func(error)) {
+func (p *Analysis) readSkills(facts map[string][]located, fail func(error)) {
 	p.skills, p.inline = map[string]protocol.Skill{}, map[string]bool{}
 	for _, l := range facts["skill"] {
 		id, err1 := l.str(0)
@@ -357,7 +405,7 @@ func (p *Program) readSkills(facts map[string][]located, fail func(error)) {
 }
 
 // ActionNames returns the action names that tool_action facts name, sorted.
-func (p *Program) ActionNames() []string {
+func (p *Analysis) ActionNames() []string {
 	out := make([]string, len(p.actions))
 	for i, a := range p.actions {
 		out[i] = a.Name
@@ -377,7 +425,7 @@ type ActionRef struct {
 
 // ActionRefs returns the actions tool_action facts name, sorted by name,
 // each with the first fact naming it.
-func (p *Program) ActionRefs() []ActionRef { return append([]ActionRef(nil), p.actions...) }
+func (p *Analysis) ActionRefs() []ActionRef { return append([]ActionRef(nil), p.actions...) }
 
 // Actions reads the actions the tool_action facts of layers name, sorted by
 // name, each with the first fact naming it. It only parses the files (a
@@ -410,14 +458,14 @@ func actionRefs(facts []located) []ActionRef {
 }
 
 // RuleCount is the number of rules (clauses with a body).
-func (p *Program) RuleCount() int { return p.ruleCount }
+func (p *Analysis) RuleCount() int { return p.ruleCount }
 
 // BaseFactCount is the number of cached server facts.
-func (p *Program) BaseFactCount() int { return p.baseCount }
+func (p *Evaluator) BaseFactCount() int { return p.baseCount }
 
 // readDeclarations reads intents, the facts profile and the tool list from
 // the program's facts and checks them.
-func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]located) error {
+func (p *Analysis) readDeclarations(files []*sourceFile, facts map[string][]located) error {
 	var errs LoadErrors
 	fail := func(err error) {
 		errs = append(errs, asLoadErrors(err)...)
@@ -598,7 +646,7 @@ func (p *Program) readDeclarations(files []*sourceFile, facts map[string][]locat
 // clientDecls declares client predicates that no rule defines, so rules may
 // use them in bodies (the analyser needs a declaration for every body
 // predicate). It also rejects client predicates owned by the kernel layers.
-func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Decl, error) {
+func (p *Analysis) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Decl, error) {
 	heads := map[string]string{}
 	declared := map[string]bool{}
 	for _, f := range files {
@@ -651,7 +699,7 @@ func (p *Program) clientDecls(files []*sourceFile) (map[ast.PredicateSym]ast.Dec
 
 // externalDecls declares the external predicates for the analyser and
 // checks that no rule defines them and no profile predicate shares a name.
-func (p *Program) externalDecls(files []*sourceFile, externals []External, extra map[ast.PredicateSym]ast.Decl) error {
+func (p *Analysis) externalDecls(files []*sourceFile, externals []External, extra map[ast.PredicateSym]ast.Decl) error {
 	var errs LoadErrors
 	p.external = map[string]int{}
 	for _, e := range externals {

@@ -175,7 +175,7 @@ func (b binding) value(t ast.BaseTerm) (aval, bool) {
 
 // absState is one intent's over-approximation of the facts.
 type absState struct {
-	p     *Program
+	p     *Plan
 	facts map[ast.PredicateSym]*aset
 	// anything are the predicates whose facts may be anything: the
 	// facts profile's, the external predicates, the request predicates
@@ -184,7 +184,7 @@ type absState struct {
 }
 
 // newAbsState computes the facts of intent (bottom up, to a fixpoint).
-func (p *Program) newAbsState(intent string) *absState {
+func (p *Plan) newAbsState(intent string) *absState {
 	a := &absState{p: p, facts: map[ast.PredicateSym]*aset{}, anything: map[string]bool{}}
 	for _, d := range p.profile.Predicates {
 		a.anything[d.Predicate] = true
@@ -197,9 +197,9 @@ func (p *Program) newAbsState(intent string) *absState {
 			a.anything[name] = true
 		}
 	}
-	for _, sym := range p.base.ListPredicates() {
+	for _, sym := range p.baseFacts.ListPredicates() {
 		s := a.set(sym)
-		_ = p.base.GetFacts(ast.NewQuery(sym), func(f ast.Atom) error {
+		_ = p.baseFacts.GetFacts(ast.NewQuery(sym), func(f ast.Atom) error {
 			t := make([]aval, len(f.Args))
 			for i, x := range f.Args {
 				if c, ok := x.(ast.Constant); ok {
@@ -398,7 +398,7 @@ func premiseAtom(prem ast.Term) (ast.Atom, bool, bool) {
 
 // relevantRules returns, for intent, which rules of p.info.Rules its plan
 // evaluates (see above).
-func (p *Program) relevantRules(intent string) []bool {
+func (p *Plan) relevantRules(intent string) []bool {
 	a := p.newAbsState(intent)
 	byHead := map[ast.PredicateSym][]int{}
 	for i, r := range p.info.Rules {
@@ -531,10 +531,10 @@ func headBinding(r ast.Clause, t []aval) (binding, bool) {
 }
 
 // planIntents builds the plan of every declared intent.
-func (p *Program) planIntents() {
+func (p *Plan) planIntents() {
 	p.intentPlans = map[string][]step{}
 	for _, in := range p.intents {
-		p.intentPlans[in.Name] = filterPlan(p.plan, p.relevantRules(in.Name))
+		p.intentPlans[in.Name] = filterPlan(p.steps, p.relevantRules(in.Name))
 	}
 }
 
@@ -567,12 +567,12 @@ func filterPlan(plan []step, keep []bool) []step {
 // planFor is the plan a request evaluates: its intent's, or every rule
 // when it asks for proofs or rule coverage (which describe every rule) or
 // names an intent the manifest does not declare.
-func (p *Program) planFor(req Request) []step {
-	if req.Explain || req.Coverage {
-		return p.plan
+func (p *Plan) planFor(intent string, every bool) []step {
+	if every {
+		return p.steps
 	}
-	if plan, ok := p.intentPlans[req.Intent]; ok {
+	if plan, ok := p.intentPlans[intent]; ok {
 		return plan
 	}
-	return p.plan
+	return p.steps
 }

@@ -16,9 +16,11 @@ import (
 // fullPlan returns a copy of p whose requests evaluate every rule,
 // whatever their intent: the reference the intents' plans are held to.
 func fullPlan(p *Program) *Program {
-	q := *p
-	q.intentPlans = nil
-	return &q
+	e := *p.e
+	pl := *e.Plan
+	e.Plan = &pl
+	pl.intentPlans = nil
+	return &Program{e: &e}
 }
 
 // planRules marks the rules (by index in Program.info.Rules) a plan's
@@ -36,11 +38,11 @@ func planRules(plan []step) map[int]bool {
 // storeFacts evaluates req with p's plan for it and returns every fact
 // the evaluation added, as text, sorted.
 func storeFacts(p *Program, req Request) ([]string, error) {
-	r, _, err := p.prepare(req)
+	r, _, err := p.e.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := guard(func() error { return p.run(r, req) }); err != nil {
+	if err := guard(func() error { return p.e.run(r, req) }); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -123,13 +125,13 @@ func TestIntentPlanMatchesFullPlan(t *testing.T) {
 // intent the manifest does not declare use every rule.
 func TestIntentPlanLeavesOutOtherIntents(t *testing.T) {
 	p := mustLoad(t, browserRules)
-	plan := p.intentPlans["diagnose_error"]
+	plan := p.e.intentPlans["diagnose_error"]
 	in := planRules(plan)
-	names := p.ruleNames()
+	names := p.e.ruleNames()
 	var kept []string
-	for i := range p.info.Rules {
+	for i := range p.e.info.Rules {
 		if in[i] {
-			kept = append(kept, names[i]+": "+p.info.Rules[i].String())
+			kept = append(kept, names[i]+": "+p.e.info.Rules[i].String())
 		}
 	}
 	text := strings.Join(kept, "\n")
@@ -143,12 +145,12 @@ func TestIntentPlanLeavesOutOtherIntents(t *testing.T) {
 			t.Errorf("diagnose_error's plan lacks %s...:\n%s", present, text)
 		}
 	}
-	if all := planRules(p.plan); len(in) >= len(all) {
+	if all := planRules(p.e.steps); len(in) >= len(all) {
 		t.Errorf("diagnose_error's plan has %d of %d rules", len(in), len(all))
 	}
 	for _, req := range []Request{{Intent: "diagnose_error", Explain: true}, {Intent: "diagnose_error", Coverage: true}, {Intent: "no_such_intent"}} {
-		if got := p.planFor(req); len(got) != len(p.plan) {
-			t.Errorf("%+v: a plan of %d steps, want every rule's %d", req, len(got), len(p.plan))
+		if got := p.e.planFor(req.Intent, req.Explain || req.Coverage); len(got) != len(p.e.steps) {
+			t.Errorf("%+v: a plan of %d steps, want every rule's %d", req, len(got), len(p.e.steps))
 		}
 	}
 }

@@ -76,7 +76,7 @@ func value(t ast.BaseTerm) any {
 
 // readResult reads final_selected and every tool attribute from the final
 // store. Output is sorted so that it is identical across runs.
-func (p *Program) readResult(s *evalStore) ([]Tool, []Dropped) {
+func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 	byName := map[string]*Tool{}
 	var tools []*Tool
 	// keys holds, for every selected tool, the constant final_selected
@@ -289,7 +289,7 @@ type ruleMatcher struct {
 	ts factstore.TemporalFactStore
 }
 
-func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time) ruleMatcher {
+func (p *Evaluator) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time) ruleMatcher {
 	return ruleMatcher{qc: engine.QueryContext{PredToDecl: p.info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), ts: ts}
 }
 
@@ -303,7 +303,7 @@ func (p *Program) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime
 // firing is fixed at load (static.go), and the evaluation recorded which
 // compiled rules fired (exec.go). Only the other rules' bodies are
 // searched.
-func (p *Program) firedRules(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) []bool {
+func (p *Evaluator) firedRules(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) []bool {
 	out := make([]bool, len(p.info.Rules))
 	for i, r := range p.info.Rules {
 		switch {

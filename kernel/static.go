@@ -30,7 +30,7 @@ const staticLimit = 10_000_000
 // precomputeStatic splits the strata, evaluates the static ones into p.base
 // and freezes it. It must run at the end of loading, before the program is
 // shared.
-func (p *Program) precomputeStatic() error {
+func (p *Evaluator) precomputeStatic() error {
 	p.server = newIndexedStore()
 	p.server.Merge(p.base)
 	p.server.freeze()
@@ -77,10 +77,6 @@ func (p *Program) precomputeStatic() error {
 	// rules_fired of the static rules is fixed too.
 	p.staticRule = make([]bool, len(p.info.Rules))
 	p.staticFired = make([]bool, len(p.info.Rules))
-	p.ruleBodies = make([][]ast.Term, len(p.info.Rules))
-	for i, r := range p.info.Rules {
-		p.ruleBodies[i] = r.ReplaceWildcards().Premises
-	}
 	view := &evalStore{base: p.base, own: newIndexedStore()}
 	m := p.matcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
 	for i, r := range p.info.Rules {
@@ -105,7 +101,7 @@ func (p *Program) precomputeStatic() error {
 // mandatory_for_intent rule, over every upstream tool, run per request.
 // The rules' bodies read only predicates that are complete in p.base, so
 // one stratum of their heads is a correct evaluation order.
-func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
+func (p *Evaluator) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
 	client := map[string]bool{}
 	for _, d := range p.profile.Predicates {
 		client[d.Predicate] = true
@@ -159,7 +155,7 @@ func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]boo
 }
 
 // staticPredicates finds the static predicates (see above).
-func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
+func (p *Evaluator) staticPredicates() map[ast.PredicateSym]bool {
 	client := map[string]bool{}
 	for _, d := range p.profile.Predicates {
 		client[d.Predicate] = true
@@ -206,7 +202,7 @@ func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
 // edbStatic reports whether sym, a predicate no rule defines, has the same
 // facts for every request: server facts only, not from the client (whose
 // predicates client names), not external, temporal or asserted per request.
-func (p *Program) edbStatic(sym ast.PredicateSym, client map[string]bool) bool {
+func (p *Evaluator) edbStatic(sym ast.PredicateSym, client map[string]bool) bool {
 	name := sym.Symbol
 	if name == "tool_rank" {
 		return true
