@@ -34,6 +34,8 @@ func TestLayering(t *testing.T) {
 		{mod + "/store/redis", []string{mangle, mod + "/kernel", mod + "/transport", mod + "/domains/", mod + "/cmd/"}},
 		{mod + "/kernel", []string{mod + "/transport", mod + "/domains/"}},
 		{mod + "/kernel/factcodec", []string{mod + "/kernel", mod + "/transport"}},
+		// The kernel's own rule files know nothing.
+		{mod + "/kernel/rules", []string{mangle, mod + "/"}},
 		// The browser executor knows CDP only: no protocol, server or engine.
 		{mod + "/domains/browser/chrome", []string{mangle, mod + "/internal/", mod + "/transport", mod + "/protocol", mod + "/client"}},
 		{mod + "/cmd/internal/attack", []string{mangle, mod, mod + "/kernel", mod + "/domains/"}},
@@ -93,6 +95,25 @@ func TestLayering(t *testing.T) {
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},
 		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/cmd/", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
+	}
+	// The kernel's stages import earlier stages only (load, analyse, plan,
+	// eval, explain), never a later one or the kernel facade.
+	stages := []string{"load", "analyse", "plan", "eval", "explain"}
+	for i, s := range stages {
+		pkg := mod + "/kernel/" + s
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		later := map[string]bool{mod + "/kernel": true}
+		for _, l := range stages[i+1:] {
+			later[mod+"/kernel/"+l] = true
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if later[dep] {
+				t.Errorf("kernel stage %s depends on %s", pkg, dep)
+			}
+		}
 	}
 	// Leaves any layer may use: the standard library's helpers (parallel
 	// work, the free list, the one clipping function, the one peer key,

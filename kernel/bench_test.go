@@ -8,6 +8,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
+	"github.com/manglecp/manglecp/kernel/eval"
 	"github.com/manglecp/manglecp/kernel/factcodec"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -96,21 +97,21 @@ func BenchmarkRawEngine(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if p.e.temporal[f.Pred] {
+				if p.e.Temporal[f.Pred] {
 					timed = append(timed, a)
 				} else {
 					plain = append(plain, a)
 				}
 			}
-			eval := func() factstore.SimpleInMemoryStore {
+			evalRaw := func() factstore.SimpleInMemoryStore {
 				store := factstore.NewSimpleInMemoryStore()
-				store.Merge(p.e.server)
+				store.Merge(p.e.Server)
 				for _, a := range plain {
 					store.Add(a)
 				}
 				ts := factstore.NewTemporalStore()
-				for _, t := range p.e.timedBase {
-					if _, err := ts.Add(t.atom, t.interval); err != nil {
+				for _, t := range p.e.TimedBase {
+					if _, err := ts.Add(t.Atom, t.Interval); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -119,7 +120,7 @@ func BenchmarkRawEngine(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if _, err := engine.EvalStratifiedProgramWithStats(p.e.info, p.e.strata, p.e.predToStratum, store,
+				if _, err := engine.EvalStratifiedProgramWithStats(p.e.Info, p.e.Strata, p.e.PredToStratum, store,
 					engine.WithEvaluationTime(testEvalTime), engine.WithTemporalStore(ts), engine.WithCreatedFactLimit(benchLimit)); err != nil {
 					b.Fatal(err)
 				}
@@ -130,13 +131,13 @@ func BenchmarkRawEngine(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if got := len(facts(eval(), "final_selected", 3)); got != len(res.Tools) || got == 0 {
+			if got := len(eval.Facts(evalRaw(), "final_selected", 3)); got != len(res.Tools) || got == 0 {
 				b.Fatalf("raw engine selected %d tools, kernel %d", got, len(res.Tools))
 			}
 			b.ReportAllocs()
 			done := cpuPerOp(b)
 			for b.Loop() {
-				eval()
+				evalRaw()
 			}
 			done()
 		})

@@ -19,13 +19,30 @@
 // rules derived. It never returns partial results.
 //
 // The strata that no request can change are evaluated once at load
-// (static.go). The others are compiled at load into rules with numbered
-// variables and evaluated per request by the kernel itself, depth first
-// over an indexed store (plan.go, exec.go), with the engine's semantics,
-// limits and messages; the engine still evaluates what the kernel does not
-// compile (non-linear recursion, temporal heads, deferred and merge
-// predicates). A differential test and fuzz target hold the two to the
-// same facts on every domain (exec_test.go).
+// (kernel/eval/static.go). The others are compiled at load into rules
+// with numbered variables (kernel/plan) and evaluated per request by the
+// kernel itself, depth first over an indexed store (kernel/eval/exec.go),
+// with the engine's semantics, limits and messages; the engine still
+// evaluates what the kernel does not compile (non-linear recursion,
+// temporal heads, deferred and merge predicates). A differential test and
+// fuzz target hold the two to the same facts on every domain
+// (exec_test.go).
 //
 // The kernel holds no tool-selection logic: every decision is a rule.
+//
+// This package is the facade the server uses; the work is done by one
+// package per stage, each importing only earlier ones:
+//
+//   - kernel/load: rule files read into layers and parsed; syntax errors
+//     in the author's words (kernel/rules embeds the kernel's own layers).
+//   - kernel/analyse: ownership, contracts, failing patterns, temporal
+//     checks, Mangle's analysis and stratification, the manifest
+//     declarations.
+//   - kernel/plan: the dynamic strata compiled into steps, the strata left
+//     to the engine, each intent's plan.
+//   - kernel/eval: the indexed stores, the static strata evaluated at load,
+//     the per-request evaluation and the reading of its result.
+//   - kernel/explain: rule coverage and proofs of a finished evaluation.
+//
+// kernel/factcodec converts wire facts and clauses to Mangle and back.
 package kernel

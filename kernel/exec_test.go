@@ -15,6 +15,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/unionfind"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
+	"github.com/manglecp/manglecp/kernel/eval"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -27,8 +28,8 @@ func enginePlan(p *Program) *Program {
 	e := *p.e
 	pl := *e.Plan
 	e.Plan = &pl
-	pl.compilePlan(false)
-	pl.intentPlans = nil
+	pl.Compile(false)
+	pl.IntentPlans = nil
 	return &Program{e: &e}
 }
 
@@ -38,16 +39,16 @@ func enginePlan(p *Program) *Program {
 func TestPlanCompilesDomains(t *testing.T) {
 	for _, dir := range []string{browserRules, workspaceRules, ticketsRules} {
 		p := mustLoad(t, dir)
-		for _, st := range p.e.steps {
-			if st.strata != nil {
-				t.Errorf("%s: strata %v go to the engine", dir, st.predToStratum)
+		for _, st := range p.e.Steps {
+			if st.Strata != nil {
+				t.Errorf("%s: strata %v go to the engine", dir, st.PredToStratum)
 			}
 		}
 	}
 	p := mustLoad(t, execRules)
 	engine := map[string]bool{}
-	for _, st := range p.e.steps {
-		for sym := range st.predToStratum {
+	for _, st := range p.e.Steps {
+		for sym := range st.PredToStratum {
 			engine[sym.Symbol] = true
 		}
 	}
@@ -91,7 +92,7 @@ func (c domainCase) intentsOf(p *Program) []string {
 		return c.intents
 	}
 	var all []string
-	for _, d := range p.e.intents {
+	for _, d := range p.e.IntentDecls {
 		all = append(all, d.Name)
 	}
 	return all
@@ -157,16 +158,16 @@ func FuzzEvaluatorMatchesEngine(f *testing.F) {
 func compareStores(t *testing.T, name string, fast, slow *Program, req Request) int {
 	t.Helper()
 	dump := func(p *Program) ([]string, error) {
-		r, _, err := p.e.prepare(req)
+		r, _, err := p.e.Prepare(req)
 		if err != nil {
 			return nil, err
 		}
-		if err := guard(func() error { return p.e.run(r, req) }); err != nil {
+		if err := eval.Guard(func() error { return p.e.Run(r, req) }); err != nil {
 			return nil, err
 		}
 		var out []string
-		for _, sym := range r.store.own.ListPredicates() {
-			for _, f := range r.store.own.rels[sym].facts {
+		for _, sym := range r.Store.Own.ListPredicates() {
+			for _, f := range r.Store.Own.Rels[sym].Facts {
 				out = append(out, f.String())
 			}
 		}
@@ -249,7 +250,7 @@ func newFactGen(p *Program) *factGen {
 		seen[s] = true
 		g.strs = append(g.strs, s)
 	}
-	for _, r := range p.e.info.Rules {
+	for _, r := range p.e.Info.Rules {
 		for _, t := range append([]ast.Term{r.Head}, r.Premises...) {
 			for _, c := range constantsOf(t) {
 				switch c.Type {
@@ -264,7 +265,7 @@ func newFactGen(p *Program) *factGen {
 			}
 		}
 	}
-	for _, d := range p.e.profile.Predicates {
+	for _, d := range p.e.Profile.Predicates {
 		if d.Direction != "output" {
 			g.profile = append(g.profile, d)
 		}
@@ -345,7 +346,7 @@ func (g *factGen) facts(t *testing.T, rng *rand.Rand, n int) []protocol.Fact {
 	if err := json.Unmarshal([]byte("["+strings.Join(raw, ",")+"]"), &facts); err != nil {
 		t.Fatal(err)
 	}
-	valid, vs := protocol.ValidateFacts(facts, &g.p.e.profile, protocol.Assert, nil)
+	valid, vs := protocol.ValidateFacts(facts, &g.p.e.Profile, protocol.Assert, nil)
 	if len(vs) > 0 {
 		t.Fatalf("generated facts are invalid: %v", vs)
 	}
@@ -373,14 +374,14 @@ func (g *factGen) request(t *testing.T, rng *rand.Rand, intents []string, n int)
 // external returns random facts of the domain's external predicates.
 func (g *factGen) external(rng *rand.Rand) []protocol.Fact {
 	var out []protocol.Fact
-	names := make([]string, 0, len(g.p.e.external))
-	for name := range g.p.e.external {
+	names := make([]string, 0, len(g.p.e.External))
+	for name := range g.p.e.External {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		for range rng.IntN(4) {
-			args := make([]any, g.p.e.external[name])
+			args := make([]any, g.p.e.External[name])
 			for i := range args {
 				if numericExternal[name] {
 					args[i] = json.Number(fmt.Sprint(g.nums[rng.IntN(len(g.nums))]))
@@ -394,12 +395,12 @@ func (g *factGen) external(rng *rand.Rand) []protocol.Fact {
 	return out
 }
 
-// TestFiredRulesMatchSearch: what firedRules reports of every rule (from
+// TestFiredRulesMatchSearch: what FiredRules reports of every rule (from
 // the load, the evaluation's record of compiled rules and the head
 // predicates' facts) is what searching the rule's body in the final store
 // finds, rule by rule, on random requests to every domain; with the plan
 // of the request's intent (prune.go), a rule the plan leaves out never
-// fired. Rule coverage and rules_fired both read firedRules.
+// fired. Rule coverage and rules_fired both read FiredRules.
 func TestFiredRulesMatchSearch(t *testing.T) {
 	rounds := roundsFor(40, 8)
 	for _, tc := range domainCases {
@@ -410,24 +411,24 @@ func TestFiredRulesMatchSearch(t *testing.T) {
 		for seed := range rounds {
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			req := gen.request(t, rng, intents, rng.IntN(40))
-			r, _, err := p.e.prepare(req)
+			r, _, err := p.e.Prepare(req)
 			if err != nil {
 				continue
 			}
-			if err := guard(func() error { return p.e.run(r, req) }); err != nil {
+			if err := eval.Guard(func() error { return p.e.Run(r, req) }); err != nil {
 				continue
 			}
 			clientPreds := map[string]bool{}
 			for _, f := range req.Facts {
 				clientPreds[f.Pred] = true
 			}
-			m := p.e.matcher(r.store, r.ts, req.EvalTime)
-			got := p.e.firedRules(r.store, m, clientPreds, r.fired)
-			names := p.e.ruleNames()
-			inPlan := planRules(r.plan)
-			for i := range p.e.info.Rules {
-				want := m.bodyHasSolution(p.e.ruleBodies[i], unionfind.New())
-				if p.e.compiledRule[i] && !inPlan[i] {
+			m := p.e.NewMatcher(r.Store, r.Ts, req.EvalTime)
+			got := p.e.FiredRules(r.Store, m, clientPreds, r.Fired)
+			names := p.e.RuleNames()
+			inPlan := planRules(r.Plan)
+			for i := range p.e.Info.Rules {
+				want := m.BodyHasSolution(p.e.RuleBodies[i], unionfind.New())
+				if p.e.CompiledRule[i] && !inPlan[i] {
 					want = false
 				}
 				if got[i] != want {

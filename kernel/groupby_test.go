@@ -9,6 +9,7 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 
+	"github.com/manglecp/manglecp/kernel/eval"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -47,15 +48,15 @@ func TestGroupByKeepsCollidingGroupsApart(t *testing.T) {
 	}
 	req := Request{Intent: "probe", EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 10000,
 		Facts: []protocol.Fact{item("n1", a, 1), item("n2", a, 2), item("n3", b, 3)}}
-	r, _, err := p.e.prepare(req)
+	r, _, err := p.e.Prepare(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := guard(func() error { return p.e.run(r, req) }); err != nil {
+	if err := eval.Guard(func() error { return p.e.Run(r, req) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	_ = r.store.GetFacts(ast.NewQuery(ast.PredicateSym{Symbol: "count_kind", Arity: 2}), func(f ast.Atom) error {
+	_ = r.Store.GetFacts(ast.NewQuery(ast.PredicateSym{Symbol: "count_kind", Arity: 2}), func(f ast.Atom) error {
 		got = append(got, f.String())
 		return nil
 	})
@@ -80,7 +81,7 @@ func TestGroupByOrder(t *testing.T) {
 		rows = append(rows, ast.ConstSubstList{}.Extend(k, ast.String(s)))
 	}
 	var got []string
-	if err := groupBy(head, transform, rows, func(a ast.Atom) bool { got = append(got, a.String()); return true }); err != nil {
+	if err := eval.GroupBy(head, transform, rows, func(a ast.Atom) bool { got = append(got, a.String()); return true }); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`count("z",3)`, `count("a",2)`, `count("m",1)`}

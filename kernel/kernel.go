@@ -3,8 +3,47 @@ package kernel
 import (
 	"context"
 
+	"github.com/manglecp/manglecp/kernel/analyse"
+	"github.com/manglecp/manglecp/kernel/eval"
+	"github.com/manglecp/manglecp/kernel/explain"
+	"github.com/manglecp/manglecp/kernel/load"
+	"github.com/manglecp/manglecp/kernel/plan"
 	"github.com/manglecp/manglecp/protocol"
 )
+
+// Program is a loaded, analysed and stratified rule program with its cached
+// server facts and manifest declarations. It is immutable and safe for
+// concurrent evaluations.
+type Program struct {
+	e *eval.Program
+}
+
+// Load loads domain layers (policy, domain, ... from highest to lowest trust)
+// between the kernel's schema and pipeline layers. Every problem is
+// reported as [LoadErrors] naming file and line.
+func Load(domain ...Layer) (*Program, error) { return LoadWithExternals(nil, domain...) }
+
+// LoadWithExternals is [Load] for a domain with external predicates: rules
+// may read them, no rule may define them, and [Request.External] carries
+// their facts.
+func LoadWithExternals(externals []External, domain ...Layer) (*Program, error) {
+	schema, pipeline := load.ProtocolLayers()
+	layers := append([]Layer{schema}, domain...)
+	layers = append(layers, pipeline)
+	files, err := load.Read(layers)
+	if err != nil {
+		return nil, err
+	}
+	a, err := analyse.Analyse(files, externals)
+	if err != nil {
+		return nil, err
+	}
+	e, err := eval.New(a, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{e: e}, nil
+}
 
 // Result is a complete evaluation: the selected tools, sorted by
 // descending score then name, and statistics.
@@ -37,18 +76,18 @@ type Result struct {
 func (p *Program) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	var cov *Coverage
 	var x *Explanation
-	var explain func(*evalRun, *evalResult)
+	var after func(*eval.Run, *eval.Result)
 	if req.Coverage || req.Explain {
-		explain = func(run *evalRun, res *evalResult) {
+		after = func(run *eval.Run, res *eval.Result) {
 			if req.Coverage {
-				cov = coverageOf(p.e, run)
+				cov = explain.CoverageOf(p.e, run)
 			}
 			if req.Explain {
-				x = proofs(p.e, run, res.Tools, res.Dropped)
+				x = explain.Proofs(p.e, run, res.Tools, res.Dropped)
 			}
 		}
 	}
-	res, err := p.e.Evaluate(ctx, req, explain)
+	res, err := p.e.Evaluate(ctx, req, after)
 	if err != nil {
 		return nil, err
 	}
@@ -102,3 +141,72 @@ func (p *Program) BaseFactCount() int { return p.e.BaseFactCount() }
 // EngineStrata returns the strata the engine evaluates, in evaluation
 // order; none when the kernel compiles every rule.
 func (p *Program) EngineStrata() []EngineStratum { return p.e.EngineStrata() }
+
+// The stages' types the server and the domains use, under the names they
+// always had.
+type (
+	// Layer is a trust layer of rule files (kernel/load).
+	Layer = load.Layer
+	// LoadError is a problem in a rule file, with its file and line.
+	LoadError = load.LoadError
+	// LoadErrors is every problem loading found.
+	LoadErrors = load.LoadErrors
+	// SourceClause is a clause of a rule file with its location.
+	SourceClause = load.SourceClause
+	// External declares a predicate whose facts the host computes per
+	// request (kernel/analyse).
+	External = analyse.External
+	// ActionRef is an action a tool_action fact names.
+	ActionRef = analyse.ActionRef
+	// DeclaredParam is a parameter the rules declare for a tool.
+	DeclaredParam = analyse.DeclaredParam
+	// EngineStratum is a stratum the Mangle engine evaluates, and why
+	// (kernel/plan).
+	EngineStratum = plan.EngineStratum
+	// Request is one evaluation (kernel/eval).
+	Request = eval.Request
+	// Tool is one selected tool with every attribute the rules derived.
+	Tool = eval.Tool
+	// Param is a tool parameter.
+	Param = eval.Param
+	// ParamPair is a pair of parameter values the rules tie together.
+	ParamPair = eval.ParamPair
+	// Resource is a resource the rules attach to a tool.
+	Resource = eval.Resource
+	// NextIntent is an intent the rules suggest after a tool.
+	NextIntent = eval.NextIntent
+	// Dropped is a candidate tool the pipeline dropped, and in which phase.
+	Dropped = eval.Dropped
+	// Error is an evaluation failure: the public protocol error and its
+	// cause, for the server log.
+	Error = eval.Error
+	// Coverage is the rule coverage of one evaluation (kernel/explain).
+	Coverage = explain.Coverage
+	// RuleStatus is one rule that did not fire.
+	RuleStatus = explain.RuleStatus
+	// Explanation holds the proofs of one evaluation.
+	Explanation = explain.Explanation
+	// Derivation is the proof of one selected tool.
+	Derivation = explain.Derivation
+	// ProofNode is a node of a proof tree.
+	ProofNode = explain.ProofNode
+	// Exclusion is why a candidate was dropped.
+	Exclusion = explain.Exclusion
+	// UnmatchedFact is a client fact no rule reads.
+	UnmatchedFact = explain.UnmatchedFact
+)
+
+// ProtocolLayers returns the kernel's own layers: schema (highest trust)
+// and pipeline (lowest). [Load] places domain layers between them.
+func ProtocolLayers() (schema, pipeline Layer) { return load.ProtocolLayers() }
+
+// Lint reports what loads but deserves the author's look (kernel/analyse).
+func Lint(domain ...Layer) ([]*LoadError, error) { return analyse.Lint(domain...) }
+
+// SourceClauses parses the layers and returns their clauses in file order,
+// for tools that show rule structure (manglecp check --show-rules).
+func SourceClauses(domain ...Layer) ([]SourceClause, error) { return load.SourceClauses(domain...) }
+
+// Actions reads the actions the tool_action facts of layers name, sorted by
+// name, each with the first fact naming it. It only parses the files.
+func Actions(layers ...Layer) ([]ActionRef, error) { return analyse.Actions(layers...) }

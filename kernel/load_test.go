@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/manglecp/manglecp/kernel/analyse"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -298,7 +299,7 @@ func TestBrowserDeclarations(t *testing.T) {
 // parse-only read (which needs no external predicates).
 func TestActionRefs(t *testing.T) {
 	p := mustLoad(t, browserRules)
-	read, err := Actions(domainLayers(browserRules)...)
+	read, err := analyse.Actions(domainLayers(browserRules)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +330,7 @@ func TestActionRefs(t *testing.T) {
 			t.Errorf("%s:%d is not the tool_action fact of %s", r.File, r.Line, r.Name)
 		}
 	}
-	if _, err := Actions(Layer{Name: "domain", FS: fstest.MapFS{"x.mg": {Data: []byte("tool_action(\"t\", \n")}}, Prefix: "domain"}); err == nil {
+	if _, err := analyse.Actions(Layer{Name: "domain", FS: fstest.MapFS{"x.mg": {Data: []byte("tool_action(\"t\", \n")}}, Prefix: "domain"}); err == nil {
 		t.Error("Actions of a file with a syntax error: no error")
 	}
 }

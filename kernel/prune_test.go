@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/manglecp/manglecp/kernel/eval"
+	"github.com/manglecp/manglecp/kernel/plan"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -19,17 +21,17 @@ func fullPlan(p *Program) *Program {
 	e := *p.e
 	pl := *e.Plan
 	e.Plan = &pl
-	pl.intentPlans = nil
+	pl.IntentPlans = nil
 	return &Program{e: &e}
 }
 
 // planRules marks the rules (by index in Program.info.Rules) a plan's
 // compiled steps evaluate.
-func planRules(plan []step) map[int]bool {
+func planRules(plan []plan.Step) map[int]bool {
 	out := map[int]bool{}
 	for _, st := range plan {
-		for _, c := range append(append(st.rules, st.doRules...), st.deltaRules...) {
-			out[c.rule] = true
+		for _, c := range append(append(st.Rules, st.DoRules...), st.DeltaRules...) {
+			out[c.Index] = true
 		}
 	}
 	return out
@@ -38,19 +40,19 @@ func planRules(plan []step) map[int]bool {
 // storeFacts evaluates req with p's plan for it and returns every fact
 // the evaluation added, as text, sorted.
 func storeFacts(p *Program, req Request) ([]string, error) {
-	r, _, err := p.e.prepare(req)
+	r, _, err := p.e.Prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := guard(func() error { return p.e.run(r, req) }); err != nil {
+	if err := eval.Guard(func() error { return p.e.Run(r, req) }); err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, sym := range r.store.own.ListPredicates() {
+	for _, sym := range r.Store.Own.ListPredicates() {
 		if sym.IsInternalPredicate() {
 			continue
 		}
-		for _, f := range r.store.own.rels[sym].facts {
+		for _, f := range r.Store.Own.Rels[sym].Facts {
 			out = append(out, f.String())
 		}
 	}
@@ -125,13 +127,13 @@ func TestIntentPlanMatchesFullPlan(t *testing.T) {
 // intent the manifest does not declare use every rule.
 func TestIntentPlanLeavesOutOtherIntents(t *testing.T) {
 	p := mustLoad(t, browserRules)
-	plan := p.e.intentPlans["diagnose_error"]
+	plan := p.e.IntentPlans["diagnose_error"]
 	in := planRules(plan)
-	names := p.e.ruleNames()
+	names := p.e.RuleNames()
 	var kept []string
-	for i := range p.e.info.Rules {
+	for i := range p.e.Info.Rules {
 		if in[i] {
-			kept = append(kept, names[i]+": "+p.e.info.Rules[i].String())
+			kept = append(kept, names[i]+": "+p.e.Info.Rules[i].String())
 		}
 	}
 	text := strings.Join(kept, "\n")
@@ -145,12 +147,12 @@ func TestIntentPlanLeavesOutOtherIntents(t *testing.T) {
 			t.Errorf("diagnose_error's plan lacks %s...:\n%s", present, text)
 		}
 	}
-	if all := planRules(p.e.steps); len(in) >= len(all) {
+	if all := planRules(p.e.Steps); len(in) >= len(all) {
 		t.Errorf("diagnose_error's plan has %d of %d rules", len(in), len(all))
 	}
 	for _, req := range []Request{{Intent: "diagnose_error", Explain: true}, {Intent: "diagnose_error", Coverage: true}, {Intent: "no_such_intent"}} {
-		if got := p.e.planFor(req.Intent, req.Explain || req.Coverage); len(got) != len(p.e.steps) {
-			t.Errorf("%+v: a plan of %d steps, want every rule's %d", req, len(got), len(p.e.steps))
+		if got := p.e.PlanFor(req.Intent, req.Explain || req.Coverage); len(got) != len(p.e.Steps) {
+			t.Errorf("%+v: a plan of %d steps, want every rule's %d", req, len(got), len(p.e.Steps))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/manglecp/manglecp/kernel/analyse"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -31,7 +32,7 @@ mandatory_for_intent("triage", "show_logs") :- alert(_, L), L > 2.
 		if got := p.FactsProfile().Predicates[0].ArgTypes; len(got) != 2 || got[1] != protocol.ArgNumber {
 			t.Errorf("%s: the manifest's arg_types are %v, want [string number]", typ, got)
 		}
-		lint, err := Lint(layer)
+		lint, err := analyse.Lint(layer)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -191,6 +191,34 @@ func Value(c ast.Constant) (any, error) {
 	return c.String(), nil
 }
 
+// Text is a term as text: a string or name constant's value, any other
+// constant or term as Mangle writes it.
+func Text(t ast.BaseTerm) string {
+	if c, ok := t.(ast.Constant); ok {
+		switch c.Type {
+		case ast.StringType:
+			s, _ := c.StringValue()
+			return s
+		case ast.NameType:
+			s, _ := c.NameValue()
+			return s
+		}
+		return c.String()
+	}
+	return fmt.Sprint(t)
+}
+
+// TermValue is a term as a JSON value: a constant as [Value] converts it,
+// anything [Value] cannot convert as [Text].
+func TermValue(t ast.BaseTerm) any {
+	if c, ok := t.(ast.Constant); ok {
+		if v, err := Value(c); err == nil {
+			return v
+		}
+	}
+	return Text(t)
+}
+
 // maxSafeInt is 2^53 - 1, the largest integer JSON carries exactly.
 const maxSafeInt = 1<<53 - 1
 

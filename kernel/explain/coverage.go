@@ -1,12 +1,13 @@
-package kernel
+package explain
 
 import (
-	"fmt"
 	"sort"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
 	"codeberg.org/TauCeti/mangle-go/builtin"
 	"codeberg.org/TauCeti/mangle-go/factstore"
+	"github.com/manglecp/manglecp/kernel/analyse"
+	"github.com/manglecp/manglecp/kernel/eval"
 )
 
 // Coverage is the rule coverage of one evaluation (Spec 09 section 6).
@@ -24,34 +25,15 @@ type RuleStatus struct {
 	MissingPredicates []string
 }
 
-// ruleNames names the rules "pred" or "pred#n" when a predicate has several.
-func (p *Analysis) ruleNames() []string {
-	count := map[string]int{}
-	for _, r := range p.info.Rules {
-		count[r.Head.Predicate.Symbol]++
-	}
-	seen := map[string]int{}
-	names := make([]string, len(p.info.Rules))
-	for i, r := range p.info.Rules {
-		sym := r.Head.Predicate.Symbol
-		seen[sym]++
-		names[i] = sym
-		if count[sym] > 1 {
-			names[i] = fmt.Sprintf("%s#%d", sym, seen[sym])
-		}
-	}
-	return names
-}
-
-// coverageOf classifies every rule against the final store of run: fired
-// (its body has a solution: fired, by firedRules), inapplicable (it
+// CoverageOf classifies every rule against the final store of run: fired
+// (its body has a solution: fired, by FiredRules), inapplicable (it
 // requires another intent), partially alive (some body predicates have
 // facts) or dead (none has).
-func coverageOf(p *Evaluator, run *evalRun) *Coverage {
-	s, m, intent, fired := run.store, run.matcher, run.req.Intent, run.firing
-	names := p.ruleNames()
-	cov := &Coverage{TotalRules: len(p.info.Rules)}
-	for i, r := range p.info.Rules {
+func CoverageOf(p *eval.Program, run *eval.Run) *Coverage {
+	s, m, intent, fired := run.Store, run.Matcher, run.Req.Intent, run.Firing
+	names := p.RuleNames()
+	cov := &Coverage{TotalRules: len(p.Info.Rules)}
+	for i, r := range p.Info.Rules {
 		if fired[i] {
 			cov.Fired++
 			continue
@@ -65,7 +47,7 @@ func coverageOf(p *Evaluator, run *evalRun) *Coverage {
 		var missing []string
 		alive := false
 		for _, prem := range r.Premises {
-			lit, _ := plainPremise(prem)
+			lit, _ := analyse.PlainPremise(prem)
 			a, ok := lit.(ast.Atom)
 			if !ok {
 				continue
@@ -73,7 +55,7 @@ func coverageOf(p *Evaluator, run *evalRun) *Coverage {
 			if _, isBuiltin := builtin.Predicates[a.Predicate]; isBuiltin {
 				continue
 			}
-			if hasFacts(s, a.Predicate) || (temporalPremise(prem) && hasTemporalFacts(m.ts, a.Predicate)) {
+			if hasFacts(s, a.Predicate) || (temporalPremise(prem) && hasTemporalFacts(m.Ts, a.Predicate)) {
 				alive = true
 			} else {
 				missing = append(missing, a.Predicate.Symbol)
@@ -85,7 +67,7 @@ func coverageOf(p *Evaluator, run *evalRun) *Coverage {
 			status = "partially_alive"
 		}
 		cov.Dormant++
-		cov.Details = append(cov.Details, RuleStatus{Rule: names[i], Status: status, MissingPredicates: dedup(missing)})
+		cov.Details = append(cov.Details, RuleStatus{Rule: names[i], Status: status, MissingPredicates: eval.Dedup(missing)})
 	}
 	sort.Slice(cov.Details, func(i, j int) bool { return cov.Details[i].Rule < cov.Details[j].Rule })
 	return cov
@@ -105,24 +87,18 @@ func requiredIntent(r ast.Clause) string {
 	return ""
 }
 
-func hasFacts(s *evalStore, sym ast.PredicateSym) bool { return hasFactsIn(s, sym) }
-
-type stopErr struct{}
-
-func (stopErr) Error() string { return "stop" }
-
-var errStop = stopErr{}
+func hasFacts(s *eval.Store, sym ast.PredicateSym) bool { return eval.HasFactsIn(s, sym) }
 
 func hasTemporalFacts(ts factstore.TemporalFactStore, sym ast.PredicateSym) bool {
 	found := false
 	_ = ts.GetAllFacts(ast.NewQuery(sym), func(factstore.TemporalFact) error {
 		found = true
-		return errStop
+		return eval.ErrStop
 	})
 	return found
 }
 
 func temporalPremise(t ast.Term) bool {
-	_, temporal := plainPremise(t)
+	_, temporal := analyse.PlainPremise(t)
 	return temporal
 }

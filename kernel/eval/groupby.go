@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"codeberg.org/TauCeti/mangle-go/ast"
@@ -7,7 +7,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/symbols"
 )
 
-// groupBy applies a do-transform to the rows of its rule's body as the
+// GroupBy applies a do-transform to the rows of its rule's body as the
 // engine's evalDo does (fn:group_by, then each reducer over a group's
 // rows and each other function over the group's bindings), with two
 // differences. Groups are told apart by their key constants: Mangle v0.5.0
@@ -15,7 +15,7 @@ import (
 // collide, which is likely from about 65,000 groups on. And the groups are
 // emitted in the order of their first rows instead of a map's order. A
 // do-transform other than fn:group_by emits nothing, as in the engine.
-func groupBy(head ast.Atom, transform ast.Transform, rows []ast.ConstSubstList, emit func(ast.Atom) bool) error {
+func GroupBy(head ast.Atom, transform ast.Transform, rows []ast.ConstSubstList, emit func(ast.Atom) bool) error {
 	do := transform.Statements[0]
 	if do.Fn.Function.Symbol != symbols.GroupBy.Symbol {
 		return nil

@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"sync/atomic"
@@ -25,7 +25,7 @@ type budgetSignal struct{}
 // whatever the join looks like.
 const matchCost = 100
 
-// evalStore overlays a per-request store on the shared, read-only server
+// Store overlays a per-request store on the shared, read-only server
 // facts. Every operation checks the stop flag and panics with abortSignal
 // once it is set, which is how a deadline or cancellation stops the engine's
 // CPU work.
@@ -40,24 +40,24 @@ const matchCost = 100
 // deterministic when the engine stops a lookup at its first match. Past
 // budget units it panics with budgetSignal. The engine calls the store
 // from one goroutine, so the counters need no synchronization.
-type evalStore struct {
+type Store struct {
 	base   *indexedStore // shared and frozen
-	own    *indexedStore
+	Own    *indexedStore
 	stop   *atomic.Bool
 	work   int64 // units spent so far
 	budget int64 // units allowed; 0 means no budget
 }
 
-var _ factstore.FactStore = (*evalStore)(nil)
+var _ factstore.FactStore = (*Store)(nil)
 
-func (s *evalStore) check() {
+func (s *Store) check() {
 	if s.stop != nil && s.stop.Load() {
 		panic(abortSignal{})
 	}
 }
 
 // spend charges n units of work and checks the stop flag.
-func (s *evalStore) spend(n int64) {
+func (s *Store) spend(n int64) {
 	s.work += n
 	if s.budget > 0 && s.work > s.budget {
 		panic(budgetSignal{})
@@ -66,8 +66,8 @@ func (s *evalStore) spend(n int64) {
 }
 
 // GetFacts streams the base facts, then the request facts, that match q.
-func (s *evalStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
-	base, own := s.base.lookup(q), s.own.lookup(q)
+func (s *Store) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
+	base, own := s.base.lookup(q), s.Own.lookup(q)
 	s.spend(1 + base.size() + own.size())
 	if err := base.charged(q, s, fn); err != nil {
 		return err
@@ -76,17 +76,17 @@ func (s *evalStore) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
 }
 
 // Contains reports whether either layer holds a.
-func (s *evalStore) Contains(a ast.Atom) bool {
+func (s *Store) Contains(a ast.Atom) bool {
 	s.spend(1)
-	return s.base.Contains(a) || s.own.Contains(a)
+	return s.base.Contains(a) || s.Own.Contains(a)
 }
 
 // ListPredicates lists the predicates of both layers.
-func (s *evalStore) ListPredicates() []ast.PredicateSym {
+func (s *Store) ListPredicates() []ast.PredicateSym {
 	s.check()
 	seen := map[ast.PredicateSym]bool{}
 	var out []ast.PredicateSym
-	for _, p := range append(s.base.ListPredicates(), s.own.ListPredicates()...) {
+	for _, p := range append(s.base.ListPredicates(), s.Own.ListPredicates()...) {
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -96,21 +96,21 @@ func (s *evalStore) ListPredicates() []ast.PredicateSym {
 }
 
 // EstimateFactCount counts both layers.
-func (s *evalStore) EstimateFactCount() int {
-	return s.base.EstimateFactCount() + s.own.EstimateFactCount()
+func (s *Store) EstimateFactCount() int {
+	return s.base.EstimateFactCount() + s.Own.EstimateFactCount()
 }
 
 // Add adds a to the request layer unless the server facts already hold it.
-func (s *evalStore) Add(a ast.Atom) bool {
+func (s *Store) Add(a ast.Atom) bool {
 	s.spend(1)
 	if s.base.Contains(a) {
 		return false
 	}
-	return s.own.Add(a)
+	return s.Own.Add(a)
 }
 
 // Merge adds every fact of other.
-func (s *evalStore) Merge(other factstore.ReadOnlyFactStore) {
+func (s *Store) Merge(other factstore.ReadOnlyFactStore) {
 	s.check()
 	for _, p := range other.ListPredicates() {
 		_ = other.GetFacts(ast.NewQuery(p), func(a ast.Atom) error {
@@ -119,3 +119,10 @@ func (s *evalStore) Merge(other factstore.ReadOnlyFactStore) {
 		})
 	}
 }
+
+type stopErr struct{}
+
+func (stopErr) Error() string { return "stop" }
+
+// ErrStop ends a search at its first solution.
+var ErrStop = stopErr{}

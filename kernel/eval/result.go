@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"fmt"
@@ -13,29 +13,14 @@ import (
 	"github.com/manglecp/manglecp/kernel/factcodec"
 )
 
-// facts returns every fact of pred in s.
-func facts(s factstore.ReadOnlyFactStore, pred string, arity int) []ast.Atom {
+// Facts returns every fact of pred in s.
+func Facts(s factstore.ReadOnlyFactStore, pred string, arity int) []ast.Atom {
 	var out []ast.Atom
 	_ = s.GetFacts(ast.NewQuery(ast.PredicateSym{Symbol: pred, Arity: arity}), func(a ast.Atom) error {
 		out = append(out, a)
 		return nil
 	})
 	return out
-}
-
-func str(t ast.BaseTerm) string {
-	if c, ok := t.(ast.Constant); ok {
-		switch c.Type {
-		case ast.StringType:
-			s, _ := c.StringValue()
-			return s
-		case ast.NameType:
-			s, _ := c.NameValue()
-			return s
-		}
-		return c.String()
-	}
-	return fmt.Sprint(t)
 }
 
 func num(t ast.BaseTerm) int64 {
@@ -65,18 +50,9 @@ func timeArg(t ast.BaseTerm) *time.Time {
 	return &v
 }
 
-func value(t ast.BaseTerm) any {
-	if c, ok := t.(ast.Constant); ok {
-		if v, err := factcodec.Value(c); err == nil {
-			return v
-		}
-	}
-	return str(t)
-}
-
 // readResult reads final_selected and every tool attribute from the final
 // store. Output is sorted so that it is identical across runs.
-func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
+func (p *Program) readResult(s *Store) ([]Tool, []Dropped) {
 	byName := map[string]*Tool{}
 	var tools []*Tool
 	// keys holds, for every selected tool, the constant final_selected
@@ -84,9 +60,9 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 	// index, so reading the result costs what was selected, not the size
 	// of the catalogue.
 	var keys []ast.BaseTerm
-	for _, a := range facts(s, "final_selected", 3) {
-		name := str(a.Args[0])
-		score, phase := num(a.Args[1]), str(a.Args[2])
+	for _, a := range Facts(s, "final_selected", 3) {
+		name := factcodec.Text(a.Args[0])
+		score, phase := num(a.Args[1]), factcodec.Text(a.Args[2])
 		if t, ok := byName[name]; ok {
 			// A tool both kept and added as a dependency: keep the higher score.
 			if score > t.Score || (score == t.Score && phase < t.Phase) {
@@ -103,7 +79,7 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 	args := make([]ast.BaseTerm, 5)
 	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
 		q := ast.Atom{Predicate: ast.PredicateSym{Symbol: pred, Arity: arity}, Args: args[:arity]}
-		if !s.base.has(q.Predicate) && !s.own.has(q.Predicate) {
+		if !s.base.has(q.Predicate) && !s.Own.has(q.Predicate) {
 			return // an attribute no rule derived and no fact states
 		}
 		for j := range q.Args {
@@ -117,23 +93,23 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 			})
 		}
 	}
-	each("tool_description", 2, func(t *Tool, a ast.Atom) { t.Description = minStr(t.Description, str(a.Args[1])) })
-	each("tool_summary", 2, func(t *Tool, a ast.Atom) { t.Summary = minStr(t.Summary, str(a.Args[1])) })
-	each("tool_action", 2, func(t *Tool, a ast.Atom) { t.Action = minStr(t.Action, str(a.Args[1])) })
+	each("tool_description", 2, func(t *Tool, a ast.Atom) { t.Description = minStr(t.Description, factcodec.Text(a.Args[1])) })
+	each("tool_summary", 2, func(t *Tool, a ast.Atom) { t.Summary = minStr(t.Summary, factcodec.Text(a.Args[1])) })
+	each("tool_action", 2, func(t *Tool, a ast.Atom) { t.Action = minStr(t.Action, factcodec.Text(a.Args[1])) })
 	// Several instructions of one tool are all kept (rules may state one
 	// fact per instruction: a form's fields, a page's alerts), sorted so
 	// the rendering is stable, and joined (joinInstructions).
 	instructions := map[*Tool][]string{}
 	each("tool_instructions", 2, func(t *Tool, a ast.Atom) {
-		if v := str(a.Args[1]); v != "" {
+		if v := factcodec.Text(a.Args[1]); v != "" {
 			instructions[t] = append(instructions[t], v)
 		}
 	})
 	for t, list := range instructions {
-		t.Instructions = joinInstructions(list)
+		t.Instructions = JoinInstructions(list)
 	}
-	each("tool_side_effect", 2, func(t *Tool, a ast.Atom) { t.SideEffects = append(t.SideEffects, str(a.Args[1])) })
-	each("tool_evidence", 2, func(t *Tool, a ast.Atom) { t.Evidence = append(t.Evidence, str(a.Args[1])) })
+	each("tool_side_effect", 2, func(t *Tool, a ast.Atom) { t.SideEffects = append(t.SideEffects, factcodec.Text(a.Args[1])) })
+	each("tool_evidence", 2, func(t *Tool, a ast.Atom) { t.Evidence = append(t.Evidence, factcodec.Text(a.Args[1])) })
 	each("requires_confirmation", 1, func(t *Tool, a ast.Atom) { t.RequiresConfirmation = true })
 	each("tool_reversible", 1, func(t *Tool, a ast.Atom) { t.Reversible = true })
 	each("tool_idempotent", 1, func(t *Tool, a ast.Atom) { t.Idempotent = true })
@@ -148,15 +124,15 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 		}
 	})
 	each("tool_skill", 2, func(t *Tool, a ast.Atom) {
-		if _, ok := p.skills[str(a.Args[1])]; ok {
-			t.Skills = append(t.Skills, str(a.Args[1]))
+		if _, ok := p.Skills[factcodec.Text(a.Args[1])]; ok {
+			t.Skills = append(t.Skills, factcodec.Text(a.Args[1]))
 		}
 	})
 	each("tool_context_resource", 4, func(t *Tool, a ast.Atom) {
-		t.Resources = append(t.Resources, Resource{URI: str(a.Args[1]), Relevance: str(a.Args[2]), Priority: num(a.Args[3])})
+		t.Resources = append(t.Resources, Resource{URI: factcodec.Text(a.Args[1]), Relevance: factcodec.Text(a.Args[2]), Priority: num(a.Args[3])})
 	})
 	each("tool_next_intent", 3, func(t *Tool, a ast.Atom) {
-		t.NextIntents = append(t.NextIntents, NextIntent{Name: str(a.Args[1]), Description: str(a.Args[2])})
+		t.NextIntents = append(t.NextIntents, NextIntent{Name: factcodec.Text(a.Args[1]), Description: factcodec.Text(a.Args[2])})
 	})
 	params := map[string]map[string]*Param{}
 	param := func(t *Tool, name string) *Param {
@@ -166,8 +142,8 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 		return params[t.Name][name]
 	}
 	each("tool_param", 4, func(t *Tool, a ast.Atom) {
-		name := str(a.Args[1])
-		next := &Param{Name: name, Type: str(a.Args[2]), Description: str(a.Args[3])}
+		name := factcodec.Text(a.Args[1])
+		next := &Param{Name: name, Type: factcodec.Text(a.Args[2]), Description: factcodec.Text(a.Args[3])}
 		// Several declarations of one parameter: the smallest (type, then
 		// description) wins, whatever order the store yields them in.
 		if cur := param(t, name); cur == nil || next.Type < cur.Type || (next.Type == cur.Type && next.Description < cur.Description) {
@@ -175,22 +151,22 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 		}
 	})
 	each("tool_param_required", 2, func(t *Tool, a ast.Atom) {
-		if pr := param(t, str(a.Args[1])); pr != nil {
+		if pr := param(t, factcodec.Text(a.Args[1])); pr != nil {
 			pr.Required = true
 		}
 	})
 	each("tool_param_enum", 3, func(t *Tool, a ast.Atom) {
-		if pr := param(t, str(a.Args[1])); pr != nil {
-			pr.Enum = append(pr.Enum, value(a.Args[2]))
+		if pr := param(t, factcodec.Text(a.Args[1])); pr != nil {
+			pr.Enum = append(pr.Enum, factcodec.TermValue(a.Args[2]))
 		}
 	})
 	each("tool_param_pair", 5, func(t *Tool, a ast.Atom) {
-		t.Pairs = append(t.Pairs, ParamPair{Param: str(a.Args[1]), Value: value(a.Args[2]), Other: str(a.Args[3]), OtherValue: value(a.Args[4])})
+		t.Pairs = append(t.Pairs, ParamPair{Param: factcodec.Text(a.Args[1]), Value: factcodec.TermValue(a.Args[2]), Other: factcodec.Text(a.Args[3]), OtherValue: factcodec.TermValue(a.Args[4])})
 	})
 	defaults := map[*Param][]any{}
 	each("tool_param_default", 3, func(t *Tool, a ast.Atom) {
-		if pr := param(t, str(a.Args[1])); pr != nil {
-			defaults[pr] = append(defaults[pr], value(a.Args[2]))
+		if pr := param(t, factcodec.Text(a.Args[1])); pr != nil {
+			defaults[pr] = append(defaults[pr], factcodec.TermValue(a.Args[2]))
 		}
 	})
 	for pr, vals := range defaults {
@@ -200,11 +176,11 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 	out := make([]Tool, 0, len(tools))
 	for _, t := range tools {
 		sort.Strings(t.SideEffects)
-		t.SideEffects = dedup(t.SideEffects)
+		t.SideEffects = Dedup(t.SideEffects)
 		sort.Strings(t.Evidence)
-		t.Evidence = dedup(t.Evidence)
+		t.Evidence = Dedup(t.Evidence)
 		sort.Strings(t.Skills)
-		t.Skills = dedup(t.Skills)
+		t.Skills = Dedup(t.Skills)
 		sort.Slice(t.Resources, func(i, j int) bool {
 			if t.Resources[i].Priority != t.Resources[j].Priority {
 				return t.Resources[i].Priority > t.Resources[j].Priority
@@ -227,8 +203,8 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 		return out[i].Name < out[j].Name
 	})
 	var dropped []Dropped
-	for _, a := range facts(s, "dropped", 2) {
-		dropped = append(dropped, Dropped{Tool: str(a.Args[0]), Phase: str(a.Args[1])})
+	for _, a := range Facts(s, "dropped", 2) {
+		dropped = append(dropped, Dropped{Tool: factcodec.Text(a.Args[0]), Phase: factcodec.Text(a.Args[1])})
 	}
 	sort.Slice(dropped, func(i, j int) bool {
 		if dropped[i].Tool != dropped[j].Tool {
@@ -239,18 +215,18 @@ func (p *Evaluator) readResult(s *evalStore) ([]Tool, []Dropped) {
 	return out, dropped
 }
 
-// maxInstructionBytes bounds a tool's joined instructions.
-const maxInstructionBytes = 4096
+// MaxInstructionBytes bounds a tool's joined instructions.
+const MaxInstructionBytes = 4096
 
-// joinInstructions sorts and de-duplicates a tool's instructions and joins
-// them with spaces, at most maxInstructionBytes (whole instructions only;
+// JoinInstructions sorts and de-duplicates a tool's instructions and joins
+// them with spaces, at most MaxInstructionBytes (whole instructions only;
 // the rest is counted).
-func joinInstructions(list []string) string {
+func JoinInstructions(list []string) string {
 	sort.Strings(list)
-	list = dedup(list)
+	list = Dedup(list)
 	var b strings.Builder
 	for i, v := range list {
-		if b.Len()+len(v)+1 > maxInstructionBytes && b.Len() > 0 {
+		if b.Len()+len(v)+1 > MaxInstructionBytes && b.Len() > 0 {
 			fmt.Fprintf(&b, " (%d more not shown)", len(list)-i)
 			break
 		}
@@ -271,7 +247,7 @@ func minStr(cur, next string) string {
 	return cur
 }
 
-func dedup(s []string) []string {
+func Dedup(s []string) []string {
 	out := s[:0]
 	for i, v := range s {
 		if i == 0 || v != s[i-1] {
@@ -281,19 +257,19 @@ func dedup(s []string) []string {
 	return out
 }
 
-// ruleMatcher finds body solutions in the final store, temporal premises
+// Matcher finds body solutions in the final store, temporal premises
 // included.
-type ruleMatcher struct {
+type Matcher struct {
 	qc engine.QueryContext
 	te *engine.TemporalEvaluator
-	ts factstore.TemporalFactStore
+	Ts factstore.TemporalFactStore
 }
 
-func (p *Evaluator) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time) ruleMatcher {
-	return ruleMatcher{qc: engine.QueryContext{PredToDecl: p.info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), ts: ts}
+func (p *Program) NewMatcher(s *Store, ts factstore.TemporalFactStore, evalTime time.Time) Matcher {
+	return Matcher{qc: engine.QueryContext{PredToDecl: p.Info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), Ts: ts}
 }
 
-// firedRules reports for every rule whether its body has at least one
+// FiredRules reports for every rule whether its body has at least one
 // solution in the final store. Against the fixpoint this equals "the rule
 // derived a head instance" (lower strata are final when a stratum runs),
 // MANGLE_NOTES 9. For a predicate with no facts in the program and none
@@ -303,31 +279,31 @@ func (p *Evaluator) matcher(s *evalStore, ts factstore.TemporalFactStore, evalTi
 // firing is fixed at load (static.go), and the evaluation recorded which
 // compiled rules fired (exec.go). Only the other rules' bodies are
 // searched.
-func (p *Evaluator) firedRules(s *evalStore, m ruleMatcher, clientPreds map[string]bool, fired []bool) []bool {
-	out := make([]bool, len(p.info.Rules))
-	for i, r := range p.info.Rules {
+func (p *Program) FiredRules(s *Store, m Matcher, clientPreds map[string]bool, fired []bool) []bool {
+	out := make([]bool, len(p.Info.Rules))
+	for i, r := range p.Info.Rules {
 		switch {
-		case p.staticRule[i]:
+		case p.StaticRule[i]:
 			out[i] = p.staticFired[i]
 			continue
-		case p.compiledRule[i]:
+		case p.CompiledRule[i]:
 			out[i] = fired[i]
 			continue
 		}
 		sym := r.Head.Predicate
 		if r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
-			has := s.own.has(sym)
-			if p.soleRule[i] || !has {
+			has := s.Own.has(sym)
+			if p.SoleRule[i] || !has {
 				out[i] = has
 				continue
 			}
 		}
-		out[i] = m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
+		out[i] = m.BodyHasSolution(p.RuleBodies[i], unionfind.New())
 	}
 	return out
 }
 
-// rulesFired counts the rules firedRules reports fired.
+// rulesFired counts the rules FiredRules reports fired.
 func rulesFired(fired []bool) int64 {
 	var n int64
 	for _, f := range fired {
@@ -338,7 +314,7 @@ func rulesFired(fired []bool) int64 {
 	return n
 }
 
-func (m ruleMatcher) bodyHasSolution(premises []ast.Term, subst unionfind.UnionFind) bool {
+func (m Matcher) BodyHasSolution(premises []ast.Term, subst unionfind.UnionFind) bool {
 	if len(premises) == 0 {
 		return true
 	}
@@ -353,18 +329,18 @@ func (m ruleMatcher) bodyHasSolution(premises []ast.Term, subst unionfind.UnionF
 		return false
 	}
 	for _, s := range sols {
-		if m.bodyHasSolution(premises[1:], s) {
+		if m.BodyHasSolution(premises[1:], s) {
 			return true
 		}
 	}
 	return false
 }
 
-func hasFactsIn(s factstore.ReadOnlyFactStore, sym ast.PredicateSym) bool {
+func HasFactsIn(s factstore.ReadOnlyFactStore, sym ast.PredicateSym) bool {
 	found := false
 	_ = s.GetFacts(ast.NewQuery(sym), func(ast.Atom) error {
 		found = true
-		return errStop
+		return ErrStop
 	})
 	return found
 }

@@ -1,10 +1,11 @@
-package kernel
+package plan
 
 import (
 	"strconv"
 	"strings"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
+	"github.com/manglecp/manglecp/kernel/analyse"
 )
 
 // Evaluating, per intent, only the rules the answer can depend on.
@@ -186,20 +187,20 @@ type absState struct {
 // newAbsState computes the facts of intent (bottom up, to a fixpoint).
 func (p *Plan) newAbsState(intent string) *absState {
 	a := &absState{p: p, facts: map[ast.PredicateSym]*aset{}, anything: map[string]bool{}}
-	for _, d := range p.profile.Predicates {
+	for _, d := range p.Profile.Predicates {
 		a.anything[d.Predicate] = true
 	}
-	for name := range p.external {
+	for name := range p.External {
 		a.anything[name] = true
 	}
-	for name := range requestPredicates {
+	for name := range analyse.RequestPredicates {
 		if name != "intent" && name != "tool_rank" {
 			a.anything[name] = true
 		}
 	}
-	for _, sym := range p.baseFacts.ListPredicates() {
+	for _, sym := range p.BaseFacts.ListPredicates() {
 		s := a.set(sym)
-		_ = p.baseFacts.GetFacts(ast.NewQuery(sym), func(f ast.Atom) error {
+		_ = p.BaseFacts.GetFacts(ast.NewQuery(sym), func(f ast.Atom) error {
 			t := make([]aval, len(f.Args))
 			for i, x := range f.Args {
 				if c, ok := x.(ast.Constant); ok {
@@ -210,14 +211,14 @@ func (p *Plan) newAbsState(intent string) *absState {
 			return nil
 		})
 	}
-	for _, b := range p.timedBase {
-		a.set(b.atom.Predicate).add(make([]aval, len(b.atom.Args)))
+	for _, b := range p.TimedBase {
+		a.set(b.Atom.Predicate).add(make([]aval, len(b.Atom.Args)))
 	}
 	a.set(ast.PredicateSym{Symbol: "intent", Arity: 1}).add([]aval{{c: ast.String(intent), known: true}})
 	for changed := true; changed; {
 		changed = false
-		for i, r := range p.info.Rules {
-			if p.staticRule[i] {
+		for i, r := range p.Info.Rules {
+			if p.StaticRule[i] {
 				continue // its facts are in p.base
 			}
 			for _, b := range a.body(i, binding{}, nil) {
@@ -257,7 +258,7 @@ func (a *absState) head(r ast.Clause, b binding) []aval {
 // it.
 func (a *absState) body(i int, init binding, visit func(prem ast.Term, b binding)) []binding {
 	sols := []binding{init}
-	for _, prem := range a.p.ruleBodies[i] {
+	for _, prem := range a.p.RuleBodies[i] {
 		if visit != nil {
 			for _, b := range sols {
 				visit(prem, b)
@@ -401,12 +402,12 @@ func premiseAtom(prem ast.Term) (ast.Atom, bool, bool) {
 func (p *Plan) relevantRules(intent string) []bool {
 	a := p.newAbsState(intent)
 	byHead := map[ast.PredicateSym][]int{}
-	for i, r := range p.info.Rules {
-		if !p.staticRule[i] {
+	for i, r := range p.Info.Rules {
+		if !p.StaticRule[i] {
 			byHead[r.Head.Predicate] = append(byHead[r.Head.Predicate], i)
 		}
 	}
-	keep := make([]bool, len(p.info.Rules))
+	keep := make([]bool, len(p.Info.Rules))
 	demand := map[ast.PredicateSym]*aset{}
 	type item struct {
 		sym ast.PredicateSym
@@ -437,12 +438,12 @@ func (p *Plan) relevantRules(intent string) []bool {
 		want(atom.Predicate, t)
 	}
 	// Rules the engine evaluates are kept whole, and whatever they read.
-	for i := range p.info.Rules {
-		if p.staticRule[i] || p.compiledRule[i] {
+	for i := range p.Info.Rules {
+		if p.StaticRule[i] || p.CompiledRule[i] {
 			continue
 		}
 		keep[i] = true
-		for _, prem := range p.ruleBodies[i] {
+		for _, prem := range p.RuleBodies[i] {
 			if atom, _, ok := premiseAtom(prem); ok {
 				want(atom.Predicate, make([]aval, atom.Predicate.Arity))
 			}
@@ -472,7 +473,7 @@ func (p *Plan) relevantRules(intent string) []bool {
 		it := work[len(work)-1]
 		work = work[:len(work)-1]
 		for _, i := range byHead[it.sym] {
-			r := p.info.Rules[i]
+			r := p.Info.Rules[i]
 			init, ok := headBinding(r, it.t)
 			if !ok {
 				continue
@@ -530,49 +531,49 @@ func headBinding(r ast.Clause, t []aval) (binding, bool) {
 	return b, true
 }
 
-// planIntents builds the plan of every declared intent.
-func (p *Plan) planIntents() {
-	p.intentPlans = map[string][]step{}
-	for _, in := range p.intents {
-		p.intentPlans[in.Name] = filterPlan(p.steps, p.relevantRules(in.Name))
+// PlanIntents builds the plan of every declared intent.
+func (p *Plan) PlanIntents() {
+	p.IntentPlans = map[string][]Step{}
+	for _, in := range p.IntentDecls {
+		p.IntentPlans[in.Name] = filterPlan(p.Steps, p.relevantRules(in.Name))
 	}
 }
 
 // filterPlan is plan with only the rules keep marks; the engine's steps
 // stay whole.
-func filterPlan(plan []step, keep []bool) []step {
-	var out []step
-	only := func(rules []*crule) []*crule {
-		var kept []*crule
+func filterPlan(plan []Step, keep []bool) []Step {
+	var out []Step
+	only := func(rules []*Rule) []*Rule {
+		var kept []*Rule
 		for _, c := range rules {
-			if keep[c.rule] {
+			if keep[c.Index] {
 				kept = append(kept, c)
 			}
 		}
 		return kept
 	}
 	for _, st := range plan {
-		if st.strata != nil {
+		if st.Strata != nil {
 			out = append(out, st)
 			continue
 		}
-		st.rules, st.doRules, st.deltaRules = only(st.rules), only(st.doRules), only(st.deltaRules)
-		if len(st.rules)+len(st.doRules) > 0 {
+		st.Rules, st.DoRules, st.DeltaRules = only(st.Rules), only(st.DoRules), only(st.DeltaRules)
+		if len(st.Rules)+len(st.DoRules) > 0 {
 			out = append(out, st)
 		}
 	}
 	return out
 }
 
-// planFor is the plan a request evaluates: its intent's, or every rule
+// PlanFor is the plan a request evaluates: its intent's, or every rule
 // when it asks for proofs or rule coverage (which describe every rule) or
 // names an intent the manifest does not declare.
-func (p *Plan) planFor(intent string, every bool) []step {
+func (p *Plan) PlanFor(intent string, every bool) []Step {
 	if every {
-		return p.steps
+		return p.Steps
 	}
-	if plan, ok := p.intentPlans[intent]; ok {
+	if plan, ok := p.IntentPlans[intent]; ok {
 		return plan
 	}
-	return p.steps
+	return p.Steps
 }

@@ -1,4 +1,4 @@
-package kernel
+package analyse
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"codeberg.org/TauCeti/mangle-go/ast"
 
 	"github.com/manglecp/manglecp/internal/schema"
+	"github.com/manglecp/manglecp/kernel/factcodec"
+	"github.com/manglecp/manglecp/kernel/load"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -56,7 +58,7 @@ type contractNames struct {
 	paramsOpen                 map[string]bool                  // tool -> a tool_param with a variable name
 	allParamsOpen, intentsOpen bool
 	predicates                 map[string]bool // every predicate defined, read, declared or in the profile
-	conflicts                  LoadErrors      // parameters declared with two constant types
+	conflicts                  load.LoadErrors // parameters declared with two constant types
 }
 
 // paramDecl is a tool_param clause with a constant tool and parameter.
@@ -68,13 +70,13 @@ type paramDecl struct {
 
 // contractArgs reads the argument names of each contract predicate from
 // the schema layer's declarations.
-func contractArgs(files []*sourceFile) map[string][]string {
+func contractArgs(files []*load.File) map[string][]string {
 	out := map[string][]string{}
 	for _, f := range files {
-		if f.layer != "schema" {
+		if f.Layer != "schema" {
 			continue
 		}
-		for _, d := range f.unit.Decls {
+		for _, d := range f.Unit.Decls {
 			var names []string
 			for _, a := range d.DeclaredAtom.Args {
 				v, _ := a.(ast.Variable)
@@ -87,12 +89,12 @@ func contractArgs(files []*sourceFile) map[string][]string {
 }
 
 // authored calls fn for each clause of the policy and domain layers.
-func authored(files []*sourceFile, fn func(f *sourceFile, i int, c ast.Clause)) {
+func authored(files []*load.File, fn func(f *load.File, i int, c ast.Clause)) {
 	for _, f := range files {
-		if kernelLayer(f.layer) {
+		if kernelLayer(f.Layer) {
 			continue
 		}
-		for i, c := range f.unit.Clauses {
+		for i, c := range f.Unit.Clauses {
 			fn(f, i, c)
 		}
 	}
@@ -109,10 +111,10 @@ func constString(t ast.BaseTerm) (string, bool) {
 
 // readContractNames collects the intents, tools, skills and parameters the
 // rules declare, in facts and rule heads alike.
-func readContractNames(files []*sourceFile) *contractNames {
+func readContractNames(files []*load.File) *contractNames {
 	n := &contractNames{intents: map[string]bool{}, tools: map[string]bool{}, skills: map[string]bool{},
 		params: map[string]map[string]*paramDecl{}, paramsOpen: map[string]bool{}}
-	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+	authored(files, func(f *load.File, i int, c ast.Clause) {
 		args := c.Head.Args
 		if len(args) == 0 {
 			return
@@ -142,10 +144,10 @@ func readContractNames(files []*sourceFile) *contractNames {
 					n.params[name] = map[string]*paramDecl{}
 				}
 				typ, _ := constString(args[2])
-				here := &paramDecl{typ: typ, file: f.name, line: f.clauseLine(i)}
+				here := &paramDecl{typ: typ, file: f.Name, line: f.ClauseLine(i)}
 				prev := n.params[name][param]
 				if prev != nil && typ != "" && prev.typ != "" && typ != prev.typ {
-					n.conflicts = append(n.conflicts, &LoadError{File: here.file, Line: here.line, Message: fmt.Sprintf(
+					n.conflicts = append(n.conflicts, &load.LoadError{File: here.file, Line: here.line, Message: fmt.Sprintf(
 						"tool_param: parameter %q of tool %q is declared %s here and %s at %s:%d; a parameter has one type", param, name, typ, prev.typ, prev.file, prev.line)})
 				}
 				if prev == nil || (typ != "" && typ < prev.typ) {
@@ -164,7 +166,7 @@ func readContractNames(files []*sourceFile) *contractNames {
 // predicate that nothing reads and whose name is close to a contract
 // predicate's, and compiles each tool's input schema as far as the rules
 // fix it at load.
-func checkContract(files []*sourceFile, externals []External) error {
+func checkContract(files []*load.File, externals []External) error {
 	contract := contractArgs(files)
 	names := readContractNames(files)
 	read := readPredicates(files, externals)
@@ -175,23 +177,23 @@ func checkContract(files []*sourceFile, externals []External) error {
 	for p := range contract {
 		names.predicates[p] = true
 	}
-	for p := range requestPredicates {
+	for p := range RequestPredicates {
 		names.predicates[p] = true
 	}
 	for _, f := range files {
-		for _, c := range f.unit.Clauses {
+		for _, c := range f.Unit.Clauses {
 			names.predicates[c.Head.Predicate.Symbol] = true
 		}
 	}
-	var errs LoadErrors
-	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+	var errs load.LoadErrors
+	authored(files, func(f *load.File, i int, c ast.Clause) {
 		pred := c.Head.Predicate.Symbol
 		argNames, ok := contract[pred]
 		if !ok || strings.HasPrefix(pred, "decl_") || len(argNames) != len(c.Head.Args) {
 			return
 		}
 		at := func(format string, args ...any) {
-			errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf(format, args...)})
+			errs = append(errs, &load.LoadError{File: f.Name, Line: f.ClauseLine(i), Message: fmt.Sprintf(format, args...)})
 		}
 		tool, toolConst := "", false
 		for j, a := range argNames {
@@ -293,7 +295,7 @@ func checkValue(pred string, c ast.Constant, tool string, toolConst bool, args [
 	if d == nil || d.typ == "" || !validType(d.typ) {
 		return "" // an unknown parameter or type is reported on its own
 	}
-	v := value(c)
+	v := factcodec.TermValue(c)
 	if typeAccepts(d.typ, v) {
 		return ""
 	}
@@ -346,7 +348,7 @@ func typeAccepts(typ string, v any) bool {
 // checkInputSchemas renders, for each tool whose parameters the rules
 // declare with constants, the input schema as the server would (types,
 // constant enums and defaults) and compiles it.
-func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
+func checkInputSchemas(files []*load.File, names *contractNames) load.LoadErrors {
 	props := map[string]map[string]map[string]any{} // tool -> param -> property
 	for tool, ps := range names.params {
 		props[tool] = map[string]map[string]any{}
@@ -357,7 +359,7 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 			props[tool][p] = map[string]any{"type": d.typ}
 		}
 	}
-	authored(files, func(_ *sourceFile, _ int, c ast.Clause) {
+	authored(files, func(_ *load.File, _ int, c ast.Clause) {
 		pred := c.Head.Predicate.Symbol
 		if (pred != "tool_param_enum" && pred != "tool_param_default") || len(c.Head.Args) != 3 {
 			return
@@ -370,13 +372,13 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 			return
 		}
 		if pred == "tool_param_default" {
-			prop["default"] = value(v)
+			prop["default"] = factcodec.TermValue(v)
 			return
 		}
 		enum, _ := prop["enum"].([]any)
-		prop["enum"] = append(enum, value(v))
+		prop["enum"] = append(enum, factcodec.TermValue(v))
 	})
-	var errs LoadErrors
+	var errs load.LoadErrors
 	for _, tool := range keys(props) {
 		properties := map[string]any{}
 		valid := true
@@ -396,7 +398,7 @@ func checkInputSchemas(files []*sourceFile, names *contractNames) LoadErrors {
 					first = d
 				}
 			}
-			errs = append(errs, &LoadError{File: first.file, Line: first.line,
+			errs = append(errs, &load.LoadError{File: first.file, Line: first.line,
 				Message: fmt.Sprintf("the input schema of tool %q does not compile: %s", tool, oneLine(err.Error()))})
 		}
 	}
@@ -408,23 +410,23 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // readPredicates returns the predicates something reads or declares: a
 // rule body, a Decl, a decl_predicate fact (clients supply it) or the
 // host (an external predicate).
-func readPredicates(files []*sourceFile, externals []External) map[string]bool {
+func readPredicates(files []*load.File, externals []External) map[string]bool {
 	read := map[string]bool{}
 	for _, e := range externals {
 		read[e.Name] = true
 	}
 	for _, f := range files {
-		for _, d := range f.unit.Decls {
+		for _, d := range f.Unit.Decls {
 			read[d.DeclaredAtom.Predicate.Symbol] = true
 		}
-		for _, c := range f.unit.Clauses {
+		for _, c := range f.Unit.Clauses {
 			if c.Head.Predicate.Symbol == "decl_predicate" && len(c.Head.Args) > 0 {
 				if s, ok := constString(c.Head.Args[0]); ok {
 					read[s] = true
 				}
 			}
 			for _, prem := range c.Premises {
-				lit, _ := plainPremise(prem)
+				lit, _ := PlainPremise(prem)
 				switch a := lit.(type) {
 				case ast.Atom:
 					read[a.Predicate.Symbol] = true
@@ -441,11 +443,11 @@ func readPredicates(files []*sourceFile, externals []External) map[string]bool {
 // defines that is not in the contract, that nothing reads or declares
 // (read), and whose name is close to a contract predicate's: the kernel
 // would silently ignore it (tool_descripton for tool_description).
-func misspelledPredicates(files []*sourceFile, contract map[string][]string, read map[string]bool) LoadErrors {
+func misspelledPredicates(files []*load.File, contract map[string][]string, read map[string]bool) load.LoadErrors {
 	contractNames := keys(contract)
-	var errs LoadErrors
+	var errs load.LoadErrors
 	reported := map[string]bool{}
-	authored(files, func(f *sourceFile, i int, c ast.Clause) {
+	authored(files, func(f *load.File, i int, c ast.Clause) {
 		pred := c.Head.Predicate.Symbol
 		if _, ok := contract[pred]; ok || read[pred] || reported[pred] {
 			return
@@ -455,7 +457,7 @@ func misspelledPredicates(files []*sourceFile, contract map[string][]string, rea
 			return
 		}
 		reported[pred] = true
-		errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i),
+		errs = append(errs, &load.LoadError{File: f.Name, Line: f.ClauseLine(i),
 			Message: fmt.Sprintf("%s is not a contract predicate and no rule reads it, so the kernel ignores it: did you mean %s?", pred, best)})
 	})
 	return errs
@@ -524,15 +526,15 @@ func (p *Analysis) ActionParams() map[string][]DeclaredParam {
 
 // actionParams collects DeclaredParams by action from the tool_action
 // facts and the tool_param clauses.
-func actionParams(files []*sourceFile, toolActions []located) map[string][]DeclaredParam {
+func actionParams(files []*load.File, toolActions []load.Located) map[string][]DeclaredParam {
 	names := readContractNames(files)
 	if names.allParamsOpen {
 		return nil
 	}
 	out := map[string][]DeclaredParam{}
 	for _, l := range toolActions {
-		tool, err1 := l.str(0)
-		action, err2 := l.str(1)
+		tool, err1 := l.Str(0)
+		action, err2 := l.Str(1)
 		if firstErr(err1, err2) != nil || names.paramsOpen[tool] {
 			continue
 		}

@@ -1,4 +1,4 @@
-package kernel
+package explain
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
+	"github.com/manglecp/manglecp/kernel/analyse"
+	"github.com/manglecp/manglecp/kernel/eval"
 )
 
 // Derivation explains why a tool was selected (Spec 09 section 5). It holds
@@ -65,11 +67,11 @@ const maxProofDepth = 24
 // of each goal (post-hoc provenance, MANGLE_NOTES section 8). Candidate
 // solutions are sorted, so the same inputs give the same proofs.
 type explainer struct {
-	p       *Evaluator
+	p       *eval.Program
 	qc      engine.QueryContext
 	te      *engine.TemporalEvaluator
 	ts      factstore.TemporalFactStore
-	store   *evalStore
+	store   *eval.Store
 	clients map[uint64]int // atom hash -> index of the client fact
 	rules   map[ast.PredicateSym][]ast.Clause
 	memo    map[uint64]*ProofNode
@@ -78,25 +80,25 @@ type explainer struct {
 	client  map[*ProofNode]int // session leaves -> index of the client fact
 }
 
-// proofs explains the tools and dropped candidates of run: a derivation
+// Proofs explains the tools and dropped candidates of run: a derivation
 // of each selected tool, why each candidate was dropped, and the client
 // facts no rule reads.
-func proofs(p *Evaluator, run *evalRun, tools []Tool, dropped []Dropped) *Explanation {
-	preds := make([]string, len(run.req.Facts))
-	for i, f := range run.req.Facts {
+func Proofs(p *eval.Program, run *eval.Run, tools []eval.Tool, dropped []eval.Dropped) *Explanation {
+	preds := make([]string, len(run.Req.Facts))
+	for i, f := range run.Req.Facts {
 		preds[i] = f.Pred
 	}
-	return newExplainer(p, run.store, run.ts, run.req.EvalTime, run.clients).explanation(tools, dropped, preds)
+	return newExplainer(p, run.Store, run.Ts, run.Req.EvalTime, run.Clients).explanation(tools, dropped, preds)
 }
 
-func newExplainer(p *Evaluator, s *evalStore, ts factstore.TemporalFactStore, evalTime time.Time, clients map[uint64]int) *explainer {
+func newExplainer(p *eval.Program, s *eval.Store, ts factstore.TemporalFactStore, evalTime time.Time, clients map[uint64]int) *explainer {
 	rules := map[ast.PredicateSym][]ast.Clause{}
-	for _, r := range p.info.Rules {
+	for _, r := range p.Info.Rules {
 		rules[r.Head.Predicate] = append(rules[r.Head.Predicate], r.ReplaceWildcards())
 	}
 	return &explainer{
 		p: p, store: s, clients: clients, rules: rules,
-		qc:      engine.QueryContext{PredToDecl: p.info.Decls, Store: s},
+		qc:      engine.QueryContext{PredToDecl: p.Info.Decls, Store: s},
 		te:      engine.NewTemporalEvaluator(ts, evalTime),
 		ts:      ts,
 		memo:    map[uint64]*ProofNode{},
@@ -116,11 +118,11 @@ func (x *explainer) explain(goal ast.Atom, depth int) *ProofNode {
 	case x.isClient(goal):
 		node.Type = "session"
 		x.client[node] = x.clients[h]
-	case x.p.server.Contains(goal) || requestPredicates[goal.Predicate.Symbol] || x.isExternal(goal):
+	case x.p.Server.Contains(goal) || analyse.RequestPredicates[goal.Predicate.Symbol] || x.isExternal(goal):
 		node.Type = "server"
 	default:
 		node.Type = "derived"
-		if x.p.policy[goal.Predicate.Symbol] || depth >= maxProofDepth || x.onStack[h] {
+		if x.p.Policy[goal.Predicate.Symbol] || depth >= maxProofDepth || x.onStack[h] {
 			break
 		}
 		x.onStack[h] = true
@@ -132,7 +134,7 @@ func (x *explainer) explain(goal ast.Atom, depth int) *ProofNode {
 }
 
 func (x *explainer) isExternal(a ast.Atom) bool {
-	_, ok := x.p.external[a.Predicate.Symbol]
+	_, ok := x.p.External[a.Predicate.Symbol]
 	return ok
 }
 
@@ -152,7 +154,7 @@ func (x *explainer) proveBody(goal ast.Atom, depth int) []*ProofNode {
 		if sol, ok := x.solve(r.Premises, subst); ok {
 			var children []*ProofNode
 			for _, prem := range r.Premises {
-				lit, temporal := plainPremise(prem)
+				lit, temporal := analyse.PlainPremise(prem)
 				switch a := lit.(type) {
 				case ast.Atom:
 					if _, isBuiltin := builtin.Predicates[a.Predicate]; isBuiltin {
@@ -239,7 +241,7 @@ func (x *explainer) solve(premises []ast.Term, subst unionfind.UnionFind) (union
 }
 
 func substKey(t ast.Term, s unionfind.UnionFind) string {
-	lit, _ := plainPremise(t)
+	lit, _ := analyse.PlainPremise(t)
 	if a, ok := lit.(ast.Atom); ok {
 		if g, ok := substAtom(a, s); ok {
 			return g.String()
@@ -321,7 +323,7 @@ func support(n *ProofNode, x *explainer, seen map[int]bool) {
 }
 
 // explanation builds the proof hints of an evaluation.
-func (x *explainer) explanation(tools []Tool, dropped []Dropped, facts []string) *Explanation {
+func (x *explainer) explanation(tools []eval.Tool, dropped []eval.Dropped, facts []string) *Explanation {
 	ex := &Explanation{}
 	for _, t := range tools {
 		goal := ast.NewAtom("final_selected", ast.String(t.Name), ast.Number(t.Score), ast.String(t.Phase))
@@ -344,7 +346,7 @@ func (x *explainer) explanation(tools []Tool, dropped []Dropped, facts []string)
 	for _, d := range dropped {
 		ex.Excluded = append(ex.Excluded, Exclusion{Candidate: d.Tool, ExcludedBy: d.Phase, Reason: reasons[d.Phase]})
 	}
-	read := x.p.bodyPredicates()
+	read := x.p.BodyPredicates()
 	seenPred := map[string]bool{}
 	for _, pred := range facts {
 		if !read[pred] && !seenPred[pred] {
@@ -353,21 +355,4 @@ func (x *explainer) explanation(tools []Tool, dropped []Dropped, facts []string)
 		}
 	}
 	return ex
-}
-
-// bodyPredicates is the set of predicates some rule body reads.
-func (p *Analysis) bodyPredicates() map[string]bool {
-	out := map[string]bool{}
-	for _, r := range p.info.Rules {
-		for _, prem := range r.Premises {
-			lit, _ := plainPremise(prem)
-			switch a := lit.(type) {
-			case ast.Atom:
-				out[a.Predicate.Symbol] = true
-			case ast.NegAtom:
-				out[a.Atom.Predicate.Symbol] = true
-			}
-		}
-	}
-	return out
 }

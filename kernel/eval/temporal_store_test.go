@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func TestTemporalStoreLoadMatchesEngine(t *testing.T) {
 		{a, iv(5, 6)}, {a, iv(1, 2)}, {a, iv(9, 8)}, {b, iv(7, 7)},
 	}
 	const limit = 3
-	ours := newTemporalStore(limit, &evalStore{})
+	ours := newTemporalStore(limit, &Store{})
 	theirs := factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(limit))
 	for i, st := range steps {
 		gotAdded, gotErr := ours.load(st.atom, st.iv)
@@ -109,7 +109,7 @@ func TestTemporalStoreReadsMatchEngine(t *testing.T) {
 		return out
 	}
 	for round := range 200 {
-		ours := newTemporalStore(4, &evalStore{})
+		ours := newTemporalStore(4, &Store{})
 		theirs := factstore.NewTemporalStore(factstore.WithMaxIntervalsPerAtom(4))
 		for range rng.IntN(40) {
 			a, iv := atom(), interval()

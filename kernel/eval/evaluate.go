@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"context"
@@ -58,9 +58,9 @@ type Request struct {
 	Permissions []string
 }
 
-// evalResult is a complete evaluation: the selected tools, sorted by
+// Result is a complete evaluation: the selected tools, sorted by
 // descending score then name, and statistics.
-type evalResult struct {
+type Result struct {
 	Tools           []Tool
 	Dropped         []Dropped
 	FactsEvaluated  int64
@@ -75,17 +75,17 @@ type evalResult struct {
 	IntentDenied bool
 }
 
-// evalRun is the final state of an evaluation that asked for rule
+// Run is the final state of an evaluation that asked for rule
 // coverage or proofs, which the explain stage reads.
-type evalRun struct {
-	req     Request
-	store   *evalStore
-	ts      *temporalStore
-	matcher ruleMatcher
-	// firing marks the rules whose body has a solution in the final store.
-	firing []bool
-	// clients maps each client fact's hash to its first index (Explain).
-	clients map[uint64]int
+type Run struct {
+	Req     Request
+	Store   *Store
+	Ts      *TemporalStore
+	Matcher Matcher
+	// Firing marks the rules whose body has a solution in the final store.
+	Firing []bool
+	// Clients maps each client fact's hash to its first index (Explain).
+	Clients map[uint64]int
 }
 
 // Tool is one final_selected tool with every attribute the rules derived.
@@ -183,23 +183,23 @@ func (e *Error) Unwrap() error { return e.Public }
 // explain, when not nil, is called with the final state (under the same
 // stop flag and work budget as reading the result) unless the intent was
 // denied.
-func (p *Evaluator) Evaluate(ctx context.Context, req Request, explain func(*evalRun, *evalResult)) (*evalResult, error) {
+func (p *Program) Evaluate(ctx context.Context, req Request, explain func(*Run, *Result)) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err, req)
 	}
-	r, in, err := p.prepare(req)
+	r, in, err := p.Prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	store, own := r.store, r.store.own
+	store, own := r.Store, r.Store.Own
 	inputCount := own.EstimateFactCount()
 	release := context.AfterFunc(ctx, func() { store.stop.Store(true) })
 	defer release()
-	if err := guard(func() error { return p.run(r, req) }); err != nil {
+	if err := Guard(func() error { return p.Run(r, req) }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
-	res := &evalResult{PhasesCompleted: p.phases}
-	res.FactsEvaluated = int64(p.baseCount + len(p.timedBase) + inputCount + in.temporal)
+	res := &Result{PhasesCompleted: p.phases}
+	res.FactsEvaluated = int64(p.baseCount + len(p.TimedBase) + inputCount + in.temporal)
 	res.FactsDerived = countDerived(own) - int64(inputCount) + p.staticDerived
 	res.Work = store.work
 	// Reading the result, rule coverage and proofs search the final store
@@ -208,7 +208,7 @@ func (p *Evaluator) Evaluate(ctx context.Context, req Request, explain func(*eva
 	// A budget of its own keeps the evaluation's count deterministic: these
 	// searches stop at the first solution, found in map order.
 	store.work = 0
-	if err := guard(func() error { p.collect(res, store, r.ts, req, in.clients, r.fired, explain); return nil }); err != nil {
+	if err := Guard(func() error { p.collect(res, store, r.Ts, req, in.clients, r.Fired, explain); return nil }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
 	return res, nil
@@ -220,9 +220,9 @@ type loaded struct {
 	clients  map[uint64]int // with Explain: each client fact's first index, by hash
 }
 
-// prepare builds a request's stores (the request predicates, the client
+// Prepare builds a request's stores (the request predicates, the client
 // and external facts over the server facts) and its runner.
-func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
+func (p *Program) Prepare(req Request) (*runner, loaded, error) {
 	own := newIndexedStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
@@ -235,15 +235,15 @@ func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
 		}
 	}
-	store := &evalStore{base: p.base, own: own, stop: new(atomic.Bool), budget: req.MaxWork}
+	store := &Store{base: p.base, Own: own, stop: new(atomic.Bool), budget: req.MaxWork}
 	limit := int(req.MaxIntervalsPerAtom)
 	if limit <= 0 {
 		limit = factstore.DefaultMaxIntervalsPerAtom
 	}
 	ts := newTemporalStore(limit, store)
-	for _, b := range p.timedBase {
-		if _, err := ts.load(b.atom, b.interval); err != nil {
-			return nil, loaded{}, intervalError(err, req, b.atom.Predicate.Symbol)
+	for _, b := range p.TimedBase {
+		if _, err := ts.load(b.Atom, b.Interval); err != nil {
+			return nil, loaded{}, intervalError(err, req, b.Atom.Predicate.Symbol)
 		}
 	}
 	var in loaded
@@ -267,7 +267,7 @@ func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
 				in.clients[a.Hash()] = i
 			}
 		}
-		if !p.temporal[f.Pred] {
+		if !p.Temporal[f.Pred] {
 			own.Add(a)
 			continue
 		}
@@ -293,7 +293,7 @@ func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
 		external = append(external[:len(external):len(external)], more...)
 	}
 	for _, f := range external {
-		arity, ok := p.external[f.Pred]
+		arity, ok := p.External[f.Pred]
 		if !ok || arity != len(f.Args) {
 			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"),
 				Cause: fmt.Errorf("external fact %s/%d does not match a declared external predicate", f.Pred, len(f.Args))}
@@ -304,35 +304,35 @@ func (p *Evaluator) prepare(req Request) (*runner, loaded, error) {
 		}
 		own.Add(a)
 	}
-	r := &runner{p: p, plan: p.planFor(req.Intent, req.Explain || req.Coverage), store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.info.Rules)),
+	r := &runner{p: p, Plan: p.PlanFor(req.Intent, req.Explain || req.Coverage), Store: store, Ts: ts, evalTime: req.EvalTime, Fired: make([]bool, len(p.Info.Rules)),
 		te: engine.NewTemporalEvaluator(ts, req.EvalTime), empty: unionfind.New()}
 	return r, in, nil
 }
 
 // collect fills res from the final store: the tools and rules fired; then
 // explain, when not nil, reads the final state (rule coverage, proofs).
-func (p *Evaluator) collect(res *evalResult, store *evalStore, ts *temporalStore, req Request, clients map[uint64]int, fired []bool, explain func(*evalRun, *evalResult)) {
+func (p *Program) collect(res *Result, store *Store, ts *TemporalStore, req Request, clients map[uint64]int, fired []bool, explain func(*Run, *Result)) {
 	if store.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
 		res.IntentDenied = true
 		return
 	}
 	res.Tools, res.Dropped = p.readResult(store)
-	m := p.matcher(store, ts, req.EvalTime)
+	m := p.NewMatcher(store, ts, req.EvalTime)
 	clientPreds := map[string]bool{}
 	for _, f := range req.Facts {
 		clientPreds[f.Pred] = true
 	}
-	firing := p.firedRules(store, m, clientPreds, fired)
+	firing := p.FiredRules(store, m, clientPreds, fired)
 	res.RulesFired = rulesFired(firing)
 	if explain != nil {
-		explain(&evalRun{req: req, store: store, ts: ts, matcher: m, firing: firing, clients: clients}, res)
+		explain(&Run{Req: req, Store: store, Ts: ts, Matcher: m, Firing: firing, Clients: clients}, res)
 	}
 }
 
 // failure maps an evaluation error to the registry: the context's end,
 // an exhausted work budget, interval or created-facts limit, or (anything
 // else) evaluation_failed.
-func (p *Evaluator) failure(ctx context.Context, evalErr error, req Request, store *evalStore, inputCount int64) error {
+func (p *Program) failure(ctx context.Context, evalErr error, req Request, store *Store, inputCount int64) error {
 	var aborted abortError
 	if errors.As(evalErr, &aborted) {
 		return contextError(ctx.Err(), req)
@@ -347,7 +347,7 @@ func (p *Evaluator) failure(ctx context.Context, evalErr error, req Request, sto
 		// The static strata's facts count as created (static.go).
 		consumed := max(p.staticCreated, req.MaxFactsCreated+1)
 		if limit := req.MaxFactsCreated - p.staticCreated; limit > 0 {
-			consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal)+inputCount, limit, int64(store.own.EstimateFactCount())-inputCount)
+			consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal)+inputCount, limit, int64(store.Own.EstimateFactCount())-inputCount)
 		}
 		f := false
 		return &Error{
@@ -368,9 +368,9 @@ type abortError struct{}
 
 func (abortError) Error() string { return "evaluation aborted" }
 
-// guard runs fn, converting an abort, an exhausted work budget or any
+// Guard runs fn, converting an abort, an exhausted work budget or any
 // engine panic into an error in this goroutine.
-func guard(fn func() error) (err error) {
+func Guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			switch r.(type) {
@@ -386,8 +386,8 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// run evaluates the program's plan (plan.go, exec.go).
-func (p *Evaluator) run(r *runner, req Request) error {
+// Run evaluates the program's plan (plan.go, exec.go).
+func (p *Program) Run(r *runner, req Request) error {
 	if req.MaxFactsCreated > 0 {
 		// The static strata's facts were derived at load but are charged
 		// to the budget as before (static.go).
@@ -396,7 +396,7 @@ func (p *Evaluator) run(r *runner, req Request) error {
 			return fmt.Errorf("fact size limit reached %d > %d", p.staticCreated, req.MaxFactsCreated)
 		}
 		r.createdLimit = int(limit)
-		r.totalLimit = r.store.EstimateFactCount() + r.createdLimit
+		r.totalLimit = r.Store.EstimateFactCount() + r.createdLimit
 	}
 	return r.run()
 }
@@ -476,9 +476,9 @@ func consumedFromGasError(msg string, initial, limit, delta int64) int64 {
 
 func countDerived(s *indexedStore) int64 {
 	var n int64
-	for p, r := range s.rels {
+	for p, r := range s.Rels {
 		if !p.IsInternalPredicate() {
-			n += int64(len(r.facts))
+			n += int64(len(r.Facts))
 		}
 	}
 	return n

@@ -1,9 +1,10 @@
-package kernel
+package analyse
 
 import (
 	"fmt"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
+	"github.com/manglecp/manglecp/kernel/load"
 )
 
 // Lint reports rule patterns that load but that Mangle v0.5.0 evaluates
@@ -16,21 +17,21 @@ import (
 //
 // Patterns that make evaluations fail are errors of [Load] instead (see
 // checkFailingPatterns).
-func Lint(domain ...Layer) ([]*LoadError, error) {
-	files, err := readLayers(domain)
+func Lint(domain ...load.Layer) ([]*load.LoadError, error) {
+	files, err := load.Read(domain)
 	if err != nil {
 		return nil, err
 	}
 	out := spellingWarnings(files)
 	for _, f := range files {
-		for i, c := range f.unit.Clauses {
+		for i, c := range f.Unit.Clauses {
 			for _, prem := range c.Premises {
 				p, ok := prem.(ast.TemporalLiteral)
 				if !ok || p.Operator != nil || p.Interval == nil || !isWildcard(p.Interval.Start) || !isWildcard(p.Interval.End) {
 					continue
 				}
 				if a, ok := p.Literal.(ast.Atom); ok {
-					out = append(out, &LoadError{File: f.name, Line: f.clauseLine(i), Message: "warning: " +
+					out = append(out, &load.LoadError{File: f.Name, Line: f.ClauseLine(i), Message: "warning: " +
 						fmt.Sprintf("%s(...)@[_, _] matches only eternal facts in Mangle v0.5.0; use @[From, To] to read a fact whenever it held", a.Predicate.Symbol)})
 				}
 			}
@@ -66,12 +67,12 @@ var growing = map[string]bool{"fn:plus": true, "fn:minus": true, "fn:mult": true
 // Patterns that need the data to show (a comparison of a derived string,
 // a bound that never holds) are left to the smoke run of the domain's
 // sample requests on reload.
-func checkFailingPatterns(files []*sourceFile, facts map[string][]located) error {
+func checkFailingPatterns(files []*load.File, facts map[string][]load.Located) error {
 	stringArgs := map[string]map[int]bool{} // profile predicate -> argument positions typed string
 	for _, l := range facts["decl_arg"] {
-		pred, err1 := l.str(0)
-		idx, err2 := l.num(1)
-		typ, err3 := l.str(3)
+		pred, err1 := l.Str(0)
+		idx, err2 := l.Num(1)
+		typ, err3 := l.Str(3)
 		if firstErr(err1, err2, err3) == nil && typ == "string" {
 			if stringArgs[pred] == nil {
 				stringArgs[pred] = map[int]bool{}
@@ -81,7 +82,7 @@ func checkFailingPatterns(files []*sourceFile, facts map[string][]located) error
 	}
 	graph := map[string]map[string]bool{}
 	for _, f := range files {
-		for _, c := range f.unit.Clauses {
+		for _, c := range f.Unit.Clauses {
 			head := c.Head.Predicate.Symbol
 			if graph[head] == nil {
 				graph[head] = map[string]bool{}
@@ -94,11 +95,11 @@ func checkFailingPatterns(files []*sourceFile, facts map[string][]located) error
 		}
 	}
 	comp := sccs(graph)
-	var errs LoadErrors
+	var errs load.LoadErrors
 	for _, f := range files {
-		for i, c := range f.unit.Clauses {
+		for i, c := range f.Unit.Clauses {
 			at := func(format string, args ...any) {
-				errs = append(errs, &LoadError{File: f.name, Line: f.clauseLine(i), Message: fmt.Sprintf(format, args...)})
+				errs = append(errs, &load.LoadError{File: f.Name, Line: f.ClauseLine(i), Message: fmt.Sprintf(format, args...)})
 			}
 			if msg := badComparison(c, stringArgs); msg != "" {
 				at("%s", msg)
@@ -117,7 +118,7 @@ func checkFailingPatterns(files []*sourceFile, facts map[string][]located) error
 
 // positiveAtom returns the atom of a positive premise, temporal or not.
 func positiveAtom(prem ast.Term) (ast.Atom, bool) {
-	lit, _ := plainPremise(prem)
+	lit, _ := PlainPremise(prem)
 	a, ok := lit.(ast.Atom)
 	return a, ok
 }
@@ -276,27 +277,4 @@ func isWildcard(b ast.TemporalBound) bool {
 		return b.Variable.Symbol == "_"
 	}
 	return false
-}
-
-// SourceClause is a clause of a rule file with its location.
-type SourceClause struct {
-	File   string
-	Line   int
-	Clause ast.Clause
-}
-
-// SourceClauses parses the layers and returns their clauses in file
-// order, for tools that show rule structure (manglecp check --show-rules).
-func SourceClauses(domain ...Layer) ([]SourceClause, error) {
-	files, err := readLayers(domain)
-	if err != nil {
-		return nil, err
-	}
-	var out []SourceClause
-	for _, f := range files {
-		for i, c := range f.unit.Clauses {
-			out = append(out, SourceClause{File: f.name, Line: f.clauseLine(i), Clause: c})
-		}
-	}
-	return out, nil
 }

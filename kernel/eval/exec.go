@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/functional"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
+	"github.com/manglecp/manglecp/kernel/plan"
 )
 
 // Evaluating the plan (plan.go) of one request.
@@ -24,26 +25,26 @@ import (
 // solutions as copied maps. The limits are the engine's too: the
 // created-facts budget counts the join's width after each premise, the
 // facts a round adds and the facts in the store after each round, with the
-// engine's messages; every lookup goes through evalStore's work count,
+// engine's messages; every lookup goes through Store's work count,
 // which also checks the stop flag.
 
 // runner evaluates one request's plan.
 type runner struct {
-	p        *Evaluator
-	plan     []step // Program.planFor the request
-	store    *evalStore
-	ts       *temporalStore
+	p        *Program
+	Plan     []plan.Step // Program.PlanFor the request
+	Store    *Store
+	Ts       *TemporalStore
 	evalTime time.Time
 	te       *engine.TemporalEvaluator
 	// createdLimit is the created-facts budget (0: none); totalLimit the
 	// store size it allows.
 	createdLimit, totalLimit int
 	empty                    unionfind.UnionFind
-	// fired marks, by index in Program.info.Rules, the compiled rules whose
+	// Fired marks, by index in Program.info.Rules, the compiled rules whose
 	// body had a solution: with non-recursive strata evaluated in order, a
 	// body's premises are final when it is evaluated, so this is exactly
 	// rules_fired's "has a solution in the final store".
-	fired []bool
+	Fired []bool
 	// env is the bindings of the rule being evaluated.
 	env env
 	// terms is where derived facts' arguments are made (derive).
@@ -56,9 +57,9 @@ type runner struct {
 
 // run evaluates the plan's steps in order.
 func (r *runner) run() error {
-	for i := range r.plan {
-		st := &r.plan[i]
-		if st.strata != nil {
+	for i := range r.Plan {
+		st := &r.Plan[i]
+		if st.Strata != nil {
 			if err := r.engineStep(st); err != nil {
 				return err
 			}
@@ -73,28 +74,28 @@ func (r *runner) run() error {
 
 // engineStep hands a run of strata to the engine, with what is left of
 // the created-facts budget.
-func (r *runner) engineStep(st *step) error {
-	opts := []engine.EvalOption{engine.WithEvaluationTime(r.evalTime), engine.WithTemporalStore(r.ts)}
+func (r *runner) engineStep(st *plan.Step) error {
+	opts := []engine.EvalOption{engine.WithEvaluationTime(r.evalTime), engine.WithTemporalStore(r.Ts)}
 	if r.createdLimit > 0 {
-		left := r.totalLimit - r.store.EstimateFactCount()
+		left := r.totalLimit - r.Store.EstimateFactCount()
 		if left <= 0 {
-			return fmt.Errorf("fact size limit reached %d > %d", r.store.EstimateFactCount(), r.totalLimit)
+			return fmt.Errorf("fact size limit reached %d > %d", r.Store.EstimateFactCount(), r.totalLimit)
 		}
 		opts = append(opts, engine.WithCreatedFactLimit(left))
 	}
-	_, err := engine.EvalStratifiedProgramWithStats(st.info, st.strata, st.predToStratum, r.store, opts...)
+	_, err := engine.EvalStratifiedProgramWithStats(st.Info, st.Strata, st.PredToStratum, r.Store, opts...)
 	return err
 }
 
 // stratum evaluates a compiled stratum: every rule once, then, for a
 // recursive stratum, semi-naive rounds until a round adds nothing, then
 // the do-transforms.
-func (r *runner) stratum(st *step) error {
-	if st.deltaRules != nil {
+func (r *runner) stratum(st *plan.Step) error {
+	if st.DeltaRules != nil {
 		r.next = newIndexedStore()
 		defer func() { r.delta, r.next = nil, nil }()
 	}
-	for _, c := range st.rules {
+	for _, c := range st.Rules {
 		if err := r.rule(c); err != nil {
 			return err
 		}
@@ -104,19 +105,19 @@ func (r *runner) stratum(st *step) error {
 	}
 	for r.next != nil && r.next.count > 0 {
 		r.delta, r.next = r.next, newIndexedStore()
-		for _, c := range st.deltaRules {
+		for _, c := range st.DeltaRules {
 			if err := r.rule(c); err != nil {
 				return err
 			}
 			if r.createdLimit > 0 && r.next.count > r.createdLimit {
-				return fmt.Errorf("fact size limit reached evaluating %q %d > %d", c.clause.String(), r.next.count, r.createdLimit)
+				return fmt.Errorf("fact size limit reached evaluating %q %d > %d", c.Clause.String(), r.next.count, r.createdLimit)
 			}
 		}
 		if err := r.checkTotal(); err != nil {
 			return err
 		}
 	}
-	for _, c := range st.doRules {
+	for _, c := range st.DoRules {
 		if err := r.doTransform(c); err != nil {
 			return err
 		}
@@ -126,8 +127,8 @@ func (r *runner) stratum(st *step) error {
 
 // checkTotal is the engine's check of the store's size after a round.
 func (r *runner) checkTotal() error {
-	if r.totalLimit > 0 && r.store.EstimateFactCount() > r.totalLimit {
-		return fmt.Errorf("fact size limit reached %d > %d", r.store.EstimateFactCount(), r.totalLimit)
+	if r.totalLimit > 0 && r.Store.EstimateFactCount() > r.totalLimit {
+		return fmt.Errorf("fact size limit reached %d > %d", r.Store.EstimateFactCount(), r.totalLimit)
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func (r *runner) checkTotal() error {
 // add adds a derived fact to the store, and to the round's new facts in a
 // recursive stratum, and reports whether it was new.
 func (r *runner) add(a ast.Atom) bool {
-	if !r.store.Add(a) {
+	if !r.Store.Add(a) {
 		return false
 	}
 	if r.next != nil {
@@ -168,11 +169,11 @@ func (s *termSlab) giveBack(n int) {
 
 // doTransform applies a do-transform rule as the engine does at a
 // stratum's fixpoint, with groups kept apart by value (groupBy).
-func (r *runner) doTransform(c *crule) error {
-	clause := c.clause
+func (r *runner) doTransform(c *plan.Rule) error {
+	clause := c.Clause
 	premise := clause.Premises[0].(ast.Atom)
 	var substs []ast.ConstSubstList
-	_ = r.store.GetFacts(premise, func(fact ast.Atom) error {
+	_ = r.Store.GetFacts(premise, func(fact ast.Atom) error {
 		var subst ast.ConstSubstList
 		for i, t := range premise.Args {
 			if v, ok := t.(ast.Variable); ok {
@@ -184,11 +185,11 @@ func (r *runner) doTransform(c *crule) error {
 		substs = append(substs, subst)
 		return nil
 	})
-	if c.countsFiring && len(substs) > 0 {
-		r.fired[c.rule] = true
+	if c.CountsFiring && len(substs) > 0 {
+		r.Fired[c.Index] = true
 	}
 	var emitErr error
-	err := groupBy(clause.Head, *clause.Transform, substs, func(a ast.Atom) bool {
+	err := GroupBy(clause.Head, *clause.Transform, substs, func(a ast.Atom) bool {
 		a, err := functional.EvalAtom(a, ast.ConstSubstList{})
 		if err != nil {
 			if emitErr == nil {
@@ -196,7 +197,7 @@ func (r *runner) doTransform(c *crule) error {
 			}
 			return false
 		}
-		return r.store.Add(a)
+		return r.Store.Add(a)
 	})
 	if err != nil {
 		return err
@@ -207,12 +208,12 @@ func (r *runner) doTransform(c *crule) error {
 // env is one rule's variable bindings; it is the ast.Subst the engine's
 // function and builtin evaluators read.
 type env struct {
-	c    *crule
+	c    *plan.Rule
 	vals []ast.BaseTerm // nil: unbound
 	// width counts the partial solutions after each premise, the engine's
 	// join-width limit.
 	width []int
-	// terms and slots are the lookups' scratch (crule.scratch): a premise's
+	// terms and slots are the lookups' scratch (Rule.scratch): a premise's
 	// query arguments, and the slots a candidate bound. Each premise uses
 	// its own part, so a deeper premise never overwrites a shallower one's.
 	terms []ast.BaseTerm
@@ -221,40 +222,40 @@ type env struct {
 
 // scratch returns p's query arguments and an empty slot list with room
 // for them.
-func (e *env) scratch(p *cprem) ([]ast.BaseTerm, []int) {
-	end := p.scratch + len(p.args)
-	return e.terms[p.scratch:end:end], e.slots[p.scratch : p.scratch : p.scratch+len(p.args)+2]
+func (e *env) scratch(p *plan.Premise) ([]ast.BaseTerm, []int) {
+	end := p.Scratch + len(p.Args)
+	return e.terms[p.Scratch:end:end], e.slots[p.Scratch : p.Scratch : p.Scratch+len(p.Args)+2]
 }
 
 // Get implements ast.Subst.
 func (e *env) Get(v ast.Variable) ast.BaseTerm {
-	if i, ok := e.c.slots[v]; ok {
+	if i, ok := e.c.Slots[v]; ok {
 		return e.vals[i]
 	}
 	return nil
 }
 
 // value is t's value under e, or nil when t is an unbound variable or _.
-func (e *env) value(t cterm) (ast.BaseTerm, error) {
-	switch t.kind {
-	case termConst:
-		return t.val, nil
-	case termVar:
-		return e.vals[t.slot], nil
-	case termExpr:
-		return functional.EvalExpr(t.val, e)
+func (e *env) value(t plan.Term) (ast.BaseTerm, error) {
+	switch t.Kind {
+	case plan.TermConst:
+		return t.Value, nil
+	case plan.TermVar:
+		return e.vals[t.Slot], nil
+	case plan.TermExpr:
+		return functional.EvalExpr(t.Value, e)
 	}
 	return nil, nil
 }
 
 // sides evaluates an equality's or inequality's two sides (nil for an
 // unbound variable).
-func (e *env) sides(p *cprem) (ast.BaseTerm, ast.BaseTerm, error) {
-	l, err := e.value(p.left)
+func (e *env) sides(p *plan.Premise) (ast.BaseTerm, ast.BaseTerm, error) {
+	l, err := e.value(p.Left)
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := e.value(p.right)
+	rt, err := e.value(p.Right)
 	return l, rt, err
 }
 
@@ -270,14 +271,14 @@ func reuse[T any](buf []T, n int) []T {
 }
 
 // rule evaluates one rule and adds what it derives.
-func (r *runner) rule(c *crule) error {
+func (r *runner) rule(c *plan.Rule) error {
 	// Rules are evaluated one at a time, so one env serves them all.
 	e := &r.env
 	e.c = c
-	e.vals = reuse(e.vals, len(c.vars))
-	e.width = reuse(e.width, len(c.body))
-	e.terms = reuse(e.terms, c.scratch)
-	e.slots = reuse(e.slots, c.scratch)
+	e.vals = reuse(e.vals, len(c.Vars))
+	e.width = reuse(e.width, len(c.Body))
+	e.terms = reuse(e.terms, c.Scratch)
+	e.slots = reuse(e.slots, c.Scratch)
 	return r.join(e, 0)
 }
 
@@ -287,46 +288,46 @@ func (r *runner) join(e *env, i int) error {
 	if i > 0 && r.createdLimit > 0 {
 		e.width[i-1]++
 		if e.width[i-1] > r.createdLimit {
-			return fmt.Errorf("fact size limit reached %q %d > %d", e.c.clause.Head.String(), e.width[i-1], r.createdLimit)
+			return fmt.Errorf("fact size limit reached %q %d > %d", e.c.Clause.Head.String(), e.width[i-1], r.createdLimit)
 		}
 	}
-	if i == len(e.c.body) {
-		if e.c.countsFiring {
-			r.fired[e.c.rule] = true
+	if i == len(e.c.Body) {
+		if e.c.CountsFiring {
+			r.Fired[e.c.Index] = true
 		}
 		return r.derive(e)
 	}
-	p := &e.c.body[i]
-	switch p.kind {
-	case premAtom:
+	p := &e.c.Body[i]
+	switch p.Kind {
+	case plan.PremAtom:
 		return r.atom(e, i, p)
-	case premNeg:
+	case plan.PremNeg:
 		found, err := r.exists(e, p)
 		if err != nil || found {
 			return err
 		}
 		return r.join(e, i+1)
-	case premEq:
+	case plan.PremEq:
 		l, rt, err := e.sides(p)
 		if err != nil {
 			return err
 		}
 		switch {
 		case l == nil:
-			e.vals[p.left.slot] = rt
+			e.vals[p.Left.Slot] = rt
 			err = r.join(e, i+1)
-			e.vals[p.left.slot] = nil
+			e.vals[p.Left.Slot] = nil
 			return err
 		case rt == nil:
-			e.vals[p.right.slot] = l
+			e.vals[p.Right.Slot] = l
 			err = r.join(e, i+1)
-			e.vals[p.right.slot] = nil
+			e.vals[p.Right.Slot] = nil
 			return err
 		case l.Equals(rt):
 			return r.join(e, i+1)
 		}
 		return nil
-	case premIneq:
+	case plan.PremIneq:
 		l, rt, err := e.sides(p)
 		if err != nil {
 			return err
@@ -335,18 +336,18 @@ func (r *runner) join(e *env, i int) error {
 			return nil // the engine unifies an unbound side: no solution
 		}
 		return r.join(e, i+1)
-	case premBuiltin, premNegBuiltin:
-		a, err := functional.EvalAtom(p.atom, e)
+	case plan.PremBuiltin, plan.PremNegBuiltin:
+		a, err := functional.EvalAtom(p.Atom, e)
 		if err != nil {
 			return err
 		}
 		uf := r.empty
 		free := false
-		for _, v := range p.vars {
-			free = free || e.vals[e.c.slots[v]] == nil
+		for _, v := range p.Vars {
+			free = free || e.vals[e.c.Slots[v]] == nil
 		}
 		if free {
-			if uf, err = r.unionFind(e, p.vars); err != nil {
+			if uf, err = r.unionFind(e, p.Vars); err != nil {
 				return err
 			}
 		}
@@ -354,7 +355,7 @@ func (r *runner) join(e *env, i int) error {
 		if err != nil {
 			return err
 		}
-		if p.kind == premNegBuiltin {
+		if p.Kind == plan.PremNegBuiltin {
 			if ok {
 				return nil
 			}
@@ -364,31 +365,31 @@ func (r *runner) join(e *env, i int) error {
 			return nil
 		}
 		for _, s := range solutions {
-			if err := r.bindFrom(e, i, p.vars, *s); err != nil {
+			if err := r.bindFrom(e, i, p.Vars, *s); err != nil {
 				return err
 			}
 		}
 		return nil
-	case premTemporal:
-		if p.native {
+	case plan.PremTemporal:
+		if p.Native {
 			return r.temporal(e, i, p)
 		}
-		uf, err := r.unionFind(e, p.vars)
+		uf, err := r.unionFind(e, p.Vars)
 		if err != nil {
 			return err
 		}
-		solutions, err := r.te.EvalTemporalLiteral(p.tl, uf)
+		solutions, err := r.te.EvalTemporalLiteral(p.Temporal, uf)
 		if err != nil {
 			return err
 		}
 		for _, s := range solutions {
-			if err := r.bindFrom(e, i, p.vars, s); err != nil {
+			if err := r.bindFrom(e, i, p.Vars, s); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown premise kind %d", p.kind)
+	return fmt.Errorf("unknown premise kind %d", p.Kind)
 }
 
 // unionFind builds the engine's substitution for vars from e's bindings.
@@ -396,7 +397,7 @@ func (r *runner) unionFind(e *env, vars []ast.Variable) (unionfind.UnionFind, er
 	var vs []ast.Variable
 	var ts []ast.BaseTerm
 	for _, v := range vars {
-		if t := e.vals[e.c.slots[v]]; t != nil {
+		if t := e.vals[e.c.Slots[v]]; t != nil {
 			vs = append(vs, v)
 			ts = append(ts, t)
 		}
@@ -412,7 +413,7 @@ func (r *runner) unionFind(e *env, vars []ast.Variable) (unionfind.UnionFind, er
 func (r *runner) bindFrom(e *env, i int, vars []ast.Variable, s unionfind.UnionFind) error {
 	var set []int
 	for _, v := range vars {
-		k := e.c.slots[v]
+		k := e.c.Slots[v]
 		if e.vals[k] != nil {
 			continue
 		}
@@ -433,8 +434,8 @@ var wildcard ast.BaseTerm = ast.Variable{Symbol: "_"}
 
 // query evaluates p's arguments into a lookup: the bound values, and the
 // atom the store looks up (variables where unbound).
-func (e *env) query(p *cprem, q []ast.BaseTerm) error {
-	for j, t := range p.args {
+func (e *env) query(p *plan.Premise, q []ast.BaseTerm) error {
+	for j, t := range p.Args {
 		v, err := e.value(t)
 		if err != nil {
 			return err
@@ -449,19 +450,19 @@ func (e *env) query(p *cprem, q []ast.BaseTerm) error {
 
 // atom joins a positive atom: every fact that matches the bound arguments
 // extends the solution.
-func (r *runner) atom(e *env, i int, p *cprem) error {
+func (r *runner) atom(e *env, i int, p *plan.Premise) error {
 	q, set := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return err
 	}
-	qa := ast.Atom{Predicate: p.pred, Args: q}
+	qa := ast.Atom{Predicate: p.Pred, Args: q}
 	var base, own candidates
-	if p.delta {
+	if p.Delta {
 		own = r.delta.lookup(qa)
 	} else {
-		base, own = r.store.base.lookup(qa), r.store.own.lookup(qa)
+		base, own = r.Store.base.lookup(qa), r.Store.Own.lookup(qa)
 	}
-	r.store.spend(1 + base.size() + own.size())
+	r.Store.spend(1 + base.size() + own.size())
 	for _, cand := range [2]candidates{base, own} {
 		n := len(cand.bucket)
 		if cand.all {
@@ -476,7 +477,7 @@ func (r *runner) atom(e *env, i int, p *cprem) error {
 			set, ok = e.match(p, q, f.Args, set[:0])
 			var err error
 			if ok {
-				r.store.spend(matchCost)
+				r.Store.spend(matchCost)
 				err = r.join(e, i+1)
 			}
 			for _, s := range set {
@@ -492,18 +493,18 @@ func (r *runner) atom(e *env, i int, p *cprem) error {
 
 // match matches a fact's arguments against p's: bound ones must be equal,
 // unbound variables are bound (their slots appended to set, to unbind).
-func (e *env) match(p *cprem, q, args []ast.BaseTerm, set []int) ([]int, bool) {
-	for j, t := range p.args {
-		switch t.kind {
-		case termWild:
-		case termVar:
-			if cur := e.vals[t.slot]; cur != nil {
+func (e *env) match(p *plan.Premise, q, args []ast.BaseTerm, set []int) ([]int, bool) {
+	for j, t := range p.Args {
+		switch t.Kind {
+		case plan.TermWild:
+		case plan.TermVar:
+			if cur := e.vals[t.Slot]; cur != nil {
 				if !cur.Equals(args[j]) {
 					return set, false
 				}
 			} else {
-				e.vals[t.slot] = args[j]
-				set = append(set, t.slot)
+				e.vals[t.Slot] = args[j]
+				set = append(set, t.Slot)
 			}
 		default:
 			if !q[j].Equals(args[j]) {
@@ -518,27 +519,27 @@ func (e *env) match(p *cprem, q, args []ast.BaseTerm, set []int) ([]int, bool) {
 // fact of the temporal store matching the bound arguments (and, for <-,
 // overlapping the operator's interval), with the interval's variables
 // bound to the fact's start and end, as the engine's TemporalEvaluator.
-func (r *runner) temporal(e *env, i int, p *cprem) error {
+func (r *runner) temporal(e *env, i int, p *plan.Premise) error {
 	q, set := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return err
 	}
 	var start, end int64
-	during := p.tl.Operator != nil
+	during := p.Temporal.Operator != nil
 	if during {
-		iv := r.pastInterval(p.tl.Operator.Interval)
+		iv := r.pastInterval(p.Temporal.Operator.Interval)
 		start, end = factstore.GetStartTime(iv), factstore.GetEndTime(iv)
 	}
-	return r.ts.eachMatch(ast.Atom{Predicate: p.pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
+	return r.Ts.eachMatch(ast.Atom{Predicate: p.Pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
 		var ok bool
 		if set, ok = e.match(p, q, a.Args, set[:0]); ok {
-			if p.from >= 0 {
-				e.vals[p.from] = ast.Time(factstore.GetStartTime(iv))
-				set = append(set, p.from)
+			if p.From >= 0 {
+				e.vals[p.From] = ast.Time(factstore.GetStartTime(iv))
+				set = append(set, p.From)
 			}
-			if p.to >= 0 {
-				e.vals[p.to] = ast.Time(factstore.GetEndTime(iv))
-				set = append(set, p.to)
+			if p.To >= 0 {
+				e.vals[p.To] = ast.Time(factstore.GetEndTime(iv))
+				set = append(set, p.To)
 			}
 		}
 		var err error
@@ -569,15 +570,15 @@ func (r *runner) pastInterval(iv ast.Interval) ast.Interval {
 }
 
 // exists reports whether a fact matches a negated atom's bound arguments.
-func (r *runner) exists(e *env, p *cprem) (bool, error) {
+func (r *runner) exists(e *env, p *plan.Premise) (bool, error) {
 	q, _ := e.scratch(p)
 	if err := e.query(p, q); err != nil {
 		return false, err
 	}
 	found := false
-	_ = r.store.GetFacts(ast.Atom{Predicate: p.pred, Args: q}, func(ast.Atom) error {
+	_ = r.Store.GetFacts(ast.Atom{Predicate: p.Pred, Args: q}, func(ast.Atom) error {
 		found = true
-		return errStop
+		return ErrStop
 	})
 	return found, nil
 }
@@ -586,10 +587,10 @@ func (r *runner) exists(e *env, p *cprem) (bool, error) {
 // applies a let transform, as the engine does).
 func (r *runner) derive(e *env) error {
 	c := e.c
-	args := r.terms.take(len(c.head))
-	for j, t := range c.head {
-		if t.kind == termWild {
-			args[j] = t.val // a let-bound variable
+	args := r.terms.take(len(c.Head))
+	for j, t := range c.Head {
+		if t.Kind == plan.TermWild {
+			args[j] = t.Value // a let-bound variable
 			continue
 		}
 		v, err := e.value(t)
@@ -598,21 +599,21 @@ func (r *runner) derive(e *env) error {
 		}
 		args[j] = v
 	}
-	head := ast.Atom{Predicate: c.clause.Head.Predicate, Args: args}
-	if c.clause.Transform == nil {
+	head := ast.Atom{Predicate: c.Clause.Head.Predicate, Args: args}
+	if c.Clause.Transform == nil {
 		if !r.add(head) {
 			r.terms.giveBack(len(args)) // a fact the store had: nothing keeps args
 		}
 		return nil
 	}
 	var subst ast.ConstSubstList
-	for k, v := range c.vars {
+	for k, v := range c.Vars {
 		if k, ok := e.vals[k].(ast.Constant); ok {
 			subst = subst.Extend(v, k)
 		}
 	}
 	var added []ast.Atom
-	if err := engine.EvalTransform(head, *c.clause.Transform, []ast.ConstSubstList{subst}, func(a ast.Atom) bool {
+	if err := engine.EvalTransform(head, *c.Clause.Transform, []ast.ConstSubstList{subst}, func(a ast.Atom) bool {
 		added = append(added, a)
 		return true
 	}); err != nil {
@@ -621,8 +622,8 @@ func (r *runner) derive(e *env) error {
 	for _, a := range added {
 		r.add(a)
 	}
-	if r.totalLimit > 0 && r.store.EstimateFactCount() > r.totalLimit {
-		return fmt.Errorf("fact size limit reached evaluting %q %d > %d", c.clause.Head.String(), r.store.EstimateFactCount(), r.totalLimit)
+	if r.totalLimit > 0 && r.Store.EstimateFactCount() > r.totalLimit {
+		return fmt.Errorf("fact size limit reached evaluting %q %d > %d", c.Clause.Head.String(), r.Store.EstimateFactCount(), r.totalLimit)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package kernel
+package eval
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"codeberg.org/TauCeti/mangle-go/engine"
 	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/unionfind"
+	"github.com/manglecp/manglecp/kernel/analyse"
 )
 
 // Evaluating once at load what no request can change.
@@ -30,14 +31,14 @@ const staticLimit = 10_000_000
 // precomputeStatic splits the strata, evaluates the static ones into p.base
 // and freezes it. It must run at the end of loading, before the program is
 // shared.
-func (p *Evaluator) precomputeStatic() error {
-	p.server = newIndexedStore()
-	p.server.Merge(p.base)
-	p.server.freeze()
+func (p *Program) precomputeStatic() error {
+	p.Server = newIndexedStore()
+	p.Server.Merge(p.base)
+	p.Server.freeze()
 	static := p.staticPredicates()
 	var staticStrata, dynStrata []analysis.Nodeset
 	staticIndex := map[ast.PredicateSym]int{}
-	for _, ns := range p.strata {
+	for _, ns := range p.Strata {
 		all := len(ns) > 0
 		for sym := range ns {
 			all = all && static[sym]
@@ -51,10 +52,10 @@ func (p *Evaluator) precomputeStatic() error {
 		}
 		staticStrata = append(staticStrata, ns)
 	}
-	p.dynStrata = dynStrata
+	p.DynStrata = dynStrata
 	before := p.base.EstimateFactCount()
 	if len(staticStrata) > 0 {
-		_, err := engine.EvalStratifiedProgramWithStats(p.info, staticStrata, staticIndex, p.base,
+		_, err := engine.EvalStratifiedProgramWithStats(p.Info, staticStrata, staticIndex, p.base,
 			engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
 			engine.WithCreatedFactLimit(staticLimit))
 		if err != nil {
@@ -66,25 +67,25 @@ func (p *Evaluator) precomputeStatic() error {
 		return err
 	}
 	p.staticCreated = int64(p.base.EstimateFactCount() - before)
-	for sym, r := range p.base.rels {
-		if !sym.IsInternalPredicate() && !p.server.has(sym) {
-			p.staticDerived += int64(len(r.facts))
+	for sym, r := range p.base.Rels {
+		if !sym.IsInternalPredicate() && !p.Server.has(sym) {
+			p.staticDerived += int64(len(r.Facts))
 		}
 	}
 	p.base.freeze()
 	p.baseTotal = p.base.EstimateFactCount()
 
 	// rules_fired of the static rules is fixed too.
-	p.staticRule = make([]bool, len(p.info.Rules))
-	p.staticFired = make([]bool, len(p.info.Rules))
-	view := &evalStore{base: p.base, own: newIndexedStore()}
-	m := p.matcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
-	for i, r := range p.info.Rules {
+	p.StaticRule = make([]bool, len(p.Info.Rules))
+	p.staticFired = make([]bool, len(p.Info.Rules))
+	view := &Store{base: p.base, Own: newIndexedStore()}
+	m := p.NewMatcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
+	for i, r := range p.Info.Rules {
 		if !static[r.Head.Predicate] && !pre[i] {
 			continue
 		}
-		p.staticRule[i] = true
-		p.staticFired[i] = m.bodyHasSolution(p.ruleBodies[i], unionfind.New())
+		p.StaticRule[i] = true
+		p.staticFired[i] = m.BodyHasSolution(p.RuleBodies[i], unionfind.New())
 	}
 	return nil
 }
@@ -101,23 +102,23 @@ func (p *Evaluator) precomputeStatic() error {
 // mandatory_for_intent rule, over every upstream tool, run per request.
 // The rules' bodies read only predicates that are complete in p.base, so
 // one stratum of their heads is a correct evaluation order.
-func (p *Evaluator) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
+func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
 	client := map[string]bool{}
-	for _, d := range p.profile.Predicates {
+	for _, d := range p.Profile.Predicates {
 		client[d.Predicate] = true
 	}
 	heads := map[ast.PredicateSym]bool{}
-	for _, r := range p.info.Rules {
+	for _, r := range p.Info.Rules {
 		heads[r.Head.Predicate] = true
 	}
-	pre := make([]bool, len(p.info.Rules))
+	pre := make([]bool, len(p.Info.Rules))
 	var rules []ast.Clause
 	stratum := analysis.Nodeset{}
-	for i, r := range p.info.Rules {
+	for i, r := range p.Info.Rules {
 		sym := r.Head.Predicate
 		name := sym.Symbol
-		_, ext := p.external[name]
-		if static[sym] || r.Transform != nil || ext || client[name] || p.temporal[name] || requestPredicates[name] {
+		_, ext := p.External[name]
+		if static[sym] || r.Transform != nil || ext || client[name] || p.Temporal[name] || analyse.RequestPredicates[name] {
 			continue
 		}
 		ok := ruleStatic(r, func(s ast.PredicateSym) bool {
@@ -136,7 +137,7 @@ func (p *Evaluator) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]b
 	if len(rules) == 0 {
 		return pre, nil
 	}
-	info := &analysis.ProgramInfo{EdbPredicates: p.info.EdbPredicates, IdbPredicates: p.info.IdbPredicates, Rules: rules, Decls: p.info.Decls}
+	info := &analysis.ProgramInfo{EdbPredicates: p.Info.EdbPredicates, IdbPredicates: p.Info.IdbPredicates, Rules: rules, Decls: p.Info.Decls}
 	index := map[ast.PredicateSym]int{}
 	for sym := range stratum {
 		index[sym] = 0
@@ -155,21 +156,21 @@ func (p *Evaluator) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]b
 }
 
 // staticPredicates finds the static predicates (see above).
-func (p *Evaluator) staticPredicates() map[ast.PredicateSym]bool {
+func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
 	client := map[string]bool{}
-	for _, d := range p.profile.Predicates {
+	for _, d := range p.Profile.Predicates {
 		client[d.Predicate] = true
 	}
 	heads := map[ast.PredicateSym][]ast.Clause{}
-	for _, r := range p.info.Rules {
+	for _, r := range p.Info.Rules {
 		heads[r.Head.Predicate] = append(heads[r.Head.Predicate], r)
 	}
 	static := map[ast.PredicateSym]bool{}
 	// Start from every predicate the rules define being static and remove
 	// the ones that read something dynamic until nothing changes.
 	for sym := range heads {
-		_, ext := p.external[sym.Symbol]
-		static[sym] = !client[sym.Symbol] && !ext && !p.temporal[sym.Symbol] && !requestPredicates[sym.Symbol]
+		_, ext := p.External[sym.Symbol]
+		static[sym] = !client[sym.Symbol] && !ext && !p.Temporal[sym.Symbol] && !analyse.RequestPredicates[sym.Symbol]
 	}
 	isStatic := func(sym ast.PredicateSym) bool {
 		if _, idb := heads[sym]; idb {
@@ -202,13 +203,13 @@ func (p *Evaluator) staticPredicates() map[ast.PredicateSym]bool {
 // edbStatic reports whether sym, a predicate no rule defines, has the same
 // facts for every request: server facts only, not from the client (whose
 // predicates client names), not external, temporal or asserted per request.
-func (p *Evaluator) edbStatic(sym ast.PredicateSym, client map[string]bool) bool {
+func (p *Program) edbStatic(sym ast.PredicateSym, client map[string]bool) bool {
 	name := sym.Symbol
 	if name == "tool_rank" {
 		return true
 	}
-	_, ext := p.external[name]
-	return p.server.has(sym) && !client[name] && !ext && !p.temporal[name] && !requestPredicates[name]
+	_, ext := p.External[name]
+	return p.Server.has(sym) && !client[name] && !ext && !p.Temporal[name] && !analyse.RequestPredicates[name]
 }
 
 // ruleStatic reports whether r reads only static predicates, has no

@@ -1,4 +1,4 @@
-package kernel
+package plan
 
 import (
 	"fmt"
@@ -6,8 +6,35 @@ import (
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
 	"codeberg.org/TauCeti/mangle-go/ast"
+	"codeberg.org/TauCeti/mangle-go/factstore"
 	"codeberg.org/TauCeti/mangle-go/rewrite"
+	"github.com/manglecp/manglecp/kernel/analyse"
 )
+
+// Plan is how requests evaluate an analysed program: the strata no
+// request can change are left out (evaluated at load), the others are
+// compiled into steps, and each declared intent gets the steps its answer
+// can depend on.
+type Plan struct {
+	*analyse.Analysis
+	// BaseFacts are the server facts with what the static strata derived.
+	BaseFacts factstore.ReadOnlyFactStore
+	// DynStrata are the strata each request runs (through steps).
+	DynStrata []analysis.Nodeset
+	// StaticRule marks the rules evaluated at load.
+	StaticRule []bool
+	// Steps is how a request evaluates the dynamic strata (plan.go);
+	// CompiledRule marks the rules it evaluates itself, whose firing the
+	// evaluation records.
+	Steps        []Step
+	CompiledRule []bool
+	// IntentPlans are the plans of the declared intents: the steps of
+	// steps with only the rules each intent's answer can depend on
+	// (prune.go).
+	IntentPlans map[string][]Step
+	// engineStrata are the strata the engine evaluates, and why.
+	engineStrata []EngineStratum
+}
 
 // A request's evaluation plan.
 //
@@ -24,136 +51,136 @@ import (
 // cannot follow statically. Both evaluate the same stratified model; the
 // differential tests (exec_test.go) hold the two to the same facts.
 
-// step is one part of a request's evaluation, in stratum order: a stratum
+// Step is one part of a request's evaluation, in stratum order: a stratum
 // the kernel evaluates itself (rules set), or a run of strata for the
 // engine (strata set).
-type step struct {
-	// rules are the stratum's rules (after the engine's rewrite of
-	// transforms), in a fixed order; doRules are its do-transform rules,
+type Step struct {
+	// Rules are the stratum's rules (after the engine's rewrite of
+	// transforms), in a fixed order; DoRules are its do-transform rules,
 	// applied at the end as the engine does.
-	rules, doRules []*crule
-	// deltaRules are a recursive stratum's semi-naive rules: each rule that
+	Rules, DoRules []*Rule
+	// DeltaRules are a recursive stratum's semi-naive rules: each rule that
 	// reads a predicate of the stratum, reading it from the last round's
 	// new facts only. Nil for a stratum that is not recursive.
-	deltaRules []*crule
+	DeltaRules []*Rule
 
-	// strata and predToStratum are the engine's run; info holds their rules.
-	strata        []analysis.Nodeset
-	predToStratum map[ast.PredicateSym]int
-	info          *analysis.ProgramInfo
+	// Strata and predToStratum are the engine's run; info holds their rules.
+	Strata        []analysis.Nodeset
+	PredToStratum map[ast.PredicateSym]int
+	Info          *analysis.ProgramInfo
 }
 
-// crule is a compiled rule.
-type crule struct {
-	clause ast.Clause // as rewritten; what errors and transforms use
-	// rule is the index in Program.info.Rules of the rule this one comes
+// Rule is a compiled rule.
+type Rule struct {
+	Clause ast.Clause // as rewritten; what errors and transforms use
+	// Rule is the index in Program.info.Rules of the rule this one comes
 	// from: a complete solution of its body means that rule fired.
-	rule int
-	// countsFiring is false for the transform half of a split rule.
-	countsFiring bool
-	vars         []ast.Variable
-	slots        map[ast.Variable]int
-	head         []cterm
-	body         []cprem
-	// scratch is the room the body's lookups need (each premise's
+	Index int
+	// CountsFiring is false for the transform half of a split rule.
+	CountsFiring bool
+	Vars         []ast.Variable
+	Slots        map[ast.Variable]int
+	Head         []Term
+	Body         []Premise
+	// Scratch is the room the body's lookups need (each premise's
 	// arguments, and the slots it binds), allocated once per evaluation of
-	// the rule; each premise has its own part (cprem.scratch).
-	scratch int
+	// the rule; each premise has its own part (Premise.scratch).
+	Scratch int
 }
 
-type termKind uint8
+type TermKind uint8
 
 const (
-	termConst termKind = iota // a constant
-	termVar                   // a variable, by slot
-	termWild                  // _ : matches anything, binds nothing
-	termExpr                  // a function application, evaluated
+	TermConst TermKind = iota // a constant
+	TermVar                   // a variable, by slot
+	TermWild                  // _ : matches anything, binds nothing
+	TermExpr                  // a function application, evaluated
 )
 
-// cterm is a compiled argument.
-type cterm struct {
-	kind termKind
-	slot int
-	val  ast.BaseTerm // the constant, or the expression
+// Term is a compiled argument.
+type Term struct {
+	Kind  TermKind
+	Slot  int
+	Value ast.BaseTerm // the constant, or the expression
 }
 
-type premKind uint8
+type PremiseKind uint8
 
 const (
-	premAtom premKind = iota
-	premNeg
-	premBuiltin
-	premNegBuiltin
-	premEq
-	premIneq
-	premTemporal
+	PremAtom PremiseKind = iota
+	PremNeg
+	PremBuiltin
+	PremNegBuiltin
+	PremEq
+	PremIneq
+	PremTemporal
 )
 
-// cprem is a compiled premise.
-type cprem struct {
-	kind premKind
-	// delta: the premise reads the last round's new facts (deltaRules).
-	delta bool
-	pred  ast.PredicateSym
-	args  []cterm
-	atom  ast.Atom // the atom as written (builtins are evaluated from it)
-	// left and right are an equality's or inequality's sides.
-	left, right cterm
-	// tl is a temporal literal; vars are the variables of a temporal or
+// Premise is a compiled premise.
+type Premise struct {
+	Kind PremiseKind
+	// Delta: the premise reads the last round's new facts (DeltaRules).
+	Delta bool
+	Pred  ast.PredicateSym
+	Args  []Term
+	Atom  ast.Atom // the atom as written (builtins are evaluated from it)
+	// Left and right are an equality's or inequality's sides.
+	Left, Right Term
+	// Tl is a temporal literal; vars are the variables of a temporal or
 	// builtin premise (their slots in the rule), which the engine's
 	// evaluators bind through a unionfind.
-	tl   ast.TemporalLiteral
-	vars []ast.Variable
-	// native is set for the temporal literals the kernel evaluates itself
+	Temporal ast.TemporalLiteral
+	Vars     []ast.Variable
+	// Native is set for the temporal literals the kernel evaluates itself
 	// (args compiled, from and to the slots of the interval's variables, -1
 	// for none or _): p(...)@[From, To] with both unbound, and <-[d1, d2]
 	// p(...) with or without such an interval; the others go to the
 	// engine's TemporalEvaluator.
-	native   bool
-	from, to int
-	// scratch is where this premise's part of the rule's scratch starts.
-	scratch int
+	Native   bool
+	From, To int
+	// Scratch is where this premise's part of the rule's scratch starts.
+	Scratch int
 }
 
-// compilePlan turns the dynamic strata into steps. It runs once at load.
+// CompilePlan turns the dynamic strata into steps. It runs once at load.
 // With compile false every stratum goes to the engine (the differential
 // tests' reference).
-func (p *Plan) compilePlan(compile bool) {
+func (p *Plan) Compile(compile bool) {
 	byHead := map[ast.PredicateSym][]int{}
-	for i, r := range p.info.Rules {
-		if p.staticRule[i] {
+	for i, r := range p.Info.Rules {
+		if p.StaticRule[i] {
 			continue // evaluated at load (static.go)
 		}
 		byHead[r.Head.Predicate] = append(byHead[r.Head.Predicate], i)
 	}
-	p.compiledRule = make([]bool, len(p.info.Rules))
-	var steps []step
+	p.CompiledRule = make([]bool, len(p.Info.Rules))
+	var steps []Step
 	var pending []analysis.Nodeset // strata waiting for one engine run
 	flush := func() {
 		if len(pending) == 0 {
 			return
 		}
-		st := step{strata: pending, predToStratum: map[ast.PredicateSym]int{}}
+		st := Step{Strata: pending, PredToStratum: map[ast.PredicateSym]int{}}
 		var rules []ast.Clause
 		for i, ns := range pending {
 			for _, sym := range sortedSyms(ns) {
-				st.predToStratum[sym] = i
+				st.PredToStratum[sym] = i
 				for _, k := range byHead[sym] {
-					rules = append(rules, p.info.Rules[k])
+					rules = append(rules, p.Info.Rules[k])
 				}
 			}
 		}
-		st.info = &analysis.ProgramInfo{
-			EdbPredicates: p.info.EdbPredicates,
-			IdbPredicates: p.info.IdbPredicates,
+		st.Info = &analysis.ProgramInfo{
+			EdbPredicates: p.Info.EdbPredicates,
+			IdbPredicates: p.Info.IdbPredicates,
 			Rules:         rules,
-			Decls:         p.info.Decls,
+			Decls:         p.Info.Decls,
 		}
 		steps = append(steps, st)
 		pending = nil
 	}
 	p.engineStrata = nil
-	for _, ns := range p.dynStrata {
+	for _, ns := range p.DynStrata {
 		st, why := p.compileStratum(ns, byHead)
 		if why != nil || !compile {
 			if why != nil {
@@ -165,12 +192,12 @@ func (p *Plan) compilePlan(compile bool) {
 		}
 		flush()
 		steps = append(steps, st)
-		for _, c := range append(st.rules, st.doRules...) {
-			p.compiledRule[c.rule] = true
+		for _, c := range append(st.Rules, st.DoRules...) {
+			p.CompiledRule[c.Index] = true
 		}
 	}
 	flush()
-	p.steps = steps
+	p.Steps = steps
 }
 
 // EngineStratum is a stratum of the rules that the kernel hands to the
@@ -203,22 +230,22 @@ func symName(sym ast.PredicateSym) string { return fmt.Sprintf("%s/%d", sym.Symb
 
 // compileStratum compiles one stratum, or says why the engine must
 // evaluate it.
-func (p *Plan) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (step, *EngineStratum) {
-	engine := func(sym ast.PredicateSym, reason string, rule ...ast.Clause) (step, *EngineStratum) {
+func (p *Plan) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][]int) (Step, *EngineStratum) {
+	engine := func(sym ast.PredicateSym, reason string, rule ...ast.Clause) (Step, *EngineStratum) {
 		why := &EngineStratum{Predicate: symName(sym), Reason: reason}
 		if len(rule) > 0 {
 			why.Rule = rule[0].String()
 		}
-		return step{}, why
+		return Step{}, why
 	}
 	var rules []ast.Clause
 	var index []int
 	for _, sym := range sortedSyms(ns) {
-		if d := p.info.Decls[sym]; d != nil && (d.DeferredPredicate() || len(d.FunDeps()) > 0) {
+		if d := p.Info.Decls[sym]; d != nil && (d.DeferredPredicate() || len(d.FunDeps()) > 0) {
 			return engine(sym, "it is declared with a merge (lattice) or deferred mode")
 		}
 		for _, k := range byHead[sym] {
-			r := p.info.Rules[k]
+			r := p.Info.Rules[k]
 			if r.HeadTime != nil {
 				return engine(sym, "a rule derives it with a temporal head (p(...)@[T] :- ...)", r)
 			}
@@ -243,11 +270,11 @@ func (p *Plan) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][
 			index = append(index, k)
 		}
 	}
-	rewritten := rewrite.Rewrite(analysis.Program{EdbPredicates: p.info.EdbPredicates, IdbPredicates: p.info.IdbPredicates, Rules: rules}).Rules
+	rewritten := rewrite.Rewrite(analysis.Program{EdbPredicates: p.Info.EdbPredicates, IdbPredicates: p.Info.IdbPredicates, Rules: rules}).Rules
 	// Rewrite keeps the order and splits a do-transform rule with a body of
 	// more than one atom in two: a rule collecting the body's solutions into
 	// an internal predicate, then the transform over that predicate.
-	var st step
+	var st Step
 	next := 0
 	for j, r := range rules {
 		split := r.Transform != nil && !r.Transform.IsLetTransform() && !(len(r.Premises) == 1 && isAtom(r.Premises[0]))
@@ -261,25 +288,25 @@ func (p *Plan) compileStratum(ns analysis.Nodeset, byHead map[ast.PredicateSym][
 			if !ok {
 				return engine(r.Head.Predicate, "a rule uses a form the kernel does not compile", r)
 			}
-			c.rule = index[j]
+			c.Index = index[j]
 			if part.Transform != nil && !part.Transform.IsLetTransform() {
 				if len(part.Premises) != 1 || !isAtom(part.Premises[0]) {
 					return engine(r.Head.Predicate, "a rule uses a form the kernel does not compile", r)
 				}
 				// A split rule fired when its first part found a solution.
-				c.countsFiring = !split || n == 0
-				st.doRules = append(st.doRules, c)
+				c.CountsFiring = !split || n == 0
+				st.DoRules = append(st.DoRules, c)
 				continue
 			}
-			c.countsFiring = true
-			st.rules = append(st.rules, c)
+			c.CountsFiring = true
+			st.Rules = append(st.Rules, c)
 			for k, prem := range part.Premises {
 				if sym, ok := premisePredicate(prem); ok {
 					if _, in := ns[sym]; in {
 						d := *c
-						d.body = append([]cprem(nil), c.body...)
-						d.body[k].delta = true
-						st.deltaRules = append(st.deltaRules, &d)
+						d.Body = append([]Premise(nil), c.Body...)
+						d.Body[k].Delta = true
+						st.DeltaRules = append(st.DeltaRules, &d)
 					}
 				}
 			}
@@ -318,12 +345,12 @@ func sortedSyms(ns analysis.Nodeset) []ast.PredicateSym {
 	for sym := range ns {
 		out = append(out, sym)
 	}
-	sortSyms(out)
+	SortSyms(out)
 	return out
 }
 
-// sortSyms sorts predicates by name, then arity.
-func sortSyms(syms []ast.PredicateSym) {
+// SortSyms sorts predicates by name, then arity.
+func SortSyms(syms []ast.PredicateSym) {
 	sort.Slice(syms, func(i, j int) bool {
 		if syms[i].Symbol != syms[j].Symbol {
 			return syms[i].Symbol < syms[j].Symbol
@@ -337,37 +364,37 @@ func sortSyms(syms []ast.PredicateSym) {
 // engine evaluates). It refuses a rule whose bindings it cannot follow:
 // an equality of two unbound variables, an expression or negation over a
 // variable not yet bound, a premise kind it does not know.
-func compileRule(r ast.Clause) (*crule, bool) {
-	c := &crule{clause: r, slots: map[ast.Variable]int{}}
+func compileRule(r ast.Clause) (*Rule, bool) {
+	c := &Rule{Clause: r, Slots: map[ast.Variable]int{}}
 	slot := func(v ast.Variable) int {
-		if i, ok := c.slots[v]; ok {
+		if i, ok := c.Slots[v]; ok {
 			return i
 		}
-		c.slots[v] = len(c.vars)
-		c.vars = append(c.vars, v)
-		return len(c.vars) - 1
+		c.Slots[v] = len(c.Vars)
+		c.Vars = append(c.Vars, v)
+		return len(c.Vars) - 1
 	}
 	bound := map[ast.Variable]bool{}
-	term := func(t ast.BaseTerm) (cterm, bool) {
+	term := func(t ast.BaseTerm) (Term, bool) {
 		switch x := t.(type) {
 		case ast.Constant:
-			return cterm{kind: termConst, val: x}, true
+			return Term{Kind: TermConst, Value: x}, true
 		case ast.Variable:
 			if x.Symbol == "_" {
-				return cterm{kind: termWild}, true
+				return Term{Kind: TermWild}, true
 			}
-			return cterm{kind: termVar, slot: slot(x)}, true
+			return Term{Kind: TermVar, Slot: slot(x)}, true
 		case ast.ApplyFn:
 			vars := map[ast.Variable]bool{}
 			ast.AddVars(x, vars)
 			for v := range vars {
 				if !bound[v] {
-					return cterm{}, false
+					return Term{}, false
 				}
 			}
-			return cterm{kind: termExpr, val: x}, true
+			return Term{Kind: TermExpr, Value: x}, true
 		}
-		return cterm{}, false
+		return Term{}, false
 	}
 	// engineVars numbers the variables of a premise the engine's code
 	// evaluates, which binds them all, and returns them sorted.
@@ -384,24 +411,24 @@ func compileRule(r ast.Clause) (*crule, bool) {
 		return out
 	}
 	for _, prem := range r.Premises {
-		var cp cprem
+		var cp Premise
 		switch x := prem.(type) {
 		case ast.Atom:
-			cp.atom, cp.pred = x, x.Predicate
+			cp.Atom, cp.Pred = x, x.Predicate
 			if x.Predicate.IsBuiltin() {
-				cp.kind = premBuiltin
+				cp.Kind = PremBuiltin
 				vars := map[ast.Variable]bool{}
 				ast.AddVars(x, vars)
-				cp.vars = engineVars(vars)
+				cp.Vars = engineVars(vars)
 				break
 			}
-			cp.kind = premAtom
+			cp.Kind = PremAtom
 			for _, a := range x.Args {
 				t, ok := term(a)
 				if !ok {
 					return nil, false
 				}
-				cp.args = append(cp.args, t)
+				cp.Args = append(cp.Args, t)
 			}
 			for _, a := range x.Args {
 				if v, ok := a.(ast.Variable); ok && v.Symbol != "_" {
@@ -411,7 +438,7 @@ func compileRule(r ast.Clause) (*crule, bool) {
 		case ast.NegAtom:
 			// Mangle's analysis requires a negation's variables to be bound
 			// before it; a rule that does not is left to the engine.
-			cp.atom, cp.pred = x.Atom, x.Atom.Predicate
+			cp.Atom, cp.Pred = x.Atom, x.Atom.Predicate
 			vars := map[ast.Variable]bool{}
 			ast.AddVars(x.Atom, vars)
 			for v := range vars {
@@ -419,9 +446,9 @@ func compileRule(r ast.Clause) (*crule, bool) {
 					return nil, false
 				}
 			}
-			cp.kind = premNeg
+			cp.Kind = PremNeg
 			if x.Atom.Predicate.IsBuiltin() {
-				cp.kind = premNegBuiltin
+				cp.Kind = PremNegBuiltin
 				break
 			}
 			for _, a := range x.Atom.Args {
@@ -429,17 +456,17 @@ func compileRule(r ast.Clause) (*crule, bool) {
 				if !ok {
 					return nil, false
 				}
-				cp.args = append(cp.args, t)
+				cp.Args = append(cp.Args, t)
 			}
 		case ast.Eq, ast.Ineq:
 			var l, rt ast.BaseTerm
-			cp.kind = premEq
+			cp.Kind = PremEq
 			if eq, ok := x.(ast.Eq); ok {
 				l, rt = eq.Left, eq.Right
 			} else {
 				ineq := x.(ast.Ineq)
 				l, rt = ineq.Left, ineq.Right
-				cp.kind = premIneq
+				cp.Kind = PremIneq
 			}
 			lv, lvar := l.(ast.Variable)
 			rv, rvar := rt.(ast.Variable)
@@ -450,14 +477,14 @@ func compileRule(r ast.Clause) (*crule, bool) {
 			if lfree && rfree {
 				return nil, false
 			}
-			if cp.kind == premIneq && (lfree || rfree) {
+			if cp.Kind == PremIneq && (lfree || rfree) {
 				return nil, false
 			}
 			var ok bool
-			if cp.left, ok = term(l); !ok {
+			if cp.Left, ok = term(l); !ok {
 				return nil, false
 			}
-			if cp.right, ok = term(rt); !ok {
+			if cp.Right, ok = term(rt); !ok {
 				return nil, false
 			}
 			if lfree {
@@ -476,24 +503,24 @@ func compileRule(r ast.Clause) (*crule, bool) {
 			if !ok {
 				return nil, false
 			}
-			cp.kind, cp.tl, cp.pred = premTemporal, tl, atom.Predicate
-			cp.native, cp.from, cp.to = nativeTemporal(tl, bound), -1, -1
-			if cp.native {
+			cp.Kind, cp.Temporal, cp.Pred = PremTemporal, tl, atom.Predicate
+			cp.Native, cp.From, cp.To = nativeTemporal(tl, bound), -1, -1
+			if cp.Native {
 				for _, a := range atom.Args {
 					t, ok := term(a)
 					if !ok {
-						cp.native = false
+						cp.Native = false
 						break
 					}
-					cp.args = append(cp.args, t)
+					cp.Args = append(cp.Args, t)
 				}
 			}
-			if cp.native && tl.Interval != nil {
+			if cp.Native && tl.Interval != nil {
 				if v := tl.Interval.Start.Variable; v.Symbol != "_" {
-					cp.from = slot(v)
+					cp.From = slot(v)
 				}
 				if v := tl.Interval.End.Variable; v.Symbol != "_" {
-					cp.to = slot(v)
+					cp.To = slot(v)
 				}
 			}
 			vars := map[ast.Variable]bool{}
@@ -508,11 +535,11 @@ func compileRule(r ast.Clause) (*crule, bool) {
 					}
 				}
 			}
-			cp.vars = engineVars(vars)
+			cp.Vars = engineVars(vars)
 		default:
 			return nil, false
 		}
-		c.body = append(c.body, cp)
+		c.Body = append(c.Body, cp)
 	}
 	for _, a := range r.Head.Args {
 		if v, ok := a.(ast.Variable); ok && v.Symbol != "_" && !bound[v] {
@@ -522,24 +549,24 @@ func compileRule(r ast.Clause) (*crule, bool) {
 			}
 		}
 		if v, ok := a.(ast.Variable); ok && !bound[v] {
-			c.head = append(c.head, cterm{kind: termWild, val: v})
+			c.Head = append(c.Head, Term{Kind: TermWild, Value: v})
 			continue
 		}
 		t, ok := term(a)
 		if !ok {
 			return nil, false
 		}
-		c.head = append(c.head, t)
+		c.Head = append(c.Head, t)
 	}
-	for i := range c.body {
-		c.body[i].scratch = c.scratch
-		c.scratch += len(c.body[i].args) + 2
+	for i := range c.Body {
+		c.Body[i].Scratch = c.Scratch
+		c.Scratch += len(c.Body[i].Args) + 2
 	}
 	return c, true
 }
 
 // nativeTemporal reports whether the kernel evaluates tl itself (see
-// cprem.native), given the variables bound before it.
+// Premise.native), given the variables bound before it.
 func nativeTemporal(tl ast.TemporalLiteral, bound map[ast.Variable]bool) bool {
 	if tl.Interval != nil {
 		s, e := tl.Interval.Start, tl.Interval.End
