@@ -64,6 +64,9 @@ type Envelope struct {
 	// set as Payload: compact and escaped, so while Payload is still it,
 	// Encode writes it as it is.
 	marshaled json.RawMessage
+	// encoded, when not nil, is the whole message newIntentEnvelope
+	// wrote around marshaled.
+	encoded []byte
 	// list, when not nil, is payload.facts as DecodeEnvelope split it
 	// while checking the message.
 	list *payloadList
@@ -98,6 +101,9 @@ func (e *Envelope) IDString() string {
 // NewEnvelope encodes payload into an envelope of the current version.
 // id may be "" for a null id.
 func NewEnvelope(t MessageType, id string, payload any) (*Envelope, error) {
+	if r, ok := payload.(*IntentResponse); ok && r != nil {
+		return newIntentEnvelope(t, id, r)
+	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", t, err)
@@ -106,6 +112,29 @@ func NewEnvelope(t MessageType, id string, payload any) (*Envelope, error) {
 	if id != "" {
 		env.ID = &id
 	}
+	return env, nil
+}
+
+// newIntentEnvelope is NewEnvelope of an intent response, the answer a
+// server sends most: the response is written without reflection
+// (IntentResponse.AppendJSON, json.Marshal's bytes) after the envelope's
+// other members, in one buffer that Encode returns as it is while the
+// envelope is unchanged.
+func newIntentEnvelope(t MessageType, id string, r *IntentResponse) (*Envelope, error) {
+	env := &Envelope{Type: t, Version: Version}
+	if id != "" {
+		env.ID = &id
+	}
+	buf := make([]byte, 0, r.sizeHint()+len(id)+64)
+	buf = env.appendHead(buf)
+	start := len(buf)
+	buf, err := r.AppendJSON(buf)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", t, err)
+	}
+	env.Payload = buf[start:len(buf):len(buf)]
+	env.marshaled = env.Payload
+	env.encoded = append(buf, '}')
 	return env, nil
 }
 
@@ -346,9 +375,23 @@ func (e *Envelope) Encode() ([]byte, error) {
 	if !e.payloadMarshaled() {
 		return json.Marshal(e)
 	}
+	if e.encoded != nil && e.headUnchanged() {
+		return e.encoded, nil // newIntentEnvelope's, of this very envelope
+	}
 	// The payload is json.Marshal's own output, which json.Marshal would
 	// compact and escape again to the same bytes: write it once.
 	out := make([]byte, 0, len(e.Payload)+len(e.Type)+len(e.Version)+64)
+	out = e.appendHead(out)
+	if e.Payload == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, e.Payload...)
+	}
+	return append(out, '}'), nil
+}
+
+// appendHead appends the envelope up to its payload's value.
+func (e *Envelope) appendHead(out []byte) []byte {
 	out = append(out, `{"type":`...)
 	out = appendJSONString(out, string(e.Type))
 	out = append(out, `,"id":`...)
@@ -359,13 +402,21 @@ func (e *Envelope) Encode() ([]byte, error) {
 	}
 	out = append(out, `,"manglecp":`...)
 	out = appendJSONString(out, e.Version)
-	out = append(out, `,"payload":`...)
-	if e.Payload == nil {
-		out = append(out, "null"...)
-	} else {
-		out = append(out, e.Payload...)
+	return append(out, `,"payload":`...)
+}
+
+// headUnchanged reports whether encoded still starts with the envelope's
+// type, id and version as they are now (a caller may have set others).
+func (e *Envelope) headUnchanged() bool {
+	start := len(e.encoded) - 1 - len(e.Payload)
+	if start < 0 || &e.encoded[start] != &e.Payload[0] {
+		return false
 	}
-	return append(out, '}'), nil
+	var head [256]byte
+	if len(e.Type)+len(e.Version)+len(e.IDString()) > len(head)-64 {
+		return string(e.appendHead(nil)) == string(e.encoded[:start])
+	}
+	return string(e.appendHead(head[:0])) == string(e.encoded[:start])
 }
 
 // payloadMarshaled reports whether Payload is still the json.Marshal
