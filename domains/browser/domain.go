@@ -142,7 +142,7 @@ func Domain(cfg Config) manglecp.Domain {
 		cfg.ReportDir = defaultReportDir()
 	}
 	warnReportDir(cfg.ReportDir, cfg.Logger)
-	a := &actions{reports: &reports{dir: cfg.ReportDir}}
+	a := &actions{reports: &reports{dir: cfg.ReportDir, recheck: recheckReports}}
 	h := &health{}
 	bcfg := cfg.Config
 	if own := bcfg.OnHealth; own != nil {

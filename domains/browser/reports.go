@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/protocol"
@@ -59,15 +60,24 @@ const maxReportRequestID = 200
 // exists is one Stat, however many reports there are (see exist).
 type reports struct {
 	dir string
+	// recheck is how long exist trusts what it found at dir (the
+	// directory it kept open, or that there is none) before it looks at
+	// the path again; 0: at every call. now is the clock (nil: time.Now).
+	recheck time.Duration
+	now     func() time.Time
 
 	// reading is the directory as exist last opened it, kept open for
-	// later calls: each checks that dir still names the same directory
-	// (reader) instead of opening it again. A write opens the directory
-	// afresh every time.
+	// later calls (see reader); nil with checked set: dir did not exist
+	// then. A write opens the directory afresh every time.
 	mu      sync.RWMutex
 	reading *os.Root
 	readFI  fs.FileInfo // Lstat of dir when reading was opened
+	checked time.Time   // when dir was last looked at; zero: at the next call
 }
+
+// recheckReports is how long the report directory found is trusted
+// (reports.recheck) by the domain's report_exists.
+const recheckReports = time.Second
 
 // defaultReportDir is private to the server's user: the user cache
 // directory, or a per-user directory under the temp dir.
@@ -150,6 +160,7 @@ func (r *reports) write(requestID, name string, data []byte) (string, error) {
 		return "", err
 	}
 	defer root.Close()
+	defer r.forget() // the directory may be new: exist looks again
 	sub := requestDir(requestID)
 	if err := root.Mkdir(sub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
@@ -211,58 +222,100 @@ func (r *reports) exist(requestIDs []string) ([]string, error) {
 }
 
 // reader returns the report directory opened for reading, and done to
-// call once it is no longer read. The directory kept open from an earlier
-// call is used when dir still names it: the same checks as open (not a
-// symlink, a directory, the server's own), then the same file as the one
-// opened (os.SameFile; the open directory keeps its inode from being
-// reused). Otherwise (the directory was replaced, removed or first
-// created since) it is opened again, and the one kept before is closed
-// once no reader uses it. So a request costs one Lstat of dir besides its
-// own lookups, not four system calls more, and a directory replaced by a
-// symlink is refused exactly as open refuses it.
+// call once it is no longer read (errNoReports when there is none). What
+// it found at dir is trusted for recheck: the directory stays open, and a
+// call within that time costs no system call of its own. After it, the
+// path is looked at again with open's checks (not a symlink, a
+// directory, the server's own): the directory kept is used on while it
+// is the same file (os.SameFile; the open directory keeps its inode from
+// being reused), and otherwise (it was replaced, removed or created
+// since) it is closed and the new one opened. So a directory replaced by
+// a symlink is refused within recheck, and until then the real directory
+// opened before is read, never the link's target; a report written
+// into the directory kept (by any process) is seen at once, and a write
+// of this server makes the next call look again.
 func (r *reports) reader() (root *os.Root, done func(), err error) {
-	fi, err := r.check()
-	if err != nil {
-		return nil, nil, err
-	}
-	for swapped := false; ; swapped = true {
-		r.mu.RLock()
-		if r.reading != nil && os.SameFile(r.readFI, fi) {
+	r.mu.RLock()
+	if r.fresh() {
+		if r.reading != nil {
 			return r.reading, r.mu.RUnlock, nil
 		}
 		r.mu.RUnlock()
-		opened, err := r.openChecked(fi)
-		if err != nil {
-			return nil, nil, err
-		}
-		if swapped {
-			// Another call kept another directory meanwhile (dir is being
-			// replaced): this one reads its own and closes it.
-			return opened, func() { opened.Close() }, nil
-		}
-		r.mu.Lock()
-		if r.reading != nil && os.SameFile(r.readFI, fi) {
-			opened.Close() // another call kept this directory first
-		} else {
-			if r.reading != nil {
-				r.reading.Close() // no call reads it: they hold r.mu's read lock
-			}
-			r.reading, r.readFI = opened, fi
-		}
-		r.mu.Unlock()
+		return nil, nil, errNoReports
 	}
+	r.mu.RUnlock()
+	r.mu.Lock()
+	if root, err = r.lookLocked(); err != nil {
+		r.mu.Unlock()
+		return nil, nil, err
+	}
+	return root, r.mu.Unlock, nil
 }
 
-// close closes the directory kept open for reading.
-func (r *reports) close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// fresh reports whether what reader found last is still trusted.
+func (r *reports) fresh() bool {
+	if r.recheck <= 0 || r.checked.IsZero() {
+		return false
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	return now().Sub(r.checked) < r.recheck
+}
+
+// lookLocked looks at dir again (r.mu held): it keeps the directory found
+// open, or records that there is none.
+func (r *reports) lookLocked() (*os.Root, error) {
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	r.checked = time.Time{}
+	fi, err := r.check()
+	if errors.Is(err, errNoReports) {
+		r.dropLocked()
+		r.checked = now()
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.reading == nil || !os.SameFile(r.readFI, fi) {
+		opened, err := r.openChecked(fi)
+		if err != nil {
+			return nil, err
+		}
+		r.dropLocked()
+		r.reading, r.readFI = opened, fi
+	}
+	r.checked = now()
+	return r.reading, nil
+}
+
+// dropLocked closes the directory kept (r.mu held: no call reads it).
+func (r *reports) dropLocked() error {
 	if r.reading == nil {
 		return nil
 	}
 	err := r.reading.Close()
 	r.reading, r.readFI = nil, nil
 	return err
+}
+
+// forget makes the next reader look at dir again.
+func (r *reports) forget() {
+	r.mu.Lock()
+	r.checked = time.Time{}
+	r.mu.Unlock()
+}
+
+// close closes the directory kept open for reading.
+func (r *reports) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checked = time.Time{}
+	return r.dropLocked()
 }
 
 // Above statsPerListing ids, exist lists the directory when it has at

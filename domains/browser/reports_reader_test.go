@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestReportsReaderFollowsTheDirectory: exist keeps the report directory
@@ -137,4 +138,63 @@ func TestReportsReaderConcurrent(t *testing.T) {
 	if got, err := r.exist([]string{"r1"}); err != nil || !slices.Equal(got, []string{"r1"}) {
 		t.Errorf("after the swaps: %v %v", got, err)
 	}
+}
+
+// TestReportsReaderRecheck: what exist found at the path is trusted for
+// recheck (no system call of its own per call), then looked at again; a
+// report added to the directory kept is seen at once, and so is a write
+// of this server, even into a directory that did not exist before.
+func TestReportsReaderRecheck(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "reports")
+	now := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	r := &reports{dir: dir, recheck: time.Second, now: func() time.Time { return now }}
+	defer r.close()
+	want := func(step string, ids ...string) {
+		t.Helper()
+		got, _ := r.exist([]string{"r1", "r2"})
+		if !slices.Equal(got, ids) {
+			t.Errorf("%s: exist = %v, want %v", step, got, ids)
+		}
+	}
+	want("no directory")
+	if err := os.MkdirAll(filepath.Join(dir, "diagnosis-r1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want("created by another process, within recheck")
+	now = now.Add(time.Second)
+	want("after recheck", "r1")
+	if err := os.Mkdir(filepath.Join(dir, "diagnosis-r2"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want("a report added to the directory kept", "r1", "r2")
+
+	// Replaced by a symlink to a directory with no report: the real
+	// directory kept is read until the path is looked at again, then the
+	// link is refused.
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "outside"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "outside"), dir); err != nil {
+		t.Fatal(err)
+	}
+	want("replaced by a symlink, within recheck", "r1", "r2")
+	now = now.Add(time.Second)
+	if got, err := r.exist([]string{"r1", "r2"}); len(got) != 0 || err == nil {
+		t.Errorf("a symlinked report directory: exist = %v, %v; want nothing and an error", got, err)
+	}
+
+	// Removed: within recheck, this server's own write is seen at once.
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	want("removed")
+	if _, err := r.write("r2", "a.md", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	want("written by this server", "r2")
 }
