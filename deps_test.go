@@ -21,6 +21,7 @@ func TestLayering(t *testing.T) {
 	}
 	const mod = "github.com/manglecp/manglecp"
 	const mangle = "codeberg.org/TauCeti/mangle-go"
+	const cmdPkg = mod + "/cmd/manglecp/internal/"
 	rules := []struct {
 		pkg       string
 		forbidden []string
@@ -95,6 +96,17 @@ func TestLayering(t *testing.T) {
 		// domain reaches upstreams through it, never through the bridge.
 		{mod + "/upstream", []string{mangle, mod}},
 		{mod + "/domains/gateway", []string{mod + "/transport", mod + "/client", mod + "/cmd/", mod + "/mcpbridge", mod + "/domains/browser", mod + "/domains/workspace"}},
+		// The command: what every command shares knows the client and
+		// protocol layers only; the client commands (manifest, eval, invoke,
+		// conformance) never link the server or the engine; no command
+		// group imports another (each reaches the server through serverconf).
+		{cmdPkg + "cmdline", []string{mangle, mod + "/kernel", mod + "/domains/", mod + "/store", mod + "/serve", cmdPkg}},
+		{cmdPkg + "remote", []string{mangle, mod + "/kernel", mod + "/domains/", mod + "/store", mod + "/serve", cmdPkg + "serverconf", cmdPkg + "serve", cmdPkg + "author", cmdPkg + "mcp", cmdPkg + "inspect"}},
+		{cmdPkg + "serverconf", []string{cmdPkg + "serve", cmdPkg + "remote", cmdPkg + "author", cmdPkg + "mcp", cmdPkg + "inspect", cmdPkg + "cli"}},
+		{cmdPkg + "serve", []string{cmdPkg + "remote", cmdPkg + "author", cmdPkg + "mcp", cmdPkg + "inspect", cmdPkg + "cli"}},
+		{cmdPkg + "author", []string{cmdPkg + "serve", cmdPkg + "remote", cmdPkg + "mcp", cmdPkg + "inspect", cmdPkg + "cli"}},
+		{cmdPkg + "mcp", []string{cmdPkg + "serve", cmdPkg + "remote", cmdPkg + "author", cmdPkg + "inspect", cmdPkg + "cli"}},
+		{cmdPkg + "inspect", []string{cmdPkg + "serve", cmdPkg + "remote", cmdPkg + "author", cmdPkg + "mcp", cmdPkg + "cli"}},
 	}
 	// The kernel's stages import earlier stages only (load, analyse, plan,
 	// eval, explain), never a later one or the kernel facade.
@@ -134,7 +146,7 @@ func TestLayering(t *testing.T) {
 			if dep == r.pkg || leaves[dep] {
 				continue
 			}
-			if r.pkg == mod+"/mcpbridge" && dep == mod {
+			if (r.pkg == mod+"/mcpbridge" || r.pkg == cmdPkg+"cmdline" || r.pkg == cmdPkg+"remote") && dep == mod {
 				t.Errorf("%s depends on the server (root package)", r.pkg)
 			}
 			for _, f := range r.forbidden {

@@ -12,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(context.Background(), cli.OSEnv(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cli.Main(context.Background(), os.LookupEnv, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

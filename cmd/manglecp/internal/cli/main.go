@@ -1,4 +1,9 @@
-// Package cli implements the manglecp command.
+// Package cli is the manglecp command line: Main finds the subcommand
+// and runs it. The commands live in one package per group: serve; remote
+// (manifest, eval, invoke, conformance); author (new, adopt, check); mcp;
+// inspect. What they share is in cmdline (arguments, help, exit codes, the
+// environment) and serverconf (the server that serve, mcp and inspect
+// build from flags and the config file).
 package cli
 
 import (
@@ -7,43 +12,51 @@ import (
 	"io"
 	"strings"
 
+	"github.com/manglecp/manglecp"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/author"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/cmdline"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/inspect"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/mcp"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/remote"
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/serve"
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// command is one subcommand: its name and how it runs with the arguments
-// after the name.
-type command struct {
+// commands are the subcommands, in the order usage lists them; each
+// package has one group of them.
+var commands = []struct {
 	name string
-	run  func(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	run  cmdline.Command
+}{
+	{"serve", serve.Run},
+	{"manifest", remote.Manifest},
+	{"eval", remote.Eval},
+	{"invoke", remote.Invoke},
+	{"check", author.Check},
+	{"conformance", remote.Conformance},
+	{"mcp", mcp.Run},
+	{"new", author.New},
+	{"adopt", author.Adopt},
+	{"inspect", inspect.Run},
+	{"help", func(_ context.Context, _ cmdline.Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+		usage(stdout)
+		return cmdline.ExitOK
+	}},
+	{"version", func(_ context.Context, _ cmdline.Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+		fmt.Fprintln(stdout, versionString())
+		return cmdline.ExitOK
+	}},
 }
 
-// commands are the subcommands, in the order usage lists them.
-var commands = []command{
-	{"serve", serve},
-	{"manifest", manifestCmd},
-	{"eval", evalCmd},
-	{"invoke", invokeCmd},
-	{"check", check},
-	{"conformance", conformanceCmd},
-	{"mcp", mcpCmd},
-	{"new", newCmd},
-	{"adopt", adoptCmd},
-	{"inspect", inspectCmd},
-	{"help", func(_ context.Context, _ Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
-		usage(stdout)
-		return exitOK
-	}},
-	{"version", func(_ context.Context, _ Env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
-		fmt.Fprintln(stdout, versionString())
-		return exitOK
-	}},
+func versionString() string {
+	return fmt.Sprintf("manglecp %s (protocol %s, conformance level %d)", manglecp.Version, protocol.Version, manglecp.ConformanceLevel)
 }
 
 // Main runs the command with args (without the program name) in the
 // environment env and returns the process exit code: 0 success, 1
 // failure, 2 usage error. An unknown command is a usage error that names
 // the command meant, when one is close.
-func Main(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(ctx context.Context, env cmdline.Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -66,7 +79,7 @@ func Main(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, 
 	if c := protocol.Closest(strings.TrimLeft(name, "-"), names); c != "" {
 		hint = fmt.Sprintf("; did you mean %q?", c)
 	}
-	fmt.Fprintf(stderr, "manglecp: unknown command %s%s\n\n", quote(name), hint)
+	fmt.Fprintf(stderr, "manglecp: unknown command %s%s\n\n", cmdline.Quote(name), hint)
 	usage(stderr)
 	return 2
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/manglecp/manglecp/cmd/manglecp/internal/cmdline"
 )
 
 // TestListenFlagMessages: the messages of issue 39 item 6 about where to
@@ -21,8 +23,8 @@ func TestListenFlagMessages(t *testing.T) {
 		{[]string{"serve", "--addr", "localhost"}, `--addr "localhost": want HOST:PORT, e.g. 127.0.0.1:8080`},
 	} {
 		code, _, errOut := run(t, "", tc.args...)
-		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "missing port") || strings.Contains(errOut, "--root") {
-			t.Errorf("%v: exit %d\n%s\nwant exit %d with %q", tc.args, code, errOut, exitUsage, tc.want)
+		if code != cmdline.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "missing port") || strings.Contains(errOut, "--root") {
+			t.Errorf("%v: exit %d\n%s\nwant exit %d with %q", tc.args, code, errOut, cmdline.ExitUsage, tc.want)
 		}
 	}
 }
