@@ -137,17 +137,7 @@ func TestDefaultConfirmationKey(t *testing.T) {
 // TestMain points the user config directory at a temporary one: servers
 // with no ConfirmationKey create their key file there, never in the
 // home directory of whoever runs the tests.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "manglecp-test-config-")
-	if err == nil {
-		os.Setenv("XDG_CONFIG_HOME", dir)
-	}
-	code := m.Run()
-	if err == nil {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunInConfigHome(m)) }
 
 // TestReloadChecksTheContract: a reload loads rules exactly as the start
 // does, so a contract mistake (here a misspelled contract predicate and

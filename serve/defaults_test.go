@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/serve"
 )
 
@@ -62,14 +63,4 @@ func TestNilOptionsLogWhereItListens(t *testing.T) {
 // TestMain points the user config directory at a temporary one: servers
 // with nil options create their confirmation key file there, never in the
 // home directory of whoever runs the tests.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "manglecp-serve-test-config-")
-	if err == nil {
-		os.Setenv("XDG_CONFIG_HOME", dir)
-	}
-	code := m.Run()
-	if err == nil {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunInConfigHome(m)) }

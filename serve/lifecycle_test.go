@@ -50,31 +50,13 @@ func booting(t *testing.T, opts *serve.Options) (addr string, load func(), loade
 	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	gate := make(chan struct{})
 	d.Rules = gateFS{FS: d.Rules, open: gate}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, ln, d, &o) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
+	_, stop = background(t, ln, d, &o, func() {
 		select {
 		case <-gate:
 		default:
 			close(gate)
 		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("Serve did not return after ctx ended")
-		}
-	}
-	t.Cleanup(stop)
+	})
 	return ln.Addr().String(), func() { close(gate) }, srvc, stop
 }
 

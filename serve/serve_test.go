@@ -112,20 +112,33 @@ func start(t *testing.T, opts *serve.Options) (addr string, stop func()) {
 	}
 	ready := make(chan struct{})
 	o.Ready = func(net.Addr) { close(ready) }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, ln, browser.Domain(browser.Config{ReportDir: t.TempDir()}), &o) }()
+	done, stop := background(t, ln, browser.Domain(browser.Config{ReportDir: t.TempDir()}), &o, nil)
 	select {
 	case <-ready:
 	case err := <-done:
 		t.Fatalf("Serve: %v", err)
 	}
+	return ln.Addr().String(), stop
+}
+
+// background runs serve.Serve on ln with d and o until stop, which cancels
+// its context, calls then (when not nil) and waits for Serve to return,
+// at most 15 s; stop runs when t ends and does its work once. Serve's
+// result arrives on done when it returns before stop.
+func background(t *testing.T, ln net.Listener, d manglecp.Domain, o *serve.Options, then func()) (done <-chan error, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	go func() { result <- serve.Serve(ctx, ln, d, o) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			cancel()
+			if then != nil {
+				then()
+			}
 			select {
-			case err := <-done:
+			case err := <-result:
 				if err != nil {
 					t.Errorf("Serve returned %v after ctx ended", err)
 				}
@@ -135,7 +148,7 @@ func start(t *testing.T, opts *serve.Options) (addr string, stop func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return result, stop
 }
 
 // TestServeHostAllowList: on a loopback address only the loopback names

@@ -59,11 +59,7 @@ func TestDrainAnswersRequestsSentBeforeThePeerKnew(t *testing.T) {
 			defer srv.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, _, err := websocket.Dial(ctx, wsURL(srv), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseNow()
+			c := dialWS(t, ctx, srv, nil)
 			if _, _, err := c.Read(ctx); err != nil { // the first manifest
 				t.Fatal(err)
 			}

@@ -96,6 +96,18 @@ func wsURL(srv *httptest.Server) string {
 	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/manglecp/ws"
 }
 
+// dialWS opens a WebSocket session to srv with opts, closed when t ends;
+// a failed dial fails t.
+func dialWS(t *testing.T, ctx context.Context, srv *httptest.Server, opts *websocket.DialOptions) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, wsURL(srv), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
 func request(id string) []byte {
 	env, _ := protocol.NewEnvelope(protocol.TypeIntentRequest, id, map[string]any{"intent": map[string]any{"name": "observe"}})
 	raw, _ := env.Encode()
@@ -249,11 +261,7 @@ func TestWebSocketLimitsMessagesBeforeAuthentication(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	c := dialWS(t, ctx, srv, nil)
 	if _, _, err := c.Read(ctx); err != nil { // manifest
 		t.Fatal(err)
 	}
@@ -276,11 +284,7 @@ func TestWebSocketLimitsMessagesBeforeAuthentication(t *testing.T) {
 	}
 
 	// After authenticate, large messages are read again.
-	c2, _, err := websocket.Dial(ctx, wsURL(srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.CloseNow()
+	c2 := dialWS(t, ctx, srv, nil)
 	_, _, _ = c2.Read(ctx)
 	authMsg, _ := protocol.NewEnvelope(protocol.TypeAuthenticate, "a", map[string]any{"scheme": "bearer", "token": "secret"})
 	raw, _ = authMsg.Encode()
@@ -309,11 +313,7 @@ func TestWebSocketPeerThatNeverReadsIsDropped(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(srv), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	c := dialWS(t, ctx, srv, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
 	if _, _, err := c.Read(ctx); err != nil { // the manifest; nothing more is read
 		t.Fatal(err)
 	}
@@ -346,10 +346,7 @@ func TestSessionDropsWorkWhenThePeerLeaves(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(srv), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialWS(t, ctx, srv, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
 	_, _, _ = c.Read(ctx)
 	for i := 0; i < 5; i++ {
 		_ = c.Write(ctx, websocket.MessageText, request(fmt.Sprintf("slow-%d", i)))
@@ -459,11 +456,7 @@ func TestDrainEndsSessionsAfterTheirWork(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(srv), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	c := dialWS(t, ctx, srv, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer secret"}}})
 	_, _, _ = c.Read(ctx)
 	_ = c.Write(ctx, websocket.MessageText, request("slow-1"))
 	testenv.Eventually(t, 10*time.Second, "the request running", func() bool { return h.running.Load() >= 1 })

@@ -23,13 +23,9 @@ func TestWebSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var pings atomic.Int32
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/manglecp/ws", &websocket.DialOptions{
+	c := dialWS(t, ctx, srv, &websocket.DialOptions{
 		OnPingReceived: func(context.Context, []byte) bool { pings.Add(1); return true },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
 	// One reader, so that pings are answered while the test waits.
 	type frame struct {
 		typ websocket.MessageType
@@ -79,7 +75,7 @@ func TestWebSocket(t *testing.T) {
 	if got := read(); !strings.Contains(string(got.Payload), "message_too_large") {
 		t.Fatalf("oversized frame: %s", got.Payload)
 	}
-	err = (<-frames).err
+	err := (<-frames).err
 	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Errorf("close status %v (%v), want 1009", websocket.CloseStatus(err), err)
 	}
@@ -94,13 +90,9 @@ func TestWebSocketPingsWhenIdle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var pings atomic.Int32
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/manglecp/ws", &websocket.DialOptions{
+	c := dialWS(t, ctx, srv, &websocket.DialOptions{
 		OnPingReceived: func(context.Context, []byte) bool { pings.Add(1); return true },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
 	readCtx, stop := context.WithCancel(ctx)
 	go func() { // keep reading so control frames are handled
 		for {
