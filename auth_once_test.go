@@ -1,15 +1,10 @@
 package manglecp_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/manglecp/manglecp"
@@ -83,38 +78,10 @@ func TestOneAuthenticationPerRequest(t *testing.T) {
 	}
 
 	t.Run("websocket", func(t *testing.T) {
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.http.URL, "http")+"/manglecp/ws",
-			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.CloseNow()
-		c.SetReadLimit(64 << 20)
-		session(t, newSessionWire(t,
-			func(m []byte) error { return c.Write(ctx, websocket.MessageText, m) },
-			func() ([]byte, error) {
-				rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-				defer rc()
-				_, b, err := c.Read(rctx)
-				return b, err
-			}))
+		session(t, wsSession(t, ctx, h, http.Header{"Authorization": {"Bearer " + token}}))
 	})
 
 	t.Run("stdio", func(t *testing.T) {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		go func() {
-			_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil),
-				&transport.SessionOptions{Peer: "stdio", Credentials: &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}})
-			outW.Close()
-		}()
-		defer inW.Close()
-		lines := bufio.NewReader(outR)
-		session(t, newSessionWire(t,
-			func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err },
-			func() ([]byte, error) {
-				line, err := lines.ReadBytes('\n')
-				return []byte(strings.TrimSuffix(string(line), "\n")), err
-			}))
+		session(t, stdioSession(t, ctx, h, &transport.SessionOptions{Peer: "stdio", Credentials: &protocol.Credentials{Scheme: protocol.SchemeBearer, Token: token}}))
 	})
 }

@@ -69,41 +69,9 @@ func newHostileEnv(t *testing.T, d *manglecp.Domain, mut func(*manglecp.Options)
 	t.Cleanup(cancel)
 	e := &hostileEnv{h: h, wires: map[string]wire{"http": httpWire{h}}}
 
-	e.redial = func(t *testing.T) *sessionWire {
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.http.URL, "http")+"/manglecp/ws", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.CloseNow() })
-		c.SetReadLimit(64 << 20)
-		return newSessionWire(t,
-			func(m []byte) error { return c.Write(ctx, websocket.MessageText, m) },
-			func() ([]byte, error) {
-				rctx, rc := context.WithTimeout(ctx, 10*time.Second)
-				defer rc()
-				_, b, err := c.Read(rctx)
-				return b, err
-			})
-	}
+	e.redial = func(t *testing.T) *sessionWire { return wsSession(t, ctx, h, nil) }
 	e.wires["websocket"] = e.redial(t)
-
-	write, lines := stdioSession(t, ctx, h)
-	e.wires["stdio"] = newSessionWire(t, write,
-		func() ([]byte, error) {
-			type res struct {
-				b   []byte
-				err error
-			}
-			ch := make(chan res, 1)
-			go func() { b, err := lines.ReadBytes('\n'); ch <- res{bytes.TrimSuffix(b, []byte("\n")), err} }()
-			select {
-			case r := <-ch:
-				return r.b, r.err
-			case <-time.After(10 * time.Second):
-				return nil, fmt.Errorf("no stdio answer within 10s")
-			}
-		})
-
+	e.wires["stdio"] = stdioSession(t, ctx, h, nil)
 	e.wires["memory"] = memorySession(t, h)
 	return e
 }

@@ -2,8 +2,10 @@ package manglecp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -97,34 +99,45 @@ func memorySession(t *testing.T, h *harness) *sessionWire {
 // stdioSession serves h's server over stdio on pipes, in process, until
 // ctx ends; it returns the function that writes a message as one line
 // and the reader of the answer lines.
-func stdioSession(t *testing.T, ctx context.Context, h *harness) (func([]byte) error, *bufio.Reader) {
+func stdioSession(t *testing.T, ctx context.Context, h *harness, opts *transport.SessionOptions) *sessionWire {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil), nil)
+		_ = transport.ServeSession(ctx, h.srv, transport.NewStdioConn(inR, outW, h.srv.MaxMessageBytes(), nil), opts)
 		outW.Close()
 	}()
 	t.Cleanup(func() { inW.Close() })
-	write := func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err }
-	return write, bufio.NewReader(outR)
+	lines := bufio.NewReader(outR)
+	return newSessionWire(t,
+		func(m []byte) error { _, err := inW.Write(append(append([]byte(nil), m...), '\n')); return err },
+		func() ([]byte, error) {
+			type res struct {
+				b   []byte
+				err error
+			}
+			ch := make(chan res, 1)
+			go func() { b, err := lines.ReadBytes('\n'); ch <- res{bytes.TrimSuffix(b, []byte("\n")), err} }()
+			select {
+			case r := <-ch:
+				return r.b, r.err
+			case <-time.After(10 * time.Second):
+				return nil, fmt.Errorf("no stdio answer within 10s")
+			}
+		})
 }
 
-// wires starts the server behind every transport.
-func wires(t *testing.T) map[string]wire {
-	h := newHarness(t, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	out := map[string]wire{"http": httpWire{h}}
-
-	// WebSocket on the same listener.
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.http.URL, "http")+"/manglecp/ws", nil)
+// wsSession is a WebSocket session to h's server with header, closed when
+// t ends; a binary frame fails t.
+func wsSession(t *testing.T, ctx context.Context, h *harness, header http.Header) *sessionWire {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.http.URL, "http")+"/manglecp/ws", &websocket.DialOptions{HTTPHeader: header})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close(websocket.StatusNormalClosure, "") })
+	t.Cleanup(func() { c.CloseNow() })
 	c.SetReadLimit(64 << 20)
-	out["websocket"] = newSessionWire(t,
+	return newSessionWire(t,
 		func(m []byte) error { return c.Write(ctx, websocket.MessageText, m) },
 		func() ([]byte, error) {
 			rctx, rc := context.WithTimeout(ctx, 10*time.Second)
@@ -135,15 +148,19 @@ func wires(t *testing.T) map[string]wire {
 			}
 			return b, err
 		})
+}
 
+// wires starts the server behind every transport.
+func wires(t *testing.T) map[string]wire {
+	h := newHarness(t, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	out := map[string]wire{"http": httpWire{h}}
+
+	// WebSocket on the same listener.
+	out["websocket"] = wsSession(t, ctx, h, nil)
 	// stdio: lines over pipes, served in process.
-	write, lines := stdioSession(t, ctx, h)
-	out["stdio"] = newSessionWire(t, write,
-		func() ([]byte, error) {
-			line, err := lines.ReadBytes('\n')
-			return []byte(strings.TrimSuffix(string(line), "\n")), err
-		})
-
+	out["stdio"] = stdioSession(t, ctx, h, nil)
 	// The in-memory pair.
 	out["memory"] = memorySession(t, h)
 	return out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -37,27 +36,18 @@ func (g gateFS) Open(name string) (fs.File, error) {
 // that stops Serve and waits for it.
 func booting(t *testing.T, opts *serve.Options) (addr string, load func(), loaded <-chan *manglecp.Server, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o serve.Options
-	if opts != nil {
-		o = *opts
-	}
 	srvc := make(chan *manglecp.Server, 1)
-	o.Loaded = func(s *manglecp.Server) { srvc <- s }
 	d := browser.Domain(browser.Config{ReportDir: t.TempDir(), Config: chrome.Config{Path: "none"}})
 	gate := make(chan struct{})
 	d.Rules = gateFS{FS: d.Rules, open: gate}
-	_, stop = background(t, ln, d, &o, func() {
+	addr, _, stop = background(t, d, opts, func(o *serve.Options) { o.Loaded = func(s *manglecp.Server) { srvc <- s } }, func() {
 		select {
 		case <-gate:
 		default:
 			close(gate)
 		}
 	})
-	return ln.Addr().String(), func() { close(gate) }, srvc, stop
+	return addr, func() { close(gate) }, srvc, stop
 }
 
 // readManifest reads session messages until a manifest with status want

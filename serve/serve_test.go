@@ -102,6 +102,24 @@ func TestStdio(t *testing.T) {
 // returns its address and a function that stops it and waits for Serve.
 func start(t *testing.T, opts *serve.Options) (addr string, stop func()) {
 	t.Helper()
+	ready := make(chan struct{})
+	addr, done, stop := background(t, browser.Domain(browser.Config{ReportDir: t.TempDir()}), opts, func(o *serve.Options) { o.Ready = func(net.Addr) { close(ready) } }, nil)
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Serve: %v", err)
+	}
+	return addr, stop
+}
+
+// background runs serve.Serve with d on a loopback listener, with a copy
+// of opts (nil: none) that set changes, until stop, which cancels its
+// context, calls then (when not nil) and waits for Serve to return, at
+// most 15 s; stop runs when t ends and does its work once. It returns the
+// listener's address; Serve's result arrives on done when it returns
+// before stop.
+func background(t *testing.T, d manglecp.Domain, opts *serve.Options, set func(*serve.Options), then func()) (addr string, done <-chan error, stop func()) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -110,26 +128,10 @@ func start(t *testing.T, opts *serve.Options) (addr string, stop func()) {
 	if opts != nil {
 		o = *opts
 	}
-	ready := make(chan struct{})
-	o.Ready = func(net.Addr) { close(ready) }
-	done, stop := background(t, ln, browser.Domain(browser.Config{ReportDir: t.TempDir()}), &o, nil)
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Serve: %v", err)
-	}
-	return ln.Addr().String(), stop
-}
-
-// background runs serve.Serve on ln with d and o until stop, which cancels
-// its context, calls then (when not nil) and waits for Serve to return,
-// at most 15 s; stop runs when t ends and does its work once. Serve's
-// result arrives on done when it returns before stop.
-func background(t *testing.T, ln net.Listener, d manglecp.Domain, o *serve.Options, then func()) (done <-chan error, stop func()) {
-	t.Helper()
+	set(&o)
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)
-	go func() { result <- serve.Serve(ctx, ln, d, o) }()
+	go func() { result <- serve.Serve(ctx, ln, d, &o) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -148,7 +150,7 @@ func background(t *testing.T, ln net.Listener, d manglecp.Domain, o *serve.Optio
 		})
 	}
 	t.Cleanup(stop)
-	return result, stop
+	return ln.Addr().String(), result, stop
 }
 
 // TestServeHostAllowList: on a loopback address only the loopback names
