@@ -15,7 +15,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
-	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
@@ -31,15 +31,7 @@ var (
 // options adjusted by mut.
 func newServer(t *testing.T, mut func(*manglecp.Options)) *manglecp.Server {
 	t.Helper()
-	opts := &manglecp.Options{ConfirmationKey: testKey}
-	if mut != nil {
-		mut(opts)
-	}
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return domaintest.BrowserServer(t, testKey, mut)
 }
 
 // withAuth turns authentication on with testToken.

@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/conformance"
-	"github.com/manglecp/manglecp/domains/workspace"
 )
 
 // TestFixtureChosenByTheManifestDomain: without a fixture, the suite uses
@@ -49,15 +47,7 @@ func TestFixtureChosenByTheManifestDomain(t *testing.T) {
 			if !tc.notes {
 				_ = os.Remove(filepath.Join(dir, "notes.txt"))
 			}
-			ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ws.Close() })
-			srv, err := manglecp.NewServer(ws.Domain(), &manglecp.Options{ConfirmationKey: []byte("conformance test key")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv := workspaceServer(t, dir)
 			rep := run(t, serveHTTP(t, srv, nil, nil), &conformance.Options{Checks: []string{"manifest", "evaluation", "invocation", "security"}})
 			if (tc.wantName == "" && rep.Fixture != "") || !strings.HasPrefix(rep.Fixture, tc.wantName) {
 				t.Errorf("fixture %q, want %q", rep.Fixture, tc.wantName)

@@ -15,7 +15,6 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/conformance"
 	"github.com/manglecp/manglecp/domains/browser"
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
 )
@@ -137,15 +136,7 @@ func TestOwnServerWorkspace(t *testing.T) {
 	}
 	bin := manglecpBinary(t)
 	dir := workspaceRoot(t)
-	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	srv, err := manglecp.NewServer(ws.Domain(), &manglecp.Options{ConfirmationKey: []byte("conformance test key")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := workspaceServer(t, dir)
 	plain := serveHTTP(t, srv, nil, nil)
 	fixture, err := conformance.BuiltinFixture("workspace")
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/conformance"
 	"github.com/manglecp/manglecp/domains/browser"
+	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"
@@ -96,11 +98,21 @@ func helperTarget(t *testing.T, mode string) string {
 // newServer is the default domain's server with opts changed by mut.
 func newServer(t testing.TB, mut func(*manglecp.Options)) *manglecp.Server {
 	t.Helper()
-	opts := &manglecp.Options{ConfirmationKey: []byte("conformance test key")}
-	if mut != nil {
-		mut(opts)
+	return domaintest.BrowserServer(t, testKey, mut)
+}
+
+// testKey is the conformance tests' confirmation key.
+var testKey = []byte("conformance test key")
+
+// workspaceServer is the workspace domain's server on the root dir.
+func workspaceServer(t *testing.T, dir string) *manglecp.Server {
+	t.Helper()
+	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: t.TempDir()}), opts)
+	t.Cleanup(func() { ws.Close() })
+	srv, err := manglecp.NewServer(ws.Domain(), &manglecp.Options{ConfirmationKey: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -25,26 +26,26 @@ func TestNoLanguageServer(t *testing.T) {
 	if w := strs(ext["warnings"]); len(w) != 1 {
 		t.Errorf("warnings %q", w)
 	}
-	tools, _ := f.eval("symbols", symbol("calc_total"))
+	tools := f.Eval("symbols", symbol("calc_total"))
 	s, ok := tools["search"]
 	if !ok || len(tools) != 1 {
-		t.Fatalf("symbols without a server offers %s", names(tools))
+		t.Fatalf("symbols without a server offers %s", domaintest.Names(tools))
 	}
 	if s.ContextInjection == nil || !strings.Contains(s.ContextInjection.Instructions, "No language server") {
 		t.Errorf("search context %+v", s.ContextInjection)
 	}
-	found := f.ok("symbols", []protocol.Fact{symbol("calc_total")}, "search", map[string]any{"text": "def calc_total("}, false)
+	found := f.OK("symbols", []protocol.Fact{symbol("calc_total")}, "search", map[string]any{"text": "def calc_total("}, false)
 	if !strings.Contains(strings.Join(strs(found.Result["files"]), ","), "shop/invoice.py") {
 		t.Errorf("search: %v", found.Result)
 	}
-	tools, _ = f.eval("refactor", mentioned("shop/money.py"), change("move"))
+	tools = f.Eval("refactor", mentioned("shop/money.py"), change("move"))
 	if _, ok := tools["move_code"]; !ok {
-		t.Fatalf("refactor without a server offers %s", names(tools))
+		t.Fatalf("refactor without a server offers %s", domaintest.Names(tools))
 	}
 	if _, ok := tools["rename_symbol"]; ok {
 		t.Error("rename_symbol offered without a server")
 	}
-	preview := f.ok("refactor", []protocol.Fact{mentioned("shop/money.py"), change("move")}, "move_code", map[string]any{"from": "shop/money.py", "to": "shop/util/money.py"}, false)
+	preview := f.OK("refactor", []protocol.Fact{mentioned("shop/money.py"), change("move")}, "move_code", map[string]any{"from": "shop/money.py", "to": "shop/util/money.py"}, false)
 	applied := f.applyPreview(preview)
 	if note, _ := applied.Result["diagnostics_note"].(string); !strings.Contains(note, "no python language server") {
 		t.Errorf("diagnostics note %q", note)
@@ -58,9 +59,9 @@ func TestConfinement(t *testing.T) {
 	root := copyFixture(t, "pyproj")
 	f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{}})
 	for _, p := range []string{"../x.py", "/etc/passwd", "shop/../../x.py"} {
-		f.fails("refactor", nil, "move_code", map[string]any{"from": p, "to": "shop/y.py"}, "x-path_outside_roots")
-		f.fails("refactor", nil, "move_code", map[string]any{"from": "shop/money.py", "to": p}, "x-path_outside_roots")
+		f.Fails("refactor", nil, "move_code", map[string]any{"from": p, "to": "shop/y.py"}, false, "x-path_outside_roots")
+		f.Fails("refactor", nil, "move_code", map[string]any{"from": "shop/money.py", "to": p}, false, "x-path_outside_roots")
 	}
-	f.fails("refactor", nil, "move_code", map[string]any{"from": "shop/money.py", "to": "shop/invoice.py"}, "x-destination_exists")
-	f.fails("refactor", nil, "move_code", map[string]any{"from": "shop", "to": "shop/inner"}, "x-move_into_itself")
+	f.Fails("refactor", nil, "move_code", map[string]any{"from": "shop/money.py", "to": "shop/invoice.py"}, false, "x-destination_exists")
+	f.Fails("refactor", nil, "move_code", map[string]any{"from": "shop", "to": "shop/inner"}, false, "x-move_into_itself")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -26,7 +27,7 @@ func testGo(t *testing.T) {
 // (not its near misses) and its references, as path:line: text lines.
 func TestGoFindSymbol(t *testing.T) {
 	f := goFixture(t)
-	resp := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotal", "references": true}, false)
+	resp := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotal", "references": true}, false)
 	defs := strs(resp.Result["definitions"])
 	if len(defs) != 1 || !strings.HasPrefix(defs[0], "billing/calc.go:19 function CalcTotal") {
 		t.Fatalf("definitions %q", defs)
@@ -41,7 +42,7 @@ func TestGoFindSymbol(t *testing.T) {
 			t.Errorf("reference %d = %q, want %s...", i, refs[i], w)
 		}
 	}
-	f.fails("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotalx"}, code.CodeSymbolNotFound)
+	f.Fails("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotalx"}, false, code.CodeSymbolNotFound)
 }
 
 // TestGoRename: a rename across the project is one preview (one diff over
@@ -50,14 +51,14 @@ func TestGoFindSymbol(t *testing.T) {
 // and the diagnostics after the edit are empty.
 func TestGoRename(t *testing.T) {
 	f := goFixture(t)
-	preview := f.ok("refactor", []protocol.Fact{symbol("CalcTotal")}, "rename_symbol", map[string]any{"name": "CalcTotal", "new_name": "InvoiceTotal"}, false)
+	preview := f.OK("refactor", []protocol.Fact{symbol("CalcTotal")}, "rename_symbol", map[string]any{"name": "CalcTotal", "new_name": "InvoiceTotal"}, false)
 	diff, _ := preview.Result["diff"].(string)
 	for _, file := range []string{"billing/calc.go", "billing/calc_test.go", "cmd/shop/main.go"} {
 		if !strings.Contains(diff, "--- a/"+file) {
 			t.Errorf("the diff misses %s:\n%s", file, diff)
 		}
 	}
-	if f.file("billing/calc.go") != readFixture(t, "goproj/billing/calc.go") {
+	if f.File("billing/calc.go") != readFixture(t, "goproj/billing/calc.go") {
 		t.Fatal("the preview wrote")
 	}
 	applied := f.applyPreview(preview)
@@ -67,7 +68,7 @@ func TestGoRename(t *testing.T) {
 	if _, ok := applied.Result["diff"]; ok {
 		t.Error("the apply's answer repeats the diff")
 	}
-	calc := f.file("billing/calc.go")
+	calc := f.File("billing/calc.go")
 	for _, keep := range []string{
 		"func CalcTotalWeight(", "func CalcTotalsRow(", // near misses
 		`"CalcTotal: %d, weight: %d"`,                   // a string
@@ -79,17 +80,17 @@ func TestGoRename(t *testing.T) {
 			t.Errorf("billing/calc.go lacks %q:\n%s", keep, calc)
 		}
 	}
-	main := f.file("cmd/shop/main.go")
+	main := f.File("cmd/shop/main.go")
 	if !strings.Contains(main, "billing.InvoiceTotal(items)") || !strings.Contains(main, `"see billing.CalcTotal"`) || !strings.Contains(main, "// calcTotal in a comment") {
 		t.Errorf("cmd/shop/main.go:\n%s", main)
 	}
-	if !strings.Contains(f.file("billing/calc_test.go"), "InvoiceTotal(items); got != 540") {
+	if !strings.Contains(f.File("billing/calc_test.go"), "InvoiceTotal(items); got != 540") {
 		t.Errorf("the test file was not renamed")
 	}
 	f.run("go", "vet", "./...")
 	f.run("go", "test", "./...")
 	// The preview's handle is spent: applying it again is refused.
-	tools, _ := f.eval("refactor", preview.Next.ContinuationFacts...)
+	tools := f.Eval("refactor", preview.Next.ContinuationFacts...)
 	if _, ok := tools["apply_code_edit"]; ok {
 		t.Error("apply_code_edit offered again after the change was applied")
 	}
@@ -100,15 +101,15 @@ func TestGoRename(t *testing.T) {
 // builds and its tests pass after.
 func TestGoMovePackage(t *testing.T) {
 	f := goFixture(t)
-	tools, _ := f.eval("refactor", mentioned("billing/tax"), change("move"))
+	tools := f.Eval("refactor", mentioned("billing/tax"), change("move"))
 	m, ok := tools["move_code"]
 	if !ok {
-		t.Fatalf("refactor offers %s", names(tools))
+		t.Fatalf("refactor offers %s", domaintest.Names(tools))
 	}
-	if e := enumOf(m, "from"); len(e) != 1 || e[0] != "billing/tax" {
+	if e := domaintest.EnumOf(m, "from"); len(e) != 1 || e[0] != "billing/tax" {
 		t.Errorf("move_code from enum %v", e)
 	}
-	preview, err := f.invoke(m, map[string]any{"from": "billing/tax", "to": "finance/vat"}, false)
+	preview, err := f.Invoke(m, map[string]any{"from": "billing/tax", "to": "finance/vat"}, false)
 	if err != nil {
 		t.Fatalf("move_code: %v %+v", err, err.Payload.Details)
 	}
@@ -119,7 +120,7 @@ func TestGoMovePackage(t *testing.T) {
 		}
 	}
 	applied := f.applyPreview(preview)
-	if f.exists("billing/tax") || !f.exists("finance/vat/tax.go") {
+	if f.Exists("billing/tax") || !f.Exists("finance/vat/tax.go") {
 		t.Error("the directory was not moved")
 	}
 	if d := strs(applied.Result["diagnostics"]); len(d) != 0 {
@@ -133,13 +134,13 @@ func TestGoMovePackage(t *testing.T) {
 // finds, and organize_imports previews the removal of an unused import.
 func TestGoDiagnostics(t *testing.T) {
 	f := goFixture(t)
-	writeFile(t, f.root, "billing/broken.go", "package billing\n\nimport \"strings\"\n\nfunc Broken() int { return undefinedThing }\n")
-	resp := f.ok("diagnose", []protocol.Fact{mentioned("billing/broken.go")}, "diagnostics", map[string]any{"path": "billing/broken.go"}, false)
+	domaintest.WriteTree(t, f.root, map[string]string{"billing/broken.go": "package billing\n\nimport \"strings\"\n\nfunc Broken() int { return undefinedThing }\n"})
+	resp := f.OK("diagnose", []protocol.Fact{mentioned("billing/broken.go")}, "diagnostics", map[string]any{"path": "billing/broken.go"}, false)
 	d := strings.Join(strs(resp.Result["diagnostics"]), "\n")
 	if !strings.Contains(d, "billing/broken.go:5:") || !strings.Contains(d, "undefinedThing") {
 		t.Errorf("diagnostics:\n%s", d)
 	}
-	preview := f.ok("refactor", []protocol.Fact{mentioned("billing/broken.go"), change("imports")}, "organize_imports", map[string]any{"path": "billing/broken.go"}, false)
+	preview := f.OK("refactor", []protocol.Fact{mentioned("billing/broken.go"), change("imports")}, "organize_imports", map[string]any{"path": "billing/broken.go"}, false)
 	if diff, _ := preview.Result["diff"].(string); !strings.Contains(diff, `-import "strings"`) {
 		t.Errorf("organize_imports diff:\n%s", diff)
 	}

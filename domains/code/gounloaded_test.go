@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -62,7 +63,7 @@ func unloadedFixture(t *testing.T) *fixture {
 	testGo(t)
 	root := copyFixture(t, "goproj")
 	for name, content := range unloadedFiles {
-		writeFile(t, root, name, content)
+		domaintest.WriteTree(t, root, map[string]string{name: content})
 	}
 	return newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangGo: srv}})
 }
@@ -76,7 +77,7 @@ func unloadedFixture(t *testing.T) *fixture {
 // script.
 func TestGoRenameUnloadedFiles(t *testing.T) {
 	f := unloadedFixture(t)
-	preview := f.ok("refactor", []protocol.Fact{symbol("CalcTotal")}, "rename_symbol", map[string]any{"name": "CalcTotal", "new_name": "InvoiceTotal"}, false)
+	preview := f.OK("refactor", []protocol.Fact{symbol("CalcTotal")}, "rename_symbol", map[string]any{"name": "CalcTotal", "new_name": "InvoiceTotal"}, false)
 	diff, _ := preview.Result["diff"].(string)
 	for _, file := range []string{"billing/calc.go", "cmd/shop/main.go", "scripts/fix.go", "billing/calc_integration.go", "billing/calc_windows.go"} {
 		if !strings.Contains(diff, "--- a/"+file) {
@@ -93,22 +94,22 @@ func TestGoRenameUnloadedFiles(t *testing.T) {
 		}
 	}
 	f.applyPreview(preview)
-	script := f.file("scripts/fix.go")
+	script := f.File("scripts/fix.go")
 	for _, w := range []string{"bl.InvoiceTotal(items)", "bl.CalcTotalWeight(items)", `"CalcTotal:"`, "print the CalcTotal of a sample"} {
 		if !strings.Contains(script, w) {
 			t.Errorf("scripts/fix.go lacks %q:\n%s", w, script)
 		}
 	}
-	tagged := f.file("billing/calc_integration.go")
+	tagged := f.File("billing/calc_integration.go")
 	for _, w := range []string{"{CalcTotal: InvoiceTotal(items)}", "row.CalcTotal == InvoiceTotal(items)", "CalcTotal := 3", "return CalcTotal == 3", "// IntegrationTotal checks CalcTotal"} {
 		if !strings.Contains(tagged, w) {
 			t.Errorf("billing/calc_integration.go lacks %q:\n%s", w, tagged)
 		}
 	}
-	if w := f.file("billing/calc_windows.go"); !strings.Contains(w, "= InvoiceTotal\n") {
+	if w := f.File("billing/calc_windows.go"); !strings.Contains(w, "= InvoiceTotal\n") {
 		t.Errorf("billing/calc_windows.go:\n%s", w)
 	}
-	if s := f.file("billing/testdata/sample.go"); s != unloadedFiles["billing/testdata/sample.go"] {
+	if s := f.File("billing/testdata/sample.go"); s != unloadedFiles["billing/testdata/sample.go"] {
 		t.Errorf("test data changed:\n%s", s)
 	}
 	f.run("go", "vet", "./...")
@@ -121,7 +122,7 @@ func TestGoRenameUnloadedFiles(t *testing.T) {
 // does not load too, with a note saying how they were found.
 func TestGoReferencesUnloadedFiles(t *testing.T) {
 	f := unloadedFixture(t)
-	resp := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotal"}, false)
+	resp := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "CalcTotal"}, false)
 	refs := strings.Join(strs(resp.Result["references"]), "\n")
 	for _, w := range []string{"scripts/fix.go:14: ", "billing/calc_integration.go:7: ", "billing/calc_windows.go:3: "} {
 		if !strings.Contains(refs, w) {

@@ -1,26 +1,21 @@
 package code_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"io/fs"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
-	"github.com/manglecp/manglecp/transport"
 )
 
 var confirmKey = []byte("code-domain-test-confirmation-k!")
@@ -92,13 +87,12 @@ func copyFixture(t testing.TB, name string) string {
 // fixture is a served code domain: requests go through the HTTP binding
 // and the client library.
 type fixture struct {
-	t      *testing.T
-	root   string
-	code   *code.Code
-	srv    *manglecp.Server
-	sess   *client.Session
-	logs   *testenv.Buffer
-	evalAt time.Time
+	*domaintest.Session
+	t    *testing.T
+	root string
+	code *code.Code
+	sess *client.Session
+	logs *testenv.Buffer
 }
 
 func newFixture(t *testing.T, cfg code.Config) *fixture {
@@ -120,8 +114,19 @@ func newFixture(t *testing.T, cfg code.Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Runs last, after the server closed, which closes the domain: every
+	// language server it started is gone with its process group.
+	t.Cleanup(func() {
+		var started []string
+		for _, p := range testenv.ChildPIDs(t) {
+			if !slices.Contains(before, p) {
+				started = append(started, p)
+			}
+		}
+		testenv.WaitGone(t, started)
+	})
 	logs := &testenv.Buffer{}
-	srv, err := manglecp.NewServer(c.Domain(), &manglecp.Options{
+	s := domaintest.Serve(t, c.Domain(), &manglecp.Options{
 		ConfirmationKey: confirmKey,
 		Logger:          slog.New(slog.NewTextHandler(logs, nil)),
 		// A language server's first answer includes its start and its
@@ -129,177 +134,38 @@ func newFixture(t *testing.T, cfg code.Config) *fixture {
 		// 2-core machine.
 		InvokeTimeout: testenv.Budget(2 * time.Minute),
 	})
-	if err != nil {
-		c.Close()
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
-	sess, err := client.Dial(context.Background(), hs.URL, &client.Options{MaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sess.Close()
-		hs.Close()
-		// Closing the server closes the domain: every language server it
-		// started is gone with its process group.
-		srv.Close()
-		after := testenv.ChildPIDs(t)
-		var started []string
-		for _, p := range after {
-			if !contains(before, p) {
-				started = append(started, p)
-			}
-		}
-		testenv.WaitGone(t, started)
-	})
-	return &fixture{t: t, root: cfg.Roots[0], code: c, srv: srv, sess: sess, logs: logs, evalAt: time.Now().UTC()}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	s.Root, s.EvalAt = cfg.Roots[0], time.Now().UTC()
+	return &fixture{Session: s, t: t, root: s.Root, code: c, sess: s.Client, logs: logs}
 }
 
 func mentioned(p string) protocol.Fact { return protocol.NewFact("mentioned", p) }
 func change(k string) protocol.Fact    { return protocol.NewFact("change", k) }
 func symbol(n string) protocol.Fact    { return protocol.NewFact("symbol", n) }
 
-func (f *fixture) eval(intent string, facts ...protocol.Fact) (map[string]protocol.MacroTool, *protocol.IntentResponse) {
-	f.t.Helper()
-	resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{
-		Intent: protocol.Intent{Name: intent}, Facts: facts, EvalTime: protocol.NewTime(f.evalAt),
-		Options: &protocol.Options{DisclosurePreference: protocol.DisclosureFull},
-	})
-	if err != nil {
-		f.t.Fatalf("evaluate %s: %v", intent, err)
-	}
-	out := map[string]protocol.MacroTool{}
-	for _, m := range resp.MacroTools {
-		out[m.Name] = m
-	}
-	return out, resp
-}
-
-func names(tools map[string]protocol.MacroTool) string {
-	var n []string
-	for k := range tools {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return strings.Join(n, ",")
-}
-
-func (f *fixture) invoke(m protocol.MacroTool, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
-	f.t.Helper()
-	var opts []client.CallOption
-	if confirm {
-		opts = append(opts, client.WithConfirmation(confirmKey, time.Minute))
-	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	resp, err := f.sess.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: m.MacroID, Args: args, EvalTime: protocol.NewTime(f.evalAt)}, opts...)
-	if err != nil {
-		ce, ok := err.(*client.Error)
-		if !ok {
-			f.t.Fatalf("invoke %s: %v", m.Name, err)
-		}
-		return nil, ce
-	}
-	return resp, nil
-}
-
-// call evaluates intent with facts and invokes tool with args.
-func (f *fixture) call(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
-	f.t.Helper()
-	tools, _ := f.eval(intent, facts...)
-	m, ok := tools[tool]
-	if !ok {
-		f.t.Fatalf("%s with %v offers %s, not %s", intent, facts, names(tools), tool)
-	}
-	return f.invoke(m, args, confirm)
-}
-
-func (f *fixture) ok(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) *protocol.InvokeResponse {
-	f.t.Helper()
-	resp, err := f.call(intent, facts, tool, args, confirm)
-	if err != nil {
-		f.t.Fatalf("%s: %v (details %+v)", tool, err, err.Payload.Details)
-	}
-	return resp
-}
-
-// fails is call that must fail with code, as registered, leaking no
-// server path.
-func (f *fixture) fails(intent string, facts []protocol.Fact, tool string, args map[string]any, code protocol.Code) *protocol.Error {
-	f.t.Helper()
-	_, err := f.call(intent, facts, tool, args, false)
-	if err == nil {
-		f.t.Fatalf("%s %v succeeded, want %s", tool, args, code)
-	}
-	if err.Code() != code {
-		f.t.Fatalf("%s %v: %s (%s), want %s", tool, args, err.Code(), err.Payload.Message, code)
-	}
-	info, ok := f.srv.Registry().Lookup(err.Code())
-	if !ok || err.Status != info.HTTPStatus || err.Payload.Recoverable != info.Recoverable {
-		f.t.Errorf("%s: status %d recoverable %v, registered %+v", err.Code(), err.Status, err.Payload.Recoverable, info)
-	}
-	raw, _ := json.Marshal(err.Payload)
-	if strings.Contains(string(raw), f.root) {
-		f.t.Errorf("%s leaks a server path: %s", err.Code(), raw)
-	}
-	return err.Payload
-}
-
 // applyPreview evaluates refactor with a preview's continuation facts and
 // applies the one previewed change, confirmed: the one mandatory tool.
 func (f *fixture) applyPreview(preview *protocol.InvokeResponse) *protocol.InvokeResponse {
 	f.t.Helper()
-	tools, resp := f.eval("refactor", preview.Next.ContinuationFacts...)
+	tools, resp := f.Evaluate("refactor", preview.Next.ContinuationFacts...)
 	m, ok := tools["apply_code_edit"]
 	if !ok {
-		f.t.Fatalf("refactor after the preview offers %s", names(tools))
+		f.t.Fatalf("refactor after the preview offers %s", domaintest.Names(tools))
 	}
 	if len(resp.MacroTools) != 1 || !m.Safety.RequiresUserConfirmation {
-		f.t.Errorf("after a preview: tools %s, confirmation %v; want apply_code_edit alone, confirmed", names(tools), m.Safety.RequiresUserConfirmation)
+		f.t.Errorf("after a preview: tools %s, confirmation %v; want apply_code_edit alone, confirmed", domaintest.Names(tools), m.Safety.RequiresUserConfirmation)
 	}
-	enum := enumOf(m, "diff")
+	enum := domaintest.EnumOf(m, "diff")
 	if len(enum) != 1 {
 		f.t.Fatalf("apply_code_edit diff enum %v", enum)
 	}
-	if _, err := f.invoke(m, map[string]any{"diff": enum[0]}, false); err == nil || err.Code() != protocol.CodeConfirmationRequired {
+	if _, err := f.Invoke(m, map[string]any{"diff": enum[0]}, false); err == nil || err.Code() != protocol.CodeConfirmationRequired {
 		f.t.Fatalf("apply without confirmation: %v", err)
 	}
-	out, err := f.invoke(m, map[string]any{"diff": enum[0]}, true)
+	out, err := f.Invoke(m, map[string]any{"diff": enum[0]}, true)
 	if err != nil {
 		f.t.Fatalf("apply_code_edit: %v (%+v)", err, err.Payload.Details)
 	}
 	return out
-}
-
-func enumOf(m protocol.MacroTool, param string) []any {
-	p, _ := m.InputSchema["properties"].(map[string]any)[param].(map[string]any)
-	e, _ := p["enum"].([]any)
-	return e
-}
-
-func (f *fixture) file(name string) string {
-	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(name)))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return string(b)
-}
-
-func (f *fixture) exists(name string) bool {
-	_, err := os.Lstat(filepath.Join(f.root, filepath.FromSlash(name)))
-	return err == nil
 }
 
 // run runs a program in the fixture's root and fails t with its output
@@ -327,8 +193,6 @@ func strs(v any) []string {
 	return out
 }
 
-var _ = bytes.NewBuffer
-
 func readFixture(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
@@ -336,15 +200,4 @@ func readFixture(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func writeFile(t testing.TB, root, name, content string) {
-	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

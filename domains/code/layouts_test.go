@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -24,7 +25,7 @@ func TestGoNestedLayout(t *testing.T) {
 	testGo(t)
 	root := copyFixture(t, "gonested")
 	f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangGo: srv}})
-	found := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "OpenStore"}, false)
+	found := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "OpenStore"}, false)
 	if defs := strs(found.Result["definitions"]); len(defs) != 1 || !strings.HasPrefix(defs[0], "pkg/store/store.go:10 function OpenStore") {
 		t.Fatalf("definitions %q", defs)
 	}
@@ -34,21 +35,21 @@ func TestGoNestedLayout(t *testing.T) {
 			t.Errorf("references lack %s:\n%s", w, refs)
 		}
 	}
-	preview := f.ok("refactor", []protocol.Fact{symbol("OpenStore")}, "rename_symbol", map[string]any{"name": "OpenStore", "new_name": "Open"}, false)
+	preview := f.OK("refactor", []protocol.Fact{symbol("OpenStore")}, "rename_symbol", map[string]any{"name": "OpenStore", "new_name": "Open"}, false)
 	f.applyPreview(preview)
-	main := f.file("cmd/app/main.go")
+	main := f.File("cmd/app/main.go")
 	for _, w := range []string{"store.Open() // \"OpenStore\" in a comment", `"OpenStore:"`} {
 		if !strings.Contains(main, w) {
 			t.Errorf("cmd/app/main.go lacks %q:\n%s", w, main)
 		}
 	}
-	if !strings.Contains(f.file("pkg/store/store_test.go"), "s := store.Open()") {
+	if !strings.Contains(f.File("pkg/store/store_test.go"), "s := store.Open()") {
 		t.Error("the external test package was not renamed")
 	}
 	f.run("go", "vet", "./...")
 	f.run("go", "test", "./...")
 
-	moved := f.ok("refactor", []protocol.Fact{mentioned("pkg/store"), change("move")}, "move_code", map[string]any{"from": "pkg/store", "to": "pkg/kv"}, false)
+	moved := f.OK("refactor", []protocol.Fact{mentioned("pkg/store"), change("move")}, "move_code", map[string]any{"from": "pkg/store", "to": "pkg/kv"}, false)
 	f.applyPreview(moved)
 	for file, want := range map[string]string{
 		"pkg/kv/store.go":                `import "example.com/nest/pkg/kv/internal/cache"`,
@@ -57,12 +58,12 @@ func TestGoNestedLayout(t *testing.T) {
 		"cmd/app/main.go":                "s := kv.Open()",
 		"pkg/kv/internal/cache/cache.go": "package cache",
 	} {
-		if got := f.file(file); !strings.Contains(got, want) {
+		if got := f.File(file); !strings.Contains(got, want) {
 			t.Errorf("%s lacks %q:\n%s", file, want, got)
 		}
 	}
-	if !strings.Contains(f.file("pkg/kv/store_test.go"), `"example.com/nest/pkg/kv"`) || !strings.Contains(f.file("pkg/kv/store_test.go"), "kv.Open()") {
-		t.Errorf("pkg/kv/store_test.go:\n%s", f.file("pkg/kv/store_test.go"))
+	if !strings.Contains(f.File("pkg/kv/store_test.go"), `"example.com/nest/pkg/kv"`) || !strings.Contains(f.File("pkg/kv/store_test.go"), "kv.Open()") {
+		t.Errorf("pkg/kv/store_test.go:\n%s", f.File("pkg/kv/store_test.go"))
 	}
 	f.run("go", "vet", "./...")
 	f.run("go", "test", "./...")
@@ -85,19 +86,19 @@ func TestPythonSrcLayout(t *testing.T) {
 			root := copyFixture(t, "pysrc")
 			f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangPython: srv}})
 			unittest := []string{"PYTHONPATH=src", "python3", "-m", "unittest", "discover", "-s", "tests", "-t", "."}
-			found := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "post_entry"}, false)
+			found := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "post_entry"}, false)
 			if defs := strs(found.Result["definitions"]); len(defs) != 1 || !strings.HasPrefix(defs[0], "src/ledger/core.py:4 function post_entry") {
 				t.Fatalf("definitions %q", defs)
 			}
-			preview := f.ok("refactor", []protocol.Fact{symbol("post_entry")}, "rename_symbol", map[string]any{"name": "post_entry", "new_name": "record_entry"}, false)
+			preview := f.OK("refactor", []protocol.Fact{symbol("post_entry")}, "rename_symbol", map[string]any{"name": "post_entry", "new_name": "record_entry"}, false)
 			f.applyPreview(preview)
-			core := f.file("src/ledger/core.py")
+			core := f.File("src/ledger/core.py")
 			for _, w := range []string{"def record_entry(book, amount):", `"post_entry" stays in this docstring`, "def post_entry_twice(", "return record_entry(book, amount)"} {
 				if !strings.Contains(core, w) {
 					t.Errorf("src/ledger/core.py lacks %q:\n%s", w, core)
 				}
 			}
-			tests := f.file("tests/test_core.py")
+			tests := f.File("tests/test_core.py")
 			for _, w := range []string{"from ledger.core import record_entry, post_entry_twice", "core.record_entry([1], 1)"} {
 				if !strings.Contains(tests, w) {
 					t.Errorf("tests/test_core.py lacks %q:\n%s", w, tests)
@@ -105,10 +106,10 @@ func TestPythonSrcLayout(t *testing.T) {
 			}
 			f.run("env", unittest...)
 
-			moved := f.ok("refactor", []protocol.Fact{mentioned("src/ledger/io/reader.py"), change("move")}, "move_code",
+			moved := f.OK("refactor", []protocol.Fact{mentioned("src/ledger/io/reader.py"), change("move")}, "move_code",
 				map[string]any{"from": "src/ledger/io/reader.py", "to": "src/ledger/readers/csv_reader.py"}, false)
 			f.applyPreview(moved)
-			if got := f.file("tests/test_core.py"); !strings.Contains(got, "from ledger.readers.csv_reader import read") {
+			if got := f.File("tests/test_core.py"); !strings.Contains(got, "from ledger.readers.csv_reader import read") {
 				t.Errorf("tests/test_core.py:\n%s", got)
 			}
 			f.run("env", unittest...)
@@ -129,15 +130,15 @@ func TestGoModuleInSubdirectory(t *testing.T) {
 	if err := os.Rename(src, filepath.Join(root, "backend")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, root, "README.md", "# a repository\n")
+	domaintest.WriteTree(t, root, map[string]string{"README.md": "# a repository\n"})
 	f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangGo: srv}})
-	found := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "OpenStore"}, false)
+	found := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "OpenStore"}, false)
 	if defs := strs(found.Result["definitions"]); len(defs) != 1 || !strings.HasPrefix(defs[0], "backend/pkg/store/store.go:10 function OpenStore") {
 		t.Fatalf("definitions %q", defs)
 	}
-	f.applyPreview(f.ok("refactor", []protocol.Fact{symbol("OpenStore")}, "rename_symbol", map[string]any{"name": "OpenStore", "new_name": "Open"}, false))
-	f.applyPreview(f.ok("refactor", []protocol.Fact{mentioned("backend/pkg/store"), change("move")}, "move_code", map[string]any{"from": "backend/pkg/store", "to": "backend/pkg/kv"}, false))
-	if got := f.file("backend/cmd/app/main.go"); !strings.Contains(got, "s := kv.Open()") {
+	f.applyPreview(f.OK("refactor", []protocol.Fact{symbol("OpenStore")}, "rename_symbol", map[string]any{"name": "OpenStore", "new_name": "Open"}, false))
+	f.applyPreview(f.OK("refactor", []protocol.Fact{mentioned("backend/pkg/store"), change("move")}, "move_code", map[string]any{"from": "backend/pkg/store", "to": "backend/pkg/kv"}, false))
+	if got := f.File("backend/cmd/app/main.go"); !strings.Contains(got, "s := kv.Open()") {
 		t.Errorf("backend/cmd/app/main.go:\n%s", got)
 	}
 	f.root = filepath.Join(root, "backend")

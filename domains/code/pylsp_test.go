@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -43,9 +44,9 @@ func TestPythonOrganizeImports(t *testing.T) {
 			srv := c.server(t)
 			findProgram(t, "", "python3")
 			root := copyFixture(t, "pyproj")
-			writeFile(t, root, "shop/messy.py", "import sys\nimport os\n\n\ndef where():\n    return os.getcwd()\n")
+			domaintest.WriteTree(t, root, map[string]string{"shop/messy.py": "import sys\nimport os\n\n\ndef where():\n    return os.getcwd()\n"})
 			f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangPython: srv}})
-			preview := f.ok("refactor", []protocol.Fact{mentioned("shop/messy.py"), change("imports")}, "organize_imports", map[string]any{"path": "shop/messy.py"}, false)
+			preview := f.OK("refactor", []protocol.Fact{mentioned("shop/messy.py"), change("imports")}, "organize_imports", map[string]any{"path": "shop/messy.py"}, false)
 			diff, _ := preview.Result["diff"].(string)
 			for _, w := range c.diff {
 				if !strings.Contains(diff, w) {
@@ -53,15 +54,15 @@ func TestPythonOrganizeImports(t *testing.T) {
 				}
 			}
 			f.applyPreview(preview)
-			if got := f.file("shop/messy.py"); !strings.Contains(got, c.after) {
+			if got := f.File("shop/messy.py"); !strings.Contains(got, c.after) {
 				t.Errorf("shop/messy.py:\n%s", got)
 			}
 			f.run("python3", "-c", "import shop.messy")
 			if c.name != "pylsp" {
 				return
 			}
-			writeFile(t, root, "shop/broken.py", "import json\n\n\ndef broken():\n    return undefined_thing\n")
-			resp := f.ok("diagnose", []protocol.Fact{mentioned("shop/broken.py")}, "diagnostics", map[string]any{"path": "shop/broken.py"}, false)
+			domaintest.WriteTree(t, root, map[string]string{"shop/broken.py": "import json\n\n\ndef broken():\n    return undefined_thing\n"})
+			resp := f.OK("diagnose", []protocol.Fact{mentioned("shop/broken.py")}, "diagnostics", map[string]any{"path": "shop/broken.py"}, false)
 			d := strings.Join(strs(resp.Result["diagnostics"]), "\n")
 			for _, w := range []string{"shop/broken.py:1:1: warning: 'json' imported but unused (pyflakes)", "shop/broken.py:5:", "undefined name 'undefined_thing'"} {
 				if !strings.Contains(d, w) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -38,7 +39,7 @@ func TestPythonFindSymbol(t *testing.T) {
 	for _, s := range pythonServers {
 		t.Run(s.name, func(t *testing.T) {
 			f := pyFixture(t, s.server)
-			resp := f.ok("symbols", nil, "find_symbol", map[string]any{"name": "calc_total"}, false)
+			resp := f.OK("symbols", nil, "find_symbol", map[string]any{"name": "calc_total"}, false)
 			defs := strs(resp.Result["definitions"])
 			if len(defs) != 1 || !strings.HasPrefix(defs[0], "shop/invoice.py:6 function calc_total") {
 				t.Fatalf("definitions %q", defs)
@@ -52,7 +53,7 @@ func TestPythonFindSymbol(t *testing.T) {
 			if strings.Contains(refs, "HELP") || strings.Contains(refs, "calc_total_weight(self.items)") {
 				t.Errorf("references hold text or a near miss:\n%s", refs)
 			}
-			f.fails("symbols", nil, "find_symbol", map[string]any{"name": "calc_totalx"}, code.CodeSymbolNotFound)
+			f.Fails("symbols", nil, "find_symbol", map[string]any{"name": "calc_totalx"}, false, code.CodeSymbolNotFound)
 		})
 	}
 }
@@ -65,7 +66,7 @@ func TestPythonRename(t *testing.T) {
 	for _, s := range pythonServers {
 		t.Run(s.name, func(t *testing.T) {
 			f := pyFixture(t, s.server)
-			preview := f.ok("refactor", []protocol.Fact{symbol("calc_total")}, "rename_symbol", map[string]any{"name": "calc_total", "new_name": "invoice_total"}, false)
+			preview := f.OK("refactor", []protocol.Fact{symbol("calc_total")}, "rename_symbol", map[string]any{"name": "calc_total", "new_name": "invoice_total"}, false)
 			diff, _ := preview.Result["diff"].(string)
 			for _, file := range []string{"shop/invoice.py", "shop/render.py", "tests/test_shop.py"} {
 				if !strings.Contains(diff, "--- a/"+file) {
@@ -73,14 +74,14 @@ func TestPythonRename(t *testing.T) {
 				}
 			}
 			f.applyPreview(preview)
-			inv := f.file("shop/invoice.py")
+			inv := f.File("shop/invoice.py")
 			for _, keep := range []string{"def invoice_total(items):", "def calc_total_weight(items):", "def calc_totals_row(items):",
 				"# The label names calc_total on purpose", `"calc_total: %s, weight: %d" % (fmt_money(invoice_total(items)), calc_total_weight(items))`} {
 				if !strings.Contains(inv, keep) {
 					t.Errorf("shop/invoice.py lacks %q:\n%s", keep, inv)
 				}
 			}
-			render := f.file("shop/render.py")
+			render := f.File("shop/render.py")
 			if !strings.Contains(render, "from shop.invoice import invoice_total, calc_totals_row") || !strings.Contains(render, "Say calc_total to get the total.") {
 				t.Errorf("shop/render.py:\n%s", render)
 			}
@@ -96,12 +97,12 @@ func TestPythonRename(t *testing.T) {
 // parent is created.
 func TestPythonMoveModule(t *testing.T) {
 	f := pyFixture(t, pyrightServer)
-	tools, _ := f.eval("refactor", mentioned("shop/money.py"), change("move"))
+	tools := f.Eval("refactor", mentioned("shop/money.py"), change("move"))
 	m, ok := tools["move_code"]
 	if !ok {
-		t.Fatalf("refactor offers %s", names(tools))
+		t.Fatalf("refactor offers %s", domaintest.Names(tools))
 	}
-	preview, err := f.invoke(m, map[string]any{"from": "shop/money.py", "to": "shop/util/money.py"}, false)
+	preview, err := f.Invoke(m, map[string]any{"from": "shop/money.py", "to": "shop/util/money.py"}, false)
 	if err != nil {
 		t.Fatalf("move_code: %v %+v", err, err.Payload.Details)
 	}
@@ -109,20 +110,20 @@ func TestPythonMoveModule(t *testing.T) {
 	if d := strs(applied.Result["diagnostics"]); len(d) != 0 {
 		t.Errorf("diagnostics after the move: %q", d)
 	}
-	render := f.file("shop/render.py")
+	render := f.File("shop/render.py")
 	for _, w := range []string{"import shop.util.money\n", "shop.util.money.fmt_money(", "import shop.money is how this module formats amounts."} {
 		if !strings.Contains(render, w) {
 			t.Errorf("shop/render.py lacks %q:\n%s", w, render)
 		}
 	}
-	if !strings.Contains(f.file("shop/invoice.py"), "from shop.util.money import fmt_money") || !strings.Contains(f.file("tests/test_shop.py"), "from shop.util import money") {
+	if !strings.Contains(f.File("shop/invoice.py"), "from shop.util.money import fmt_money") || !strings.Contains(f.File("tests/test_shop.py"), "from shop.util import money") {
 		t.Errorf("importers not rewritten")
 	}
 	f.run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 
-	preview2 := f.ok("refactor", []protocol.Fact{mentioned("scripts/oneoff.py"), change("move")}, "move_code", map[string]any{"from": "scripts/oneoff.py", "to": "scripts/archive/oneoff.py"}, false)
+	preview2 := f.OK("refactor", []protocol.Fact{mentioned("scripts/oneoff.py"), change("move")}, "move_code", map[string]any{"from": "scripts/oneoff.py", "to": "scripts/archive/oneoff.py"}, false)
 	f.applyPreview(preview2)
-	if !f.exists("scripts/archive/oneoff.py") || f.exists("scripts/oneoff.py") {
+	if !f.Exists("scripts/archive/oneoff.py") || f.Exists("scripts/oneoff.py") {
 		t.Error("the script was not moved")
 	}
 	f.run("python3", "-m", "scripts.archive.oneoff")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/code"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -132,7 +133,7 @@ func fakeServerFixture(t *testing.T, args ...string) (*fixture, *patienceClock) 
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	writeFile(t, root, "shop/calc.py", "def calc_total(items):\n    return sum(items)\n")
+	domaintest.WriteTree(t, root, map[string]string{"shop/calc.py": "def calc_total(items):\n    return sum(items)\n"})
 	srv := code.Server{Name: "fake", Command: append([]string{exe, "fake-lsp"}, args...)}
 	f := newFixture(t, code.Config{Roots: []string{root}, Servers: map[string]code.Server{code.LangPython: srv}})
 	return f, newPatienceClock(t, f.code)
@@ -145,14 +146,14 @@ type callResult struct {
 
 // findSymbolAsync invokes find_symbol in the background.
 func (f *fixture) findSymbolAsync(name string) <-chan callResult {
-	tools, _ := f.eval("symbols")
+	tools := f.Eval("symbols")
 	m, ok := tools["find_symbol"]
 	if !ok {
-		f.t.Fatalf("symbols offers %s", names(tools))
+		f.t.Fatalf("symbols offers %s", domaintest.Names(tools))
 	}
 	ch := make(chan callResult, 1)
 	go func() {
-		resp, err := f.invoke(m, map[string]any{"name": name}, false)
+		resp, err := f.Invoke(m, map[string]any{"name": name}, false)
 		ch <- callResult{resp, err}
 	}()
 	return ch

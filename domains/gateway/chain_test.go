@@ -27,17 +27,17 @@ mandatory_for_intent("use_workspace", T) :- upstream_tool("ws", T, _).
 `)}}
 	up := gateway.Upstream{Config: upstream.Config{Name: "ws", Command: []string{bin, "mcp", "--domain", "workspace", "--root", root}}}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}, Rules: pack})
-	tools := f.eval("use_workspace")
+	tools := f.Eval("use_workspace")
 	for _, name := range []string{"ws_evaluate_intent", "ws_invoke_macro_tool"} {
 		if _, ok := tools[name]; !ok {
 			t.Fatalf("use_workspace does not offer %s (offers %v)", name, keys(tools))
 		}
 	}
-	r := f.ok("use_workspace", "ws_evaluate_intent", map[string]any{"intent": "read", "facts": []any{[]any{"mentioned", "notes.txt"}}}, true)
+	r := f.OK("use_workspace", nil, "ws_evaluate_intent", map[string]any{"intent": "read", "facts": []any{[]any{"mentioned", "notes.txt"}}}, true)
 	if !strings.Contains(answer(r), "read_file") {
 		t.Fatalf("evaluate_intent answered %q", answer(r))
 	}
-	r = f.ok("use_workspace", "ws_invoke_macro_tool", map[string]any{"tool": "read_file", "arguments": map[string]any{"path": "notes.txt"}}, true)
+	r = f.OK("use_workspace", nil, "ws_invoke_macro_tool", map[string]any{"tool": "read_file", "arguments": map[string]any{"path": "notes.txt"}}, true)
 	if !strings.Contains(answer(r), "chained through two servers") {
 		t.Fatalf("invoke_macro_tool answered %q", answer(r))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )
@@ -31,19 +32,6 @@ var composeWant = map[string]string{
 	"notes.txt":   "calc_total in a text file\n",
 }
 
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // filesAre fails t unless every file under root is as want says.
 func filesAre(t *testing.T, root string, want map[string]string) {
 	t.Helper()
@@ -63,7 +51,7 @@ func filesAre(t *testing.T, root string, want map[string]string) {
 // the next evaluation gets (the previewed_edit).
 func previewReplace(t *testing.T, f *fixture, root string) (*protocol.InvokeResponse, []protocol.Fact) {
 	t.Helper()
-	r := f.ok("edit_files", "fs_replace", map[string]any{"old": "calc_total", "new": "invoice_total", "path": root, "glob": "**/*.py"}, false)
+	r := f.OK("edit_files", nil, "fs_replace", map[string]any{"old": "calc_total", "new": "invoice_total", "path": root, "glob": "**/*.py"}, false)
 	if r.Next == nil || len(r.Next.ContinuationFacts) != 1 || r.Next.ContinuationFacts[0].Pred != "previewed_edit" {
 		t.Fatalf("replace's next = %+v", r.Next)
 	}
@@ -79,7 +67,7 @@ func previewReplace(t *testing.T, f *fixture, root string) (*protocol.InvokeResp
 // writes nothing.
 func TestComposedReplace(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, composeTree)
+	domaintest.WriteTree(t, root, composeTree)
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
 	r, facts := previewReplace(t, f, root)
 	diff, _ := r.Result["diff"].(string)
@@ -96,7 +84,7 @@ func TestComposedReplace(t *testing.T) {
 	}
 	filesAre(t, root, composeTree)
 
-	tools := f.eval("edit_files", facts...)
+	tools := f.Eval("edit_files", facts...)
 	apply, ok := tools["fs_apply_edits"]
 	if !ok {
 		t.Fatalf("edit_files with the preview does not offer fs_apply_edits (offers %v)", keys(tools))
@@ -109,20 +97,20 @@ func TestComposedReplace(t *testing.T) {
 		t.Fatalf("the apply's diff = %v, want the previewed one", enum)
 	}
 	args := map[string]any{"diff": enum[0]}
-	f.failsFacts("edit_files", facts, "fs_apply_edits", args, false, protocol.CodeConfirmationRequired)
+	f.Fails("edit_files", facts, "fs_apply_edits", args, false, protocol.CodeConfirmationRequired)
 	filesAre(t, root, composeTree)
-	done := f.okFacts("edit_files", facts, "fs_apply_edits", args, true)
+	done := f.OK("edit_files", facts, "fs_apply_edits", args, true)
 	if !strings.Contains(done.Observability.Summary, "Applied the previewed edit to 3 files") {
 		t.Errorf("apply summary = %q", done.Observability.Summary)
 	}
 	filesAre(t, root, composeWant)
-	f.failsFacts("edit_files", facts, "fs_apply_edits", args, true, gateway.CodeEditUnknown)
+	f.Fails("edit_files", facts, "fs_apply_edits", args, true, gateway.CodeEditUnknown)
 
 	// A file changed after the preview: nothing is written.
-	writeFiles(t, root, composeTree)
+	domaintest.WriteTree(t, root, composeTree)
 	_, facts = previewReplace(t, f, root)
-	writeFiles(t, root, map[string]string{"pkg/dup.py": "calc_total\n"})
-	e := f.failsFacts("edit_files", facts, "fs_apply_edits", map[string]any{"diff": facts[0].Args[1]}, true, gateway.CodeFileChanged)
+	domaintest.WriteTree(t, root, map[string]string{"pkg/dup.py": "calc_total\n"})
+	e := f.Fails("edit_files", facts, "fs_apply_edits", map[string]any{"diff": facts[0].Args[1]}, true, gateway.CodeFileChanged)
 	if e.Details == nil || e.Details.Data["path"] != "pkg/dup.py" {
 		t.Errorf("file changed: %+v", e.Details)
 	}
@@ -134,9 +122,9 @@ func TestComposedReplace(t *testing.T) {
 // destination's directory and moves, after the user's confirmation.
 func TestComposedSearchAndMove(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, composeTree)
+	domaintest.WriteTree(t, root, composeTree)
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
-	r := f.ok("explore_files", "fs_search_text", map[string]any{"pattern": "calc_total", "path": root, "glob": "**/*.py", "word": true, "context": 0}, false)
+	r := f.OK("explore_files", nil, "fs_search_text", map[string]any{"pattern": "calc_total", "path": root, "glob": "**/*.py", "word": true, "context": 0}, false)
 	text := answer(r)
 	for _, want := range []string{"pkg/calc.py\n1: def calc_total(x):", "pkg/dup.py\n2: calc_total\n..\n4: calc_total", "5: " + "    return calc_total(1)"} {
 		if !strings.Contains(text, want) {
@@ -150,12 +138,12 @@ func TestComposedSearchAndMove(t *testing.T) {
 		t.Errorf("summary = %q", r.Observability.Summary)
 	}
 	src, dst := filepath.Join(root, "pkg", "dup.py"), filepath.Join(root, "old", "archive", "dup.py")
-	tools := f.eval("organize_files")
+	tools := f.Eval("organize_files")
 	if m := tools["fs_move"]; m.Safety == nil || !m.Safety.RequiresUserConfirmation {
 		t.Fatalf("fs_move = %+v", m.Safety)
 	}
-	f.fails("organize_files", "fs_move", map[string]any{"source": src, "destination": dst}, false, protocol.CodeConfirmationRequired)
-	mv := f.ok("organize_files", "fs_move", map[string]any{"source": src, "destination": dst}, true)
+	f.Fails("organize_files", nil, "fs_move", map[string]any{"source": src, "destination": dst}, false, protocol.CodeConfirmationRequired)
+	mv := f.OK("organize_files", nil, "fs_move", map[string]any{"source": src, "destination": dst}, true)
 	if !strings.Contains(mv.Observability.Summary, `create_directory: "`) || !strings.Contains(mv.Observability.Summary, `move_file: "Successfully moved`) {
 		t.Errorf("move summary = %q", mv.Observability.Summary)
 	}
@@ -168,7 +156,7 @@ func TestComposedSearchAndMove(t *testing.T) {
 // is never offered.
 func TestComposedToolsFollowTheirParts(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, composeTree)
+	domaintest.WriteTree(t, root, composeTree)
 	pack := fstest.MapFS{
 		"domain/own.mg": {Data: []byte(`
 decl_intent("change", "Change files.").
@@ -181,8 +169,8 @@ prohibited(T, "no directories here") :- upstream_tool(_, T, "create_directory").
 `)},
 	}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}, Rules: pack, RulesName: "own"})
-	r := f.ok("change", "fs_replace", map[string]any{"old": "calc_total", "new": "invoice_total", "path": root, "glob": "**/*.py"}, false)
-	tools := f.eval("change", r.Next.ContinuationFacts...)
+	r := f.OK("change", nil, "fs_replace", map[string]any{"old": "calc_total", "new": "invoice_total", "path": root, "glob": "**/*.py"}, false)
+	tools := f.Eval("change", r.Next.ContinuationFacts...)
 	if _, ok := tools["fs_move"]; ok {
 		t.Errorf("fs_move is offered though create_directory is prohibited")
 	}
@@ -190,7 +178,7 @@ prohibited(T, "no directories here") :- upstream_tool(_, T, "create_directory").
 	if !ok || apply.Safety == nil || apply.Safety.RequiresUserConfirmation {
 		t.Fatalf("fs_apply_edits with edit_file waived: offered %v, safety %+v", ok, apply.Safety)
 	}
-	f.okFacts("change", r.Next.ContinuationFacts, "fs_apply_edits", map[string]any{"diff": r.Next.ContinuationFacts[0].Args[1]}, false)
+	f.OK("change", r.Next.ContinuationFacts, "fs_apply_edits", map[string]any{"diff": r.Next.ContinuationFacts[0].Args[1]}, false)
 	filesAre(t, root, composeWant)
 }
 
@@ -218,7 +206,7 @@ func TestComposedOnAnOddServer(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			root := t.TempDir()
-			writeFiles(t, root, tc.files)
+			domaintest.WriteTree(t, root, tc.files)
 			up := gateway.Upstream{Pack: "filesystem", Config: upstream.Config{Name: "fs", Command: []string{bin, root}, Env: []string{"ODDFS_MODE=" + tc.mode}}}
 			f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}})
 			r, facts := previewReplace(t, f, root)
@@ -228,11 +216,11 @@ func TestComposedOnAnOddServer(t *testing.T) {
 			filesAre(t, root, tc.files)
 			args := map[string]any{"diff": facts[0].Args[1]}
 			if tc.code == "" {
-				f.okFacts("edit_files", facts, "fs_apply_edits", args, true)
+				f.OK("edit_files", facts, "fs_apply_edits", args, true)
 				filesAre(t, root, tc.want)
 				return
 			}
-			e := f.failsFacts("edit_files", facts, "fs_apply_edits", args, true, tc.code)
+			e := f.Fails("edit_files", facts, "fs_apply_edits", args, true, tc.code)
 			if !strings.Contains(e.Message, tc.says) {
 				t.Errorf("error = %q, want %q", e.Message, tc.says)
 			}
@@ -250,20 +238,20 @@ func TestComposedOnAnOddServer(t *testing.T) {
 // is offered the apply but it writes nothing; alice's apply then works.
 func TestComposedToolsPerIdentity(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, composeTree)
+	domaintest.WriteTree(t, root, composeTree)
 	perms := []string{"intent:edit_files", "upstream:fs"}
 	alice := manglecp.Identity{Name: "alice", Token: "alice-token-0123456789", Permissions: perms}
 	bob := manglecp.Identity{Name: "bob", Token: "bob-token-0123456789ab", Permissions: perms}
 	eve := manglecp.Identity{Name: "eve", Token: "eve-token-0123456789ab", Permissions: []string{"intent:edit_files"}}
 	f := newFixtureWith(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}}, withIdentities(alice, bob, eve))
-	if tools := f.as(eve.Token).eval("edit_files"); len(tools) != 0 {
+	if tools := f.as(eve.Token).Eval("edit_files"); len(tools) != 0 {
 		t.Errorf("without upstream:fs, edit_files offers %v", keys(tools))
 	}
 	a, b := f.as(alice.Token), f.as(bob.Token)
 	_, facts := previewReplace(t, a, root)
 	args := map[string]any{"diff": facts[0].Args[1]}
-	b.failsFacts("edit_files", facts, "fs_apply_edits", args, true, gateway.CodeEditUnknown)
+	b.Fails("edit_files", facts, "fs_apply_edits", args, true, gateway.CodeEditUnknown)
 	filesAre(t, root, composeTree)
-	a.okFacts("edit_files", facts, "fs_apply_edits", args, true)
+	a.OK("edit_files", facts, "fs_apply_edits", args, true)
 	filesAre(t, root, composeWant)
 }

@@ -23,7 +23,7 @@ import (
 // pack's intent, and calls reach the upstream.
 func TestToolsAreActions(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: fakePack})
-	tools := f.eval("use_fake")
+	tools := f.Eval("use_fake")
 	for _, name := range []string{"fake_echo", "fake_add", "fake_delete_everything", "fake_fetch_url"} {
 		if _, ok := tools[name]; !ok {
 			t.Errorf("use_fake does not offer %s (offers %v)", name, keys(tools))
@@ -37,7 +37,7 @@ func TestToolsAreActions(t *testing.T) {
 	if _, ok := props["text"]; !ok {
 		t.Errorf("echo input schema %v lacks text", echo.InputSchema)
 	}
-	resp := f.ok("use_fake", "fake_echo", map[string]any{"text": "hello"}, false)
+	resp := f.OK("use_fake", nil, "fake_echo", map[string]any{"text": "hello"}, false)
 	if answer(resp) != "hello" {
 		t.Errorf("echo result = %v", resp.Result)
 	}
@@ -60,18 +60,18 @@ func contains(list []string, s string) bool {
 // pack's policy can waive it.
 func TestDestructiveNeedsConfirmation(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: fakePack})
-	del := f.eval("use_fake")["fake_delete_everything"]
+	del := f.Eval("use_fake")["fake_delete_everything"]
 	if del.Safety == nil || !del.Safety.RequiresUserConfirmation || !contains(del.Safety.SideEffects, "upstream") {
 		t.Fatalf("delete-everything safety = %+v, want confirmation and side effect upstream", del.Safety)
 	}
-	f.fails("use_fake", "fake_delete_everything", nil, false, protocol.CodeConfirmationRequired)
-	if r := f.ok("use_fake", "fake_delete_everything", nil, true); answer(r) != "deleted" {
+	f.Fails("use_fake", nil, "fake_delete_everything", nil, false, protocol.CodeConfirmationRequired)
+	if r := f.OK("use_fake", nil, "fake_delete_everything", nil, true); answer(r) != "deleted" {
 		t.Errorf("confirmed: %v", r.Result)
 	}
 
 	waived := fakePackWith("policy/waive.mg", `confirmation_waived(T) :- upstream_tool("fake", T, "delete-everything").`)
 	g := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: waived})
-	if r := g.ok("use_fake", "fake_delete_everything", nil, false); answer(r) != "deleted" {
+	if r := g.OK("use_fake", nil, "fake_delete_everything", nil, false); answer(r) != "deleted" {
 		t.Errorf("waived: %v", r.Result)
 	}
 }
@@ -91,15 +91,15 @@ func fakePackWith(name, src string) fstest.MapFS {
 // confirmation (the gateway checks the whole upstream schema again).
 func TestArgumentsValidatedBeforeTheCall(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal")}, Rules: fakePack})
-	e := f.fails("use_fake", "fake_add", map[string]any{"a": 1, "b": 2, "tags": []any{map[string]any{"x": "no k"}}}, false, protocol.CodeSchemaValidationFailed)
+	e := f.Fails("use_fake", nil, "fake_add", map[string]any{"a": 1, "b": 2, "tags": []any{map[string]any{"x": "no k"}}}, false, protocol.CodeSchemaValidationFailed)
 	if e.Details == nil || len(e.Details.SchemaErrors) == 0 || !strings.Contains(e.Details.SchemaErrors[0].Path, "tags") {
 		t.Fatalf("details = %+v, want a schema error at /tags/0", e.Details)
 	}
-	e = f.fails("use_fake", "fake_echo", map[string]any{"text": strings.Repeat("a", 1001)}, false, protocol.CodeSchemaValidationFailed)
+	e = f.Fails("use_fake", nil, "fake_echo", map[string]any{"text": strings.Repeat("a", 1001)}, false, protocol.CodeSchemaValidationFailed)
 	if e.Details == nil || e.Details.SchemaErrors[0].Keyword != "maxLength" {
 		t.Fatalf("details = %+v, want maxLength", e.Details)
 	}
-	if r := f.ok("use_fake", "fake_add", map[string]any{"a": 2, "b": 3, "tags": []any{map[string]any{"k": "v"}}}, false); answer(r) != "5" {
+	if r := f.OK("use_fake", nil, "fake_add", map[string]any{"a": 2, "b": 3, "tags": []any{map[string]any{"k": "v"}}}, false); answer(r) != "5" {
 		t.Errorf("add = %v", r.Result)
 	}
 }
@@ -111,7 +111,7 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 	up := inMemory("fake", "normal")
 	up.CallTimeout = 300 * time.Millisecond
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}, Rules: fakePack, MaxResultBytes: 1000})
-	e := f.fails("use_fake", "fake_fail", nil, false, gateway.CodeToolFailed)
+	e := f.Fails("use_fake", nil, "fake_fail", nil, false, gateway.CodeToolFailed)
 	for _, leak := range []string{"/home/alice", "openSync", "/srv/app", "\u0007"} {
 		if strings.Contains(e.Message, leak) {
 			t.Errorf("message %q leaks %q", e.Message, leak)
@@ -120,8 +120,8 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 	if !strings.Contains(e.Message, "ENOENT") || !strings.Contains(e.Message, "notes.txt") {
 		t.Errorf("message %q lost the upstream's reason", e.Message)
 	}
-	f.fails("use_fake", "fake_slow", map[string]any{"ms": 5000}, false, gateway.CodeTimeout)
-	r := f.ok("use_fake", "fake_huge", map[string]any{"n": 100000}, false)
+	f.Fails("use_fake", nil, "fake_slow", map[string]any{"ms": 5000}, false, gateway.CodeTimeout)
+	r := f.OK("use_fake", nil, "fake_huge", map[string]any{"n": 100000}, false)
 	text := answer(r)
 	if len(text) > 1100 || r.Result["truncated"] != true {
 		t.Errorf("huge: %d bytes, truncated %v", len(text), r.Result["truncated"])
@@ -133,10 +133,10 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 // restarts, and it serves again afterwards.
 func TestKilledMidCallThroughTheGateway(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{command(t, "fake", "normal")}, Rules: fakePack})
-	f.fails("use_fake", "fake_crash", nil, false, gateway.CodeUnreachable)
+	f.Fails("use_fake", nil, "fake_crash", nil, false, gateway.CodeUnreachable)
 	w := testenv.NewWait(20 * time.Second)
 	for {
-		_, err := f.call("use_fake", "fake_echo", map[string]any{"text": "again"}, false)
+		_, err := f.Call("use_fake", nil, "fake_echo", map[string]any{"text": "again"}, false)
 		if err == nil {
 			break
 		}
@@ -155,7 +155,7 @@ func TestKilledMidCallThroughTheGateway(t *testing.T) {
 func TestOneUpstreamDown(t *testing.T) {
 	down := gateway.Upstream{Config: upstream.Config{Name: "gone", Command: []string{"/nonexistent/server"}, MinBackoff: time.Hour, MaxBackoff: time.Hour}}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal"), down}, Rules: fakePack})
-	if r := f.ok("use_fake", "fake_echo", map[string]any{"text": "up"}, false); answer(r) != "up" {
+	if r := f.OK("use_fake", nil, "fake_echo", map[string]any{"text": "up"}, false); answer(r) != "up" {
 		t.Errorf("echo: %v", r.Result)
 	}
 	m := f.srv.Manifest()
@@ -177,7 +177,7 @@ func TestOneUpstreamDown(t *testing.T) {
 // are left out or escaped; the rules load and the good tools serve.
 func TestHostileUpstream(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "badschema")}, Rules: fakePack})
-	tools := f.eval("use_fake")
+	tools := f.Eval("use_fake")
 	if _, ok := tools["fake_broken"]; ok {
 		t.Error("a tool with an invalid schema is offered")
 	}
@@ -219,10 +219,10 @@ mandatory_for_intent("use_any", T) :- upstream_tool(_, T, "echo").
 `)}}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{inMemory("fake", "normal"), late}, Rules: pack})
 	f.gw.SetReload(f.srv.Reload)
-	if !testenv.Poll(10*time.Second, func() bool { _, ok := f.eval("use_any")["late_echo"]; return ok }) {
+	if !testenv.Poll(10*time.Second, func() bool { _, ok := f.Eval("use_any")["late_echo"]; return ok }) {
 		t.Fatalf("late_echo never offered; tries %d, status %+v", tries.Load(), f.gw.Status())
 	}
-	if r := f.ok("use_any", "late_echo", map[string]any{"text": "joined"}, false); answer(r) != "joined" {
+	if r := f.OK("use_any", nil, "late_echo", map[string]any{"text": "joined"}, false); answer(r) != "joined" {
 		t.Errorf("late echo = %q", answer(r))
 	}
 	if m := f.srv.Manifest(); m.Status != protocol.StatusReady {

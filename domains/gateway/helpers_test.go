@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -16,9 +15,9 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/gateway"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
-	"github.com/manglecp/manglecp/transport"
 	"github.com/manglecp/manglecp/upstream"
 	"github.com/manglecp/manglecp/upstream/upstreamtest"
 )
@@ -66,12 +65,12 @@ func command(t *testing.T, name, mode string) gateway.Upstream {
 }
 
 type fixture struct {
+	*domaintest.Session
 	t    *testing.T
 	gw   *gateway.Gateway
 	srv  *manglecp.Server
 	sess *client.Session
 	logs *testenv.Buffer
-	hs   *httptest.Server
 }
 
 func newFixture(t *testing.T, cfg gateway.Config) *fixture {
@@ -92,120 +91,18 @@ func newFixtureWith(t *testing.T, cfg gateway.Config, opt func(*manglecp.Options
 	if opt != nil {
 		opt(opts)
 	}
-	srv, err := manglecp.NewServer(gw.Domain(), opts)
-	if err != nil {
-		_ = gw.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
-	t.Cleanup(hs.Close)
-	sess, err := client.Dial(context.Background(), hs.URL, &client.Options{MaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
-	return &fixture{t: t, gw: gw, srv: srv, sess: sess, logs: logs, hs: hs}
+	s := domaintest.Serve(t, gw.Domain(), opts)
+	s.MaxTools = &maxTools
+	return &fixture{Session: s, t: t, gw: gw, srv: s.Srv, sess: s.Client, logs: logs}
 }
 
-// evalFacts is eval with facts.
-func (f *fixture) evalFacts(intent string, facts ...protocol.Fact) map[string]protocol.MacroTool {
+// as is a session of the fixture's server with token.
+func (f *fixture) as(token string) *fixture {
 	f.t.Helper()
-	return f.eval(intent, facts...)
-}
-
-func (f *fixture) eval(intent string, facts ...protocol.Fact) map[string]protocol.MacroTool {
-	f.t.Helper()
-	resp, err := f.sess.Evaluate(context.Background(), &protocol.IntentRequest{
-		Intent: protocol.Intent{Name: intent}, Facts: facts,
-		Constraints: &protocol.Constraints{MaxToolsReturned: &maxTools},
-		Options:     &protocol.Options{DisclosurePreference: protocol.DisclosureFull},
-	})
-	if err != nil {
-		f.t.Fatalf("evaluate %s: %v", intent, err)
-	}
-	out := map[string]protocol.MacroTool{}
-	for _, m := range resp.MacroTools {
-		out[m.Name] = m
-	}
-	return out
-}
-
-// call evaluates intent, invokes tool with args and returns the answer or
-// the error.
-func (f *fixture) call(intent, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
-	f.t.Helper()
-	return f.callFacts(intent, nil, tool, args, confirm)
-}
-
-// callFacts is call with the intent evaluated on facts.
-func (f *fixture) callFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) (*protocol.InvokeResponse, *client.Error) {
-	f.t.Helper()
-	tools := f.eval(intent, facts...)
-	m, ok := tools[tool]
-	if !ok {
-		f.t.Fatalf("%s does not offer %s (offers %v)", intent, tool, keys(tools))
-	}
-	var opts []client.CallOption
-	if confirm {
-		opts = append(opts, client.WithConfirmation(confirmKey, time.Minute))
-	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	resp, err := f.sess.Invoke(context.Background(), &protocol.InvokeRequest{MacroID: m.MacroID, Args: args}, opts...)
-	if err != nil {
-		ce, ok := err.(*client.Error)
-		if !ok {
-			f.t.Fatalf("invoke %s: %v", tool, err)
-		}
-		info, ok := f.srv.Registry().Lookup(ce.Code())
-		if !ok {
-			f.t.Fatalf("%s is not registered", ce.Code())
-		}
-		if ce.Status != info.HTTPStatus || ce.Payload.Recoverable != info.Recoverable {
-			f.t.Errorf("%s: status %d recoverable %v, registered %d %v", ce.Code(), ce.Status, ce.Payload.Recoverable, info.HTTPStatus, info.Recoverable)
-		}
-		return nil, ce
-	}
-	return resp, nil
-}
-
-func (f *fixture) ok(intent, tool string, args map[string]any, confirm bool) *protocol.InvokeResponse {
-	f.t.Helper()
-	resp, err := f.call(intent, tool, args, confirm)
-	if err != nil {
-		f.t.Fatalf("%s: %v (details %+v)", tool, err, err.Payload.Details)
-	}
-	return resp
-}
-
-func (f *fixture) fails(intent, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
-	f.t.Helper()
-	return f.failsFacts(intent, nil, tool, args, confirm, code)
-}
-
-// okFacts is ok with the intent evaluated on facts.
-func (f *fixture) okFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool) *protocol.InvokeResponse {
-	f.t.Helper()
-	resp, err := f.callFacts(intent, facts, tool, args, confirm)
-	if err != nil {
-		f.t.Fatalf("%s: %v (details %+v)", tool, err, err.Payload.Details)
-	}
-	return resp
-}
-
-// failsFacts is fails with the intent evaluated on facts.
-func (f *fixture) failsFacts(intent string, facts []protocol.Fact, tool string, args map[string]any, confirm bool, code protocol.Code) *protocol.Error {
-	f.t.Helper()
-	_, err := f.callFacts(intent, facts, tool, args, confirm)
-	if err == nil {
-		f.t.Fatalf("%s %v succeeded, want %s", tool, args, code)
-	}
-	if err.Code() != code {
-		f.t.Fatalf("%s %v: %s (%s), want %s", tool, args, err.Code(), err.Payload.Message, code)
-	}
-	return err.Payload
+	g := *f
+	g.Session = f.Dial(token)
+	g.sess = g.Client
+	return &g
 }
 
 func keys[V any](m map[string]V) []string {

@@ -10,23 +10,9 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
-	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/protocol"
 )
-
-// as is a session of the fixture's server with token.
-func (f *fixture) as(token string) *fixture {
-	f.t.Helper()
-	sess, err := client.Dial(context.Background(), f.hs.URL, &client.Options{MaxAttempts: 1, Token: token})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(func() { sess.Close() })
-	g := *f
-	g.sess = sess
-	return &g
-}
 
 // withIdentities configures the server's identities.
 func withIdentities(ids ...manglecp.Identity) func(*manglecp.Options) {
@@ -51,11 +37,11 @@ var (
 func TestIdentitiesDoNotShareUpstreamState(t *testing.T) {
 	f := newFixtureWith(t, gateway.Config{Upstreams: []gateway.Upstream{command(t, "notes", "notes")}, Rules: notesPack}, withIdentities(alice, bob))
 	a, b := f.as(alice.Token), f.as(bob.Token)
-	a.ok("use_notes", "notes_note_add", map[string]any{"text": "alice-secret-key"}, false)
-	if got := answer(b.ok("use_notes", "notes_note_list", nil, false)); strings.Contains(got, "alice-secret") {
+	a.OK("use_notes", nil, "notes_note_add", map[string]any{"text": "alice-secret-key"}, false)
+	if got := answer(b.OK("use_notes", nil, "notes_note_list", nil, false)); strings.Contains(got, "alice-secret") {
 		t.Fatalf("bob reads alice's note: %q", got)
 	}
-	if got := answer(a.ok("use_notes", "notes_note_list", nil, false)); !strings.Contains(got, "alice-secret-key") {
+	if got := answer(a.OK("use_notes", nil, "notes_note_list", nil, false)); !strings.Contains(got, "alice-secret-key") {
 		t.Fatalf("alice lost her note: %q", got)
 	}
 	if st := f.gw.Status()["notes"]; st.Sessions != 2 {
@@ -84,11 +70,11 @@ func TestPlaywrightIdentitiesSeparate(t *testing.T) {
 	pb := manglecp.Identity{Name: "bob", Token: bob.Token, Permissions: perms}
 	f := newFixtureWith(t, gateway.Config{Upstreams: []gateway.Upstream{up}}, withIdentities(pa, pb))
 	a, b := f.as(pa.Token), f.as(pb.Token)
-	a.ok("browse", "pw_browser_navigate", map[string]any{"url": page.URL + "/account"}, false)
-	if got := answer(a.ok("browse", "pw_browser_snapshot", map[string]any{}, false)); !strings.Contains(got, "sk-alice-98765") {
+	a.OK("browse", nil, "pw_browser_navigate", map[string]any{"url": page.URL + "/account"}, false)
+	if got := answer(a.OK("browse", nil, "pw_browser_snapshot", map[string]any{}, false)); !strings.Contains(got, "sk-alice-98765") {
 		t.Fatalf("alice's snapshot: %.500s", got)
 	}
-	if got := answer(b.ok("browse", "pw_browser_snapshot", map[string]any{}, false)); strings.Contains(got, "sk-alice") || strings.Contains(got, "/account") {
+	if got := answer(b.OK("browse", nil, "pw_browser_snapshot", map[string]any{}, false)); strings.Contains(got, "sk-alice") || strings.Contains(got, "/account") {
 		t.Fatalf("bob's snapshot shows alice's page: %.300s", got)
 	}
 }
@@ -110,15 +96,15 @@ func TestGatewayPermissions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), string(protocol.CodeAuthInsufficient)) {
 		t.Fatalf("intent:observe evaluated use_fake: %v, want auth_insufficient", err)
 	}
-	if tools := f.as(intentOnly.Token).eval("use_fake"); len(tools) != 0 {
+	if tools := f.as(intentOnly.Token).Eval("use_fake"); len(tools) != 0 {
 		t.Errorf("intent:use_fake without upstream:fake is offered %v", keys(tools))
 	}
 	g := f.as(granted.Token)
-	if r := g.ok("use_fake", "fake_echo", map[string]any{"text": "hi"}, false); answer(r) != "hi" {
+	if r := g.OK("use_fake", nil, "fake_echo", map[string]any{"text": "hi"}, false); answer(r) != "hi" {
 		t.Errorf("granted echo = %q", answer(r))
 	}
-	g.ok("use_fake", "fake_delete_everything", nil, true)
-	f.as(admin.Token).ok("use_fake", "fake_echo", map[string]any{"text": "x"}, false)
+	g.OK("use_fake", nil, "fake_delete_everything", nil, true)
+	f.as(admin.Token).OK("use_fake", nil, "fake_echo", map[string]any{"text": "x"}, false)
 }
 
 // TestIntentPermission: a pack may reserve an intent further to callers

@@ -64,7 +64,7 @@ func TestFilesystemPack(t *testing.T) {
 		"organize_files": {"fs_move_file", "fs_create_directory"},
 	}
 	for intent, tools := range want {
-		got := f.eval(intent)
+		got := f.Eval(intent)
 		for _, tool := range tools {
 			if _, ok := got[tool]; !ok {
 				t.Errorf("%s does not offer %s (offers %v)", intent, tool, keys(got))
@@ -82,33 +82,33 @@ func TestFilesystemPack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "more.txt"), []byte("more\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lr := f.ok("explore_files", "fs_list_directory", map[string]any{"path": root}, false)
+	lr := f.OK("explore_files", nil, "fs_list_directory", map[string]any{"path": root}, false)
 	listed := lr.StateDelta.Assert
 	if len(listed) != 2 || listed[0].Pred != "fs_listed" {
 		t.Fatalf("listing state delta = %v", listed)
 	}
-	read := f.evalFacts("read_files", listed...)
+	read := f.Eval("read_files", listed...)
 	if m := read["fs_read_multiple_files"]; m.Metadata == nil || m.Metadata.Score < 90 {
 		t.Errorf("with two files listed, read_multiple_files = %+v, want score 90", m.Metadata)
 	}
 	path := filepath.Join(root, "notes.txt")
-	r := f.ok("read_files", "fs_read_text_file", map[string]any{"path": path}, false)
+	r := f.OK("read_files", nil, "fs_read_text_file", map[string]any{"path": path}, false)
 	if answer(r) != "hello\nworld\n" {
 		t.Errorf("read = %q", answer(r))
 	}
 	edit := map[string]any{"path": path, "edits": []any{map[string]any{"oldText": "world", "newText": "gateway"}}}
-	f.fails("edit_files", "fs_edit_file", edit, false, protocol.CodeConfirmationRequired)
-	f.ok("edit_files", "fs_edit_file", edit, true)
+	f.Fails("edit_files", nil, "fs_edit_file", edit, false, protocol.CodeConfirmationRequired)
+	f.OK("edit_files", nil, "fs_edit_file", edit, true)
 	if b, _ := os.ReadFile(path); string(b) != "hello\ngateway\n" {
 		t.Errorf("after the edit: %q", b)
 	}
 	// The edits' fields are validated before the user is asked.
-	f.fails("edit_files", "fs_edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"old": "x"}}}, false, protocol.CodeSchemaValidationFailed)
-	f.ok("organize_files", "fs_move_file", map[string]any{"source": path, "destination": filepath.Join(root, "moved.txt")}, true)
+	f.Fails("edit_files", nil, "fs_edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"old": "x"}}}, false, protocol.CodeSchemaValidationFailed)
+	f.OK("organize_files", nil, "fs_move_file", map[string]any{"source": path, "destination": filepath.Join(root, "moved.txt")}, true)
 	if _, err := os.Stat(filepath.Join(root, "moved.txt")); err != nil {
 		t.Errorf("move: %v", err)
 	}
-	e := f.fails("read_files", "fs_read_text_file", map[string]any{"path": "/etc/passwd"}, false, gateway.CodeToolFailed)
+	e := f.Fails("read_files", nil, "fs_read_text_file", map[string]any{"path": "/etc/passwd"}, false, gateway.CodeToolFailed)
 	if strings.Contains(e.Message, root) {
 		t.Errorf("the error shows the server's path %s: %s", root, e.Message)
 	}
@@ -120,7 +120,7 @@ func TestEverythingPack(t *testing.T) {
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{everythingUpstream(t)}})
 	reached := map[string]bool{}
 	for _, intent := range []string{"try_samples", "toggle_samples"} {
-		for name := range f.eval(intent) {
+		for name := range f.Eval(intent) {
 			reached[name] = true
 		}
 	}
@@ -132,13 +132,13 @@ func TestEverythingPack(t *testing.T) {
 			}
 		}
 	}
-	if r := f.ok("try_samples", "ev_echo", map[string]any{"message": "hi"}, false); !strings.Contains(answer(r), "hi") {
+	if r := f.OK("try_samples", nil, "ev_echo", map[string]any{"message": "hi"}, false); !strings.Contains(answer(r), "hi") {
 		t.Errorf("echo = %v", r.Result)
 	}
-	if r := f.ok("try_samples", "ev_get_tiny_image", nil, false); !strings.Contains(answer(r), "[image image/png") {
+	if r := f.OK("try_samples", nil, "ev_get_tiny_image", nil, false); !strings.Contains(answer(r), "[image image/png") {
 		t.Errorf("tiny image = %.200v", r.Result)
 	}
-	f.fails("try_samples", "ev_get_sum", map[string]any{"a": "one", "b": 2}, false, protocol.CodeSchemaValidationFailed)
+	f.Fails("try_samples", nil, "ev_get_sum", map[string]any{"a": "one", "b": 2}, false, protocol.CodeSchemaValidationFailed)
 }
 
 // TestPlaywrightPack: Playwright MCP with Debian's chromium behind its
@@ -156,22 +156,22 @@ func TestPlaywrightPack(t *testing.T) {
 	up.ConnectTimeout = 60 * time.Second
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}})
 	for _, intent := range []string{"browse", "interact", "inspect_page"} {
-		if _, ok := f.eval(intent)["pw_browser_run_code_unsafe"]; ok {
+		if _, ok := f.Eval(intent)["pw_browser_run_code_unsafe"]; ok {
 			t.Errorf("%s offers browser_run_code_unsafe", intent)
 		}
 	}
-	r := f.ok("browse", "pw_browser_navigate", map[string]any{"url": page.URL}, false)
+	r := f.OK("browse", nil, "pw_browser_navigate", map[string]any{"url": page.URL}, false)
 	if !strings.Contains(answer(r), "Page URL: "+page.URL) {
 		t.Errorf("navigate = %.300v", r.Result)
 	}
-	r = f.ok("inspect_page", "pw_browser_console_messages", map[string]any{}, false)
+	r = f.OK("inspect_page", nil, "pw_browser_console_messages", map[string]any{}, false)
 	if !strings.Contains(answer(r), "orders failed: 404") {
 		t.Errorf("console = %.300v", r.Result)
 	}
 	if d := r.StateDelta.Assert; len(d) == 0 || d[0].Pred != "pw_console" || d[0].Args[0] != "error" {
 		t.Errorf("console facts = %v", d)
 	}
-	if e := f.eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {
+	if e := f.Eval("inspect_page")["pw_browser_evaluate"]; e.Safety != nil && !e.Safety.RequiresUserConfirmation {
 		t.Errorf("browser_evaluate needs no confirmation")
 	}
 }
@@ -197,7 +197,7 @@ func TestFileServerParametersShown(t *testing.T) {
 			}
 		}
 	}
-	edit := f.eval("edit_files")["fs_edit_file"]
+	edit := f.Eval("edit_files")["fs_edit_file"]
 	props, _ := edit.InputSchema["properties"].(map[string]any)
 	edits, _ := props["edits"].(map[string]any)
 	items, _ := edits["items"].(map[string]any)
@@ -205,11 +205,11 @@ func TestFileServerParametersShown(t *testing.T) {
 	if fields["oldText"] == nil || fields["newText"] == nil {
 		t.Fatalf("edit_file's edits carry no item fields: %v", edits)
 	}
-	if _, ok := f.eval("organize_files")["fs_create_directory"].InputSchema["properties"].(map[string]any)["path"]; !ok {
+	if _, ok := f.Eval("organize_files")["fs_create_directory"].InputSchema["properties"].(map[string]any)["path"]; !ok {
 		t.Errorf("create_directory's path is not shown")
 	}
 	bad := map[string]any{"path": filepath.Join(root, "a.txt"), "edits": []any{map[string]any{"oldText": "x"}}}
-	e := f.fails("edit_files", "fs_edit_file", bad, false, protocol.CodeSchemaValidationFailed)
+	e := f.Fails("edit_files", nil, "fs_edit_file", bad, false, protocol.CodeSchemaValidationFailed)
 	if e.Details == nil || len(e.Details.SchemaErrors) == 0 || !strings.Contains(e.Details.SchemaErrors[0].Path, "edits") {
 		t.Errorf("details %+v: want an error at /edits/0", e.Details)
 	}

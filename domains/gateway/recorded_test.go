@@ -48,7 +48,7 @@ func TestPacksOnRecordedTools(t *testing.T) {
 	prohibited := map[string]bool{"fs_read_file": true, "pw_browser_run_code_unsafe": true}
 	reached := map[string]bool{}
 	for _, in := range f.srv.Manifest().Intents {
-		offered := f.eval(in.Name)
+		offered := f.Eval(in.Name)
 		// docs/gateway.md: each pack intent offers at most maxPerIntent
 		// tools, what the model reads at every turn.
 		if len(offered) > maxPerIntent {
@@ -75,14 +75,14 @@ func TestPacksOnRecordedTools(t *testing.T) {
 		t.Errorf("%d tools recorded", total)
 	}
 	// A pack's policy at work: navigation is waived, evaluate is not.
-	browse := f.eval("browse")
+	browse := f.Eval("browse")
 	if s := browse["pw_browser_navigate"].Safety; s == nil || s.RequiresUserConfirmation {
 		t.Errorf("navigate safety %+v: confirmation waived by the pack", s)
 	}
-	if s := f.eval("inspect_page")["pw_browser_evaluate"].Safety; s != nil && !s.RequiresUserConfirmation {
+	if s := f.Eval("inspect_page")["pw_browser_evaluate"].Safety; s != nil && !s.RequiresUserConfirmation {
 		t.Errorf("evaluate needs no confirmation")
 	}
-	if s := f.eval("edit_files")["fs_edit_file"].Safety; s == nil || !s.RequiresUserConfirmation {
+	if s := f.Eval("edit_files")["fs_edit_file"].Safety; s == nil || !s.RequiresUserConfirmation {
 		t.Errorf("edit_file safety %+v: destructive, needs confirmation", s)
 	}
 }

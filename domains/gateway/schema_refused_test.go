@@ -65,7 +65,7 @@ func TestHostileUpstreamSchemasRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{hostileSchemas(secret)}, Rules: fakePack})
-	tools := f.eval("use_fake")
+	tools := f.Eval("use_fake")
 	if _, ok := tools["fake_fine"]; !ok {
 		t.Fatalf("the ordinary tool is not offered: %v", keys(tools))
 	}
@@ -94,5 +94,5 @@ func TestHostileUpstreamSchemasRefused(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code() != protocol.CodeMacroNotFound {
 		t.Fatalf("invoking a refused tool: %v, want %s", err, protocol.CodeMacroNotFound)
 	}
-	f.ok("use_fake", "fake_fine", map[string]any{"x": "y"}, true)
+	f.OK("use_fake", nil, "fake_fine", map[string]any{"x": "y"}, true)
 }

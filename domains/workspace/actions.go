@@ -20,6 +20,14 @@ func argString(args map[string]any, name string) string {
 	return s
 }
 
+// argOr is a string argument, or def when it is missing or empty.
+func argOr(args map[string]any, name, def string) string {
+	if s := argString(args, name); s != "" {
+		return s
+	}
+	return def
+}
+
 func argInt(args map[string]any, name string) (int64, bool) {
 	switch v := args[name].(type) {
 	case json.Number:

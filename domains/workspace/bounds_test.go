@@ -340,9 +340,9 @@ func TestWriteHardLinks(t *testing.T) {
 			outside := hardLinkedOutside(t, f.root)
 			args := map[string]any{"path": c.path, "content": "attacker\n", "digest": digestOf("outside\n")}
 			if c.code != "" {
-				f.fails("edit", facts(mentioned(c.path), change("write")), "write_file", args, true, c.code)
+				f.Fails("edit", facts(mentioned(c.path), change("write")), "write_file", args, true, c.code)
 			} else {
-				f.ok("edit", facts(mentioned(c.path), change("write")), "write_file", args, true)
+				f.OK("edit", facts(mentioned(c.path), change("write")), "write_file", args, true)
 				if b, _ := os.ReadFile(filepath.Join(f.root, c.path)); string(b) != "attacker\n" {
 					t.Errorf("%s holds %q", c.path, b)
 				}

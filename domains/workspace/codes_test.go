@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -95,19 +96,19 @@ func TestDomainCodes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			covered[c.code] = true
 			f := newFixture(t, c.cfg)
-			tools := f.eval(c.intent, c.facts...)
+			tools := f.Eval(c.intent, c.facts...)
 			m, ok := tools[c.tool]
 			if !ok {
-				t.Fatalf("%s offers %s", c.intent, names(tools))
+				t.Fatalf("%s offers %s", c.intent, domaintest.Names(tools))
 			}
 			if c.race != nil {
 				c.race(f)
 			}
-			_, err := f.invoke(m, c.args, c.confirm)
+			_, err := f.Invoke(m, c.args, c.confirm)
 			if err == nil || err.Code() != c.code {
 				t.Fatalf("got %v, want %s", err, c.code)
 			}
-			f.checkRegistered(err)
+			f.Check(err)
 			d := err.Payload.Details
 			if d == nil || d.Suggestion == "" {
 				t.Fatalf("no remediation: %+v", d)
@@ -123,10 +124,10 @@ func TestDomainCodes(t *testing.T) {
 		covered[workspace.CodeCrossRootMove] = true
 		base := t.TempDir()
 		a, b := filepath.Join(base, "a", "api"), filepath.Join(base, "b", "web")
-		writeTree(t, a, map[string]string{"x.txt": "x"})
-		writeTree(t, b, map[string]string{"y.txt": "y"})
+		domaintest.WriteTree(t, a, map[string]string{"x.txt": "x"})
+		domaintest.WriteTree(t, b, map[string]string{"y.txt": "y"})
 		f := newFixture(t, workspace.Config{Roots: []string{a, b}})
-		e := f.fails("reorganize", facts(mentioned("api/x.txt")), "move", map[string]any{"from": "api/x.txt", "to": "web/x.txt"}, true, workspace.CodeCrossRootMove)
+		e := f.Fails("reorganize", facts(mentioned("api/x.txt")), "move", map[string]any{"from": "api/x.txt", "to": "web/x.txt"}, true, workspace.CodeCrossRootMove)
 		if e.Details.Data["from"] != "api/x.txt" || e.Details.Data["to"] != "web/x.txt" {
 			t.Errorf("data %v", e.Details.Data)
 		}
@@ -135,7 +136,7 @@ func TestDomainCodes(t *testing.T) {
 		covered[workspace.CodeEditInvalid] = true
 		alice, bob := authFixtures(t)
 		pre, next := alice.preview()
-		e := bob.fails("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true, workspace.CodeEditInvalid)
+		e := bob.Fails("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true, workspace.CodeEditInvalid)
 		if e.Details == nil || e.Details.Suggestion == "" || e.Details.Data["edit"] != editOf(t, pre) {
 			t.Errorf("details %+v", e.Details)
 		}
@@ -144,13 +145,13 @@ func TestDomainCodes(t *testing.T) {
 		covered[workspace.CodeEditExpired] = true
 		f := newFixture(t, workspace.Config{})
 		pre, next := f.preview()
-		m := f.eval("edit", next...)["apply_edit"]
+		m := f.Eval("edit", next...)["apply_edit"]
 		workspace.SetClock(f.ws, func() time.Time { return time.Now().Add(time.Hour) })
-		_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
+		_, err := f.Invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
 		if err == nil || err.Code() != workspace.CodeEditExpired {
 			t.Fatalf("got %v, want %s", err, workspace.CodeEditExpired)
 		}
-		f.checkRegistered(err)
+		f.Check(err)
 		if d := err.Payload.Details; d == nil || d.Suggestion == "" || d.Data["expired_at"] == nil {
 			t.Errorf("details %+v", d)
 		}
@@ -187,7 +188,7 @@ func permissionDenied(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Chmod(locked, 0o755)
-		f.fails("explore", nil, "list_dir", map[string]any{"path": "src"}, false, workspace.CodePermissionDenied)
+		f.Fails("explore", nil, "list_dir", map[string]any{"path": "src"}, false, workspace.CodePermissionDenied)
 		return
 	}
 	if os.Getenv("WORKSPACE_TEST_CHILD") != "" {

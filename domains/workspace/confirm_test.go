@@ -9,6 +9,7 @@ import (
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -25,16 +26,16 @@ func TestConfirmation(t *testing.T) {
 	}{
 		{tool: "apply_edit", intent: "edit", facts: facts(mentioned("notes.txt")),
 			prepare: func(f *fixture) []protocol.Fact {
-				r := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
+				r := f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
 				return r.Next.ContinuationFacts
 			},
-			done: func(f *fixture) bool { return f.file("notes.txt") == "hello\nthere\n" }},
+			done: func(f *fixture) bool { return f.File("notes.txt") == "hello\nthere\n" }},
 		{tool: "write_file", intent: "edit", facts: facts(mentioned("new.txt")), args: map[string]any{"path": "new.txt", "content": "n"},
-			done: func(f *fixture) bool { return f.exists("new.txt") }},
+			done: func(f *fixture) bool { return f.Exists("new.txt") }},
 		{tool: "move", intent: "reorganize", facts: facts(mentioned("notes.txt")), args: map[string]any{"from": "notes.txt", "to": "moved.txt"},
-			done: func(f *fixture) bool { return f.exists("moved.txt") && !f.exists("notes.txt") }},
+			done: func(f *fixture) bool { return f.Exists("moved.txt") && !f.Exists("notes.txt") }},
 		{tool: "create_dir", intent: "reorganize", args: map[string]any{"path": "made"},
-			done: func(f *fixture) bool { return f.exists("made") }},
+			done: func(f *fixture) bool { return f.Exists("made") }},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			f := newFixture(t, workspace.Config{})
@@ -42,7 +43,7 @@ func TestConfirmation(t *testing.T) {
 			if c.prepare != nil {
 				ff = append(ff, c.prepare(f)...)
 			}
-			m, ok := f.eval(c.intent, ff...)[c.tool]
+			m, ok := f.Eval(c.intent, ff...)[c.tool]
 			if !ok {
 				t.Fatalf("%s not offered", c.tool)
 			}
@@ -51,9 +52,9 @@ func TestConfirmation(t *testing.T) {
 			}
 			args := c.args
 			if c.tool == "apply_edit" {
-				args = map[string]any{"diff": enumOf(m, "diff")[0]}
+				args = map[string]any{"diff": domaintest.EnumOf(m, "diff")[0]}
 			}
-			_, err := f.invoke(m, args, false)
+			_, err := f.Invoke(m, args, false)
 			if err == nil || err.Code() != protocol.CodeConfirmationRequired {
 				t.Fatalf("without a token: %v", err)
 			}
@@ -65,7 +66,7 @@ func TestConfirmation(t *testing.T) {
 			if c.done(f) {
 				t.Fatal("changed without confirmation")
 			}
-			if _, err := f.invoke(m, args, true); err != nil {
+			if _, err := f.Invoke(m, args, true); err != nil {
 				t.Fatalf("confirmed: %v", err)
 			}
 			if !c.done(f) {
@@ -80,30 +81,30 @@ func TestConfirmation(t *testing.T) {
 func TestStaleEdit(t *testing.T) {
 	f := newFixture(t, workspace.Config{})
 	args := map[string]any{"path": "notes.txt", "old": "world", "new": "there"}
-	pre := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", args, false)
+	pre := f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", args, false)
 	seen := strings.Split(editOf(t, pre), ".")[2] // e1.EXPIRY.DIGEST.OFFER.APPLY
 	next := append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
-	m := f.eval("edit", next...)["apply_edit"]
+	m := f.Eval("edit", next...)["apply_edit"]
 	if err := os.WriteFile(filepath.Join(f.root, "notes.txt"), []byte("hello\nworld\nagain\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
+	_, err := f.Invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
 	if err == nil || err.Code() != workspace.CodeFileChanged {
 		t.Fatalf("got %v, want %s", err, workspace.CodeFileChanged)
 	}
-	f.checkRegistered(err)
+	f.Check(err)
 	d := err.Payload.Details.Data
 	if d["expected_digest"] != seen || d["actual_digest"] == seen || d["actual_digest"] == "" || d["path"] != "notes.txt" {
 		t.Errorf("data %v", d)
 	}
-	if got := f.file("notes.txt"); got != "hello\nworld\nagain\n" {
+	if got := f.File("notes.txt"); got != "hello\nworld\nagain\n" {
 		t.Errorf("a stale edit was written: %q", got)
 	}
 	// A fresh preview of the current content applies.
-	pre = f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
+	pre = f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
 	next = append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
-	f.ok("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true)
-	if got := f.file("notes.txt"); got != "hello\nthere\nagain\n" {
+	f.OK("edit", next, "apply_edit", map[string]any{"diff": pre.Result["diff"]}, true)
+	if got := f.File("notes.txt"); got != "hello\nthere\nagain\n" {
 		t.Errorf("after the fresh preview: %q", got)
 	}
 }

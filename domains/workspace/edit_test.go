@@ -1,10 +1,7 @@
 package workspace_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,53 +9,29 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
-	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
-	"github.com/manglecp/manglecp/transport"
 )
 
 // authFixtures serves the standard tree with authentication on and
 // returns a fixture per identity, alice and bob, sharing the server.
 func authFixtures(t *testing.T) (alice, bob *fixture) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "project")
-	writeTree(t, dir, tree)
-	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	logs := &bytes.Buffer{}
-	srv, err := manglecp.NewServer(ws.Domain(), &manglecp.Options{
-		ConfirmationKey: confirmKey,
-		Logger:          slog.New(slog.NewTextHandler(logs, nil)),
-		Identities: []manglecp.Identity{
+	alice = newFixtureAs(t, workspace.Config{}, func(o *manglecp.Options) {
+		o.Identities = []manglecp.Identity{
 			{Name: "alice", Token: "alice-token-0123456789abcdef", Permissions: []string{"*"}},
 			{Name: "bob", Token: "bob-token-0123456789abcdef01", Permissions: []string{"*"}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(transport.NewHTTPHandler(srv, nil))
-	t.Cleanup(hs.Close)
-	session := func(token string) *fixture {
-		sess, err := client.Dial(context.Background(), hs.URL, &client.Options{MaxAttempts: 1, Token: token})
-		if err != nil {
-			t.Fatal(err)
 		}
-		t.Cleanup(func() { sess.Close() })
-		return &fixture{t: t, root: dir, ws: ws, srv: srv, sess: sess, logs: logs, evalAt: time.Now().UTC()}
-	}
-	return session("alice-token-0123456789abcdef"), session("bob-token-0123456789abcdef01")
+	}, "alice-token-0123456789abcdef")
+	return alice, alice.as("bob-token-0123456789abcdef01")
 }
 
 // preview previews replacing world by there in notes.txt and returns the
 // response and the facts of the next edit request.
 func (f *fixture) preview() (*protocol.InvokeResponse, []protocol.Fact) {
 	f.t.Helper()
-	pre := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
+	pre := f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world", "new": "there"}, false)
 	return pre, append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
 }
 
@@ -102,7 +75,7 @@ func TestEditIDs(t *testing.T) {
 		}
 		forged[0].T = &protocol.Temporal{At: time.Now().UTC().Format(time.RFC3339)}
 		for _, fact := range forged {
-			if tools := f.eval("edit", mentioned("notes.txt"), fact); tools["apply_edit"].Name != "" {
+			if tools := f.Eval("edit", mentioned("notes.txt"), fact); tools["apply_edit"].Name != "" {
 				t.Errorf("apply_edit offered for the forged fact %v", fact.Args)
 			}
 			err := applyDirect(t, f.ws, []protocol.Fact{fact}, map[string]any{"diff": "harmless"})
@@ -110,7 +83,7 @@ func TestEditIDs(t *testing.T) {
 				t.Errorf("forged %v: %v, want %s", fact.Args, err, workspace.CodeEditInvalid)
 			}
 		}
-		if got := f.file("notes.txt"); got != original {
+		if got := f.File("notes.txt"); got != original {
 			t.Errorf("a forged edit was written: %q", got)
 		}
 	})
@@ -125,7 +98,7 @@ func TestEditIDs(t *testing.T) {
 			"diff": withArg(fact, 4, "-world\n+there\n"),
 			"path": withArg(fact, 0, "README.md"),
 		} {
-			if tools := f.eval("edit", mentioned("notes.txt"), changed); tools["apply_edit"].Name != "" {
+			if tools := f.Eval("edit", mentioned("notes.txt"), changed); tools["apply_edit"].Name != "" {
 				t.Errorf("apply_edit offered for a preview with another %s", name)
 			}
 			if err := applyDirect(t, f.ws, []protocol.Fact{changed}, map[string]any{"diff": changed.Args[4]}); codeOf(err) != workspace.CodeEditInvalid {
@@ -136,21 +109,21 @@ func TestEditIDs(t *testing.T) {
 		if err := applyDirect(t, f.ws, []protocol.Fact{fact}, map[string]any{"diff": "a harmless change"}); codeOf(err) != workspace.CodeEditInvalid {
 			t.Errorf("another diff argument: %v, want %s", err, workspace.CodeEditInvalid)
 		}
-		if got := f.file("notes.txt"); got != original {
+		if got := f.File("notes.txt"); got != original {
 			t.Errorf("a changed edit was written: %q", got)
 		}
 		// The preview itself applies, exactly.
 		if err := applyDirect(t, f.ws, []protocol.Fact{fact}, map[string]any{"diff": diff}); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.file("notes.txt"); got != "hello\nthere\n" {
+		if got := f.File("notes.txt"); got != "hello\nthere\n" {
 			t.Errorf("applied %q", got)
 		}
 	})
 	t.Run("two different edits with one diff are not guessed between", func(t *testing.T) {
 		f := newFixture(t, workspace.Config{})
 		a, _ := f.preview()
-		b := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world\n", "new": "there\n"}, false)
+		b := f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world\n", "new": "there\n"}, false)
 		if a.Result["diff"] != b.Result["diff"] {
 			t.Fatalf("the diffs differ: %q %q", a.Result["diff"], b.Result["diff"])
 		}
@@ -162,23 +135,23 @@ func TestEditIDs(t *testing.T) {
 	t.Run("a file edited after the preview is not written", func(t *testing.T) {
 		f := newFixture(t, workspace.Config{})
 		pre, next := f.preview()
-		m := f.eval("edit", next...)["apply_edit"]
+		m := f.Eval("edit", next...)["apply_edit"]
 		edited := "hello\nworld\nhttp://elsewhere.example\n"
 		if err := os.WriteFile(filepath.Join(f.root, "notes.txt"), []byte(edited), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
+		_, err := f.Invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
 		if err == nil || err.Code() != workspace.CodeFileChanged {
 			t.Fatalf("got %v, want %s", err, workspace.CodeFileChanged)
 		}
-		if got := f.file("notes.txt"); got != edited {
+		if got := f.File("notes.txt"); got != edited {
 			t.Errorf("written: %q", got)
 		}
 	})
 	t.Run("an expired id is refused", func(t *testing.T) {
 		f := newFixture(t, workspace.Config{EditTTL: time.Minute})
 		pre, next := f.preview()
-		m, ok := f.eval("edit", next...)["apply_edit"]
+		m, ok := f.Eval("edit", next...)["apply_edit"]
 		if !ok {
 			t.Fatal("apply_edit not offered after the preview")
 		}
@@ -186,15 +159,15 @@ func TestEditIDs(t *testing.T) {
 			t.Errorf("validity %+v, want the id's expiry, a minute from now", m.Validity)
 		}
 		workspace.SetClock(f.ws, func() time.Time { return time.Now().Add(2 * time.Minute) })
-		_, err := f.invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
+		_, err := f.Invoke(m, map[string]any{"diff": pre.Result["diff"]}, true)
 		if err == nil || err.Code() != workspace.CodeEditExpired {
 			t.Fatalf("got %v, want %s", err, workspace.CodeEditExpired)
 		}
-		f.checkRegistered(err)
-		if tools := f.eval("edit", next...); tools["apply_edit"].Name != "" {
+		f.Check(err)
+		if tools := f.Eval("edit", next...); tools["apply_edit"].Name != "" {
 			t.Error("apply_edit offered after the id expired")
 		}
-		if got := f.file("notes.txt"); got != original {
+		if got := f.File("notes.txt"); got != original {
 			t.Errorf("an expired edit was written: %q", got)
 		}
 	})
@@ -203,32 +176,32 @@ func TestEditIDs(t *testing.T) {
 		pre, next := alice.preview()
 		args := map[string]any{"diff": pre.Result["diff"]}
 		// Bob learned alice's preview and evaluates edit with it himself.
-		m, ok := bob.eval("edit", next...)["apply_edit"]
+		m, ok := bob.Eval("edit", next...)["apply_edit"]
 		if !ok {
 			t.Fatal("apply_edit not offered to bob")
 		}
-		_, err := bob.invoke(m, args, true)
+		_, err := bob.Invoke(m, args, true)
 		if err == nil || err.Code() != workspace.CodeEditInvalid {
 			t.Fatalf("bob: got %v, want %s", err, workspace.CodeEditInvalid)
 		}
-		bob.checkRegistered(err)
-		if got := alice.file("notes.txt"); got != original {
+		bob.Check(err)
+		if got := alice.File("notes.txt"); got != original {
 			t.Fatalf("bob applied alice's edit: %q", got)
 		}
-		alice.ok("edit", next, "apply_edit", args, true)
-		if got := alice.file("notes.txt"); got != "hello\nthere\n" {
+		alice.OK("edit", next, "apply_edit", args, true)
+		if got := alice.File("notes.txt"); got != "hello\nthere\n" {
 			t.Errorf("alice's edit: %q", got)
 		}
 	})
 	t.Run("the confirmation shows the diff", func(t *testing.T) {
 		f := newFixture(t, workspace.Config{})
 		pre, next := f.preview()
-		m := f.eval("edit", next...)["apply_edit"]
+		m := f.Eval("edit", next...)["apply_edit"]
 		diff := pre.Result["diff"].(string)
 		if !strings.Contains(diff, "-world\n+there\n") {
 			t.Fatalf("preview diff %q", diff)
 		}
-		if got := enumOf(m, "diff"); len(got) != 1 || got[0] != diff {
+		if got := domaintest.EnumOf(m, "diff"); len(got) != 1 || got[0] != diff {
 			t.Errorf("apply_edit's diff argument %v, want the previewed diff", got)
 		}
 		if _, ok := m.InputSchema["required"].([]any); !ok || !strings.Contains(jsonOf(t, m.InputSchema["required"]), `"diff"`) {
@@ -238,7 +211,7 @@ func TestEditIDs(t *testing.T) {
 	t.Run("a long diff is cut for the confirmation, truthfully", func(t *testing.T) {
 		f := newFixture(t, workspace.Config{})
 		long := strings.Repeat("a new line\n", 300)
-		pre := f.ok("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world\n", "new": long}, false)
+		pre := f.OK("edit", facts(mentioned("notes.txt")), "preview_edit", map[string]any{"path": "notes.txt", "old": "world\n", "new": long}, false)
 		// The diff shown for confirmation is the previewed fact's (the
 		// result the model reads holds the whole diff only).
 		shown, _ := pre.Next.ContinuationFacts[1].Args[4].(string)
@@ -246,8 +219,8 @@ func TestEditIDs(t *testing.T) {
 			t.Errorf("confirm_diff %q", shown)
 		}
 		next := append(facts(mentioned("notes.txt")), pre.Next.ContinuationFacts...)
-		f.ok("edit", next, "apply_edit", map[string]any{"diff": shown}, true)
-		if got := f.file("notes.txt"); got != "hello\n"+long {
+		f.OK("edit", next, "apply_edit", map[string]any{"diff": shown}, true)
+		if got := f.File("notes.txt"); got != "hello\n"+long {
 			t.Errorf("applied %q", got)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -17,8 +18,8 @@ func escapeFixture(t *testing.T) (*fixture, string) {
 	base := t.TempDir()
 	root := filepath.Join(base, "project")
 	outside := filepath.Join(base, "outside")
-	writeTree(t, root, tree)
-	writeTree(t, outside, map[string]string{"secret.txt": "top secret\n"})
+	domaintest.WriteTree(t, root, tree)
+	domaintest.WriteTree(t, outside, map[string]string{"secret.txt": "top secret\n"})
 	for link, target := range map[string]string{
 		"link_abs.txt": filepath.Join(outside, "secret.txt"), // absolute, out
 		"link_rel.txt": "../outside/secret.txt",              // relative, out
@@ -83,11 +84,11 @@ func TestEscapes(t *testing.T) {
 					// replaces it: it does not follow it either.
 					code = workspace.CodeDestinationExists
 				}
-				f.with(t).fails(tl.intent, tl.facts, tl.tool, args, tl.confirm, code)
+				f.with(t).Fails(tl.intent, tl.facts, tl.tool, args, tl.confirm, code)
 			})
 		}
 	}
-	if !f.exists("notes.txt") {
+	if !f.Exists("notes.txt") {
 		t.Fatal("a refused move moved the file")
 	}
 	entries, err := os.ReadDir(outside)
@@ -101,21 +102,21 @@ func TestEscapes(t *testing.T) {
 func TestEscapesNotOffered(t *testing.T) {
 	f, _ := escapeFixture(t)
 	for _, p := range []string{"link_abs.txt", "link_rel.txt", "linkdir/secret.txt", "../outside/secret.txt", "/etc/passwd"} {
-		if tools := f.eval("read", mentioned(p)); len(tools) != 0 {
-			t.Errorf("read %s offers %s", p, names(tools))
+		if tools := f.Eval("read", mentioned(p)); len(tools) != 0 {
+			t.Errorf("read %s offers %s", p, domaintest.Names(tools))
 		}
-		if tools := f.eval("edit", mentioned(p)); len(tools) != 0 {
-			t.Errorf("edit %s offers %s", p, names(tools))
+		if tools := f.Eval("edit", mentioned(p)); len(tools) != 0 {
+			t.Errorf("edit %s offers %s", p, domaintest.Names(tools))
 		}
-		if tools := f.eval("reorganize", mentioned(p), change("move")); len(tools) != 0 {
-			t.Errorf("reorganize %s offers %s", p, names(tools))
+		if tools := f.Eval("reorganize", mentioned(p), change("move")); len(tools) != 0 {
+			t.Errorf("reorganize %s offers %s", p, domaintest.Names(tools))
 		}
 	}
 	// A symbolic link inside the root is an ordinary file.
-	if tools := f.eval("read", mentioned("link_in.txt")); tools["read_file"].Name == "" {
-		t.Errorf("read link_in.txt offers %s", names(tools))
+	if tools := f.Eval("read", mentioned("link_in.txt")); tools["read_file"].Name == "" {
+		t.Errorf("read link_in.txt offers %s", domaintest.Names(tools))
 	}
-	r := f.ok("read", facts(mentioned("link_in.txt")), "read_file", map[string]any{"path": "link_in.txt"}, false)
+	r := f.OK("read", facts(mentioned("link_in.txt")), "read_file", map[string]any{"path": "link_in.txt"}, false)
 	if r.Result["content"] != tree["notes.txt"] {
 		t.Errorf("link_in.txt reads %q", r.Result["content"])
 	}
@@ -151,21 +152,21 @@ func TestSymlinkRetargeted(t *testing.T) {
 			if c.tool == "write_file" {
 				facts = append(facts, change("write"))
 			}
-			tools := f.eval(c.intent, facts...)
+			tools := f.Eval(c.intent, facts...)
 			m, ok := tools[c.tool]
 			if !ok {
-				t.Fatalf("%s offers %s", c.intent, names(tools))
+				t.Fatalf("%s offers %s", c.intent, domaintest.Names(tools))
 			}
 			retarget()
 			defer func() {
 				os.Remove(link)
 				os.Symlink("notes.txt", link)
 			}()
-			_, err := f.invoke(m, c.args, c.confirm)
+			_, err := f.Invoke(m, c.args, c.confirm)
 			if err == nil || err.Code() != workspace.CodePathOutsideRoots {
 				t.Fatalf("got %v, want %s", err, workspace.CodePathOutsideRoots)
 			}
-			f.checkRegistered(err)
+			f.Check(err)
 			if b, _ := os.ReadFile(secret); string(b) != "top secret\n" {
 				t.Fatalf("the outside file changed: %q", b)
 			}
@@ -177,15 +178,15 @@ func TestSymlinkRetargeted(t *testing.T) {
 // link to a directory outside the root.
 func TestWalksStayInside(t *testing.T) {
 	f, _ := escapeFixture(t)
-	r := f.ok("find", nil, "search", map[string]any{"text": "top secret"}, false)
+	r := f.OK("find", nil, "search", map[string]any{"text": "top secret"}, false)
 	if n := len(r.Result["matches"].([]any)); n != 0 {
 		t.Errorf("search found %d matches outside the root", n)
 	}
-	r = f.ok("find", nil, "search", map[string]any{"glob": "**/secret.txt"}, false)
+	r = f.OK("find", nil, "search", map[string]any{"glob": "**/secret.txt"}, false)
 	if n := len(r.Result["files"].([]any)); n != 0 {
 		t.Errorf("find found %v outside the root", r.Result["files"])
 	}
-	r = f.ok("explore", nil, "tree", map[string]any{"depth": 5}, false)
+	r = f.OK("explore", nil, "tree", map[string]any{"depth": 5}, false)
 	if strings.Contains(r.Result["tree"].(string), "secret") {
 		t.Errorf("the tree shows the outside:\n%s", r.Result["tree"])
 	}

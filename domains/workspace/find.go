@@ -27,19 +27,12 @@ func (a *actions) search(ctx context.Context, c *manglecp.Call) (*manglecp.Outco
 // findFiles finds paths matching a glob (default: every file) below a
 // directory.
 func (a *actions) findFiles(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
-	pattern := argString(c.Args, "glob")
-	if pattern == "" {
-		pattern = "*"
-	}
+	pattern := argOr(c.Args, "glob", "*")
 	g, err := compileGlob(pattern)
 	if err != nil {
 		return nil, err
 	}
-	start := argString(c.Args, "path")
-	if start == "" {
-		start = "."
-	}
-	l, err := a.w.resolve(start)
+	l, err := a.w.resolve(argOr(c.Args, "path", "."))
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +90,7 @@ func (a *actions) searchText(ctx context.Context, c *manglecp.Call) (*manglecp.O
 			return nil, err
 		}
 	}
-	start := argString(c.Args, "path")
-	if start == "" {
-		start = "."
-	}
-	l, err := a.w.resolve(start)
+	l, err := a.w.resolve(argOr(c.Args, "path", "."))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -80,7 +81,7 @@ func TestJobs(t *testing.T) {
 			args: map[string]any{"path": "notes.txt", "old": "world", "new": "there"},
 			want: []string{`"diff":"--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n hello\n-world\n+there\n"`},
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
-				if f.file("notes.txt") != tree["notes.txt"] {
+				if f.File("notes.txt") != tree["notes.txt"] {
 					t.Error("the preview wrote the file")
 				}
 				if got := jsonOf(t, r.Next.ContinuationFacts); !strings.Contains(got, `"pred":"previewed","args":["notes.txt","e1.`) || !strings.Contains(got, `"t":{"at":`) {
@@ -90,7 +91,7 @@ func TestJobs(t *testing.T) {
 		{name: "create directory", intent: "reorganize", facts: facts(change("mkdir")), tool: "create_dir", args: map[string]any{"path": "out/x/y"}, confirm: true,
 			want: []string{`"created":true`, `"path":"out/x/y"`},
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
-				if !f.exists("out/x/y") {
+				if !f.Exists("out/x/y") {
 					t.Error("no directory")
 				}
 			}},
@@ -100,7 +101,7 @@ func TestJobs(t *testing.T) {
 			args: map[string]any{"path": "out/new.txt", "content": "fresh\n"}, confirm: true,
 			want: []string{`"created":true`, `"bytes":6`},
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
-				if f.file("out/new.txt") != "fresh\n" {
+				if f.File("out/new.txt") != "fresh\n" {
 					t.Error("not written")
 				}
 			}},
@@ -108,20 +109,20 @@ func TestJobs(t *testing.T) {
 			args: map[string]any{"from": "README.md", "to": "docs/README.md"}, confirm: true,
 			want: []string{`"to":"docs/README.md"`},
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
-				if f.exists("README.md") || f.file("docs/README.md") != tree["README.md"] {
+				if f.Exists("README.md") || f.File("docs/README.md") != tree["README.md"] {
 					t.Error("not moved")
 				}
 			}},
 		{name: "move directory", intent: "reorganize", facts: facts(mentioned("src/deep")), tool: "move",
 			args: map[string]any{"from": "src/deep", "to": "deeper"}, confirm: true,
 			check: func(t *testing.T, r *protocol.InvokeResponse) {
-				if f.exists("src/deep") || f.file("deeper/a/b.txt") != "deep\n" {
+				if f.Exists("src/deep") || f.File("deeper/a/b.txt") != "deep\n" {
 					t.Error("not moved")
 				}
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := f.with(t).ok(c.intent, c.facts, c.tool, c.args, c.confirm)
+			r := f.with(t).OK(c.intent, c.facts, c.tool, c.args, c.confirm)
 			got := jsonOf(t, r.Result)
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
@@ -143,13 +144,13 @@ func TestJobs(t *testing.T) {
 func TestEditFlow(t *testing.T) {
 	f := newFixture(t, workspace.Config{})
 	args := map[string]any{"path": "src/util.go", "old": "func helper() {}", "new": "func helper() { println() }"}
-	pre := f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", args, false)
-	digest := digestOf(f.file("src/util.go"))
+	pre := f.OK("edit", facts(mentioned("src/util.go")), "preview_edit", args, false)
+	digest := digestOf(f.File("src/util.go"))
 	next := append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)
-	tools := f.eval("edit", next...)
+	tools := f.Eval("edit", next...)
 	apply, ok := tools["apply_edit"]
 	if !ok {
-		t.Fatalf("after a preview, edit offers %s", names(tools))
+		t.Fatalf("after a preview, edit offers %s", domaintest.Names(tools))
 	}
 	if !apply.Safety.RequiresUserConfirmation || len(apply.Safety.SideEffects) != 1 || apply.Safety.SideEffects[0] != "filesystem" {
 		t.Errorf("apply_edit safety %+v", apply.Safety)
@@ -166,15 +167,15 @@ func TestEditFlow(t *testing.T) {
 	if !strings.HasPrefix(edit, "e1.") || !strings.Contains(edit, "."+digest+".") {
 		t.Errorf("edit id %q, digest %q", edit, digest)
 	}
-	if got := enumOf(apply, "diff"); len(got) != 1 || got[0] != pre.Result["diff"] {
+	if got := domaintest.EnumOf(apply, "diff"); len(got) != 1 || got[0] != pre.Result["diff"] {
 		t.Errorf("diff param %v, want the previewed diff %q", got, pre.Result["diff"])
 	}
 	if apply.Validity == nil || apply.Validity.ExpiresAt == nil {
 		t.Errorf("apply_edit has no validity window: %+v", apply.Validity)
 	}
 	applyArgs := map[string]any{"diff": pre.Result["diff"]}
-	r := f.ok("edit", next, "apply_edit", applyArgs, true)
-	if got := f.file("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
+	r := f.OK("edit", next, "apply_edit", applyArgs, true)
+	if got := f.File("src/util.go"); !strings.Contains(got, "func helper() { println() }") {
 		t.Errorf("not applied:\n%s", got)
 	}
 	if _, ok := r.Result["diff"]; ok || r.Result["path"] != "src/util.go" {
@@ -182,13 +183,13 @@ func TestEditFlow(t *testing.T) {
 	}
 	// Eleven minutes later by the server's clock the preview is stale:
 	// apply_edit is not offered.
-	pre = f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "helper2", "new": "helper3"}, false)
+	pre = f.OK("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "helper2", "new": "helper3"}, false)
 	next = append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)
-	if tools := f.eval("edit", next...); tools["apply_edit"].Name == "" {
+	if tools := f.Eval("edit", next...); tools["apply_edit"].Name == "" {
 		t.Fatalf("apply_edit not offered after the second preview")
 	}
 	workspace.SetClock(f.ws, func() time.Time { return time.Now().Add(11 * time.Minute) })
-	if tools := f.eval("edit", next...); tools["apply_edit"].Name != "" {
+	if tools := f.Eval("edit", next...); tools["apply_edit"].Name != "" {
 		t.Errorf("apply_edit offered 11 minutes after the preview")
 	}
 }
@@ -196,14 +197,14 @@ func TestEditFlow(t *testing.T) {
 // TestWriteReplace: replacing a file needs the digest the client saw.
 func TestWriteReplace(t *testing.T) {
 	f := newFixture(t, workspace.Config{})
-	read := f.ok("read", facts(mentioned("notes.txt")), "read_file", map[string]any{"path": "notes.txt"}, false)
+	read := f.OK("read", facts(mentioned("notes.txt")), "read_file", map[string]any{"path": "notes.txt"}, false)
 	ff := facts(mentioned("notes.txt"), change("write"))
-	e := f.fails("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x"}, true, workspace.CodeFileExists)
+	e := f.Fails("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x"}, true, workspace.CodeFileExists)
 	if e.Details.Data["digest"] != read.Result["digest"] {
 		t.Errorf("file_exists data %v, want the digest %v", e.Details.Data, read.Result["digest"])
 	}
-	f.ok("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x", "digest": read.Result["digest"]}, true)
-	if f.file("notes.txt") != "x" {
+	f.OK("edit", ff, "write_file", map[string]any{"path": "notes.txt", "content": "x", "digest": read.Result["digest"]}, true)
+	if f.File("notes.txt") != "x" {
 		t.Error("not replaced")
 	}
 	info, err := os.Stat(filepath.Join(f.root, "notes.txt"))
@@ -218,29 +219,29 @@ func TestWriteReplace(t *testing.T) {
 func TestSeveralRoots(t *testing.T) {
 	base := t.TempDir()
 	a, b := filepath.Join(base, "one", "api"), filepath.Join(base, "two", "api")
-	writeTree(t, a, map[string]string{"x.txt": "x\n"})
-	writeTree(t, b, map[string]string{"y.txt": "needle\n"})
+	domaintest.WriteTree(t, a, map[string]string{"x.txt": "x\n"})
+	domaintest.WriteTree(t, b, map[string]string{"y.txt": "needle\n"})
 	f := newFixture(t, workspace.Config{Roots: []string{a, b}})
-	if got := names(f.eval("explore")); got != "list_dir,list_roots,tree" {
+	if got := domaintest.Names(f.Eval("explore")); got != "list_dir,list_roots,tree" {
 		t.Errorf("explore offers %s", got)
 	}
-	r := f.ok("explore", nil, "list_roots", nil, false)
+	r := f.OK("explore", nil, "list_roots", nil, false)
 	if got := jsonOf(t, r.Result["roots"]); got != `["api","api-2"]` {
 		t.Errorf("roots %s", got)
 	}
-	r = f.ok("explore", nil, "list_dir", nil, false)
+	r = f.OK("explore", nil, "list_dir", nil, false)
 	if got := jsonOf(t, r.Result["entries"]); got != `["api/","api-2/"]` {
 		t.Errorf("top entries %s", got)
 	}
-	r = f.ok("find", nil, "search", map[string]any{"text": "needle"}, false)
+	r = f.OK("find", nil, "search", map[string]any{"text": "needle"}, false)
 	if got := jsonOf(t, r.Result["files"]); got != `["api-2/y.txt"]` {
 		t.Errorf("found %s", got)
 	}
-	r = f.ok("read", facts(mentioned("api/x.txt")), "read_file", map[string]any{"path": "api/x.txt"}, false)
+	r = f.OK("read", facts(mentioned("api/x.txt")), "read_file", map[string]any{"path": "api/x.txt"}, false)
 	if r.Result["content"] != "x\n" || r.Result["path"] != "api/x.txt" {
 		t.Errorf("read %v", r.Result)
 	}
-	f.fails("explore", nil, "list_dir", map[string]any{"path": "web/src"}, false, workspace.CodePathOutsideRoots)
+	f.Fails("explore", nil, "list_dir", map[string]any{"path": "web/src"}, false, workspace.CodePathOutsideRoots)
 }
 
 // TestReadLargeFile: a file beyond 64 times the read limit is refused
@@ -251,18 +252,18 @@ func TestReadLargeFile(t *testing.T) {
 	for i := 1; i <= 2000; i++ {
 		fmt.Fprintf(&b, "line %04d\n", i)
 	}
-	writeTree(t, dir, map[string]string{"big.log": b.String(), "mid.log": b.String()[:2000]})
+	domaintest.WriteTree(t, dir, map[string]string{"big.log": b.String(), "mid.log": b.String()[:2000]})
 	f := newFixture(t, workspace.Config{Roots: []string{dir}, MaxReadBytes: 256})
 	ff := facts(mentioned("big.log"))
-	e := f.fails("read", ff, "read_file", map[string]any{"path": "big.log"}, false, workspace.CodeFileTooLarge)
+	e := f.Fails("read", ff, "read_file", map[string]any{"path": "big.log"}, false, workspace.CodeFileTooLarge)
 	if jsonOf(t, e.Details.Data["size"]) != "20000" {
 		t.Errorf("data %v", e.Details.Data)
 	}
-	r := f.ok("read", ff, "read_file", map[string]any{"path": "big.log", "head": 2, "tail": 2}, false)
+	r := f.OK("read", ff, "read_file", map[string]any{"path": "big.log", "head": 2, "tail": 2}, false)
 	if r.Result["content"] != "line 0001\nline 0002\n...\nline 1999\nline 2000\n" || r.Result["truncated"] != true {
 		t.Errorf("ends %q", r.Result["content"])
 	}
-	r = f.ok("read", facts(mentioned("mid.log")), "read_file", map[string]any{"path": "mid.log"}, false)
+	r = f.OK("read", facts(mentioned("mid.log")), "read_file", map[string]any{"path": "mid.log"}, false)
 	if c := r.Result["content"].(string); len(c) > 256 || r.Result["truncated"] != true || jsonOf(t, r.Result["lines"]) != "200" {
 		t.Errorf("mid.log: %d bytes, %v", len(c), r.Result)
 	}
@@ -297,11 +298,11 @@ func TestSelection(t *testing.T) {
 		{"reorganize", facts(mentioned("src"), change("move")), "move"},
 		{"reorganize", facts(mentioned("src"), change("mkdir")), "create_dir"},
 	} {
-		if got := names(f.eval(c.intent, c.facts...)); got != c.want {
+		if got := domaintest.Names(f.Eval(c.intent, c.facts...)); got != c.want {
 			t.Errorf("%s %v: %s, want %s", c.intent, c.facts, got, c.want)
 		}
 	}
-	m := f.eval("explore", focus("gone"))["list_dir"]
+	m := f.Eval("explore", focus("gone"))["list_dir"]
 	if m.ContextInjection == nil || !strings.Contains(m.ContextInjection.Instructions, "does not exist") {
 		t.Errorf("list_dir for a missing focus: %+v", m.ContextInjection)
 	}
@@ -320,11 +321,11 @@ func TestFollowUps(t *testing.T) {
 		}
 		return m.Metadata.SelectionPhase
 	}
-	tools := f.eval("read", mentioned("src/main.go"), mentioned("src/util.go"))
+	tools := f.Eval("read", mentioned("src/main.go"), mentioned("src/util.go"))
 	if phase(tools["read_files"]) != "skeleton" || tools["read_file"].Name == "" || phase(tools["read_file"]) == "skeleton" {
 		t.Errorf("read of two files: read_files %q, read_file %q; want read_files the one mandatory tool", phase(tools["read_files"]), phase(tools["read_file"]))
 	}
-	r := f.ok("read", facts(mentioned("src/main.go"), mentioned("src/util.go")), "read_files", map[string]any{}, false)
+	r := f.OK("read", facts(mentioned("src/main.go"), mentioned("src/util.go")), "read_files", map[string]any{}, false)
 	var cont []string
 	if r.Next != nil {
 		for _, c := range r.Next.ContinuationFacts {
@@ -334,12 +335,12 @@ func TestFollowUps(t *testing.T) {
 	if got := strings.Join(cont, " "); got != "mentioned[src/main.go] mentioned[src/util.go]" {
 		t.Errorf("read_files continues with %+v, want the files read as mentioned", r.Next)
 	}
-	pre := f.ok("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "// widget helper", "new": "// helper"}, false)
-	tools = f.eval("edit", append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)...)
+	pre := f.OK("edit", facts(mentioned("src/util.go")), "preview_edit", map[string]any{"path": "src/util.go", "old": "// widget helper", "new": "// helper"}, false)
+	tools = f.Eval("edit", append(facts(mentioned("src/util.go")), pre.Next.ContinuationFacts...)...)
 	if phase(tools["apply_edit"]) != "skeleton" || tools["preview_edit"].Name == "" || phase(tools["preview_edit"]) == "skeleton" {
 		t.Errorf("edit after a preview: apply_edit %q, preview_edit %q; want apply_edit the one mandatory tool", phase(tools["apply_edit"]), phase(tools["preview_edit"]))
 	}
-	if got := enumOf(tools["apply_edit"], "diff"); len(got) != 1 {
+	if got := domaintest.EnumOf(tools["apply_edit"], "diff"); len(got) != 1 {
 		t.Errorf("apply_edit's diff: %v, want the previewed diff alone", got)
 	}
 }

@@ -142,18 +142,12 @@ func (a *actions) replaceAcross(ctx context.Context, c *manglecp.Call) (*manglec
 	if old == "" {
 		return nil, fail(CodeAnchorNotFound, "name the text to replace", nil, "the text to replace is empty")
 	}
-	dir := argString(c.Args, "path")
-	if dir == "" {
-		dir = "."
-	}
+	dir := argOr(c.Args, "path", ".")
 	start, err := a.w.resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	pattern := argString(c.Args, "glob")
-	if pattern == "" {
-		pattern = "**"
-	}
+	pattern := argOr(c.Args, "glob", "**")
 	g, err := compileGlob(pattern)
 	if err != nil {
 		return nil, err

@@ -8,20 +8,13 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 )
 
 func openPlanDir(t *testing.T, files map[string]string) (*workspace.Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for rel, content := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	domaintest.WriteTree(t, dir, files)
 	ws, err := workspace.Open(workspace.Config{Roots: []string{dir}})
 	if err != nil {
 		t.Fatal(err)

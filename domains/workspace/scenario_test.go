@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/workspace"
+	"github.com/manglecp/manglecp/internal/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -40,7 +41,7 @@ func TestScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "project")
-	writeTree(t, dir, sc.Tree)
+	domaintest.WriteTree(t, dir, sc.Tree)
 	f := newFixture(t, workspace.Config{Roots: []string{dir}})
 	var carried []protocol.Fact
 	var prev map[string]any
@@ -57,10 +58,10 @@ func TestScenario(t *testing.T) {
 			}
 			args[k] = v
 		}
-		tools := f.eval(turn.Intent, ff...)
+		tools := f.Eval(turn.Intent, ff...)
 		size := 0
 		var defs []any
-		for _, name := range strings.Split(names(tools), ",") {
+		for _, name := range strings.Split(domaintest.Names(tools), ",") {
 			m := tools[name]
 			schema := map[string]any{}
 			for k, v := range m.InputSchema {
@@ -74,8 +75,8 @@ func TestScenario(t *testing.T) {
 			defs = append(defs, def)
 		}
 		dump = append(dump, map[string]any{"turn": i + 1, "intent": turn.Intent, "tools": defs})
-		t.Logf("turn %d: %s offers %s (%d bytes of tool definitions)", i+1, turn.Intent, names(tools), size)
-		r := f.ok(turn.Intent, ff, turn.Tool, args, turn.Confirm)
+		t.Logf("turn %d: %s offers %s (%d bytes of tool definitions)", i+1, turn.Intent, domaintest.Names(tools), size)
+		r := f.OK(turn.Intent, ff, turn.Tool, args, turn.Confirm)
 		carried, prev = r.Next.ContinuationFacts, r.Result
 	}
 	if out := os.Getenv("WORKSPACE_SCENARIO_TOOLS"); out != "" {
@@ -84,10 +85,10 @@ func TestScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if f.exists("src/main.go") || !strings.Contains(f.file("src/app.go"), "widget") {
+	if f.Exists("src/main.go") || !strings.Contains(f.File("src/app.go"), "widget") {
 		t.Error("src/main.go was not moved")
 	}
-	if !strings.Contains(f.file("src/util.go"), "// helper prints nothing") {
+	if !strings.Contains(f.File("src/util.go"), "// helper prints nothing") {
 		t.Error("src/util.go was not edited")
 	}
 }
