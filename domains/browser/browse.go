@@ -379,9 +379,9 @@ func (w *browse) open(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	// others): the caller's earlier session is ended now rather than when
 	// it would be idle.
 	if old := sessionOf(c.Facts); old != "" && old != obs.Session {
-		_ = w.b.EndSession(ctx, owner(ctx), old)
+		_ = w.session(ctx, old).End(ctx)
 	}
-	w.settleLive(ctx, out, obs, obs.Session, "Opened")
+	w.settleLive(ctx, out, obs, w.session(ctx, obs.Session), "Opened")
 	out.Retract = append(out.Retract, protocol.NewFact("browser_session", nil, nil))
 	return out, ctx.Err()
 }
@@ -394,8 +394,8 @@ func (w *browse) act(kind string) manglecp.Action {
 		a := &chrome.Act{Kind: kind, ElementID: arg(c.Args, "element_id"), Value: arg(c.Args, "value")}
 		if sessionOf(c.Facts) != "" {
 			verb := map[string]string{"click": "Clicked", "fill": "Filled"}[kind]
-			return w.live(ctx, c, verb+" "+protocol.Quote(a.ElementID), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-				return w.b.ActSession(ctx, owner, id, a)
+			return w.live(ctx, c, verb+" "+protocol.Quote(a.ElementID), func(s *chrome.Session) (*chrome.Observation, error) {
+				return s.Act(ctx, a)
 			})
 		}
 		out := &manglecp.Outcome{}

@@ -200,7 +200,12 @@ func noSession(out *manglecp.Outcome, c *manglecp.Call) (*manglecp.Outcome, erro
 }
 
 // liveCall is one call on the live session a browser_session fact names.
-type liveCall func(ctx context.Context, owner, session string) (*chrome.Observation, error)
+type liveCall func(s *chrome.Session) (*chrome.Observation, error)
+
+// session is the handle on the caller's live session id.
+func (w *browse) session(ctx context.Context, id string) *chrome.Session {
+	return w.b.Session(owner(ctx), id)
+}
 
 // live runs call on the session of c's facts and turns what the browser
 // saw into the outcome: a short account (verb says what was done), the
@@ -212,21 +217,23 @@ func (w *browse) live(ctx context.Context, c *manglecp.Call, verb string, call l
 	if session == "" {
 		return noSession(out, c)
 	}
-	obs, msg, err := w.do(out, func() (*chrome.Observation, error) { return call(ctx, owner(ctx), session) })
+	s := w.session(ctx, session)
+	obs, msg, err := w.do(out, func() (*chrome.Observation, error) { return call(s) })
 	if err != nil {
 		return nil, err
 	}
 	if obs == nil || obs.LoadError != "" {
 		return problem(out, c.Tool, msg)
 	}
-	w.settleLive(ctx, out, obs, session, verb)
+	w.settleLive(ctx, out, obs, s, verb)
 	return out, ctx.Err()
 }
 
 // settleLive fills out from the observation of a call on a live session.
-func (w *browse) settleLive(ctx context.Context, out *manglecp.Outcome, obs *chrome.Observation, session, verb string) {
+func (w *browse) settleLive(ctx context.Context, out *manglecp.Outcome, obs *chrome.Observation, s *chrome.Session, verb string) {
 	now := time.Now()
-	tabs, _ := w.b.TabsSession(ctx, owner(ctx), session)
+	session := s.ID()
+	tabs, _ := s.Tabs(ctx)
 	out.Result, out.Summary = liveResult(obs, verb)
 	out.Retract = append(pageRetractions(), protocol.NewFact("browser_session", session, nil), protocol.NewFact("current_url", nil))
 	// What matters first: a delta over the server's max_state_delta keeps
@@ -341,7 +348,7 @@ func liveResult(obs *chrome.Observation, verb string) (map[string]any, string) {
 }
 
 // maxFormFields bounds the fields of one fill_form call (as
-// chrome.Browser.FillFormSession does).
+// chrome.Session.FillForm does).
 const maxFormFields = 50
 
 // fillForm fills the page's form: every argument but submit names a field
@@ -383,8 +390,8 @@ func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	}
 	if len(fields) == 0 { // only press the button
 		a := &chrome.Act{Kind: "click", ElementID: submit}
-		return w.live(ctx, c, "Pressed "+protocol.Quote(submit), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-			return w.b.ActSession(ctx, owner, id, a)
+		return w.live(ctx, c, "Pressed "+protocol.Quote(submit), func(s *chrome.Session) (*chrome.Observation, error) {
+			return s.Act(ctx, a)
 		})
 	}
 	verb := "Filled " + plural.S(len(fields), "field")
@@ -392,8 +399,8 @@ func (w *browse) fillForm(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 		verb += " and pressed " + protocol.Quote(submit)
 	}
 	var bad *chrome.FieldErrors
-	out, err := w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		obs, err := w.b.FillFormSession(ctx, owner, id, fields, submit)
+	out, err := w.live(ctx, c, verb, func(s *chrome.Session) (*chrome.Observation, error) {
+		obs, err := s.FillForm(ctx, fields, submit)
 		if errors.As(err, &bad) && obs != nil {
 			return obs, nil
 		}
@@ -433,7 +440,7 @@ func (w *browse) find(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 	var page *chrome.Page
 	var texts []string
 	_, msg, err := w.do(out, func() (*chrome.Observation, error) {
-		p, t, obs, err := w.b.FindSession(ctx, owner(ctx), session, needle, maxTexts)
+		p, t, obs, err := w.session(ctx, session).Find(ctx, needle, maxTexts)
 		page, texts = p, t
 		return obs, err
 	})
@@ -517,14 +524,14 @@ func (w *browse) navigate(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	to := arg(c.Args, "url")
 	switch to {
 	case "back":
-		return w.live(ctx, c, "Went back", w.b.BackSession)
+		return w.live(ctx, c, "Went back", func(s *chrome.Session) (*chrome.Observation, error) { return s.Back(ctx) })
 	case "forward":
-		return w.live(ctx, c, "Went forward", w.b.ForwardSession)
+		return w.live(ctx, c, "Went forward", func(s *chrome.Session) (*chrome.Observation, error) { return s.Forward(ctx) })
 	case "reload":
-		return w.live(ctx, c, "Reloaded", w.b.ReloadSession)
+		return w.live(ctx, c, "Reloaded", func(s *chrome.Session) (*chrome.Observation, error) { return s.Reload(ctx) })
 	}
-	return w.live(ctx, c, "Loaded "+protocol.Quote(to), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.NavigateSession(ctx, owner, id, to)
+	return w.live(ctx, c, "Loaded "+protocol.Quote(to), func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.Navigate(ctx, to)
 	})
 }
 
@@ -533,12 +540,12 @@ func (w *browse) navigate(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 func (w *browse) pressKey(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	key, ref := arg(c.Args, "key"), arg(c.Args, "element_id")
 	if ref != "" {
-		return w.live(ctx, c, "Pressed "+key+" on "+protocol.Quote(ref), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-			return w.b.InteractSession(ctx, owner, id, chrome.Interaction{Ref: ref, Key: key})
+		return w.live(ctx, c, "Pressed "+key+" on "+protocol.Quote(ref), func(s *chrome.Session) (*chrome.Observation, error) {
+			return s.Interact(ctx, chrome.Interaction{Ref: ref, Key: key})
 		})
 	}
-	return w.live(ctx, c, "Pressed "+key, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.PressKeySession(ctx, owner, id, key)
+	return w.live(ctx, c, "Pressed "+key, func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.PressKey(ctx, key)
 	})
 }
 
@@ -572,8 +579,8 @@ func (w *browse) interact(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 	verb := strings.Join(did, ", ") + " on " + protocol.Quote(in.Ref)
 	verb = strings.ToUpper(verb[:1]) + verb[1:]
 	var bad *chrome.FieldErrors
-	out, err := w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		obs, err := w.b.InteractSession(ctx, owner, id, in)
+	out, err := w.live(ctx, c, verb, func(s *chrome.Session) (*chrome.Observation, error) {
+		obs, err := s.Interact(ctx, in)
 		if errors.As(err, &bad) && obs != nil {
 			return obs, nil
 		}
@@ -585,8 +592,8 @@ func (w *browse) interact(ctx context.Context, c *manglecp.Call) (*manglecp.Outc
 // hover moves the mouse over an element.
 func (w *browse) hover(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	ref := arg(c.Args, "element_id")
-	return w.live(ctx, c, "Hovered over "+protocol.Quote(ref), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.HoverSession(ctx, owner, id, ref)
+	return w.live(ctx, c, "Hovered over "+protocol.Quote(ref), func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.Hover(ctx, ref)
 	})
 }
 
@@ -598,8 +605,8 @@ func (w *browse) wait(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome,
 		wt.Timeout = time.Duration(min(ms, 60000)) * time.Millisecond
 	}
 	met := false
-	out, err := w.live(ctx, c, "Waited", func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		obs, ok, err := w.b.WaitSession(ctx, owner, id, wt)
+	out, err := w.live(ctx, c, "Waited", func(s *chrome.Session) (*chrome.Observation, error) {
+		obs, ok, err := s.Wait(ctx, wt)
 		met = ok
 		return obs, err
 	})
@@ -620,8 +627,8 @@ func (w *browse) answerDialog(ctx context.Context, c *manglecp.Call) (*manglecp.
 	if accept {
 		verb = "Accepted the dialog"
 	}
-	return w.live(ctx, c, verb, func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.AnswerDialogSession(ctx, owner, id, accept, text)
+	return w.live(ctx, c, verb, func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.AnswerDialog(ctx, accept, text)
 	})
 }
 
@@ -629,15 +636,15 @@ func (w *browse) answerDialog(ctx context.Context, c *manglecp.Call) (*manglecp.
 // numbered from 1 in facts and arguments.
 func (w *browse) switchTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	n := integer(c.Args["tab"])
-	return w.live(ctx, c, fmt.Sprintf("Switched to tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.SwitchTabSession(ctx, owner, id, int(n)-1)
+	return w.live(ctx, c, fmt.Sprintf("Switched to tab %d", n), func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.SwitchTab(ctx, int(n)-1)
 	})
 }
 
 func (w *browse) closeTab(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	n := integer(c.Args["tab"])
-	return w.live(ctx, c, fmt.Sprintf("Closed tab %d", n), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.CloseTabSession(ctx, owner, id, int(n)-1)
+	return w.live(ctx, c, fmt.Sprintf("Closed tab %d", n), func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.CloseTab(ctx, int(n)-1)
 	})
 }
 
@@ -652,8 +659,8 @@ func (w *browse) upload(ctx context.Context, c *manglecp.Call) (*manglecp.Outcom
 			}
 		}
 	}
-	return w.live(ctx, c, "Chose "+plural.S(len(names), "file"), func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		return w.b.UploadSession(ctx, owner, id, ref, names)
+	return w.live(ctx, c, "Chose "+plural.S(len(names), "file"), func(s *chrome.Session) (*chrome.Observation, error) {
+		return s.Upload(ctx, ref, names)
 	})
 }
 
@@ -662,8 +669,8 @@ func (w *browse) upload(ctx context.Context, c *manglecp.Call) (*manglecp.Outcom
 func (w *browse) script(ctx context.Context, c *manglecp.Call) (*manglecp.Outcome, error) {
 	src := arg(c.Args, "script")
 	var value string
-	out, err := w.live(ctx, c, "Ran the script", func(ctx context.Context, owner, id string) (*chrome.Observation, error) {
-		v, obs, err := w.b.EvalSession(ctx, owner, id, src)
+	out, err := w.live(ctx, c, "Ran the script", func(s *chrome.Session) (*chrome.Observation, error) {
+		v, obs, err := s.Eval(ctx, src)
 		value = v
 		return obs, err
 	})
@@ -681,7 +688,7 @@ func (w *browse) closeSession(ctx context.Context, c *manglecp.Call) (*manglecp.
 		return noSession(out, c)
 	}
 	if _, _, err := w.do(out, func() (*chrome.Observation, error) {
-		return &chrome.Observation{Session: session}, w.b.EndSession(ctx, owner(ctx), session)
+		return &chrome.Observation{Session: session}, w.session(ctx, session).End(ctx)
 	}); err != nil {
 		return nil, err
 	}
@@ -702,7 +709,7 @@ func (w *browse) snapshotPNG(ctx context.Context, c *manglecp.Call) (*manglecp.O
 	}
 	var png []byte
 	obs, msg, err := w.do(out, func() (*chrome.Observation, error) {
-		b, obs, err := w.b.ScreenshotSession(ctx, owner(ctx), session)
+		b, obs, err := w.session(ctx, session).Screenshot(ctx)
 		png = b
 		return obs, err
 	})

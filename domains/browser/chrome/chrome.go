@@ -13,14 +13,26 @@
 // own requests are also intercepted and failed early. Downloads are denied.
 // In a run JavaScript dialogs are dismissed and popups closed.
 //
-// A live session ([Browser.OpenSession]) keeps its browser context and
-// tabs between calls (cookies and storage last), each call acting on the
-// current page and returning it ([Observation.Page], the accessibility
-// tree with readable refs the next call takes). In a session a dialog
-// stays open until [Browser.AnswerDialogSession] answers it, and pages the
-// page opens become tabs of the session (up to [Config.MaxSessionTabs]).
-// Sessions belong to an owner, are bounded per owner and per browser, and
-// end on request or when idle ([Config.SessionIdle]).
+// A live session keeps its browser context and tabs between calls
+// (cookies and storage last), each call acting on the current page and
+// returning it ([Observation.Page], the accessibility tree with readable
+// refs the next call takes). [Browser.OpenSession] opens one and returns
+// its id; [Browser.Session] gives the [Session] handle of an identity's
+// session id, whose methods are the calls:
+//
+//	obs, err := b.OpenSession(ctx, owner, "https://shop.example/")
+//	s := b.Session(owner, obs.Session)
+//	obs, err = s.Act(ctx, &chrome.Act{Kind: "click", ElementID: "Sign in"})
+//	obs, err = s.FillForm(ctx, []chrome.Field{{ElementID: "Email", Value: "ada@example.com"}}, "Continue")
+//	err = s.End(ctx)
+//
+// Every call on a handle looks the session up, checks its owner and that
+// it is still open, waits for the call under way on it and takes a page
+// slot, in one place (see [Session]). In a session a dialog stays open
+// until [Session.AnswerDialog] answers it, and pages the page opens
+// become tabs of the session (up to [Config.MaxSessionTabs]). Sessions
+// belong to an owner, are bounded per owner and per browser, and end on
+// request or when idle ([Config.SessionIdle]).
 //
 // A Browser bounds its work: at most [Config.MaxPages] runs at a time and
 // [Config.MaxQueued] waiting (others get a [BusyError]), at most

@@ -96,11 +96,11 @@ type Config struct {
 	MaxSessionsPerIdentity int           `key:"max_sessions_per_identity" flag:"browser-max-sessions-per-identity" help:"live browser sessions of one identity; one more ends its least recently used idle session"`
 	MaxSessionTabs         int           `key:"max_session_tabs" flag:"browser-max-session-tabs" help:"tabs of one live browser session"`
 	SessionIdle            time.Duration `key:"session_idle_ms" flag:"browser-session-idle" help:"a live browser session without a call for this long ends with its tabs"`
-	// UploadDir is the directory whose files [Browser.UploadSession] may
+	// UploadDir is the directory whose files [Session.Upload] may
 	// give a page's file inputs (names relative to it; nothing outside it,
 	// also not through symbolic links). Empty: uploads are off.
 	UploadDir string `key:"upload_dir" flag:"browser-upload-dir" help:"directory upload_file may take files from (confined to it; none: uploads off)"`
-	// AllowScripts lets [Browser.EvalSession] run a client's script in a
+	// AllowScripts lets [Session.Eval] run a client's script in a
 	// session's page. Default false: it is refused with a
 	// [ScriptsOffError].
 	AllowScripts bool `key:"allow_scripts" flag:"browser-allow-scripts" help:"let run_script run JavaScript in live pages, each run confirmed by the user"`

@@ -17,7 +17,7 @@ import (
 // command that caused it, a click, a navigation, a script, blocks while
 // the dialog is open, so the call's context is cancelled rather than
 // waited on); every later call on the session gets a [DialogOpenError]
-// until [Browser.AnswerDialogSession] answers it. A dialog still open
+// until [Session.AnswerDialog] answers it. A dialog still open
 // when the session ends is dismissed with its tab.
 
 // Dialog is a JavaScript dialog open on a session's page.
@@ -30,7 +30,7 @@ type Dialog struct {
 }
 
 // DialogOpenError is a call on a session whose page has a JavaScript
-// dialog open: answer it first ([Browser.AnswerDialogSession]). Its
+// dialog open: answer it first ([Session.AnswerDialog]). Its
 // message is safe to show to clients.
 type DialogOpenError struct{ Dialog Dialog }
 
@@ -43,7 +43,7 @@ func (e *DialogOpenError) Error() string {
 	return fmt.Sprintf("%s %s dialog is open (%q); answer it first", article, e.Dialog.Type, clip(e.Dialog.Message, 100))
 }
 
-// NoDialogError is [Browser.AnswerDialogSession] on a page with no
+// NoDialogError is [Session.AnswerDialog] on a page with no
 // dialog open. Its message is safe to show to clients.
 type NoDialogError struct{}
 
@@ -124,21 +124,22 @@ func (t *tab) dismissOpen() {
 	_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 }
 
-// AnswerDialogSession answers the JavaScript dialog open on the current
-// page of owner's session id: accept (OK) or dismiss (Cancel), with text
+// AnswerDialog answers the JavaScript dialog open on the current
+// page of the session: accept (OK) or dismiss (Cancel), with text
 // as the answer of an accepted prompt. It returns the page after the
 // answer (or the next dialog, when the page opens another). Errors:
-// [NoDialogError], and those of [Browser.ActSession].
-func (b *Browser) AnswerDialogSession(ctx context.Context, owner, id string, accept bool, text string) (*Observation, error) {
-	s, err := b.take(ctx, owner, id)
+// [NoDialogError], and those of [Session.Act].
+func (s *Session) AnswerDialog(ctx context.Context, accept bool, text string) (*Observation, error) {
+	b := s.b
+	ls, err := b.take(ctx, s.owner, s.id)
 	if err != nil {
 		return nil, err
 	}
-	if len(s.tabs) == 0 || s.tabs[s.cur].t.openDialog() == nil {
-		b.release(s)
+	if len(ls.tabs) == 0 || ls.tabs[ls.cur].t.openDialog() == nil {
+		b.release(ls)
 		return nil, &NoDialogError{}
 	}
-	obs, err := b.callOn(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := b.callOn(ctx, ls, func(op context.Context, lt *liveTab, obs *Observation) error {
 		seq := lt.t.dialogSeq()
 		if _, err := chromedp.Call(op, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: text}); err != nil {
 			return err
@@ -146,6 +147,6 @@ func (b *Browser) AnswerDialogSession(ctx context.Context, owner, id string, acc
 		lt.t.answered(seq)
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
-	b.after(s, err)
+	b.after(ls, err)
 	return obs, err
 }

@@ -70,16 +70,16 @@ func TestSessionDialogs(t *testing.T) {
 		refusedBefore bool   // check that calls are refused while it is open
 	}{
 		{"alert", func() (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Alert"})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Alert"})
 		}, chrome.Dialog{Type: "alert", Message: "Saved"}, true, "", "none", true},
 		{"confirm accepted", func() (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Confirm"})
 		}, chrome.Dialog{Type: "confirm", Message: "Delete it?"}, true, "", "deleted", false},
 		{"confirm dismissed", func() (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Confirm"})
 		}, chrome.Dialog{Type: "confirm", Message: "Delete it?"}, false, "", "kept", false},
 		{"prompt", func() (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Prompt"})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Prompt"})
 		}, chrome.Dialog{Type: "prompt", Message: "Your name?", DefaultPrompt: "Ada"}, true, "Grace", "name: Grace", false},
 	} {
 		start := time.Now()
@@ -93,21 +93,21 @@ func TestSessionDialogs(t *testing.T) {
 		}
 		if c.refusedBefore {
 			var de *chrome.DialogOpenError
-			if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"}); !errors.As(err, &de) || de.Dialog.Message != "Saved" {
+			if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Confirm"}); !errors.As(err, &de) || de.Dialog.Message != "Saved" {
 				t.Errorf("%s: a click while it is open: %v", c.name, err)
 			}
-			if _, _, err := b.ReadSession(ctx, "ada", id, 0); !errors.As(err, &de) {
+			if _, _, err := b.Session("ada", id).Read(ctx, 0); !errors.As(err, &de) {
 				t.Errorf("%s: a read while it is open: %v", c.name, err)
 			}
-			if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/other"); !errors.As(err, &de) {
+			if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/other"); !errors.As(err, &de) {
 				t.Errorf("%s: a navigation while it is open: %v", c.name, err)
 			}
-			tabs, err := b.TabsSession(ctx, "ada", id)
+			tabs, err := b.Session("ada", id).Tabs(ctx)
 			if err != nil || len(tabs) != 1 || tabs[0].Dialog == nil {
 				t.Errorf("%s: tabs while it is open: %v %+v", c.name, err, tabs)
 			}
 		}
-		a, err := b.AnswerDialogSession(ctx, "ada", id, c.accept, c.text)
+		a, err := b.Session("ada", id).AnswerDialog(ctx, c.accept, c.text)
 		if err != nil || a.Dialog != nil {
 			t.Fatalf("%s: answer: %v %+v", c.name, err, a)
 		}
@@ -116,10 +116,10 @@ func TestSessionDialogs(t *testing.T) {
 		}
 		t.Logf("%s: the call returned the dialog in %v", c.name, took.Round(time.Millisecond))
 	}
-	if _, err := b.AnswerDialogSession(ctx, "ada", id, true, ""); !errors.As(err, new(*chrome.NoDialogError)) {
+	if _, err := b.Session("ada", id).AnswerDialog(ctx, true, ""); !errors.As(err, new(*chrome.NoDialogError)) {
 		t.Errorf("answer with no dialog: %v", err)
 	}
-	if _, err := b.AnswerDialogSession(ctx, "eve", id, true, ""); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).AnswerDialog(ctx, true, ""); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("another identity answers: %v", err)
 	}
 
@@ -128,7 +128,7 @@ func TestSessionDialogs(t *testing.T) {
 	if err != nil || !o.Live || o.Dialog == nil || o.Dialog.Message != "welcome" {
 		t.Fatalf("open a page that alerts as it loads: %v %+v", err, o)
 	}
-	if a, err := b.AnswerDialogSession(ctx, "ada", o.Session, true, ""); err != nil || a.Page == nil || a.Page.Title != "Welcome" {
+	if a, err := b.Session("ada", o.Session).AnswerDialog(ctx, true, ""); err != nil || a.Page == nil || a.Page.Title != "Welcome" {
 		t.Errorf("answer the load's alert: %v %+v", err, a)
 	}
 	// A run dismisses it.
@@ -138,7 +138,7 @@ func TestSessionDialogs(t *testing.T) {
 
 	// confirm() in a loop: every answer brings the next; the session
 	// still ends, with its tab.
-	if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+	if err := b.Session("ada", o.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
 	targets0, err := chrome.PageTargets(b)
@@ -149,17 +149,17 @@ func TestSessionDialogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err = b.ActSession(ctx, "ada", loop.Session, &chrome.Act{Kind: "click", ElementID: "Loop"})
+	o, err = b.Session("ada", loop.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Loop"})
 	if err != nil || o.Dialog == nil || o.Dialog.Message != "again?" {
 		t.Fatalf("loop: %v %+v", err, o)
 	}
 	for i := range 3 {
-		if a, err := b.AnswerDialogSession(ctx, "ada", loop.Session, i%2 == 0, ""); err != nil || a.Dialog == nil {
+		if a, err := b.Session("ada", loop.Session).AnswerDialog(ctx, i%2 == 0, ""); err != nil || a.Dialog == nil {
 			t.Fatalf("loop answer %d: %v %+v", i, err, a)
 		}
 	}
 	start := time.Now()
-	if err := b.EndSession(ctx, "ada", loop.Session); err != nil {
+	if err := b.Session("ada", loop.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the loop's session ended in %v", time.Since(start).Round(time.Millisecond))
@@ -167,10 +167,10 @@ func TestSessionDialogs(t *testing.T) {
 		t.Errorf("%d page targets after the loop's session ended, %d before (%v)", n, targets0, err)
 	}
 	// The browser goes on.
-	if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/"); err != nil {
+	if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); err != nil {
 		t.Fatal(err)
 	}
-	if o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Confirm"}); err != nil || o.Dialog == nil {
+	if o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Confirm"}); err != nil || o.Dialog == nil {
 		t.Errorf("after the loop: %v %+v", err, o)
 	}
 }
@@ -203,42 +203,42 @@ func TestDialogInAnotherTab(t *testing.T) {
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
 
-	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Late"})
+	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Late"})
 	if err != nil || o.TabOpened != 1 || o.Dialog != nil {
 		t.Fatalf("click: %v %+v", err, o)
 	}
 	var tabs []chrome.TabInfo
 	testenv.Poll(5*time.Second, func() bool { // the dialog opens 1.5 s after the page loaded
-		tabs, err = b.TabsSession(ctx, "ada", id)
+		tabs, err = b.Session("ada", id).Tabs(ctx)
 		return err != nil || len(tabs) != 2 || tabs[1].Dialog != nil
 	})
 	if err != nil || len(tabs) != 2 || tabs[1].Dialog == nil || tabs[1].Dialog.Message != "late" || !tabs[0].Current {
 		t.Fatalf("tabs: %v %+v", err, tabs)
 	}
-	if o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Late"}); err != nil || o.Dialog != nil {
+	if o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Late"}); err != nil || o.Dialog != nil {
 		t.Errorf("the current tab acts while another has a dialog: %v %+v", err, o)
 	}
-	o, err = b.SwitchTabSession(ctx, "ada", id, 1)
+	o, err = b.Session("ada", id).SwitchTab(ctx, 1)
 	if err != nil || o.Dialog == nil || o.Dialog.Message != "late" {
 		t.Fatalf("switch: %v %+v", err, o)
 	}
-	o, err = b.AnswerDialogSession(ctx, "ada", id, true, "")
+	o, err = b.Session("ada", id).AnswerDialog(ctx, true, "")
 	if err != nil || o.Page == nil || o.Page.Title != "Popup" {
 		t.Fatalf("answer: %v %+v", err, o)
 	}
 
-	if _, err := b.SwitchTabSession(ctx, "ada", id, 0); err != nil {
+	if _, err := b.Session("ada", id).SwitchTab(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	tabs0, err := b.TabsSession(ctx, "ada", id)
+	tabs0, err := b.Session("ada", id).Tabs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Early"})
+	o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Early"})
 	if err != nil || o.TabOpened != 0 || o.PopupsClosed != 1 || o.Dialog != nil || o.Page == nil {
 		t.Fatalf("a page with a dialog as it loads: %v %+v", err, o)
 	}
-	if tabs, err := b.TabsSession(ctx, "ada", id); err != nil || len(tabs) != len(tabs0) {
+	if tabs, err := b.Session("ada", id).Tabs(ctx); err != nil || len(tabs) != len(tabs0) {
 		t.Errorf("tabs after it: %v %+v", err, tabs)
 	}
 }

@@ -131,7 +131,7 @@ func TestGalleryNativeControls(t *testing.T) {
 	if e := element(obs.Page, "Passport scan"); e == nil || e.Role != "file" {
 		t.Errorf("the file input is %+v, want role file", e)
 	}
-	after, err := b.FillFormSession(ctx, "ada", id, fields, "Book")
+	after, err := b.Session("ada", id).FillForm(ctx, fields, "Book")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestGalleryNativeControls(t *testing.T) {
 		fs = append(fs, c.field)
 	}
 	fs = append(fs, chrome.Field{ElementID: "Guests", Value: "5"})
-	obs, err = b.FillFormSession(ctx, "ada", id, fs, "Book")
+	obs, err = b.Session("ada", id).FillForm(ctx, fs, "Book")
 	var fe *chrome.FieldErrors
 	if !errors.As(err, &fe) || len(fe.Errs) != len(bad) || obs == nil {
 		t.Fatalf("bad values: %v (%T), obs %v", err, err, obs != nil)
@@ -216,7 +216,7 @@ func TestGalleryARIAWidgets(t *testing.T) {
 	}
 	fill := func(t *testing.T, f chrome.Field) *chrome.Observation {
 		t.Helper()
-		o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{f}, "")
+		o, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{f}, "")
 		if err != nil {
 			t.Fatalf("%s: %v", f.ElementID, err)
 		}
@@ -238,13 +238,13 @@ func TestGalleryARIAWidgets(t *testing.T) {
 			t.Errorf("the page did not take the option: %s", pageText(o.Page))
 		}
 		// An option the page does not offer: the error lists what it does.
-		_, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Destination", Value: "Pa"}}, "")
+		_, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Destination", Value: "Pa"}}, "")
 		if err == nil || !strings.Contains(err.Error(), `"Paris", "Parma"`) {
 			t.Errorf("an ambiguous option: %v", err)
 		}
 		// Typing shows the options as the page's elements, for the next
 		// call to pick by text.
-		o, err = b.InteractSession(ctx, "ada", id, chrome.Interaction{Ref: "Destination", Text: "Ro", TextSet: true})
+		o, err = b.Session("ada", id).Interact(ctx, chrome.Interaction{Ref: "Destination", Text: "Ro", TextSet: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestGalleryARIAWidgets(t *testing.T) {
 		if !slices.Equal(opts, []string{"Rome"}) {
 			t.Fatalf("options after typing Ro: %v (%s)", opts, pageText(o.Page))
 		}
-		o, err = b.InteractSession(ctx, "ada", id, chrome.Interaction{Ref: "Destinations", Options: []string{"Rome"}})
+		o, err = b.Session("ada", id).Interact(ctx, chrome.Interaction{Ref: "Destinations", Options: []string{"Rome"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestGalleryARIAWidgets(t *testing.T) {
 		if got := value(o, "Bags"); got != "35" {
 			t.Errorf("holds %q", got)
 		}
-		_, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Bags", Value: "12"}}, "")
+		_, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Bags", Value: "12"}}, "")
 		var ve *chrome.ValueError
 		if !errors.As(err, &ve) || (ve.Holds != "10" && ve.Holds != "15") {
 			t.Errorf("a value between its steps: %v", err)
@@ -313,7 +313,7 @@ func TestGalleryARIAWidgets(t *testing.T) {
 		}
 	})
 	t.Run("tabs", func(t *testing.T) {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Reviews"})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Reviews"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,14 +322,14 @@ func TestGalleryARIAWidgets(t *testing.T) {
 		}
 	})
 	t.Run("menu", func(t *testing.T) {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Booking actions"})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Booking actions"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e := element(o.Page, "Archive booking"); e == nil || e.Role != "menuitem" {
 			t.Fatalf("the open menu: %v", refs(o.Page))
 		}
-		o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Archive booking"})
+		o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Archive booking"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,14 +338,14 @@ func TestGalleryARIAWidgets(t *testing.T) {
 		}
 	})
 	t.Run("tree", func(t *testing.T) {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Europe"})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Europe"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if element(o.Page, "France") == nil {
 			t.Fatalf("the expanded tree: %v", refs(o.Page))
 		}
-		o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Spain"})
+		o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Spain"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestGalleryFrames(t *testing.T) {
 			t.Errorf("no %q: %v", ref, refs(obs.Page))
 		}
 	}
-	o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Email (frame Newsletter)", Value: "ada@example.com"},
+	o, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Email (frame Newsletter)", Value: "ada@example.com"},
 		{ElementID: "Weekly (frame Newsletter)", Value: "true"}}, "Subscribe (frame Newsletter)")
 	if err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestGalleryFrames(t *testing.T) {
 	if !strings.Contains(pageText(o.Page), "Subscribed ada@example.com weekly=true") {
 		t.Errorf("same-site frame: %s", pageText(o.Page))
 	}
-	o, err = b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Recipient (frame Payment)", Value: "Grace"},
+	o, err = b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Recipient (frame Payment)", Value: "Grace"},
 		{ElementID: "Delivery date (frame Payment)", Value: "2026-12-24"}}, "Send gift (frame Payment)")
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +404,7 @@ func TestGalleryShadowDOM(t *testing.T) {
 			t.Errorf("%s: %+v (%v)", want.ref, e, refs(obs.Page))
 		}
 	}
-	o, err := b.FillFormSession(context.Background(), "ada", id, []chrome.Field{{ElementID: "Promo code", Value: "WINTER"},
+	o, err := b.Session("ada", id).FillForm(context.Background(), []chrome.Field{{ElementID: "Promo code", Value: "WINTER"},
 		{ElementID: "Check-in", Value: "2026-12-01"}, {ElementID: "Size", Value: "L"}}, "Apply code")
 	if err != nil {
 		t.Fatal(err)
@@ -421,28 +421,28 @@ func TestGalleryDialogs(t *testing.T) {
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, _ := galleryPage(t, b, ts, "dialogs.html")
-	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Delete account"})
+	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Delete account"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e := element(o.Page, "Delete this account?"); e == nil || e.Role != "dialog" {
 		t.Fatalf("the custom dialog: %v", refs(o.Page))
 	}
-	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Delete"})
+	o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Delete"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if element(o.Page, "Delete this account?") != nil || !strings.Contains(pageText(o.Page), "Account deleted") {
 		t.Errorf("after Delete: %s", pageText(o.Page))
 	}
-	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Rename account"})
+	o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Rename account"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e := element(o.Page, "Account name"); e == nil || element(o.Page, "Delete account") != nil {
 		t.Fatalf("the native modal dialog: %v", refs(o.Page))
 	}
-	o, err = b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Account name", Value: "Travel"}}, "Save name")
+	o, err = b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Account name", Value: "Travel"}}, "Save name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestGalleryLiveRegions(t *testing.T) {
 		{"Save draft", "Draft saved at 10:42"},
 		{"Publish", "Publishing failed: title missing"},
 	} {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: c.button})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: c.button})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,14 +479,14 @@ func TestGalleryAnswersAfterTheAction(t *testing.T) {
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, _ := galleryPage(t, b, ts, "nav.html")
-	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Show more"})
+	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Show more"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if element(o.Page, "Member number") == nil {
 		t.Errorf("the re-rendered page: %v", refs(o.Page))
 	}
-	o, err = b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "User", Value: "ada"}}, "Sign in")
+	o, err = b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "User", Value: "ada"}}, "Sign in")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +506,7 @@ func TestGallerySecondForm(t *testing.T) {
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "booking.html")
-	o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{
+	o, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{
 		{ElementID: "Your name", Value: "Ada"}, {ElementID: "Phone number", Value: "2025550123"},
 		{ElementID: "Day", Value: "2026-12-31"}, {ElementID: "Time", Value: "20:30"},
 		{ElementID: "Occasion", Value: "Birthday"}, {ElementID: "High chair", Value: "true"},
@@ -521,23 +521,23 @@ func TestGallerySecondForm(t *testing.T) {
 			area = e.Ref
 		}
 	}
-	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: area}); err != nil {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: area}); err != nil {
 		t.Fatalf("%q: %v", area, err)
 	}
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Area", Values: []string{"Garden room"}}}, ""); err != nil {
+	if _, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Area", Values: []string{"Garden room"}}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Party size", Value: "4"}}, "")
+	_, err = b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Party size", Value: "4"}}, "")
 	var ke *chrome.KindError
 	if !errors.As(err, &ke) || !strings.Contains(err.Error(), `it is read-only and holds "2"`) {
 		t.Errorf("the read-only stepper: %v", err)
 	}
 	for range 2 {
-		if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "More people"}); err != nil {
+		if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "More people"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Reserve"})
+	o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Reserve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,11 +562,11 @@ func TestGalleryTableForm(t *testing.T) {
 			t.Errorf("%q: %+v, want a %s (refs %v)", ref, e, role, refs(obs.Page))
 		}
 	}
-	_, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Reimbursed share", Value: "37"}}, "")
+	_, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Reimbursed share", Value: "37"}}, "")
 	if err == nil || !strings.Contains(err.Error(), `"Reimbursed share" holds "35", not "37"`) && !strings.Contains(err.Error(), `"Reimbursed share" holds "40", not "37"`) {
 		t.Errorf("a value between the slider's steps: %v", err)
 	}
-	o, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{
+	o, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{
 		{ElementID: "Employee", Value: "Ada Lovelace"}, {ElementID: "Date of expense", Value: "2026-11-30"},
 		{ElementID: "Reimbursed share", Value: "35"}, {ElementID: "Categories", Values: []string{"Travel", "Books"}},
 	}, "File claim")

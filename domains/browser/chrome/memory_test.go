@@ -73,7 +73,7 @@ func TestPageBlobsAreBounded(t *testing.T) {
 			// that starts it has answered: then the click's answer is the
 			// page-memory error.
 			var stopped error
-			if _, err := b.ActSession(ctx, "ada", ada.Session, &Act{Kind: "click", ElementID: buttons[button]}); err != nil {
+			if _, err := b.Session("ada", ada.Session).Act(ctx, &Act{Kind: "click", ElementID: buttons[button]}); err != nil {
 				var pe *PageError
 				if !errors.As(err, &pe) {
 					t.Fatal(err)
@@ -87,7 +87,7 @@ func TestPageBlobsAreBounded(t *testing.T) {
 			w := testenv.NewWait(120 * time.Second)
 			for stopped == nil && w.Next() {
 				peak = max(peak, sharedBytes(b))
-				p, _, err := b.ReadSession(ctx, "ada", ada.Session, 20)
+				p, _, err := b.Session("ada", ada.Session).Read(ctx, 20)
 				if err != nil {
 					stopped = err
 					break
@@ -116,11 +116,11 @@ func TestPageBlobsAreBounded(t *testing.T) {
 				return sharedBytes(b)-base < 256<<20
 			})
 			// Another identity's live page goes on.
-			if _, _, err := b.ReadSession(ctx, "bob", bob.Session, 20); err != nil {
+			if _, _, err := b.Session("bob", bob.Session).Read(ctx, 20); err != nil {
 				t.Errorf("bob's page after ada's was stopped: %v", err)
 			}
-			_ = b.EndSession(ctx, "ada", ada.Session)
-			_ = b.EndSession(ctx, "bob", bob.Session)
+			_ = b.Session("ada", ada.Session).End(ctx)
+			_ = b.Session("bob", bob.Session).End(ctx)
 		})
 	}
 }

@@ -21,33 +21,33 @@ func TestNavigateSession(t *testing.T) {
 	ctx := context.Background()
 	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "password", Value: "s3cret"}, {Kind: "click", ElementID: "signin"}} {
-		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {
+		if _, err := b.Session("ada", id).Act(ctx, &step); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The dashboard needs the cookie: navigating to it shows its title.
-	o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/?again=1")
+	o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/?again=1")
 	if err != nil || o.Title != "Sign in" {
 		t.Fatalf("navigate to the form: %v %+v", err, o)
 	}
-	o, err = b.NavigateSession(ctx, "ada", id, ts.URL+"/dashboard")
+	o, err = b.Session("ada", id).Navigate(ctx, ts.URL+"/dashboard")
 	if err != nil || o.Title != "Dashboard" {
 		t.Fatalf("navigate to the dashboard with the session's cookie: %v %+v", err, o)
 	}
-	o, err = b.BackSession(ctx, "ada", id)
+	o, err = b.Session("ada", id).Back(ctx)
 	if err != nil || o.URL != ts.URL+"/?again=1" || o.Title != "Sign in" {
 		t.Fatalf("back: %v %+v", err, o)
 	}
 	for _, u := range []string{"file:///etc/passwd", "data:text/html,<h1>x</h1>", "chrome://version",
 		"view-source:" + ts.URL + "/", "javascript:alert(1)", "http://example.com/"} {
-		if _, err := b.NavigateSession(ctx, "ada", id, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).Navigate(ctx, u); !errors.As(err, new(*chrome.URLError)) {
 			t.Errorf("%s: %v, want a URLError", u, err)
 		}
 	}
-	if _, err := b.NavigateSession(ctx, "eve", id, ts.URL+"/"); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("another identity: %v", err)
 	}
-	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/dashboard"); err != nil || o.Title != "Dashboard" {
+	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/dashboard"); err != nil || o.Title != "Dashboard" {
 		t.Errorf("after the refusals: %v %+v", err, o)
 	}
 }
@@ -62,29 +62,29 @@ func TestPressKeyAndWaitText(t *testing.T) {
 	ctx := context.Background()
 	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "password", Value: "s3cret"}} {
-		if _, err := b.ActSession(ctx, "ada", id, &step); err != nil {
+		if _, err := b.Session("ada", id).Act(ctx, &step); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.PressKeySession(ctx, "ada", id, "F13"); !errors.As(err, new(*chrome.KeyError)) {
+	if _, err := b.Session("ada", id).PressKey(ctx, "F13"); !errors.As(err, new(*chrome.KeyError)) {
 		t.Errorf("unknown key: %v", err)
 	}
-	o, err := b.PressKeySession(ctx, "ada", id, "Enter")
+	o, err := b.Session("ada", id).PressKey(ctx, "Enter")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Title != "Dashboard" {
-		o, found, err := b.WaitTextSession(ctx, "ada", id, "North", 3*time.Second)
+		o, found, err := b.Session("ada", id).Wait(ctx, chrome.Wait{Text: "North", Timeout: 3 * time.Second})
 		if err != nil || !found || o.Title != "Dashboard" {
 			t.Fatalf("Enter did not submit: %v %v %+v", err, found, o)
 		}
 	}
-	o, found, err := b.WaitTextSession(ctx, "ada", id, "4,210", 2*time.Second)
+	o, found, err := b.Session("ada", id).Wait(ctx, chrome.Wait{Text: "4,210", Timeout: 2 * time.Second})
 	if err != nil || !found {
 		t.Errorf("wait for a present text: %v %v", err, found)
 	}
 	start := time.Now()
-	o, found, err = b.WaitTextSession(ctx, "ada", id, "never there", 500*time.Millisecond)
+	o, found, err = b.Session("ada", id).Wait(ctx, chrome.Wait{Text: "never there", Timeout: 500 * time.Millisecond})
 	if err != nil || found || time.Since(start) > 5*time.Second || o.Title != "Dashboard" {
 		t.Errorf("wait for an absent text: %v %v after %v", err, found, time.Since(start))
 	}

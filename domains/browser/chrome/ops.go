@@ -21,26 +21,16 @@ import (
 // This file holds the session actions beyond navigating, acting on an
 // element and reading the page: forward, reload, hover, wait, upload,
 // screenshot, page scripts and closing a tab. Each takes the session
-// (take), runs one call on its current tab (call) and reports the page
-// after it (drive without navigation: settle, then inspect).
+// (take), runs one call on its current tab (call; see Session.do) and
+// reports the page after it (drive without navigation: settle, then inspect).
 
-// onSession runs fn as one call on the current tab of owner's session id.
-func (b *Browser) onSession(ctx context.Context, owner, id string, fn func(op context.Context, lt *liveTab, obs *Observation) error) (*Observation, error) {
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, err
-	}
-	obs, err := b.call(ctx, s, fn)
-	b.after(s, err)
-	return obs, err
-}
-
-// ForwardSession goes forward one entry in the history of the current
-// tab of owner's session id and reports the page it comes to (the same
+// Forward goes forward one entry in the history of the current
+// tab of the session and reports the page it comes to (the same
 // page when there is no later entry). Errors: those of
-// [Browser.ActSession].
-func (b *Browser) ForwardSession(ctx context.Context, owner, id string) (*Observation, error) {
-	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+// [Session.Act].
+func (s *Session) Forward(ctx context.Context) (*Observation, error) {
+	b := s.b
+	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		h, err := chromedp.Call(op, page.GetNavigationHistory, cdp.Empty{})
 		if err != nil {
 			return err
@@ -85,13 +75,14 @@ func awaitLocation(op context.Context, before string) error {
 // historyWait bounds the wait for a history navigation to commit.
 const historyWait = 2 * time.Second
 
-// ReloadSession reloads the current page of owner's session id (as the
+// Reload reloads the current page of the session (as the
 // browser's reload button does, keeping the session's cookies and
 // storage) and reports it. A page that does not finish loading in time
 // is reported as far as it got (Observation.Incomplete). Errors: those
-// of [Browser.ActSession].
-func (b *Browser) ReloadSession(ctx context.Context, owner, id string) (*Observation, error) {
-	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+// of [Session.Act].
+func (s *Session) Reload(ctx context.Context) (*Observation, error) {
+	b := s.b
+	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		limit := b.cfg.MaxLoadTime * 11 / 20
 		nctx, done := context.WithTimeout(op, limit)
 		err := chromedp.Do(nctx, chromedp.Reload())
@@ -107,13 +98,14 @@ func (b *Browser) ReloadSession(ctx context.Context, owner, id string) (*Observa
 	})
 }
 
-// HoverSession moves the mouse over the element ref names on the current
-// page of owner's session id (to its centre, scrolled into view, as a
+// Hover moves the mouse over the element ref names on the current
+// page of the session (to its centre, scrolled into view, as a
 // user would: :hover styles apply and mouseover and mouseenter fire) and
-// reports the page after it. ref is as for [Browser.ActSession].
-// Errors: those of [Browser.ActSession], [ElementNotFound].
-func (b *Browser) HoverSession(ctx context.Context, owner, id, ref string) (*Observation, error) {
-	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+// reports the page after it. ref is as for [Session.Act].
+// Errors: those of [Session.Act], [ElementNotFound].
+func (s *Session) Hover(ctx context.Context, ref string) (*Observation, error) {
+	b := s.b
+	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		defer releaseObjects(op)
 		el, err := b.markRef(op, lt, ref)
 		if err != nil {
@@ -127,7 +119,7 @@ func (b *Browser) HoverSession(ctx context.Context, owner, id, ref string) (*Obs
 	})
 }
 
-// Wait is what [Browser.WaitSession] waits for. Every condition set must
+// Wait is what [Session.Wait] waits for. Every condition set must
 // hold at the same time; at least one must be set.
 type Wait struct {
 	// Text is a text the page's visible text contains (at most 500
@@ -135,7 +127,7 @@ type Wait struct {
 	Text string
 	// Ref names an element that is on the page: a [PageElement.Ref] (an
 	// accessible name such as "Sign in"), a [PageElement.ID] or an
-	// [Element.ID], as for [Browser.ActSession].
+	// [Element.ID], as for [Session.Act].
 	Ref string
 	// NetworkIdle waits until no request of the page has been in flight
 	// for 500 ms.
@@ -157,11 +149,12 @@ type WaitError struct{ Reason string }
 
 func (e *WaitError) Error() string { return e.Reason }
 
-// WaitSession waits until the current page of owner's session id meets
+// Wait waits until the current page of the session meets
 // w (see [Wait]), at most w.Timeout, and reports the page; met says
 // whether every condition held before the time was up. Errors: those of
-// [Browser.ActSession], [WaitError].
-func (b *Browser) WaitSession(ctx context.Context, owner, id string, w Wait) (obs *Observation, met bool, err error) {
+// [Session.Act], [WaitError].
+func (s *Session) Wait(ctx context.Context, w Wait) (obs *Observation, met bool, err error) {
+	b := s.b
 	switch {
 	case w.Text == "" && w.Ref == "" && !w.NetworkIdle:
 		return nil, false, &WaitError{"a wait needs a text, an element or network idle to wait for"}
@@ -174,7 +167,7 @@ func (b *Browser) WaitSession(ctx context.Context, owner, id string, w Wait) (ob
 	}
 	timeout = min(timeout, b.cfg.MaxLoadTime/2)
 	textJS := fmt.Sprintf(`(document.body ? document.body.innerText : '').includes(%s)`, strconv.Quote(w.Text))
-	obs, err = b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err = s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		wctx, done := context.WithTimeout(op, timeout)
 		defer done()
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -258,20 +251,21 @@ const uploadTargetJS = `function(n) {
   return '';
 }`
 
-// UploadSession sets the files of the file input ref names (as for
-// [Browser.ActSession]) on the current page of owner's session id to
+// Upload sets the files of the file input ref names (as for
+// [Session.Act]) on the current page of the session to
 // names, at most 10 files given relative to [Config.UploadDir], as if
 // the user picked them (the page gets input and change events), and
 // reports the page after it. The files are opened through an [os.Root]
 // of the upload directory: absolute names, ".." and symbolic links that
-// lead out of it are refused. Errors: those of [Browser.ActSession],
+// lead out of it are refused. Errors: those of [Session.Act],
 // [ElementNotFound], [UploadError].
-func (b *Browser) UploadSession(ctx context.Context, owner, id, ref string, names []string) (*Observation, error) {
+func (s *Session) Upload(ctx context.Context, ref string, names []string) (*Observation, error) {
+	b := s.b
 	paths, err := b.uploadPaths(names)
 	if err != nil {
 		return nil, err
 	}
-	return b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		defer releaseObjects(op)
 		el, err := b.markRef(op, lt, ref)
 		if err != nil {
@@ -356,20 +350,21 @@ func uploadPath(root *os.Root, dir, name string) (string, bool) {
 	return real, true
 }
 
-// MaxScreenshotBytes bounds the PNG of [Browser.ScreenshotSession]: a
+// MaxScreenshotBytes bounds the PNG of [Session.Screenshot]: a
 // larger one is taken again at half the scale.
 const MaxScreenshotBytes = 2 << 20
 
-// ScreenshotSession takes a PNG of the viewport of the current tab of
-// owner's session id (what a user sees, at most [MaxScreenshotBytes];
+// Screenshot takes a PNG of the viewport of the current tab of
+// the session (what a user sees, at most [MaxScreenshotBytes];
 // a page too detailed for that is taken at half the scale) and reports
 // the page. A page that does not answer in time gives a [PageError]
 // with the observation; with a JavaScript dialog open after the call
 // there is no PNG and Observation.Dialog is set. Errors: those of
-// [Browser.ActSession].
-func (b *Browser) ScreenshotSession(ctx context.Context, owner, id string) ([]byte, *Observation, error) {
+// [Session.Act].
+func (s *Session) Screenshot(ctx context.Context) ([]byte, *Observation, error) {
+	b := s.b
 	var png []byte
-	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		if err := b.drive(op, lt.t, lt.col, Task{Screenshot: true}, obs, false); err != nil {
 			return err
 		}
@@ -422,15 +417,15 @@ type ScriptError struct{ Reason string }
 
 func (e *ScriptError) Error() string { return e.Reason }
 
-// Bounds of [Browser.EvalSession].
+// Bounds of [Session.Eval].
 const (
 	maxScript       = 64 << 10
 	maxScriptResult = 4 << 10
 )
 
-// EvalSession runs script (a JavaScript expression or statements, whose
+// Eval runs script (a JavaScript expression or statements, whose
 // value is that of the last one; at most 64 KiB; for await, an async
-// function called at once) in the current page of owner's session id,
+// function called at once) in the current page of the session,
 // awaiting the promise it returns, and returns its value as JSON clipped to 4 KiB ("undefined"
 // when it has none; NaN, Infinity and bigints as JavaScript writes
 // them), with the page after it. The script may run at most half of
@@ -440,9 +435,10 @@ const (
 // either the observation is returned as well. Refused with a
 // [ScriptsOffError] unless [Config.AllowScripts]. A script that opens a
 // JavaScript dialog returns no value: Observation.Dialog is set (answer
-// it with [Browser.AnswerDialogSession]). Errors: those of
-// [Browser.ActSession].
-func (b *Browser) EvalSession(ctx context.Context, owner, id, script string) (string, *Observation, error) {
+// it with [Session.AnswerDialog]). Errors: those of
+// [Session.Act].
+func (s *Session) Eval(ctx context.Context, script string) (string, *Observation, error) {
+	b := s.b
 	if !b.cfg.AllowScripts {
 		return "", nil, &ScriptsOffError{}
 	}
@@ -451,7 +447,7 @@ func (b *Browser) EvalSession(ctx context.Context, owner, id, script string) (st
 	}
 	var out string
 	var serr error
-	obs, err := b.onSession(ctx, owner, id, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		res, err := evaluate(op, script, b.cfg.MaxLoadTime/2)
 		if op.Err() != nil {
 			return op.Err() // also: a dialog the script opened
@@ -538,7 +534,7 @@ func stopScript(op context.Context) {
 	probe(inspectMax)
 }
 
-// lastTabError is a CloseTabSession on a session's only tab; it
+// lastTabError is a Session.CloseTab on a session's only tab; it
 // unwraps to the [TabError].
 type lastTabError struct{ tab TabError }
 
@@ -548,41 +544,42 @@ func (e *lastTabError) Error() string {
 
 func (e *lastTabError) Unwrap() error { return &e.tab }
 
-// CloseTabSession closes tab index (see [Browser.TabsSession]) of
-// owner's session id and reports the current tab's page: closing the
+// CloseTab closes tab index (see [Session.Tabs]) of
+// the session and reports the current tab's page: closing the
 // current tab makes the tab before it current (the next one when it was
 // the first). The session's only tab is not closed (end the session
-// instead). Errors: those of [Browser.ActSession], [TabError] (also for
+// instead). Errors: those of [Session.Act], [TabError] (also for
 // the only tab), [DialogOpenError] while the current tab has a dialog
 // open (nothing is closed).
-func (b *Browser) CloseTabSession(ctx context.Context, owner, id string, index int) (*Observation, error) {
-	s, err := b.take(ctx, owner, id)
+func (s *Session) CloseTab(ctx context.Context, index int) (*Observation, error) {
+	b := s.b
+	ls, err := b.take(ctx, s.owner, s.id)
 	if err != nil {
 		return nil, err
 	}
-	n := len(s.tabs)
+	n := len(ls.tabs)
 	if n > 0 {
-		if d := s.tabs[s.cur].t.openDialog(); d != nil {
-			b.release(s)
+		if d := ls.tabs[ls.cur].t.openDialog(); d != nil {
+			b.release(ls)
 			return nil, &DialogOpenError{Dialog: *d}
 		}
 	}
 	if index < 0 || index >= n || n == 1 {
-		b.release(s)
+		b.release(ls)
 		if n == 1 && index == 0 {
 			return nil, &lastTabError{TabError{Index: index, Tabs: n}}
 		}
 		return nil, &TabError{Index: index, Tabs: n}
 	}
-	lt := s.tabs[index]
-	s.tabs = slices.Delete(s.tabs, index, index+1)
-	if index < s.cur || (index == s.cur && index > 0) {
-		s.cur--
+	lt := ls.tabs[index]
+	ls.tabs = slices.Delete(ls.tabs, index, index+1)
+	if index < ls.cur || (index == ls.cur && index > 0) {
+		ls.cur--
 	}
 	lt.t.close()
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := b.call(ctx, ls, func(op context.Context, lt *liveTab, obs *Observation) error {
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
-	b.after(s, err)
+	b.after(ls, err)
 	return obs, err
 }

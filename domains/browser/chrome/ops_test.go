@@ -110,33 +110,33 @@ func TestForwardReloadHover(t *testing.T) {
 	ts, _ := opsApp(t)
 	b, id := opsSession(t, chrome.Config{}, ts.URL+"/one")
 	ctx := context.Background()
-	if o, err := b.ForwardSession(ctx, "ada", id); err != nil || o.Title != "One" {
+	if o, err := b.Session("ada", id).Forward(ctx); err != nil || o.Title != "One" {
 		t.Fatalf("forward without a later entry: %v %+v", err, o)
 	}
-	if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/two"); err != nil {
+	if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/two"); err != nil {
 		t.Fatal(err)
 	}
-	if o, err := b.BackSession(ctx, "ada", id); err != nil || o.Title != "One" {
+	if o, err := b.Session("ada", id).Back(ctx); err != nil || o.Title != "One" {
 		t.Fatalf("back: %v %+v", err, o)
 	}
-	if o, err := b.ForwardSession(ctx, "ada", id); err != nil || o.Title != "Two" || o.URL != ts.URL+"/two" {
+	if o, err := b.Session("ada", id).Forward(ctx); err != nil || o.Title != "Two" || o.URL != ts.URL+"/two" {
 		t.Fatalf("forward: %v %+v", err, o)
 	}
-	if _, err := b.ForwardSession(ctx, "eve", id); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Forward(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("forward by another identity: %v", err)
 	}
-	if _, _, err := b.EvalSession(ctx, "ada", id, "1"); !errors.As(err, new(*chrome.ScriptsOffError)) {
+	if _, _, err := b.Session("ada", id).Eval(ctx, "1"); !errors.As(err, new(*chrome.ScriptsOffError)) {
 		t.Errorf("a script on a server without AllowScripts: %v", err)
 	}
 
-	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/count"); err != nil || !strings.Contains(o.Text, "load number 1") {
+	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/count"); err != nil || !strings.Contains(o.Text, "load number 1") {
 		t.Fatalf("count page: %v %+v", err, o)
 	}
-	if o, err := b.ReloadSession(ctx, "ada", id); err != nil || !strings.Contains(o.Text, "load number 2") || o.Status != 200 {
+	if o, err := b.Session("ada", id).Reload(ctx); err != nil || !strings.Contains(o.Text, "load number 2") || o.Status != 200 {
 		t.Fatalf("reload: %v %+v", err, o)
 	}
 
-	if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/hover"); err != nil {
+	if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/hover"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -149,7 +149,7 @@ func TestForwardReloadHover(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := b.HoverSession(ctx, "ada", id, tt.ref)
+			o, err := b.Session("ada", id).Hover(ctx, tt.ref)
 			if tt.want == "" {
 				if !errors.As(err, new(*chrome.ElementNotFound)) {
 					t.Errorf("hover %q: %v, want ElementNotFound", tt.ref, err)
@@ -187,16 +187,16 @@ func TestWaitSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+tt.path); err != nil {
+			if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+tt.path); err != nil {
 				t.Fatal(err)
 			}
-			o, met, err := b.WaitSession(ctx, "ada", id, tt.w)
+			o, met, err := b.Session("ada", id).Wait(ctx, tt.w)
 			if err != nil || met != tt.met || o.Title != "Wait" {
 				t.Errorf("wait %+v: met %v, want %v: %v %+v", tt.w, met, tt.met, err, o)
 			}
 		})
 	}
-	if _, _, err := b.WaitSession(ctx, "ada", id, chrome.Wait{}); !errors.As(err, new(*chrome.WaitError)) {
+	if _, _, err := b.Session("ada", id).Wait(ctx, chrome.Wait{}); !errors.As(err, new(*chrome.WaitError)) {
 		t.Errorf("a wait without a condition: %v", err)
 	}
 }
@@ -239,7 +239,7 @@ func TestUploadSession(t *testing.T) {
 		{"Attachment", []string{"in.csv"}, "got b.csv:8"},
 	}
 	for _, tt := range good {
-		o, err := b.UploadSession(ctx, "ada", id, tt.ref, tt.names)
+		o, err := b.Session("ada", id).Upload(ctx, tt.ref, tt.names)
 		if err != nil || !strings.Contains(o.Text, tt.want) {
 			t.Errorf("upload %v to %q: %v %+v", tt.names, tt.ref, err, o)
 		}
@@ -272,7 +272,7 @@ func TestUploadSession(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := b.UploadSession(ctx, "ada", id, tt.ref, tt.names)
+			_, err := b.Session("ada", id).Upload(ctx, tt.ref, tt.names)
 			var ue *chrome.UploadError
 			if !errors.As(err, &ue) {
 				t.Fatalf("upload %v: %v, want an UploadError", tt.names, err)
@@ -282,13 +282,13 @@ func TestUploadSession(t *testing.T) {
 			}
 		})
 	}
-	if _, o, err := b.ReadSession(ctx, "ada", id, 0); err != nil || o.Title != "Upload" {
+	if _, o, err := b.Session("ada", id).Read(ctx, 0); err != nil || o.Title != "Upload" {
 		t.Errorf("the session after the refusals: %v", err)
 	}
 
 	off := chrome.New(chrome.Budgeted(chrome.Config{Path: needChromium(t)}))
 	t.Cleanup(func() { _ = off.Close() })
-	if _, err := off.UploadSession(ctx, "ada", id, "Attachment", []string{"hello.txt"}); !errors.As(err, new(*chrome.UploadError)) {
+	if _, err := off.Session("ada", id).Upload(ctx, "Attachment", []string{"hello.txt"}); !errors.As(err, new(*chrome.UploadError)) {
 		t.Errorf("an upload on a server without an upload directory: %v", err)
 	}
 }
@@ -298,7 +298,7 @@ func TestUploadSession(t *testing.T) {
 func TestScreenshotSession(t *testing.T) {
 	ts, _ := opsApp(t)
 	b, id := opsSession(t, chrome.Config{}, ts.URL+"/one")
-	shot, o, err := b.ScreenshotSession(context.Background(), "ada", id)
+	shot, o, err := b.Session("ada", id).Screenshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestEvalSession(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			got, o, err := b.EvalSession(ctx, "ada", id, tt.script)
+			got, o, err := b.Session("ada", id).Eval(ctx, tt.script)
 			took := time.Since(start)
 			if took > limit {
 				t.Errorf("took %v, over the call's limit %v", took, limit)
@@ -365,27 +365,27 @@ func TestEvalSession(t *testing.T) {
 			}
 		})
 	}
-	long, _, err := b.EvalSession(ctx, "ada", id, "'x'.repeat(100000)")
+	long, _, err := b.Session("ada", id).Eval(ctx, "'x'.repeat(100000)")
 	if err != nil || len(long) > 4096 || !strings.HasPrefix(long, `"xxx`) {
 		t.Errorf("a long result: %d bytes, %v", len(long), err)
 	}
 
 	// A script that opens a dialog returns at once with it; the session's
 	// other calls wait for its answer.
-	got, o, err := b.EvalSession(ctx, "ada", id, "confirm('Really delete?') ? 'yes' : 'no'")
+	got, o, err := b.Session("ada", id).Eval(ctx, "confirm('Really delete?') ? 'yes' : 'no'")
 	if err != nil || got != "" || o.Dialog == nil || o.Dialog.Type != "confirm" || o.Dialog.Message != "Really delete?" {
 		t.Fatalf("a script's dialog: %q %v %+v", got, err, o)
 	}
-	if _, _, err := b.ScreenshotSession(ctx, "ada", id); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, _, err := b.Session("ada", id).Screenshot(ctx); !errors.As(err, new(*chrome.DialogOpenError)) {
 		t.Errorf("a screenshot with a dialog open: %v", err)
 	}
-	if _, err := b.CloseTabSession(ctx, "ada", id, 0); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, err := b.Session("ada", id).CloseTab(ctx, 0); !errors.As(err, new(*chrome.DialogOpenError)) {
 		t.Errorf("closing a tab with a dialog open: %v", err)
 	}
-	if _, err := b.AnswerDialogSession(ctx, "ada", id, true, ""); err != nil {
+	if _, err := b.Session("ada", id).AnswerDialog(ctx, true, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := b.EvalSession(ctx, "ada", id, "document.title"); err != nil || got != `"One"` {
+	if got, _, err := b.Session("ada", id).Eval(ctx, "document.title"); err != nil || got != `"One"` {
 		t.Errorf("after the dialog: %q %v", got, err)
 	}
 }
@@ -398,12 +398,12 @@ func TestCloseTabSession(t *testing.T) {
 	b, id := opsSession(t, chrome.Config{}, ts.URL+"/one")
 	ctx := context.Background()
 	for _, p := range []string{"/two", "/hover"} {
-		if _, err := b.OpenTab(ctx, "ada", id, ts.URL+p); err != nil {
+		if _, err := b.Session("ada", id).OpenTab(ctx, ts.URL+p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	titles := func() (out []string, cur int) {
-		tabs, err := b.TabsSession(ctx, "ada", id)
+		tabs, err := b.Session("ada", id).Tabs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,7 +429,7 @@ func TestCloseTabSession(t *testing.T) {
 		{0, "", "One", 0, true},
 	}
 	for _, st := range steps {
-		o, err := b.CloseTabSession(ctx, "ada", id, st.close)
+		o, err := b.Session("ada", id).CloseTab(ctx, st.close)
 		if st.title == "" {
 			var te *chrome.TabError
 			if !errors.As(err, &te) || st.lastError != strings.Contains(err.Error(), "only tab") {
@@ -442,7 +442,7 @@ func TestCloseTabSession(t *testing.T) {
 			t.Errorf("after close %d: tabs %v current %d, want %s current %d", st.close, got, cur, st.tabs, st.cur)
 		}
 	}
-	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/two"); err != nil || o.Title != "Two" {
+	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/two"); err != nil || o.Title != "Two" {
 		t.Errorf("the remaining tab: %v %+v", err, o)
 	}
 }
@@ -458,7 +458,7 @@ func TestSessionDownloadsOff(t *testing.T) {
 	ts, served := opsApp(t)
 	b, id := opsSession(t, chrome.Config{}, ts.URL+"/download")
 	ctx := context.Background()
-	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "dl"})
+	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "dl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestSessionDownloadsOff(t *testing.T) {
 		t.Fatalf("the link was not followed: %+v", o)
 	}
 	// A further call on the session: a download would have finished.
-	if _, o, err := b.ReadSession(ctx, "ada", id, 0); err != nil || o.Title != "Download" {
+	if _, o, err := b.Session("ada", id).Read(ctx, 0); err != nil || o.Title != "Download" {
 		t.Fatalf("after the download: %v %+v", err, o)
 	}
 	cwd, _ := os.Getwd()

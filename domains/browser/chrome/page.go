@@ -24,7 +24,7 @@ type PageElement struct {
 	// element stays in the page (across reads and actions of a session).
 	ID string
 	// Ref is the element's readable reference, which session actions
-	// take (see [Browser.ActSession]): its accessible name with
+	// take (see [Session.Act]): its accessible name with
 	// whitespace collapsed and clipped to 60 bytes, or its role when the
 	// name is empty; when the same ref came earlier in document order in
 	// the same read, " #2", " #3", ... is added ("Delete #2").
@@ -117,21 +117,18 @@ var pageRoles = map[string]bool{
 // datetime-local, month, week, color), read from the DOM.
 var nativeRoles = map[string]bool{"Date": true, "InputTime": true, "DateTime": true, "ColorWell": true}
 
-// ReadSession reads the accessibility tree of the current page of
-// owner's session id (CDP Accessibility.getFullAXTree, which needs no
+// Read reads the accessibility tree of the current page of
+// the session (CDP Accessibility.getFullAXTree, which needs no
 // DOM domain) and keeps at most max elements (0:
 // [DefaultMaxPageElements]). The Observation holds the console messages
-// and requests of the call. Errors: those of [Browser.ActSession].
-func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*Page, *Observation, error) {
+// and requests of the call. Errors: those of [Session.Act].
+func (s *Session) Read(ctx context.Context, max int) (*Page, *Observation, error) {
+	b := s.b
 	if max <= 0 {
 		max = DefaultMaxPageElements
 	}
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, nil, err
-	}
 	var p *Page
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		var err error
 		p, err = b.readPageOf(op, lt, max)
 		if err == nil {
@@ -141,7 +138,6 @@ func (b *Browser) ReadSession(ctx context.Context, owner, id string, max int) (*
 		}
 		return err
 	})
-	b.after(s, err)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -61,7 +61,7 @@ func TestReadSessionPage(t *testing.T) {
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	p, _, err := b.Session("ada", id).Read(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +107,12 @@ func TestReadSessionPage(t *testing.T) {
 		}
 	}
 	// Ids are stable across reads.
-	p2, _, err := b.ReadSession(ctx, "ada", id, 0)
+	p2, _, err := b.Session("ada", id).Read(ctx, 0)
 	if err != nil || len(p2.Elements) != len(p.Elements) || p2.Elements[3].ID != p.Elements[3].ID {
 		t.Errorf("second read: %v", err)
 	}
 	// Bounded.
-	small, _, err := b.ReadSession(ctx, "ada", id, 5)
+	small, _, err := b.Session("ada", id).Read(ctx, 5)
 	if err != nil || len(small.Elements) != 5 || small.Total != p.Total || !small.Truncated {
 		t.Errorf("bounded read: %v, %d of %d", err, len(small.Elements), small.Total)
 	}
@@ -125,17 +125,17 @@ func TestReadSessionPage(t *testing.T) {
 		t.Errorf("rows of Ada: %d %+v", n, rows)
 	}
 	// Another identity is refused.
-	if _, _, err := b.ReadSession(ctx, "eve", id, 0); err == nil {
+	if _, _, err := b.Session("eve", id).Read(ctx, 0); err == nil {
 		t.Error("another identity read the session")
 	}
 	// A console flood does not wedge the read (the tab runs without the
 	// DOM domain; the accessibility tree needs none).
-	if fo, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "flood"}); err != nil || fo.ConsoleTotal < 1000 {
+	if fo, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "flood"}); err != nil || fo.ConsoleTotal < 1000 {
 		t.Fatalf("click flood: %v %+v", err, fo)
 	}
 	for i := range 3 {
 		start := time.Now()
-		fp, fobs, err := b.ReadSession(ctx, "ada", id, 0)
+		fp, fobs, err := b.Session("ada", id).Read(ctx, 0)
 		took := time.Since(start)
 		if err != nil || took > 8*time.Second || fp.Title != "Orders admin" {
 			t.Fatalf("read %d under a console flood: %v after %v", i, err, took)
@@ -176,7 +176,7 @@ func TestRefs(t *testing.T) {
 	t.Cleanup(ts.Close)
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	p, _, err := b.Session("ada", id).Read(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestRefs(t *testing.T) {
 		}
 	}
 	state := func(ref string) chrome.PageElement {
-		p, _, err := b.ReadSession(ctx, "ada", id, 0)
+		p, _, err := b.Session("ada", id).Read(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestRefs(t *testing.T) {
 		{"by ax id", chrome.Act{Kind: "click", ElementID: byRef["Delete"].ID}, want{"Deleted", "Deleted", false}},
 		{"by JavaScript id", chrome.Act{Kind: "check", ElementID: "news", Value: "false"}, want{"Newsletter", "Newsletter", false}},
 	} {
-		if _, err := b.ActSession(ctx, "ada", id, &c.act); err != nil {
+		if _, err := b.Session("ada", id).Act(ctx, &c.act); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -250,7 +250,7 @@ func TestRefs(t *testing.T) {
 		{"unknown ref", chrome.Act{Kind: "click", ElementID: "Nope"}},
 		{"unknown ax id", chrome.Act{Kind: "click", ElementID: "ax999999"}},
 	} {
-		if _, err := b.ActSession(ctx, "ada", id, &c.act); !errors.As(err, new(*chrome.ElementNotFound)) {
+		if _, err := b.Session("ada", id).Act(ctx, &c.act); !errors.As(err, new(*chrome.ElementNotFound)) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
@@ -262,7 +262,7 @@ func TestRefs(t *testing.T) {
 		{"check a button", chrome.Act{Kind: "check", ElementID: "Save draft", Value: "true"}},
 		{"check with a bad value", chrome.Act{Kind: "check", ElementID: "Newsletter", Value: "yes"}},
 	} {
-		if _, err := b.ActSession(ctx, "ada", id, &c.act); !errors.As(err, new(*chrome.CheckError)) {
+		if _, err := b.Session("ada", id).Act(ctx, &c.act); !errors.As(err, new(*chrome.CheckError)) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
@@ -273,7 +273,7 @@ func TestRefs(t *testing.T) {
 	lb, lid := liveSession(t, path, login.URL+"/")
 	for _, step := range []chrome.Act{{Kind: "fill", ElementID: "Email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "Password", Value: "s3cret"}, {Kind: "click", ElementID: "Sign in"}} {
-		o, err := lb.ActSession(ctx, "ada", lid, &step)
+		o, err := lb.Session("ada", lid).Act(ctx, &step)
 		if err != nil {
 			t.Fatalf("%s %s: %v", step.Kind, step.ElementID, err)
 		}
@@ -336,13 +336,13 @@ func TestHugePageIsReadBounded(t *testing.T) {
 	goruntime.GC()
 	goruntime.ReadMemStats(&m0)
 	start = time.Now()
-	if _, _, err := b.ReadSession(ctx, "ada", o.Session, 0); err != nil {
+	if _, _, err := b.Session("ada", o.Session).Read(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	took = time.Since(start)
 	goruntime.ReadMemStats(&m1)
 	t.Logf("read: %v, %d KB allocated", took.Round(time.Millisecond), (m1.TotalAlloc-m0.TotalAlloc)>>10)
-	a, err := b.ActSession(ctx, "ada", o.Session, &chrome.Act{Kind: "click", ElementID: "Take 3"})
+	a, err := b.Session("ada", o.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Take 3"})
 	if err != nil || a.Page == nil {
 		t.Fatalf("click by ref: %v %+v", err, a)
 	}
@@ -430,7 +430,7 @@ func TestScriptReadMatchesTree(t *testing.T) {
 				t.Errorf("%s: %+v, want %+v", c.name, g, w)
 			}
 		}
-		if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+		if err := b.Session("ada", o.Session).End(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -132,7 +132,7 @@ type Observation struct {
 	Page *Page
 	// Dialog is the JavaScript dialog open on a live session's page
 	// after the call (it opened during the call, which then stopped):
-	// answer it with [Browser.AnswerDialogSession]. Nil when none is.
+	// answer it with [Session.AnswerDialog]. Nil when none is.
 	Dialog *Dialog
 	// Announced are the texts the page's live regions (role status,
 	// alert or log, aria-live: toasts, errors) showed during a call on a
@@ -140,7 +140,7 @@ type Observation struct {
 	Announced []string
 	// TabOpened is the index of the tab the page opened during the call
 	// (a target=_blank link, window.open), which the session keeps (see
-	// [Browser.SwitchTabSession]); the last one when it opened several.
+	// [Session.SwitchTab]); the last one when it opened several.
 	// 0 when it opened none (tab 0 is the session's first tab).
 	TabOpened int
 	// TabsClosed counts the tabs of a live session whose page closed

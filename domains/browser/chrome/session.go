@@ -37,16 +37,66 @@ func (e *SessionOwnerError) Error() string {
 // sessions is the registry of a Browser's live sessions.
 type sessions struct {
 	mu     sync.Mutex
-	m      map[string]*Session
+	m      map[string]*liveSession
 	closed bool
 	reaps  sync.WaitGroup // idle timers running endSession
 }
 
-// Session is a live browser session: an isolated browser context (see
-// isolated) and its tabs, kept between calls so that the page, its
-// cookies and storage last. It belongs to the identity that opened it.
-// Calls on one session run one at a time.
+// Session is a handle on one live browser session: the session id
+// [Browser.OpenSession] returned (Observation.Session) of the identity
+// that opened it. [Browser.Session] makes one; its methods are the calls
+// on the session, each acting on the session's current tab and returning
+// what the browser saw ([Observation], with the page after the call in
+// Observation.Page).
+//
+// A handle is a name, not a lock: every call looks the session up,
+// checks that it belongs to the handle's identity (else a
+// [SessionOwnerError]) and is still open (else a [SessionGoneError]: it
+// ended, was idle too long, or lives on another replica), waits for a call under
+// way on it, and takes one of the browser's page slots (fairly between
+// identities) for the time of the call. Calls on one session run one at
+// a time. A handle is cheap, safe for concurrent use, and stays valid
+// after the session ended (its calls then answer [SessionGoneError]).
 type Session struct {
+	b         *Browser
+	owner, id string
+}
+
+// Session returns the handle on owner's live session id (see [Session]).
+// It does not look the session up: each call does, since a session can
+// end between two calls.
+func (b *Browser) Session(owner, id string) *Session {
+	return &Session{b: b, owner: owner, id: id}
+}
+
+// ID is the session's id (Observation.Session of [Browser.OpenSession]).
+func (s *Session) ID() string { return s.id }
+
+// callFunc is what one call on a session does on its current tab lt,
+// within the call's context op, filling obs.
+type callFunc func(op context.Context, lt *liveTab, obs *Observation) error
+
+// do runs fn as one call on the session's current tab: it takes the
+// session ([Browser.take]: lookup, owner and gone checks, the wait for a
+// call under way), runs the call ([Browser.call]: the page slot, the time
+// limit, the dialog check, the page after it) and gives the session back
+// ([Browser.after]).
+func (s *Session) do(ctx context.Context, fn callFunc) (*Observation, error) {
+	ls, err := s.b.take(ctx, s.owner, s.id)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := s.b.call(ctx, ls, fn)
+	s.b.after(ls, err)
+	return obs, err
+}
+
+// liveSession is the state of a live browser session in the registry:
+// an isolated browser context (see isolated) and its tabs, kept between
+// calls so that the page, its cookies and storage last. It belongs to
+// the identity that opened it. Its busy channel holds it for one call at
+// a time.
+type liveSession struct {
 	id, owner string
 	b         *Browser
 	gen       uint64 // the browser process it lives in
@@ -94,7 +144,7 @@ func newSessionID() string {
 
 // lock takes the session for one call, waiting for a call under way
 // (bounded by that call's own time limit) or until ctx ends.
-func (s *Session) lock(ctx context.Context) error {
+func (s *liveSession) lock(ctx context.Context) error {
 	select {
 	case s.busy <- struct{}{}:
 		return nil
@@ -103,13 +153,13 @@ func (s *Session) lock(ctx context.Context) error {
 	}
 }
 
-func (s *Session) unlock() { <-s.busy }
+func (s *liveSession) unlock() { <-s.busy }
 
 // reserve adds a new session of owner to the registry, taken (locked) by
 // the caller. At the owner's limit the owner's least recently used idle
 // session is returned to be ended (evict); at the browser's limit the
 // answer is a [BusyError].
-func (b *Browser) reserve(owner string) (s, evict *Session, err error) {
+func (b *Browser) reserve(owner string) (s, evict *liveSession, err error) {
 	r := &b.sess
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -117,7 +167,7 @@ func (b *Browser) reserve(owner string) (s, evict *Session, err error) {
 		return nil, nil, ErrClosed
 	}
 	if r.m == nil {
-		r.m = map[string]*Session{}
+		r.m = map[string]*liveSession{}
 	}
 	mine := 0
 	for _, o := range r.m {
@@ -147,14 +197,14 @@ func (b *Browser) reserve(owner string) (s, evict *Session, err error) {
 	if evict != nil {
 		delete(r.m, evict.id)
 	}
-	s = &Session{id: newSessionID(), owner: owner, b: b, busy: make(chan struct{}, 1), lastUse: time.Now()}
+	s = &liveSession{id: newSessionID(), owner: owner, b: b, busy: make(chan struct{}, 1), lastUse: time.Now()}
 	s.busy <- struct{}{}
 	r.m[s.id] = s
 	return s, evict, nil
 }
 
-// find returns owner's session id.
-func (b *Browser) find(owner, id string) (*Session, error) {
+// find returns the session.
+func (b *Browser) find(owner, id string) (*liveSession, error) {
 	b.sess.mu.Lock()
 	defer b.sess.mu.Unlock()
 	s := b.sess.m[id]
@@ -168,7 +218,7 @@ func (b *Browser) find(owner, id string) (*Session, error) {
 }
 
 // forget removes s from the registry (if it is still there).
-func (b *Browser) forget(s *Session) {
+func (b *Browser) forget(s *liveSession) {
 	b.sess.mu.Lock()
 	defer b.sess.mu.Unlock()
 	if b.sess.m[s.id] == s {
@@ -178,10 +228,10 @@ func (b *Browser) forget(s *Session) {
 
 // OpenSession opens url in a new live session of owner (the caller's
 // identity) and returns what the browser saw; Observation.Session is the
-// session's id, which [Browser.ActSession] and [Browser.EndSession]
-// take. A page that did not load, did not answer in time or flooded its
-// console is not kept: its session ends before OpenSession returns
-// (Observation.Live is then false). Errors are those of [Browser.Run],
+// session's id, which [Browser.Session] takes to make the handle that
+// the session's calls are made on. A page that did not load, did not
+// answer in time or flooded its console is not kept: its session ends
+// before OpenSession returns (Observation.Live is then false). Errors are those of [Browser.Run],
 // and a [BusyError] at the session limits.
 func (b *Browser) OpenSession(ctx context.Context, owner, url string) (*Observation, error) {
 	if _, err := b.CheckURL(url); err != nil {
@@ -209,27 +259,29 @@ func (b *Browser) OpenSession(ctx context.Context, owner, url string) (*Observat
 	return obs, nil
 }
 
-// OpenTab opens url in a new tab of owner's session id, which becomes its
-// current tab (at most [Config.MaxSessionTabs]).
-func (b *Browser) OpenTab(ctx context.Context, owner, id, url string) (*Observation, error) {
+// OpenTab opens url in a new tab of the session, which becomes its
+// current tab (at most [Config.MaxSessionTabs]; one more is a
+// [BusyError]). Errors: those of [Session.Navigate].
+func (s *Session) OpenTab(ctx context.Context, url string) (*Observation, error) {
+	b := s.b
 	if _, err := b.CheckURL(url); err != nil {
 		return nil, err
 	}
-	s, err := b.take(ctx, owner, id)
+	ls, err := b.take(ctx, s.owner, s.id)
 	if err != nil {
 		return nil, err
 	}
-	if len(s.tabs) >= b.cfg.MaxSessionTabs {
-		b.release(s)
-		return nil, &BusyError{RetryAfter: time.Second, Reason: fmt.Sprintf("the browser session has %d tabs open (the server's limit)", len(s.tabs))}
+	if len(ls.tabs) >= b.cfg.MaxSessionTabs {
+		b.release(ls)
+		return nil, &BusyError{RetryAfter: time.Second, Reason: fmt.Sprintf("the browser session has %d tabs open (the server's limit)", len(ls.tabs))}
 	}
-	obs, err := b.openIn(ctx, s, url)
-	b.after(s, err)
+	obs, err := b.openIn(ctx, ls, url)
+	b.after(ls, err)
 	return obs, err
 }
 
-// take finds owner's session id and takes it for a call.
-func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) {
+// take finds the session and takes it for a call.
+func (b *Browser) take(ctx context.Context, owner, id string) (*liveSession, error) {
 	s, err := b.find(owner, id)
 	if err != nil {
 		return nil, err
@@ -264,7 +316,7 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*Session, error) 
 
 // after ends a call on s: a session whose current tab can no longer act
 // (its renderer ended, it went over its byte budget) ends too.
-func (b *Browser) after(s *Session, err error) {
+func (b *Browser) after(s *liveSession, err error) {
 	if err != nil && len(s.tabs) > 0 && (s.tabs[s.cur].t.op.Err() != nil || s.tabs[s.cur].t.gone()) {
 		b.forget(s)
 		s.close()
@@ -275,12 +327,12 @@ func (b *Browser) after(s *Session, err error) {
 }
 
 // release arms s's idle timer and gives the session back.
-func (b *Browser) release(s *Session) {
+func (b *Browser) release(s *liveSession) {
 	b.sess.mu.Lock()
 	s.lastUse = time.Now()
 	listed := b.sess.m[s.id] == s
 	b.sess.mu.Unlock()
-	if !listed { // ended (EndSession, Close) during the call
+	if !listed { // ended (Session.End, Close) during the call
 		s.close()
 		s.unlock()
 		return
@@ -294,7 +346,7 @@ func (b *Browser) release(s *Session) {
 }
 
 // reap ends s after it was idle (its timer fired).
-func (b *Browser) reap(s *Session) {
+func (b *Browser) reap(s *liveSession) {
 	r := &b.sess
 	r.mu.Lock()
 	if r.closed {
@@ -307,47 +359,43 @@ func (b *Browser) reap(s *Session) {
 	b.endSession(s)
 }
 
-// ActSession acts on the current page of owner's session id, without
-// loading it again, and returns what the browser saw during the call
-// (console messages and requests of this call, the page as it is now,
-// Observation.Page). a.ElementID is a ref of the page ([PageElement.Ref],
-// e.g. "Sign in"), an [PageElement.ID] or an [Element.ID]. Every session
-// call returns the page after it the same way, or Observation.Dialog
-// when a JavaScript dialog opened (see [Browser.AnswerDialogSession]).
-// Errors: [SessionGoneError], [SessionOwnerError], [DialogOpenError],
-// [ElementNotFound], [OptionError], [CheckError], and those of
-// [Browser.Run].
-func (b *Browser) ActSession(ctx context.Context, owner, id string, a *Act) (*Observation, error) {
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, err
-	}
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
-		return b.drive(op, lt.t, lt.col, Task{Act: a}, obs, false)
+// Act acts on the current page of the session (a click, a fill, a
+// choice, a check), without loading it again, and returns what the
+// browser saw during the call (console messages and requests of this
+// call, the page as it is now, Observation.Page). a.ElementID is a ref
+// of the page ([PageElement.Ref], e.g. "Sign in"), an [PageElement.ID]
+// or an [Element.ID]. Every session call returns the page after it the
+// same way, or Observation.Dialog when a JavaScript dialog opened (see
+// [Session.AnswerDialog]). Errors: [SessionGoneError],
+// [SessionOwnerError], [DialogOpenError], [ElementNotFound],
+// [OptionError], [CheckError], and those of [Browser.Run].
+func (s *Session) Act(ctx context.Context, a *Act) (*Observation, error) {
+	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
+		return s.b.drive(op, lt.t, lt.col, Task{Act: a}, obs, false)
 	})
-	b.after(s, err)
-	return obs, err
 }
 
-// EndSession ends owner's session id and closes its tabs and browser
-// context.
-func (b *Browser) EndSession(ctx context.Context, owner, id string) error {
-	s, err := b.find(owner, id)
+// End ends the session and closes its tabs and browser context. A call
+// under way on it finishes first (bounded by ctx: when ctx ends first,
+// that call ends the session as it returns). Errors: [SessionGoneError],
+// [SessionOwnerError].
+func (s *Session) End(ctx context.Context) error {
+	ls, err := s.b.find(s.owner, s.id)
 	if err != nil {
 		return err
 	}
-	b.forget(s)
-	if err := s.lock(ctx); err != nil {
+	s.b.forget(ls)
+	if err := ls.lock(ctx); err != nil {
 		return err // the call under way closes it when it sees it forgotten (release)
 	}
-	s.close()
-	s.unlock()
+	ls.close()
+	ls.unlock()
 	return nil
 }
 
 // endSession ends s (the registry no longer lists it), waiting for a
 // call under way.
-func (b *Browser) endSession(s *Session) {
+func (b *Browser) endSession(s *liveSession) {
 	b.forget(s)
 	s.busy <- struct{}{}
 	s.close()
@@ -359,7 +407,7 @@ func (b *Browser) endSessions() {
 	r := &b.sess
 	r.mu.Lock()
 	r.closed = true
-	all := make([]*Session, 0, len(r.m))
+	all := make([]*liveSession, 0, len(r.m))
 	for _, s := range r.m {
 		all = append(all, s)
 	}
@@ -374,7 +422,7 @@ func (b *Browser) endSessions() {
 }
 
 // close closes s's tabs and browser context; s is taken.
-func (s *Session) close() {
+func (s *liveSession) close() {
 	if s.closed {
 		return
 	}
@@ -397,7 +445,7 @@ func (s *Session) close() {
 
 // openIn opens url in a new tab of s (creating its browser context on
 // first use); s is taken.
-func (b *Browser) openIn(ctx context.Context, s *Session, url string) (*Observation, error) {
+func (b *Browser) openIn(ctx context.Context, s *liveSession, url string) (*Observation, error) {
 	return b.call(ctx, s, nil, url)
 }
 
@@ -407,9 +455,9 @@ func (b *Browser) openIn(ctx context.Context, s *Session, url string) (*Observat
 // use).
 //
 // While a JavaScript dialog is open on the current tab the answer is a
-// [DialogOpenError] (see [Browser.AnswerDialogSession]); a dialog that
+// [DialogOpenError] (see [Session.AnswerDialog]); a dialog that
 // opens during the call ends it at once, with Observation.Dialog set.
-func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
+func (b *Browser) call(ctx context.Context, s *liveSession, fn callFunc, url ...string) (*Observation, error) {
 	if len(s.tabs) > 0 {
 		if d := s.tabs[s.cur].t.openDialog(); d != nil {
 			return nil, &DialogOpenError{Dialog: *d}
@@ -419,7 +467,7 @@ func (b *Browser) call(ctx context.Context, s *Session, fn func(op context.Conte
 }
 
 // callOn is call without the check for an open dialog.
-func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Context, lt *liveTab, obs *Observation) error, url ...string) (*Observation, error) {
+func (b *Browser) callOn(ctx context.Context, s *liveSession, fn callFunc, url ...string) (*Observation, error) {
 	release, err := b.takeSlot(WithIdentity(ctx, s.owner))
 	if err != nil {
 		return nil, err
@@ -526,7 +574,7 @@ func (b *Browser) callOn(ctx context.Context, s *Session, fn func(op context.Con
 // prune drops the tabs of s whose page closed itself (window.close());
 // s is taken. It returns how many it dropped. When the current tab was
 // one, the tab before it becomes current.
-func (s *Session) prune() (closed int) {
+func (s *liveSession) prune() (closed int) {
 	before, curGone := 0, false
 	keep := s.tabs[:0]
 	for i, lt := range s.tabs {
@@ -581,7 +629,7 @@ func (b *Browser) readLive(op context.Context, lt *liveTab, obs *Observation) er
 // ends; ctx bounds its creation. It becomes the current tab. With id set
 // it attaches to that page of the context instead (a page the session's
 // pages opened, see adopt), which does not become current.
-func (s *Session) newTab(ctx context.Context, id ...target.ID) (*liveTab, error) {
+func (s *liveSession) newTab(ctx context.Context, id ...target.ID) (*liveTab, error) {
 	life, end := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, end)
 	col := newCollector(&s.b.cfg)
@@ -617,7 +665,7 @@ func (s *Session) newTab(ctx context.Context, id ...target.ID) (*liveTab, error)
 // window.open), which its browser context kept while it had room, tabs
 // of s; s is taken. It returns the index of the last one, 0 when there
 // is none. ctx bounds it; a page that cannot be attached is closed.
-func (s *Session) adopt(ctx context.Context) (opened int) {
+func (s *liveSession) adopt(ctx context.Context) (opened int) {
 	if s.in == nil || s.closed {
 		return 0
 	}

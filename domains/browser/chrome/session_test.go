@@ -46,7 +46,7 @@ func TestSessionLoginJob(t *testing.T) {
 		{Kind: "fill", ElementID: "email", Value: "ada@example.com"},
 		{Kind: "fill", ElementID: "password", Value: "s3cret"},
 	} {
-		o, err := b.ActSession(ctx, "ada", id, &step)
+		o, err := b.Session("ada", id).Act(ctx, &step)
 		if err != nil {
 			t.Fatalf("%s %s: %v", step.Kind, step.ElementID, err)
 		}
@@ -54,7 +54,7 @@ func TestSessionLoginJob(t *testing.T) {
 			t.Fatalf("after %s: session %q title %q", step.ElementID, o.Session, o.Title)
 		}
 	}
-	o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "signin"})
+	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +69,16 @@ func TestSessionLoginJob(t *testing.T) {
 	}
 
 	// Another identity is refused; an unknown session is gone.
-	if _, err := b.ActSession(ctx, "eve", id, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("another identity: %v", err)
 	}
-	if _, err := b.ActSession(ctx, "ada", "bs-0000000000000000", &chrome.Act{Kind: "click", ElementID: "x"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", "bs-0000000000000000").Act(ctx, &chrome.Act{Kind: "click", ElementID: "x"}); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("unknown session: %v", err)
 	}
 
 	// A second tab of the session shares its cookie; a fresh session
 	// does not.
-	o, err = b.OpenTab(ctx, "ada", id, ts.URL+"/dashboard")
+	o, err = b.Session("ada", id).OpenTab(ctx, ts.URL+"/dashboard")
 	if err != nil || o.Title != "Dashboard" {
 		t.Fatalf("second tab: %v %+v", err, o)
 	}
@@ -97,10 +97,10 @@ func TestSessionLoginJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("evicted session: %v", err)
 	}
-	if err := b.EndSession(ctx, "ada", third.Session); err != nil {
+	if err := b.Session("ada", third.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -116,7 +116,7 @@ func TestSessionLoginJob(t *testing.T) {
 	if n != targets0 {
 		t.Errorf("%d page targets after the sessions ended, %d before", n, targets0)
 	}
-	if _, err := b.ActSession(ctx, "ada", other.Session, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", other.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("reaped session: %v", err)
 	}
 
@@ -165,7 +165,7 @@ func TestSessionLimits(t *testing.T) {
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
-			_, err := b.ActSession(ctx, "a", a.Session, &chrome.Act{Kind: "fill", ElementID: "email", Value: strings.Repeat("x", i+1)})
+			_, err := b.Session("a", a.Session).Act(ctx, &chrome.Act{Kind: "fill", ElementID: "email", Value: strings.Repeat("x", i+1)})
 			errs <- err
 		}()
 	}
@@ -175,13 +175,13 @@ func TestSessionLimits(t *testing.T) {
 		}
 	}
 
-	if err := b.EndSession(ctx, "b", a.Session); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if err := b.Session("b", a.Session).End(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("ending another identity's session: %v", err)
 	}
-	if err := b.EndSession(ctx, "a", a.Session); err != nil {
+	if err := b.Session("a", a.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ActSession(ctx, "a", a.Session, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("a", a.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("ended session: %v", err)
 	}
 	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); err != nil {
@@ -224,20 +224,20 @@ func TestEveryCallReturnsThePage(t *testing.T) {
 	}{
 		{"open", func() (*chrome.Observation, error) { return open, nil }, "Sign in", "Email"},
 		{"fill", func() (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "fill", ElementID: "Email", Value: "nobody"})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "fill", ElementID: "Email", Value: "nobody"})
 		}, "Sign in", "Password"},
 		{"fill the form and submit", func() (*chrome.Observation, error) {
-			return b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Email", Value: "ada@example.com"}, {ElementID: "Password", Value: "s3cret"}}, "Sign in")
+			return b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Email", Value: "ada@example.com"}, {ElementID: "Password", Value: "s3cret"}}, "Sign in")
 		}, "Dashboard", "4,210"},
-		{"navigate", func() (*chrome.Observation, error) { return b.NavigateSession(ctx, "ada", id, ts.URL+"/?again=1") }, "Sign in", "Sign in"},
-		{"back", func() (*chrome.Observation, error) { return b.BackSession(ctx, "ada", id) }, "Dashboard", "North"},
-		{"press a key", func() (*chrome.Observation, error) { return b.PressKeySession(ctx, "ada", id, "Tab") }, "Dashboard", "Revenue"},
+		{"navigate", func() (*chrome.Observation, error) { return b.Session("ada", id).Navigate(ctx, ts.URL+"/?again=1") }, "Sign in", "Sign in"},
+		{"back", func() (*chrome.Observation, error) { return b.Session("ada", id).Back(ctx) }, "Dashboard", "North"},
+		{"press a key", func() (*chrome.Observation, error) { return b.Session("ada", id).PressKey(ctx, "Tab") }, "Dashboard", "Revenue"},
 		{"wait for a text", func() (*chrome.Observation, error) {
-			o, _, err := b.WaitTextSession(ctx, "ada", id, "North", time.Second)
+			o, _, err := b.Session("ada", id).Wait(ctx, chrome.Wait{Text: "North", Timeout: time.Second})
 			return o, err
 		}, "Dashboard", "Region"},
-		{"open a tab", func() (*chrome.Observation, error) { return b.OpenTab(ctx, "ada", id, ts.URL+"/?tab=2") }, "Sign in", "Email"},
-		{"switch tabs", func() (*chrome.Observation, error) { return b.SwitchTabSession(ctx, "ada", id, 0) }, "Dashboard", "North"},
+		{"open a tab", func() (*chrome.Observation, error) { return b.Session("ada", id).OpenTab(ctx, ts.URL+"/?tab=2") }, "Sign in", "Email"},
+		{"switch tabs", func() (*chrome.Observation, error) { return b.Session("ada", id).SwitchTab(ctx, 0) }, "Dashboard", "North"},
 	} {
 		o, err := c.call()
 		if err != nil {

@@ -150,20 +150,20 @@ func TestIsolatedSessionChannels(t *testing.T) {
 			first := func(o *chrome.Observation) *chrome.Observation {
 				t.Helper()
 				if o.TabOpened != 0 {
-					keep("back to the first tab")(b.SwitchTabSession(ctx, "ada", id, 0))
+					keep("back to the first tab")(b.Session("ada", id).SwitchTab(ctx, 0))
 				}
 				return o
 			}
 			act := func(el string) *chrome.Observation {
 				t.Helper()
-				return first(keep("click " + el)(b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: el})))
+				return first(keep("click " + el)(b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: el})))
 			}
 			// The client's own navigation to the other server is refused
 			// before the browser sees it.
-			if _, err := b.NavigateSession(ctx, "ada", id, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
+			if _, err := b.Session("ada", id).Navigate(ctx, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
 				t.Errorf("navigate to the server not allowed: %v", err)
 			}
-			if _, err := b.OpenTab(ctx, "ada", id, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
+			if _, err := b.Session("ada", id).OpenTab(ctx, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
 				t.Errorf("a tab on the server not allowed: %v", err)
 			}
 			// The live page's own ways out, one call each.
@@ -173,35 +173,35 @@ func TestIsolatedSessionChannels(t *testing.T) {
 					t.Errorf("click %s: the tab is on %s", el, o.URL)
 				}
 				if o.URL != ts.URL+"/start" {
-					keep("back to start")(b.NavigateSession(ctx, "ada", id, ts.URL+"/start"))
+					keep("back to start")(b.Session("ada", id).Navigate(ctx, ts.URL+"/start"))
 				}
 			}
-			if o := keep("redirect")(b.NavigateSession(ctx, "ada", id, ts.URL+"/redirect")); o.LoadError == "" {
+			if o := keep("redirect")(b.Session("ada", id).Navigate(ctx, ts.URL+"/redirect")); o.LoadError == "" {
 				t.Errorf("the redirect to the server not allowed loaded: %+v", o)
 			}
 			// Every channel at load, in the first tab and in a second one.
-			first(keep("channels")(b.NavigateSession(ctx, "ada", id, ts.URL+"/channels")))
-			keep("second tab")(b.OpenTab(ctx, "ada", id, ts.URL+"/channels?tab=2"))
+			first(keep("channels")(b.Session("ada", id).Navigate(ctx, ts.URL+"/channels")))
+			keep("second tab")(b.Session("ada", id).OpenTab(ctx, ts.URL+"/channels?tab=2"))
 			// The service worker registered by the channels page answers a
 			// later page of its scope, in the first tab.
-			keep("switch")(b.SwitchTabSession(ctx, "ada", id, 0))
-			if o := keep("service worker page")(b.NavigateSession(ctx, "ada", id, ts.URL+"/sw-page")); o.Title != "sw fallback" {
+			keep("switch")(b.Session("ada", id).SwitchTab(ctx, 0))
+			if o := keep("service worker page")(b.Session("ada", id).Navigate(ctx, ts.URL+"/sw-page")); o.Title != "sw fallback" {
 				t.Errorf("the page the service worker answers: %q, want its fallback", o.Title)
 			}
 			// And the channels again from the live page, with the service
 			// worker in place.
-			keep("start again")(b.NavigateSession(ctx, "ada", id, ts.URL+"/start"))
+			keep("start again")(b.Session("ada", id).Navigate(ctx, ts.URL+"/start"))
 			act("try")
-			p, o, err := b.ReadSession(ctx, "ada", id, 0)
+			p, o, err := b.Session("ada", id).Read(ctx, 0)
 			keep("read")(o, err)
 			seen = append(seen, p)
-			tabs, err := b.TabsSession(ctx, "ada", id)
+			tabs, err := b.Session("ada", id).Tabs(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			seen = append(seen, tabs)
 			t.Logf("the session's calls took %v", time.Since(began).Round(time.Millisecond))
-			if err := b.EndSession(ctx, "ada", id); err != nil {
+			if err := b.Session("ada", id).End(ctx); err != nil {
 				t.Fatal(err)
 			}
 			// Late requests of closing targets: once the browser is
@@ -303,10 +303,10 @@ func TestIsolatedSessionSchemes(t *testing.T) {
 		if _, err := b.OpenSession(ctx, "ada", u); !errors.As(err, new(*chrome.URLError)) {
 			t.Errorf("OpenSession %q: %v, want a URLError", u, err)
 		}
-		if _, err := b.NavigateSession(ctx, "ada", id, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).Navigate(ctx, u); !errors.As(err, new(*chrome.URLError)) {
 			t.Errorf("NavigateSession %q: %v, want a URLError", u, err)
 		}
-		if _, err := b.OpenTab(ctx, "ada", id, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).OpenTab(ctx, u); !errors.As(err, new(*chrome.URLError)) {
 			t.Errorf("OpenTab %q: %v, want a URLError", u, err)
 		}
 	}
@@ -327,7 +327,7 @@ func TestIsolatedSessionSchemes(t *testing.T) {
 		}
 	}
 	for _, el := range []string{"file", "data", "datablank", "chrome", "viewsource", "locfile", "locdata", "locchrome", "openfile", "redirfile", "redirdata"} {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: el})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: el})
 		if err != nil {
 			t.Fatalf("click %s: %v", el, err)
 		}
@@ -337,17 +337,17 @@ func TestIsolatedSessionSchemes(t *testing.T) {
 				t.Errorf("click %s: the tab is on %s", el, o.URL)
 			}
 		}
-		p, o, err := b.ReadSession(ctx, "ada", id, 0)
+		p, o, err := b.Session("ada", id).Read(ctx, 0)
 		if err != nil {
 			t.Fatalf("read after %s: %v", el, err)
 		}
 		leaks("read after "+el, p)
 		t.Logf("click %s: %s %q, load error %q, %d refused", el, o.URL, o.Title, o.LoadError, o.BlockedTotal)
-		if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/schemes"); err != nil {
+		if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/schemes"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tabs, err := b.TabsSession(ctx, "ada", id)
+	tabs, err := b.Session("ada", id).Tabs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	}
 	click := func(el string) func(id string) (*chrome.Observation, error) {
 		return func(id string) (*chrome.Observation, error) {
-			return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: el})
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: el})
 		}
 	}
 	for _, tc := range []struct {
@@ -454,7 +454,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			return click("ok")(id) // the loop runs by now
 		}, true, false},
 		{"at load", func(id string) (*chrome.Observation, error) {
-			return b.NavigateSession(ctx, "ada", id, ts.URL+"/hang")
+			return b.Session("ada", id).Navigate(ctx, ts.URL+"/hang")
 		}, false, false},
 		{"timer every 10ms", click("every"), false, true},
 		{"after a dialog", func(id string) (*chrome.Observation, error) {
@@ -462,7 +462,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			if err != nil || o.Dialog == nil {
 				return o, fmt.Errorf("no dialog: %v", err)
 			}
-			return b.AnswerDialogSession(ctx, "ada", id, true, "") // the loop runs once it is answered
+			return b.Session("ada", id).AnswerDialog(ctx, true, "") // the loop runs once it is answered
 		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,7 +492,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			// A later call works, or (only when the script cannot be
 			// stopped) says the session ended.
 			start = time.Now()
-			o, err = b.NavigateSession(ctx, "ada", id, ts.URL+"/")
+			o, err = b.Session("ada", id).Navigate(ctx, ts.URL+"/")
 			next := time.Since(start)
 			ended := false
 			switch {
@@ -501,7 +501,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 				ended = true
 			case tc.mayEnd && errors.As(err, &pe) && strings.Contains(pe.Error(), "session was ended"):
 				ended = true
-				if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/"); !errors.As(err, new(*chrome.SessionGoneError)) {
+				if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionGoneError)) {
 					t.Errorf("a call on the ended session: %v", err)
 				}
 			default:
@@ -513,7 +513,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 				}
 			}
 			start = time.Now()
-			if err := b.EndSession(ctx, "ada", id); err != nil && !errors.As(err, new(*chrome.SessionGoneError)) {
+			if err := b.Session("ada", id).End(ctx); err != nil && !errors.As(err, new(*chrome.SessionGoneError)) {
 				t.Errorf("end: %v", err)
 			}
 			took := time.Since(start)
@@ -532,17 +532,17 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 		if i == 0 {
 			d, err = click("alerts")(o.Session)
 		} else {
-			d, err = b.AnswerDialogSession(ctx, "ada", o.Session, true, "")
+			d, err = b.Session("ada", o.Session).AnswerDialog(ctx, true, "")
 		}
 		if err != nil || d.Dialog == nil || d.Dialog.Message != fmt.Sprintf("alert %d", i) {
 			t.Fatalf("dialog %d: %v %+v", i, err, d)
 		}
 	}
-	if _, err := b.NavigateSession(ctx, "ada", o.Session, ts.URL+"/"); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, err := b.Session("ada", o.Session).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.DialogOpenError)) {
 		t.Errorf("a call with a dialog open: %v", err)
 	}
 	start := time.Now()
-	if err := b.EndSession(ctx, "ada", o.Session); err != nil {
+	if err := b.Session("ada", o.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("EndSession with a dialog open after each answer: %v", time.Since(start).Round(time.Millisecond))
@@ -637,7 +637,7 @@ func TestIsolatedSessionDownloads(t *testing.T) {
 		call func() (*chrome.Observation, error)
 	}{
 		{"navigate", func() (*chrome.Observation, error) {
-			return b.NavigateSession(ctx, "ada", id, ts.URL+"/attachment?n=navigate")
+			return b.Session("ada", id).Navigate(ctx, ts.URL+"/attachment?n=navigate")
 		}},
 		{"attr", nil}, {"blob", nil}, {"blank", nil}, {"frame", nil},
 	}
@@ -645,10 +645,10 @@ func TestIsolatedSessionDownloads(t *testing.T) {
 		call := st.call
 		if call == nil {
 			call = func() (*chrome.Observation, error) {
-				if _, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/downloads"); err != nil {
+				if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/downloads"); err != nil {
 					return nil, err
 				}
-				return b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: st.name})
+				return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: st.name})
 			}
 		}
 		o, err := call()
@@ -656,14 +656,14 @@ func TestIsolatedSessionDownloads(t *testing.T) {
 			t.Fatalf("%s: %v", st.name, err)
 		}
 		if o.TabOpened != 0 {
-			if _, err := b.SwitchTabSession(ctx, "ada", id, 0); err != nil {
+			if _, err := b.Session("ada", id).SwitchTab(ctx, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 		t.Logf("%s: %s %q, load error %q", st.name, o.URL, o.Title, o.LoadError)
 	}
 	// A further call: a download would have finished.
-	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/downloads"); err != nil || o.Title != "downloads" {
+	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/downloads"); err != nil || o.Title != "downloads" {
 		t.Fatalf("after the downloads: %v %+v", err, o)
 	}
 	var sent []string

@@ -202,11 +202,11 @@ func TestLoadManySessions(t *testing.T) {
 				return
 			}
 			ids[i] = obs.Session
-			if _, err := b.ActSession(ctx, owner, obs.Session, &Act{Kind: "fill", ElementID: "name", Value: name}); err != nil {
+			if _, err := b.Session(owner, obs.Session).Act(ctx, &Act{Kind: "fill", ElementID: "name", Value: name}); err != nil {
 				t.Errorf("session %d: fill: %v", i, err)
 				return
 			}
-			o, err := b.ActSession(ctx, owner, obs.Session, &Act{Kind: "click", ElementID: "go"})
+			o, err := b.Session(owner, obs.Session).Act(ctx, &Act{Kind: "click", ElementID: "go"})
 			if err != nil || o.Title != "Done" || o.Text != "Hello "+name {
 				t.Errorf("session %d: click: %v %+v", i, err, o)
 			}
@@ -231,7 +231,7 @@ func TestLoadManySessions(t *testing.T) {
 			continue
 		}
 		wg.Go(func() {
-			if err := b.EndSession(ctx, fmt.Sprintf("identity-%d", i%4), id); err != nil {
+			if err := b.Session(fmt.Sprintf("identity-%d", i%4), id).End(ctx); err != nil {
 				t.Errorf("end session %d: %v", i, err)
 			}
 		})
@@ -342,7 +342,7 @@ func BenchmarkOpenSession(bm *testing.B) {
 		}
 		opens = append(opens, time.Since(start))
 		start = time.Now()
-		if err := b.EndSession(ctx, "ada", obs.Session); err != nil {
+		if err := b.Session("ada", obs.Session).End(ctx); err != nil {
 			bm.Fatal(err)
 		}
 		ends = append(ends, time.Since(start))
@@ -409,7 +409,7 @@ func TestLoadStaleRequestsNotWaitedFor(t *testing.T) {
 	took := []time.Duration{time.Since(start)}
 	for _, v := range []string{"a", "b"} {
 		start := time.Now()
-		if _, err := b.ActSession(ctx, "ada", obs.Session, &Act{Kind: "fill", ElementID: "name", Value: v}); err != nil {
+		if _, err := b.Session("ada", obs.Session).Act(ctx, &Act{Kind: "fill", ElementID: "name", Value: v}); err != nil {
 			t.Fatal(err)
 		}
 		took = append(took, time.Since(start))

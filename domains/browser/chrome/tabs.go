@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Field is one field of [Browser.FillFormSession]: the element (its
-// ref, see [PageElement.Ref], or an id [Browser.ActSession] takes) and
+// Field is one field of [Session.FillForm]: the element (its
+// ref, see [PageElement.Ref], or an id [Session.Act] takes) and
 // its value: the text to type, the option to choose when the element has
 // options, "true" or "false" when it is a checkbox, radio button or
 // switch, a date as "2026-11-30" (time "14:30", month "2026-11", week
@@ -23,10 +23,10 @@ type Field struct {
 	Values           []string
 }
 
-// maxFormFields bounds the fields of one FillFormSession call.
+// maxFormFields bounds the fields of one Session.FillForm call.
 const maxFormFields = 50
 
-// FieldErrors are the fields of a [Browser.FillFormSession] that could
+// FieldErrors are the fields of a [Session.FillForm] that could
 // not be set, or that do not hold their value when read back (each a
 // [ValueError], [OptionError], [CheckError], [KindError] or
 // [ElementNotFound]). The form was not submitted. Its message is safe to
@@ -57,8 +57,8 @@ func fieldError(err error) bool {
 	return errors.As(err, &ve) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &ke) || errors.As(err, &nf) || errors.As(err, &nv)
 }
 
-// FillFormSession fills several fields of the current page of owner's
-// session id in one call, in order, each as its kind takes a value (see
+// FillForm fills several fields of the current page of the
+// session in one call, in order, each as its kind takes a value (see
 // [Field]), and reads each back from the page. Then, when every field
 // holds its value and submit names an element (a ref, usually the form's
 // button), it clicks it and waits for the page to settle (also for the
@@ -67,16 +67,13 @@ func fieldError(err error) bool {
 // does not hold its value does not stop the others; the form is then not
 // submitted and the error is a [FieldErrors], returned with the
 // observation of the page as it is.
-func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields []Field, submit string) (*Observation, error) {
+func (s *Session) FillForm(ctx context.Context, fields []Field, submit string) (*Observation, error) {
+	b := s.b
 	if len(fields) == 0 || len(fields) > maxFormFields {
 		return nil, fmt.Errorf("a form fill takes 1 to %d fields, not %d", maxFormFields, len(fields))
 	}
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, err
-	}
 	var bad []error
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		defer releaseObjects(op)
 		for _, f := range fields {
 			err := b.setOne(op, lt, f)
@@ -97,7 +94,6 @@ func (b *Browser) FillFormSession(ctx context.Context, owner, id string, fields 
 		}
 		return b.drive(op, lt.t, lt.col, Task{Act: click}, obs, false)
 	})
-	b.after(s, err)
 	if err == nil && len(bad) > 0 {
 		return obs, &FieldErrors{Errs: bad}
 	}
@@ -117,7 +113,7 @@ func (b *Browser) setOne(op context.Context, lt *liveTab, f Field) error {
 	return setField(el, "fill", want, lt.col)
 }
 
-// Interaction is what [Browser.InteractSession] does with one element of
+// Interaction is what [Session.Interact] does with one element of
 // a live page: type Text into it (when set), choose Options (when set:
 // by their text, as a select, list box, combobox or radio group takes
 // them), then press Key on it (when set). At least one is set.
@@ -128,26 +124,23 @@ type Interaction struct {
 	TextSet bool
 }
 
-// InteractSession acts on any element of the current page of owner's
-// session id that the page's facts named (its ref, see [PageElement.Ref]),
+// Interact acts on any element of the current page of the
+// session that the page's facts named (its ref, see [PageElement.Ref]),
 // for the widget no form rule foresaw: it types text into it (focused by
 // a click, its text replaced, read back when the element has a value),
 // chooses options, and presses a key on it, then waits for the page to
-// settle and reports it. Errors: those of [Browser.ActSession],
+// settle and reports it. Errors: those of [Session.Act],
 // [KeyError], [FieldErrors] (with the observation) for a value the page
 // does not hold.
-func (b *Browser) InteractSession(ctx context.Context, owner, id string, in Interaction) (*Observation, error) {
+func (s *Session) Interact(ctx context.Context, in Interaction) (*Observation, error) {
+	b := s.b
 	if in.Key != "" {
 		if _, ok := keys[in.Key]; !ok {
 			return nil, &KeyError{Key: in.Key}
 		}
 	}
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, err
-	}
 	var bad error
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		defer releaseObjects(op)
 		el, err := b.markRef(op, lt, in.Ref)
 		if err != nil {
@@ -188,7 +181,6 @@ func (b *Browser) InteractSession(ctx context.Context, owner, id string, in Inte
 			Appeared: appeared(textsBefore, pageTexts(op))}
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
-	b.after(s, err)
 	if err == nil && bad != nil {
 		return obs, &FieldErrors{Errs: []error{bad}}
 	}
@@ -246,16 +238,17 @@ type TabInfo struct {
 	Dialog *Dialog
 }
 
-// TabsSession lists the tabs of owner's session id.
-func (b *Browser) TabsSession(ctx context.Context, owner, id string) ([]TabInfo, error) {
-	s, err := b.take(ctx, owner, id)
+// Tabs lists the tabs of the session.
+func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
+	b := s.b
+	ls, err := b.take(ctx, s.owner, s.id)
 	if err != nil {
 		return nil, err
 	}
-	defer b.release(s)
-	out := make([]TabInfo, 0, len(s.tabs))
-	for i, lt := range s.tabs {
-		ti := TabInfo{Index: i, Current: i == s.cur, Dialog: lt.t.openDialog()}
+	defer b.release(ls)
+	out := make([]TabInfo, 0, len(ls.tabs))
+	for i, lt := range ls.tabs {
+		ti := TabInfo{Index: i, Current: i == ls.cur, Dialog: lt.t.openDialog()}
 		if ti.Dialog != nil {
 			out = append(out, ti)
 			continue
@@ -278,26 +271,27 @@ func (e *TabError) Error() string {
 	return fmt.Sprintf("the browser session has no tab %d (it has %d)", e.Index, e.Tabs)
 }
 
-// SwitchTabSession makes tab index the current tab of owner's session id
+// SwitchTab makes tab index the current tab of the session
 // and reports its page (or the dialog open on it: Observation.Dialog).
-func (b *Browser) SwitchTabSession(ctx context.Context, owner, id string, index int) (*Observation, error) {
-	s, err := b.take(ctx, owner, id)
+func (s *Session) SwitchTab(ctx context.Context, index int) (*Observation, error) {
+	b := s.b
+	ls, err := b.take(ctx, s.owner, s.id)
 	if err != nil {
 		return nil, err
 	}
-	if index < 0 || index >= len(s.tabs) {
-		n := len(s.tabs)
-		b.release(s)
+	if index < 0 || index >= len(ls.tabs) {
+		n := len(ls.tabs)
+		b.release(ls)
 		return nil, &TabError{Index: index, Tabs: n}
 	}
-	s.cur = index
-	if d := s.tabs[index].t.openDialog(); d != nil {
-		b.release(s)
-		return &Observation{Session: s.id, Dialog: d}, nil
+	ls.cur = index
+	if d := ls.tabs[index].t.openDialog(); d != nil {
+		b.release(ls)
+		return &Observation{Session: ls.id, Dialog: d}, nil
 	}
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := b.call(ctx, ls, func(op context.Context, lt *liveTab, obs *Observation) error {
 		return b.drive(op, lt.t, lt.col, Task{}, obs, false)
 	})
-	b.after(s, err)
+	b.after(ls, err)
 	return obs, err
 }

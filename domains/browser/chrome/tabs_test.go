@@ -22,11 +22,11 @@ func TestFormTabsAndSelect(t *testing.T) {
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
 	ctx := context.Background()
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "Customer", Value: "Grace"}, {ElementID: "qty", Value: "3"}, {ElementID: "Shipping", Value: "Standard"}, {ElementID: "Gift wrap", Value: "false"}}, ""); err != nil {
+	if _, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Customer", Value: "Grace"}, {ElementID: "qty", Value: "3"}, {ElementID: "Shipping", Value: "Standard"}, {ElementID: "Gift wrap", Value: "false"}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	value := func(role, name string) string {
-		p, _, err := b.ReadSession(ctx, "ada", id, 0)
+		p, _, err := b.Session("ada", id).Read(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if c, q, s := value("textbox", "Customer"), value("spinbutton", "Quantity"), value("combobox", "Shipping"); c != "Grace" || q != "3" || s != "Standard" {
 		t.Errorf("after the form fill: %q %q %q", c, q, s)
 	}
-	p, _, err := b.ReadSession(ctx, "ada", id, 0)
+	p, _, err := b.Session("ada", id).Read(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,44 +49,44 @@ func TestFormTabsAndSelect(t *testing.T) {
 			t.Errorf("the form fill left Gift wrap checked")
 		}
 	}
-	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Express"}); err != nil {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Express"}); err != nil {
 		t.Fatal(err)
 	}
 	if s := value("combobox", "Shipping"); s != "Express" {
 		t.Errorf("after select: %q", s)
 	}
-	if _, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); !errors.As(err, new(*chrome.OptionError)) {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); !errors.As(err, new(*chrome.OptionError)) {
 		t.Errorf("unknown option: %v", err)
 	}
-	if _, err := b.FillFormSession(ctx, "ada", id, []chrome.Field{{ElementID: "nope", Value: "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
+	if _, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "nope", Value: "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
 		t.Errorf("unknown field: %v", err)
 	}
 	// Tabs.
-	if _, err := b.OpenTab(ctx, "ada", id, ts.URL+"/second"); err != nil {
+	if _, err := b.Session("ada", id).OpenTab(ctx, ts.URL+"/second"); err != nil {
 		t.Fatal(err)
 	}
-	tabs, err := b.TabsSession(ctx, "ada", id)
+	tabs, err := b.Session("ada", id).Tabs(ctx)
 	if err != nil || len(tabs) != 2 || !tabs[1].Current || tabs[1].URL != ts.URL+"/second" || tabs[0].Title != "Orders admin" {
 		t.Fatalf("tabs: %v %+v", err, tabs)
 	}
-	o, err := b.SwitchTabSession(ctx, "ada", id, 0)
+	o, err := b.Session("ada", id).SwitchTab(ctx, 0)
 	if err != nil || o.URL != ts.URL+"/" {
 		t.Fatalf("switch: %v %+v", err, o)
 	}
 	if s := value("combobox", "Shipping"); s != "Express" {
 		t.Errorf("the first tab kept its state? %q", s)
 	}
-	if _, err := b.SwitchTabSession(ctx, "ada", id, 5); !errors.As(err, new(*chrome.TabError)) {
+	if _, err := b.Session("ada", id).SwitchTab(ctx, 5); !errors.As(err, new(*chrome.TabError)) {
 		t.Errorf("tab 5: %v", err)
 	}
-	if _, err := b.TabsSession(ctx, "eve", id); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Tabs(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
 		t.Errorf("another identity: %v", err)
 	}
 	// close_session.
-	if err := b.EndSession(ctx, "ada", id); err != nil {
+	if err := b.Session("ada", id).End(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TabsSession(ctx, "ada", id); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", id).Tabs(ctx); !errors.As(err, new(*chrome.SessionGoneError)) {
 		t.Errorf("after EndSession: %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 		{"Pop", 0, 1, 4}, // at the limit
 	} {
 		st := time.Now()
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: c.click})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: c.click})
 		t.Logf("%s %v", c.click, time.Since(st))
 		if err != nil {
 			t.Fatalf("%s: %v", c.click, err)
@@ -150,20 +150,20 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 		if o.TabOpened != c.opened || o.PopupsClosed != c.closed || o.Page == nil || o.Page.Title != "Opener" {
 			t.Errorf("%s: opened %d closed %d page %+v, want opened %d closed %d", c.click, o.TabOpened, o.PopupsClosed, o.Page, c.opened, c.closed)
 		}
-		tabs, err := b.TabsSession(ctx, "ada", id)
+		tabs, err := b.Session("ada", id).Tabs(ctx)
 		if err != nil || len(tabs) != c.tabs || !tabs[0].Current {
 			t.Errorf("%s: tabs %v %+v", c.click, err, tabs)
 		}
 	}
-	o, err := b.SwitchTabSession(ctx, "ada", id, 1)
+	o, err := b.Session("ada", id).SwitchTab(ctx, 1)
 	if err != nil || o.Page == nil || o.Page.Title != "Report" || o.URL != ts.URL+"/report" {
 		t.Fatalf("switch to the opened tab: %v %+v", err, o)
 	}
 	// The opened tab acts like the others.
-	if o, err := b.NavigateSession(ctx, "ada", id, ts.URL+"/"); err != nil || o.Title != "Opener" {
+	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); err != nil || o.Title != "Opener" {
 		t.Errorf("navigate in the opened tab: %v %+v", err, o)
 	}
-	if o, err := b.SwitchTabSession(ctx, "ada", id, 3); err != nil || o.Page == nil || o.Page.Title == "Report" {
+	if o, err := b.Session("ada", id).SwitchTab(ctx, 3); err != nil || o.Page == nil || o.Page.Title == "Report" {
 		t.Errorf("the tab off the allow-list: %v %+v", err, o)
 	}
 	if n := offList.Load(); n != 0 {
@@ -172,7 +172,7 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 	if n, _ := chrome.PageTargets(b); n != targets0+4 {
 		t.Errorf("%d page targets with 4 session tabs, %d before", n, targets0)
 	}
-	if err := b.EndSession(ctx, "ada", id); err != nil {
+	if err := b.Session("ada", id).End(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := chrome.PageTargets(b); n != targets0 {
@@ -203,20 +203,20 @@ func TestPageClosesItsTab(t *testing.T) {
 		name  string
 		close string
 	}{{"during the call", "Close"}, {"after it", "Close later"}} {
-		o, err := b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: "Open"})
+		o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "Open"})
 		if err != nil || o.TabOpened != 1 {
 			t.Fatalf("%s: open: %v %+v", c.name, err, o)
 		}
-		if o, err := b.SwitchTabSession(ctx, "ada", id, 1); err != nil || o.Title != "Closer" {
+		if o, err := b.Session("ada", id).SwitchTab(ctx, 1); err != nil || o.Title != "Closer" {
 			t.Fatalf("%s: switch: %v %+v", c.name, err, o)
 		}
-		o, err = b.ActSession(ctx, "ada", id, &chrome.Act{Kind: "click", ElementID: c.close})
+		o, err = b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: c.close})
 		if err != nil {
 			t.Fatalf("%s: close: %v", c.name, err)
 		}
 		closed := o.TabsClosed
 		if closed == 0 { // closed after the call: the next call drops it
-			o, err = b.PressKeySession(ctx, "ada", id, "Tab")
+			o, err = b.Session("ada", id).PressKey(ctx, "Tab")
 			if err != nil {
 				t.Fatalf("%s: the call after: %v", c.name, err)
 			}
@@ -225,7 +225,7 @@ func TestPageClosesItsTab(t *testing.T) {
 		if closed != 1 || o.Page == nil || o.Page.Title != "Opener" || o.Title != "Opener" {
 			t.Errorf("%s: closed %d, page %+v", c.name, closed, o)
 		}
-		tabs, err := b.TabsSession(ctx, "ada", id)
+		tabs, err := b.Session("ada", id).Tabs(ctx)
 		if err != nil || len(tabs) != 1 || !tabs[0].Current || tabs[0].Title != "Opener" {
 			t.Errorf("%s: tabs %v %+v", c.name, err, tabs)
 		}

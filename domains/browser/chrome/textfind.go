@@ -43,22 +43,19 @@ const textFindJS = `((want, max) => {
 // itself is bounded by readAXPage).
 const maxFindElements = 5000
 
-// FindSession reads the current page of owner's session id as
-// [Browser.ReadSession] does and, in the same call, the texts of the
+// Find reads the current page of the session as
+// [Session.Read] does and, in the same call, the texts of the
 // page's blocks that contain text (at most max, 0: 5): the part of the
 // page a model asks for, never the whole page. Errors: those of
-// [Browser.ReadSession].
-func (b *Browser) FindSession(ctx context.Context, owner, id, text string, max int) (*Page, []string, *Observation, error) {
+// [Session.Read].
+func (s *Session) Find(ctx context.Context, text string, max int) (*Page, []string, *Observation, error) {
+	b := s.b
 	if max <= 0 {
 		max = 5
 	}
-	s, err := b.take(ctx, owner, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	var p *Page
 	var texts []string
-	obs, err := b.call(ctx, s, func(op context.Context, lt *liveTab, obs *Observation) error {
+	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		var err error
 		// A find looks at more of the page than a call's page facts keep:
 		// it returns only what matches.
@@ -70,7 +67,6 @@ func (b *Browser) FindSession(ctx context.Context, owner, id, text string, max i
 		texts, err = chromedp.Run(op, chromedp.Evaluate[[]string](fmt.Sprintf("%s(%s, %d)", textFindJS, strconv.Quote(text), max)))
 		return err
 	})
-	b.after(s, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}

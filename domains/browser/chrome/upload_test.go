@@ -36,7 +36,7 @@ func TestUploadRefusesFIFO(t *testing.T) {
 	for _, name := range []string{"pipe", "link"} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := b.UploadSession(context.Background(), "ada", id, "Attachment", []string{name})
+			_, err := b.Session("ada", id).Upload(context.Background(), "Attachment", []string{name})
 			done <- err
 		}()
 		select {
@@ -49,7 +49,7 @@ func TestUploadRefusesFIFO(t *testing.T) {
 			t.Fatalf("upload of %s still waiting after a minute (the FIFO was opened)", name)
 		}
 	}
-	o, err := b.UploadSession(context.Background(), "ada", id, "Attachment", []string{"hello.txt"})
+	o, err := b.Session("ada", id).Upload(context.Background(), "Attachment", []string{"hello.txt"})
 	if err != nil || !strings.Contains(o.Text, "got hello.txt:5") {
 		t.Errorf("upload of a regular file after them: %v %+v", err, o)
 	}
