@@ -3,63 +3,150 @@ package mcpbridge
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/protocol"
 )
 
-// upgradePredicate asks the server for one macro-tool at full disclosure
-// (Spec 05 section 5.3); every domain accepts it.
-const upgradePredicate = "disclosure_upgrade"
+// Consent: a macro-tool that requires confirmation runs only after the
+// user accepted through MCP elicitation (a multi round-trip tool call):
+// the first call returns an input request and remembers a one-time nonce
+// bound to the macro_id and arguments (the ledger); the call that carries
+// the user's answer gets a signed confirmation token only if the user
+// accepted. The bridge never confirms on its own.
 
-// disclose returns e's definition at full disclosure: e's own when the
-// server disclosed its safety block and input schema; otherwise the
-// bridge asks the server again for the evaluation that selected it (same
-// intent, facts and eval time), with disclosure_upgrade(macro_id), and
-// takes the tool with the same macro_id (Spec 05 section 5.3). A tool the
-// server condensed under the token budget thus still gets the question
-// its side effects deserve and the arguments its schema fixes. nil when
-// the server does not say (or its facts profile lacks
-// disclosure_upgrade). The answer is kept for the entry.
-func (ss *mcpSession) disclose(ctx context.Context, e *macroEntry) *protocol.MacroTool {
-	if e.tool.Safety != nil && e.tool.InputSchema != nil {
-		return &e.tool
+// consentState is where a macro-tool call stands with the user's consent.
+type consentState int
+
+const (
+	// consentNotNeeded: the tool does not require confirmation (as far as
+	// its definition says) and the call carries no answer.
+	consentNotNeeded consentState = iota
+	// consentToAsk: the tool requires confirmation: the user is asked.
+	consentToAsk
+	// consentAnswered: the call carries the user's answer to a question
+	// (whatever the tool's definition says).
+	consentAnswered
+)
+
+// consentOf is where a call with params p of the tool def stands.
+func consentOf(def *protocol.MacroTool, p *mcp.CallToolParamsRaw) consentState {
+	switch {
+	case carriesAnswer(p):
+		return consentAnswered
+	case def.Safety != nil && def.Safety.RequiresUserConfirmation:
+		return consentToAsk
 	}
-	ss.mu.Lock()
-	full := e.full
-	ss.mu.Unlock()
-	if full != nil {
-		return full
+	return consentNotNeeded
+}
+
+// carriesAnswer reports whether a call is the host's call again with the
+// user's answer to a question (MCP's multi round-trip tool call).
+func carriesAnswer(p *mcp.CallToolParamsRaw) bool {
+	return p.InputResponses != nil || p.RequestState != ""
+}
+
+// userAnswer is the user's answer a call carries: the action, and whether
+// it accepted.
+func userAnswer(p *mcp.CallToolParamsRaw) (action string, accepted bool) {
+	r, _ := p.InputResponses["confirm"].(*mcp.ElicitResult)
+	if r == nil {
+		return "no answer", false
 	}
-	s, err := ss.b.session(ctx)
-	if err != nil || s.Manifest() == nil || s.Manifest().FactsProfile.Predicate(upgradePredicate) == nil {
+	return r.Action, r.Action == "accept"
+}
+
+// consent is the consent stage of invoke: nothing when the tool needs no
+// confirmation; the question when the user is to be asked; with the
+// user's answer, the confirmation token (c.token) when the answer matches
+// a question asked for this call and accepts it, an error otherwise.
+func (ss *mcpSession) consent(ctx context.Context, c *macroCall) *mcp.CallToolResult {
+	switch consentOf(c.def, c.req.Params) {
+	case consentNotNeeded:
 		return nil
+	case consentToAsk:
+		return ss.askConsent(ctx, c)
 	}
-	extra := append(append([]protocol.Fact(nil), e.extra...), protocol.NewFact(upgradePredicate, e.tool.MacroID))
-	r := ss.workingState(s).Request(protocol.Intent{Name: e.intent, Params: e.params}, extra...)
-	if !e.evalTime.IsZero() {
-		// The macro_id is bound to the evaluation time of its selection.
-		r.EvalTime = &e.evalTime
+	if perr := ss.noKey(c.entry); perr != nil {
+		return errorResult(perr)
 	}
-	resp, err := s.Evaluate(ctx, r)
-	if err != nil {
-		ss.b.opts.Logger.WarnContext(ctx, "disclosing a tool", "tool", e.name, "error", err.Error())
-		return nil
+	e, p := c.entry, c.req.Params
+	pend, ok := ss.b.confirms.take(p.RequestState, ss.b.now())
+	if !ok || pend.macroID != e.tool.MacroID || pend.args != digest(canonicalArgs(c.args)) {
+		return errorResult(protocol.Errorf(CodeConfirmationDeclined, "the confirmation answer does not match a question this bridge asked for this call; %s was not run", e.name))
 	}
-	for _, t := range resp.MacroTools {
-		if t.MacroID == e.tool.MacroID && t.Safety != nil {
-			t := t
-			ss.mu.Lock()
-			e.full = &t
-			ss.mu.Unlock()
-			return &t
-		}
+	if action, accepted := userAnswer(p); !accepted {
+		return errorResult(protocol.Errorf(CodeConfirmationDeclined, "the user did not accept running %s (%s); it was not run", e.name, bounded(action, 32)))
 	}
+	c.token = client.ConfirmationToken(ss.b.opts.ConfirmationKey, e.tool.MacroID, ss.b.opts.ConfirmationTTL)
 	return nil
+}
+
+// askConsent is the question whether c may run, or the error that says
+// why the user cannot be asked.
+func (ss *mcpSession) askConsent(ctx context.Context, c *macroCall) *mcp.CallToolResult {
+	if perr := ss.noKey(c.entry); perr != nil {
+		return errorResult(perr)
+	}
+	if !elicitationSupported(c.req.Session) {
+		return errorResult(protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this host does not support MCP elicitation, so it cannot be asked; it was not run", c.entry.name))
+	}
+	return ss.askUser(ctx, c.entry, c.args, nil)
+}
+
+// noKey is the error of a tool that requires confirmation when the bridge
+// holds no confirmation key, else nil.
+func (ss *mcpSession) noKey(e *macroEntry) *protocol.Error {
+	if len(ss.b.opts.ConfirmationKey) > 0 {
+		return nil
+	}
+	return protocol.Errorf(CodeConfirmationUnavailable, "%s requires the user's confirmation and this bridge holds no confirmation key for the server (start it with --confirm-key); it was not run", e.name)
+}
+
+// askUser returns the input request that asks the user whether e may run
+// with args, and remembers the question under a one-time nonce (with the
+// tool that follows a call, if it is one).
+func (ss *mcpSession) askUser(ctx context.Context, e *macroEntry, args map[string]any, follow *followUp) *mcp.CallToolResult {
+	argsKey := canonicalArgs(args)
+	nonce := rand.Text()
+	ss.b.confirms.add(ss.host, nonce, pendingConfirm{macroID: e.tool.MacroID, args: digest(argsKey), expires: ss.b.now().Add(10 * time.Minute), follow: follow}, ss.b.now())
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
+			Message:         confirmMessage(e, ss.disclose(ctx, e), argsKey),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		}},
+		RequestState: nonce,
+	}
+}
+
+func elicitationSupported(sess *mcp.ServerSession) bool {
+	if sess == nil {
+		return false
+	}
+	p := sess.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	el := p.Capabilities.Elicitation
+	return el.Form != nil || el.URL == nil
+}
+
+// canonicalArgs is the JSON of args with sorted keys.
+func canonicalArgs(args map[string]any) string {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return "?"
+	}
+	return string(raw)
 }
 
 // effectWords say in words the side-effect categories a user cannot read
@@ -120,6 +207,16 @@ const maxPending = 1024
 // maxPendingPerHost bounds those of one host (its peer address over
 // HTTP, IPv6 by /64; the one host over stdio).
 const maxPendingPerHost = 64
+
+// pendingConfirm is a confirmation asked through elicitation, bound to
+// one macro_id and one set of arguments (their digest).
+type pendingConfirm struct {
+	macroID string
+	args    string
+	expires time.Time
+	follow  *followUp // the question was asked for a tool that follows the call at once (steps.go)
+	host    string    // whose budget it counts against
+}
 
 // confirmLedger holds the questions asked of every MCP session of a
 // bridge until they are answered (once) or expire. It is the bridge's,
@@ -210,12 +307,12 @@ func (l *confirmLedger) forget(nonce string) {
 }
 
 // following reports whether the question asked with nonce, still
-// waiting, is for a tool that follows a call (chainStep).
+// waiting, is for a tool that follows a call (followUp).
 func (l *confirmLedger) following(nonce string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, ok := l.pending[nonce]
-	return ok && p.chain != nil
+	return ok && p.follow != nil
 }
 
 // take returns and forgets the question asked with nonce.

@@ -44,6 +44,37 @@
 // and the bridge signs the confirmation token only then. A host without
 // elicitation gets an error result; the bridge never confirms on its own.
 //
+// # One tools/call, from request to answer
+//
+// The files follow the path of a call. bridge.go holds the one MangleCP
+// connection, dialled on demand; session.go an MCP session's lifecycle
+// (its tools and resources, the start intent, expired tools dropped
+// before each tools/list and tools/call); call.go the path of one
+// tools/call:
+//
+//   - An intent tool: the intent is evaluated with the working state
+//     (evaluate.go: the answer's tools become the session's selection),
+//     the answer renders them (render.go, as compact signatures:
+//     compact.go, their full definitions fetched when the server condensed
+//     them: disclose.go), and the autoRun step (steps.go) runs the one
+//     tool the rules fully decided, if it needs no one's consent.
+//   - invoke_macro_tool goes through five stages, each of which may give
+//     the answer: resume (the call brings the user's answer to a question
+//     a following tool asked), resolve (the tool of the selection, or
+//     reached by evaluating the intent that selects it: the reach step),
+//     check (the fixed arguments filled in, the schema checked), consent
+//     (consent.go: the user asked through elicitation, or the answer
+//     checked and a confirmation token signed) and run (the server runs
+//     it; the state delta joins the working state; the withNext step
+//     evaluates the intents it suggests and lets the one tool the rules
+//     decided follow at once).
+//
+// What the bridge does on its own is explicit: an evaluation says whether
+// its tools replace or join the selection (selection), a call says who made
+// it (caller: only the model's own call has a tool follow it), the
+// consent stage where the call stands (consentState), and the rules'
+// answer what may run without the model (decide, autonomy).
+//
 // Errors: every failure reaches the host as a tool result with isError and
 // one text item ("error CODE: message", the details that change the call),
 // with {code, message, recoverable, retry_after_ms, details} from the one

@@ -27,8 +27,8 @@ import (
 // selected, each once as a signature with its one-line description and
 // the rules' instructions, the skills they require, and the warnings that
 // change what the model should do.
-func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp *protocol.IntentResponse, entries []*macroEntry, explain bool) *mcp.CallToolResult {
-	dynamic := ss.dynamic
+func (ss *mcpSession) renderEvaluation(ctx context.Context, ev *evaluation, resp *protocol.IntentResponse, entries []*macroEntry) *mcp.CallToolResult {
+	intent := ev.intent
 	ss.discloseNew(ctx, entries)
 	var b strings.Builder
 	switch len(entries) {
@@ -41,7 +41,7 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 	}
 	ss.writeTools(&b, entries)
 	if len(entries) > 0 {
-		if dynamic {
+		if ss.dynamic() {
 			b.WriteString("\nThey are now in your tool list.")
 		} else {
 			fmt.Fprintf(&b, "\nCall one with %s.", MetaToolName)
@@ -51,7 +51,7 @@ func (ss *mcpSession) renderEvaluation(ctx context.Context, intent string, resp 
 		fmt.Fprintf(&b, "\nSkill %s: %s (resource %s%s)", sk.Name, oneLine(sk.Description), skillURIPrefix, sk.SkillID)
 	}
 	writeWarnings(&b, resp.Warnings)
-	if explain && resp.ProofHints != nil {
+	if ev.explain && resp.ProofHints != nil {
 		for _, d := range resp.ProofHints.Derivations {
 			fmt.Fprintf(&b, "\nwhy %s: %s", d.MacroID, strings.Join(d.RuleChain, " <- "))
 		}
@@ -255,77 +255,6 @@ func withoutSignature(desc, name string) string {
 	return ": " + rest
 }
 
-// discloseNew fetches the full definitions of the entries the server
-// condensed (no input schema), so that writeTool shows their parameters,
-// or that they changed: one evaluation per selection
-// (the same intent, facts and eval time), asking for each of them with
-// disclosure_upgrade and without the token budget (Spec 05 section 5.3).
-// An entry the server does not upgrade stays condensed (name(...)).
-func (ss *mcpSession) discloseNew(ctx context.Context, entries []*macroEntry) {
-	var need []*macroEntry
-	ss.mu.Lock()
-	for _, e := range entries {
-		if e.tool.InputSchema != nil || e.full != nil || e.tool.MacroID == "" {
-			continue
-		}
-		need = append(need, e)
-	}
-	ss.mu.Unlock()
-	for len(need) > 0 {
-		first := need[0]
-		var group, rest []*macroEntry
-		for _, e := range need {
-			if e.intent == first.intent && e.evalTime == first.evalTime && sameFacts(e.extra, first.extra) {
-				group = append(group, e)
-			} else {
-				rest = append(rest, e)
-			}
-		}
-		need = rest
-		ss.upgrade(ctx, group)
-	}
-}
-
-// sameFacts reports whether a and b are the same slice of facts (entries
-// of one evaluation share it).
-func sameFacts(a, b []protocol.Fact) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// upgrade asks the server again for the evaluation that selected group
-// (one intent, facts and eval time) with disclosure_upgrade for each of
-// its macro_ids, and keeps each full definition in its entry.
-func (ss *mcpSession) upgrade(ctx context.Context, group []*macroEntry) {
-	s, err := ss.b.session(ctx)
-	if err != nil || s.Manifest() == nil || s.Manifest().FactsProfile.Predicate(upgradePredicate) == nil {
-		return
-	}
-	e0 := group[0]
-	extra := append([]protocol.Fact(nil), e0.extra...)
-	byID := make(map[string]*macroEntry, len(group))
-	for _, e := range group {
-		extra = append(extra, protocol.NewFact(upgradePredicate, e.tool.MacroID))
-		byID[e.tool.MacroID] = e
-	}
-	r := ss.workingState(s).Request(protocol.Intent{Name: e0.intent, Params: e0.params}, extra...)
-	if !e0.evalTime.IsZero() {
-		r.EvalTime = &e0.evalTime // the macro_ids are bound to it
-	}
-	resp, err := s.Evaluate(ctx, r)
-	if err != nil {
-		ss.b.opts.Logger.WarnContext(ctx, "disclosing tools", "intent", e0.intent, "error", err.Error())
-		return
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for _, t := range resp.MacroTools {
-		if e := byID[t.MacroID]; e != nil && e.full == nil && t.Safety != nil && t.InputSchema != nil {
-			t := t
-			e.full = &t
-		}
-	}
-}
-
 // shownTool is a selected macro-tool as the model reads it: its signature,
 // its description (with whether the user is asked first) and the rules'
 // instructions, each on one line; params is whether the signature showed
@@ -448,6 +377,17 @@ func resultText(result map[string]any) (string, error) {
 		fmt.Fprintf(&b, "%s:\n%s\n", k, strings.TrimRight(result[k].(string), "\n"))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// textOf is the text of a result's text items.
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // textResult is an answer of one text item.
