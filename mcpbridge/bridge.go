@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,19 +156,11 @@ func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
 		b.opts = *opts
 	}
 	b.opts.ConfirmationKey = append([]byte(nil), b.opts.ConfirmationKey...)
-	switch b.opts.Mode {
-	case "":
-		b.opts.Mode = ModeAuto
-	case ModeAuto, ModeDynamic, ModeMeta:
-	default:
-		return nil, protocol.Errorf(CodeInvalidArguments, "unknown mode %q: use auto, dynamic or meta", bounded(string(b.opts.Mode), 64))
+	if perr := oneOf(&b.opts.Mode, "mode", ModeAuto, ModeDynamic, ModeMeta); perr != nil {
+		return nil, perr
 	}
-	switch b.opts.IntentTools {
-	case "":
-		b.opts.IntentTools = IntentToolsAuto
-	case IntentToolsAuto, IntentToolsPerIntent, IntentToolsSingle:
-	default:
-		return nil, protocol.Errorf(CodeInvalidArguments, "unknown intent tools %q: use auto, per-intent or single", bounded(string(b.opts.IntentTools), 64))
+	if perr := oneOf(&b.opts.IntentTools, "intent tools", IntentToolsAuto, IntentToolsPerIntent, IntentToolsSingle); perr != nil {
+		return nil, perr
 	}
 	if b.opts.ConfirmationTTL <= 0 {
 		b.opts.ConfirmationTTL = 2 * time.Minute
@@ -185,6 +179,24 @@ func New(ctx context.Context, dial Dialer, opts *Options) (*Bridge, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// oneOf checks an option that is one of choices: "" means the first (the
+// default); anything else is x-bridge_invalid_arguments, naming them.
+func oneOf[T ~string](v *T, what string, choices ...T) *protocol.Error {
+	if *v == "" {
+		*v = choices[0]
+		return nil
+	}
+	if slices.Contains(choices, *v) {
+		return nil
+	}
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
+	use := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return protocol.Errorf(CodeInvalidArguments, "unknown %s %q: use %s", what, bounded(string(*v), 64), use)
 }
 
 // The bridge's registry codes, as short names for this package.

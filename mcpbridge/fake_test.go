@@ -62,48 +62,52 @@ func (f *fakeServer) Handle(ctx context.Context, in *protocol.Inbound) *protocol
 	if perr != nil {
 		return protocol.ErrorEnvelope("", perr)
 	}
-	id := env.IDString()
-	answer := func(typ protocol.MessageType, v any, e *protocol.Error) *protocol.Envelope {
-		if e != nil {
-			return protocol.ErrorEnvelope(id, e)
-		}
-		out, err := protocol.NewEnvelope(typ, id, v)
-		if err != nil {
-			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeInternalError, "encode"))
-		}
-		return out
-	}
 	switch env.Type {
 	case protocol.TypeIntentRequest:
-		var req protocol.IntentRequest
-		if err := json.Unmarshal(env.Payload, &req); err != nil {
-			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage, "payload"))
-		}
-		f.mu.Lock()
-		f.evals = append(f.evals, req)
-		fn := f.evaluate
-		f.mu.Unlock()
-		if fn == nil {
-			return answer(protocol.TypeIntentResponse, &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil)
-		}
-		resp, e := fn(ctx, &req)
-		return answer(protocol.TypeIntentResponse, resp, e)
+		return serve(f, env, &f.evals, protocol.TypeIntentResponse, func(req *protocol.IntentRequest) (any, *protocol.Error) {
+			f.mu.Lock()
+			fn := f.evaluate
+			f.mu.Unlock()
+			if fn == nil {
+				return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil
+			}
+			return fn(ctx, req)
+		})
 	case protocol.TypeInvokeRequest:
-		var req protocol.InvokeRequest
-		if err := json.Unmarshal(env.Payload, &req); err != nil {
-			return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage, "payload"))
-		}
-		f.mu.Lock()
-		f.invokes = append(f.invokes, req)
-		fn := f.invoke
-		f.mu.Unlock()
-		if fn == nil {
-			return answer(protocol.TypeInvokeResponse, &protocol.InvokeResponse{Result: map[string]any{"ok": true}}, nil)
-		}
-		resp, e := fn(ctx, &req, in.Progress)
-		return answer(protocol.TypeInvokeResponse, resp, e)
+		return serve(f, env, &f.invokes, protocol.TypeInvokeResponse, func(req *protocol.InvokeRequest) (any, *protocol.Error) {
+			f.mu.Lock()
+			fn := f.invoke
+			f.mu.Unlock()
+			if fn == nil {
+				return &protocol.InvokeResponse{Result: map[string]any{"ok": true}}, nil
+			}
+			return fn(ctx, req, in.Progress)
+		})
 	}
-	return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeInvalidType, "unexpected %s", env.Type))
+	return protocol.ErrorEnvelope(env.IDString(), protocol.Errorf(protocol.CodeInvalidType, "unexpected %s", env.Type))
+}
+
+// serve decodes env's payload as a request, adds it to the requests of
+// its kind f records (log), and answers it with what answer returns, as a
+// message of type typ.
+func serve[T any](f *fakeServer, env *protocol.Envelope, log *[]T, typ protocol.MessageType, answer func(*T) (any, *protocol.Error)) *protocol.Envelope {
+	id := env.IDString()
+	var req T
+	if err := json.Unmarshal(env.Payload, &req); err != nil {
+		return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeMalformedMessage, "payload"))
+	}
+	f.mu.Lock()
+	*log = append(*log, req)
+	f.mu.Unlock()
+	v, e := answer(&req)
+	if e != nil {
+		return protocol.ErrorEnvelope(id, e)
+	}
+	out, err := protocol.NewEnvelope(typ, id, v)
+	if err != nil {
+		return protocol.ErrorEnvelope(id, protocol.Errorf(protocol.CodeInternalError, "encode"))
+	}
+	return out
 }
 
 func (f *fakeServer) setEvaluate(fn func(ctx context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error)) {
@@ -118,14 +122,10 @@ func (f *fakeServer) setInvoke(fn func(ctx context.Context, req *protocol.Invoke
 	f.invoke = fn
 }
 
+// lastEval is the last intent request f received.
 func (f *fakeServer) lastEval(t *testing.T) protocol.IntentRequest {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.evals) == 0 {
-		t.Fatal("the server received no intent request")
-	}
-	return f.evals[len(f.evals)-1]
+	return last(t, f, &f.evals, "intent")
 }
 
 func (f *fakeServer) invokeCount() int {
@@ -134,14 +134,21 @@ func (f *fakeServer) invokeCount() int {
 	return len(f.invokes)
 }
 
+// lastInvoke is the last invoke request f received.
 func (f *fakeServer) lastInvoke(t *testing.T) protocol.InvokeRequest {
+	t.Helper()
+	return last(t, f, &f.invokes, "invoke")
+}
+
+// last is the last request of a kind (log) f recorded.
+func last[T any](t *testing.T, f *fakeServer, log *[]T, kind string) T {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.invokes) == 0 {
-		t.Fatal("the server received no invoke request")
+	if len(*log) == 0 {
+		t.Fatalf("the server received no %s request", kind)
 	}
-	return f.invokes[len(f.invokes)-1]
+	return (*log)[len(*log)-1]
 }
 
 // tool is a full-disclosure macro-tool for the fake's answers.
@@ -161,6 +168,17 @@ func tool(name string, confirm bool) protocol.MacroTool {
 func selects(tools ...protocol.MacroTool) func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
 	return func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
 		return &protocol.IntentResponse{EvalTimeUsed: protocol.Time{Time: time.Unix(1771510205, 0).UTC()}, MacroTools: tools}, nil
+	}
+}
+
+// perIntent answers an evaluation of an intent byIntent names with its
+// tools, and any other with others.
+func perIntent(byIntent map[string][]protocol.MacroTool, others ...protocol.MacroTool) func(context.Context, *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+	return func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
+		if tools, ok := byIntent[req.Intent.Name]; ok {
+			return &protocol.IntentResponse{MacroTools: tools}, nil
+		}
+		return &protocol.IntentResponse{MacroTools: others}, nil
 	}
 }
 
@@ -290,8 +308,8 @@ func (h *harness) call(t *testing.T, name string, args any) *mcp.CallToolResult 
 	return res
 }
 
-// toolNames lists the host's tools.
-func (h *harness) toolNames(t *testing.T) map[string]*mcp.Tool {
+// listTools is the host's tools/list.
+func (h *harness) listTools(t *testing.T) []*mcp.Tool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -299,8 +317,14 @@ func (h *harness) toolNames(t *testing.T) map[string]*mcp.Tool {
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
 	}
+	return res.Tools
+}
+
+// toolNames lists the host's tools by name.
+func (h *harness) toolNames(t *testing.T) map[string]*mcp.Tool {
+	t.Helper()
 	out := map[string]*mcp.Tool{}
-	for _, tl := range res.Tools {
+	for _, tl := range h.listTools(t) {
 		out[tl.Name] = tl
 	}
 	return out
@@ -340,16 +364,9 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // errorOf checks that res is an error result of one text item, without
-// structuredContent, and returns the fields its _meta holds.
-type errorContent struct {
-	Code         protocol.Code          `json:"code"`
-	Message      string                 `json:"message"`
-	Recoverable  bool                   `json:"recoverable"`
-	RetryAfterMS *int64                 `json:"retry_after_ms"`
-	Details      *protocol.ErrorDetails `json:"details"`
-}
-
-func errorOf(t *testing.T, res *mcp.CallToolResult) errorContent {
+// structuredContent, and returns the fields its _meta holds (every field
+// of a MangleCP error payload).
+func errorOf(t *testing.T, res *mcp.CallToolResult) protocol.Error {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("want an error result, got %s", text(res))
@@ -367,7 +384,7 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) errorContent {
 			t.Errorf("_meta %s lacks %q", raw, k)
 		}
 	}
-	var e errorContent
+	var e protocol.Error
 	if err := json.Unmarshal(raw, &e); err != nil {
 		t.Fatal(err)
 	}

@@ -19,13 +19,7 @@ import (
 // rawToolList is the host's tools/list as JSON bytes.
 func (h *harness) rawToolList(t *testing.T) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := h.cs.ListTools(ctx, &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatalf("ListTools: %v", err)
-	}
-	raw, err := json.Marshal(res.Tools)
+	raw, err := json.Marshal(h.listTools(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,28 +57,21 @@ const (
 
 // withDefaults fills the zero (or negative) fields.
 func (l Limits) withDefaults() Limits {
-	if l.MaxManifestBytes <= 0 {
-		l.MaxManifestBytes = DefaultMaxManifestBytes
-	}
-	if l.MaxAnswerBytes <= 0 {
-		l.MaxAnswerBytes = DefaultMaxAnswerBytes
-	}
-	if l.MaxIntents <= 0 {
-		l.MaxIntents = DefaultMaxIntents
-	}
-	if l.MaxPredicates <= 0 {
-		l.MaxPredicates = DefaultMaxPredicates
-	}
-	if l.MaxTools <= 0 {
-		l.MaxTools = DefaultMaxTools
-	}
-	if l.MaxDescriptionBytes <= 0 {
-		l.MaxDescriptionBytes = DefaultMaxDescriptionBytes
-	}
-	if l.MaxSchemaBytes <= 0 {
-		l.MaxSchemaBytes = DefaultMaxSchemaBytes
-	}
+	orDefault(&l.MaxManifestBytes, DefaultMaxManifestBytes)
+	orDefault(&l.MaxAnswerBytes, DefaultMaxAnswerBytes)
+	orDefault(&l.MaxIntents, DefaultMaxIntents)
+	orDefault(&l.MaxPredicates, DefaultMaxPredicates)
+	orDefault(&l.MaxTools, DefaultMaxTools)
+	orDefault(&l.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	orDefault(&l.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	return l
+}
+
+// orDefault sets *v to d when it is zero or negative.
+func orDefault[T int | int64](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // ReplyBytes is the most a client should read of one message from the

@@ -2,7 +2,6 @@ package mcpbridge_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/mcpbridge"
 	"github.com/manglecp/manglecp/protocol"
 )
@@ -84,12 +82,7 @@ func TestAutoRun(t *testing.T) {
 // than failing; a tool no intent selects is x-bridge_unknown_tool.
 func TestReachEvaluatesWhatItNeeds(t *testing.T) {
 	fake := newFake()
-	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
-		if req.Intent.Name == "observe" {
-			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("look", false)}}, nil
-		}
-		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("trace_request", false)}}, nil
-	})
+	fake.setEvaluate(perIntent(map[string][]protocol.MacroTool{"observe": {tool("look", false)}}, tool("trace_request", false)))
 	h := newHarness(t, fake, nil, hostOptions{})
 	call := func(name string) string {
 		return text(h.call(t, mcpbridge.MetaToolName, map[string]any{"tool": name, "arguments": map[string]any{"target": "x"}}))
@@ -126,12 +119,7 @@ func TestReachEvaluatesWhatItNeeds(t *testing.T) {
 // select nothing now is not worth a line of the answer.
 func TestNextIntentSelectingNothingLeftOut(t *testing.T) {
 	fake := newFake()
-	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
-		if req.Intent.Name == "observe" {
-			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("look", false)}}, nil
-		}
-		return &protocol.IntentResponse{}, nil // diagnose: nothing fits
-	})
+	fake.setEvaluate(perIntent(map[string][]protocol.MacroTool{"observe": {tool("look", false)}})) // diagnose: nothing fits
 	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
 		return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "ok"},
 			Next: &protocol.Next{SuggestedIntents: []protocol.SuggestedIntent{{Name: "observe"}, {Name: "diagnose"}},
@@ -250,12 +238,7 @@ func TestFollowsAtOnce(t *testing.T) {
 		for _, version := range []string{"", "2025-11-25"} { // MCP 2026-07-28 hosts retry the call themselves; for older ones the SDK does
 			t.Run(tt.name+" "+version, func(t *testing.T) {
 				fake := newFake()
-				fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
-					if req.Intent.Name == "edit" {
-						return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tt.follow, tool("preview", false)}}, nil
-					}
-					return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("preview", false)}}, nil
-				})
+				fake.setEvaluate(perIntent(map[string][]protocol.MacroTool{"edit": {tt.follow, tool("preview", false)}}, tool("preview", false)))
 				var previews, applies int
 				var token string
 				fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
@@ -309,12 +292,7 @@ func TestNoFollowAfterAnswer(t *testing.T) {
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
 			fake := newFake()
-			fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
-				if req.Intent.Name == "edit" {
-					return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{decided("trace", "r2")}}, nil
-				}
-				return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("save", true)}}, nil
-			})
+			fake.setEvaluate(perIntent(map[string][]protocol.MacroTool{"edit": {decided("trace", "r2")}}, tool("save", true)))
 			var traces int
 			fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
 				if req.MacroID == "save-0001" {
@@ -342,12 +320,7 @@ func TestFollowOverHTTP(t *testing.T) {
 	apply := decided("apply_edit", "d1")
 	apply.Safety = &protocol.Safety{RequiresUserConfirmation: true, SideEffects: []string{"filesystem"}}
 	fake := newFake()
-	fake.setEvaluate(func(_ context.Context, req *protocol.IntentRequest) (*protocol.IntentResponse, *protocol.Error) {
-		if req.Intent.Name == "edit" {
-			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{apply}}, nil
-		}
-		return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{tool("preview", false)}}, nil
-	})
+	fake.setEvaluate(perIntent(map[string][]protocol.MacroTool{"edit": {apply}}, tool("preview", false)))
 	var mu sync.Mutex
 	runs := map[string]int{}
 	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
@@ -364,27 +337,15 @@ func TestFollowOverHTTP(t *testing.T) {
 		runs["apply"]++
 		return &protocol.InvokeResponse{Result: map[string]any{}, Observability: protocol.Observability{Summary: "applied"}}, nil
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b, err := mcpbridge.New(ctx, func(ctx context.Context) (*client.Session, error) { return dialFake(ctx, t, fake) }, &mcpbridge.Options{ConfirmationKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	srv := httptest.NewServer(b.HTTPHandler(nil))
-	defer srv.Close()
+	url := serveHTTP(t, newTestBridge(t, fake, &mcpbridge.Options{ConfirmationKey: key}))
 	for _, v := range hostVersions {
 		t.Run(v, func(t *testing.T) {
 			mu.Lock()
 			clear(runs)
 			mu.Unlock()
-			cl := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: accept})
-			cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+			cctx, ccancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer ccancel()
-			cs, err := cl.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: v})
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
+			cs := connectHTTP(cctx, t, url, v, accept)
 			defer cs.Close()
 			res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpbridge.MetaToolName, Arguments: map[string]any{"tool": "preview", "arguments": map[string]any{"target": "x"}}})
 			if err != nil {

@@ -175,12 +175,7 @@ func TestURLCredentialsRedacted(t *testing.T) {
 	c := upstream.Config{Name: "web", URL: "http://user:hunter2@127.0.0.1:1/mcp?access_token=tok-SECRET&x=other-SECRET",
 		MinBackoff: time.Hour, MaxBackoff: time.Hour, ConnectTimeout: 5 * time.Second}
 	c.Logger = testLogger(&log)
-	u, err := upstream.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	err = u.Start(context.Background())
+	u, err := tryStart(t, c)
 	if err == nil {
 		t.Fatal("an upstream at port 1 started")
 	}
@@ -211,12 +206,7 @@ func TestRedirectToAnotherHostNotFollowed(t *testing.T) {
 		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/steal", http.StatusTemporaryRedirect)
 	}))
 	defer redirect.Close()
-	u, err := upstream.New(upstream.Config{Name: "web", URL: redirect.URL, MinBackoff: time.Hour, MaxBackoff: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	err = u.Start(context.Background())
+	u, err := tryStart(t, upstream.Config{Name: "web", URL: redirect.URL, MinBackoff: time.Hour, MaxBackoff: time.Hour})
 	if err == nil {
 		t.Fatal("started through a redirect to another host")
 	}

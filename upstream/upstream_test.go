@@ -41,17 +41,26 @@ func fake(t *testing.T, mode string, log *testenv.Buffer) upstream.Config {
 	return c
 }
 
+// start is the upstream c describes, started (closed when the test ends).
 func start(t *testing.T, c upstream.Config) *upstream.Upstream {
+	t.Helper()
+	u, err := tryStart(t, c)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return u
+}
+
+// tryStart is the upstream c describes (closed when the test ends) and
+// what its Start returned.
+func tryStart(t *testing.T, c upstream.Config) (*upstream.Upstream, error) {
 	t.Helper()
 	u, err := upstream.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = u.Close() })
-	if err := u.Start(context.Background()); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	return u
+	return u, u.Start(context.Background())
 }
 
 func kindOf(err error) upstream.Kind {
@@ -202,12 +211,7 @@ func TestHostile(t *testing.T) {
 	t.Run("message over the bound", func(t *testing.T) {
 		c := fake(t, "hugeline", nil)
 		c.MaxMessageBytes = 1 << 20
-		u, err := upstream.New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer u.Close()
-		err = u.Start(context.Background())
+		u, err := tryStart(t, c)
 		if kindOf(err) != upstream.ProtocolMismatch && kindOf(err) != upstream.Unreachable {
 			t.Fatalf("Start = %v, want a protocol mismatch", err)
 		}
@@ -301,12 +305,7 @@ func TestLazy(t *testing.T) {
 
 // TestUnreachable: a command that does not exist is down with a reason.
 func TestUnreachable(t *testing.T) {
-	u, err := upstream.New(upstream.Config{Name: "gone", Command: []string{"/nonexistent/upstream"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	err = u.Start(context.Background())
+	u, err := tryStart(t, upstream.Config{Name: "gone", Command: []string{"/nonexistent/upstream"}})
 	if kindOf(err) != upstream.Unreachable || strings.Contains(err.Error(), "/nonexistent") {
 		t.Fatalf("Start = %v, want unreachable without the path", err)
 	}

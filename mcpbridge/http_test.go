@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,10 +21,19 @@ import (
 	"github.com/manglecp/manglecp/protocol"
 )
 
+// The streamable HTTP transport of the bridge (http.go): per-peer and
+// total session bounds, idle sessions, and MCP 2026-07-28's stateless
+// requests beside 2025-11-25's sessions.
+
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
 
-// postFrom posts one JSON-RPC message as peer (its RemoteAddr), with the
-// given headers, and returns the recorder.
+// testPeer is the peer address of the tests' requests that do not test
+// per-peer bounds.
+const testPeer = "192.0.2.1"
+
+// postFrom posts one JSON-RPC message to a streamable HTTP handler (in
+// memory, so that it works in a synctest bubble) as peer (its
+// RemoteAddr), with the given headers, and returns the recorder.
 func postFrom(h http.Handler, peer, session, body string, header map[string]string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 	req.RemoteAddr = peer + ":40000"
@@ -54,6 +65,7 @@ func registryError(t *testing.T, rec *httptest.ResponseRecorder) protocol.Error 
 	return body.Error.Data
 }
 
+// newTestBridge is a bridge to fake, closed when the test ends.
 func newTestBridge(t *testing.T, fake *fakeServer, opts *mcpbridge.Options) *mcpbridge.Bridge {
 	t.Helper()
 	b, err := mcpbridge.New(t.Context(), func(ctx context.Context) (*client.Session, error) { return dialFake(ctx, t, fake) }, opts)
@@ -62,6 +74,26 @@ func newTestBridge(t *testing.T, fake *fakeServer, opts *mcpbridge.Options) *mcp
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
+}
+
+// serveHTTP serves b over streamable HTTP on a local listener until the
+// test ends and returns its URL.
+func serveHTTP(t *testing.T, b *mcpbridge.Bridge) string {
+	srv := httptest.NewServer(b.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// connectHTTP connects a host speaking MCP version v to the bridge at
+// url, which answers elicitation with elicit. The caller closes it.
+func connectHTTP(ctx context.Context, t *testing.T, url, v string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: elicit})
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs
 }
 
 // TestHTTPSessionsBounded: `manglecp mcp --http` bounds its MCP sessions
@@ -284,5 +316,159 @@ func TestConsentBudgetPerHost(t *testing.T) {
 	defer mu.Unlock()
 	if ran != 1 {
 		t.Errorf("ran %d times, want 1", ran)
+	}
+}
+
+// openSessions initializes n MCP sessions the way an abandoning host
+// does (initialize, initialized, then nothing) and returns their ids.
+func openSessions(t *testing.T, h http.Handler, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		rec := postFrom(h, testPeer, "", initializeBody, nil)
+		id := rec.Header().Get("Mcp-Session-Id")
+		if rec.Code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: HTTP %d, session %q", rec.Code, id)
+		}
+		if rec := postFrom(h, testPeer, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); rec.Code != http.StatusAccepted {
+			t.Fatalf("initialized: HTTP %d", rec.Code)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// liveSessions counts the sessions whose id the handler still knows, by
+// a ping on each (which restarts an idle timer: call it only once, when
+// the test is over).
+func liveSessions(t *testing.T, h http.Handler, ids []string) int {
+	t.Helper()
+	n := 0
+	for _, id := range ids {
+		switch status := postFrom(h, testPeer, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil).Code; status {
+		case http.StatusOK:
+			n++
+		case http.StatusNotFound:
+		default:
+			t.Fatalf("ping: HTTP %d", status)
+		}
+	}
+	return n
+}
+
+// TestHTTPIdleSessionsExpire: sessions a host opens and abandons are
+// closed after the idle timeout, their goroutines gone and their ids
+// unknown (404), while with no timeout they stay forever. Each runs in a
+// synctest bubble: the idle timers run on its virtual clock, and
+// synctest.Wait returns once every session's goroutines finished or
+// wait.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	const n = 40
+
+	t.Run("expire", inBubble(func(t *testing.T) {
+		h := newTestBridge(t, newFake(), nil).HTTPHandler(&mcp.StreamableHTTPOptions{SessionTimeout: 300 * time.Millisecond})
+		synctest.Wait()
+		base := runtime.NumGoroutine()
+		ids := openSessions(t, h, n)
+		// Without touching the sessions, let the bubble's clock pass
+		// their idle timeout; their goroutines are then gone.
+		time.Sleep(300*time.Millisecond + time.Nanosecond)
+		synctest.Wait()
+		if g := runtime.NumGoroutine(); g > base+5 {
+			t.Fatalf("%d goroutines after the sessions' timeout, %d before them", g, base)
+		}
+		if live := liveSessions(t, h, ids); live != 0 {
+			t.Fatalf("%d of %d abandoned sessions are still open after the idle timeout", live, n)
+		}
+	}))
+
+	// The control: without a timeout (what HTTPHandler did before), the
+	// same abandoned sessions are all still there.
+	t.Run("never", inBubble(func(t *testing.T) {
+		h := newTestBridge(t, newFake(), nil).HTTPHandler(&mcp.StreamableHTTPOptions{SessionTimeout: -1})
+		ids := openSessions(t, h, 5)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if live := liveSessions(t, h, ids); live != 5 {
+			t.Fatalf("%d of 5 sessions open without a timeout", live)
+		}
+		for _, id := range ids { // the host ends them, or they stay for good
+			req := httptest.NewRequest(http.MethodDelete, "/", nil)
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}))
+}
+
+// TestModernMCPOverHTTP: one --http endpoint serves MCP 2026-07-28
+// (server/discover, stateless requests, multi round-trip elicitation
+// whose answer comes in a new request, cache hints) beside 2025-11-25
+// (initialize, Mcp-Session-Id).
+func TestModernMCPOverHTTP(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(selects(tool("trace_request", false), tool("write_report", true)))
+	var mu sync.Mutex
+	ran := 0
+	fake.setInvoke(func(_ context.Context, req *protocol.InvokeRequest, _ func(protocol.Progress)) (*protocol.InvokeResponse, *protocol.Error) {
+		if req.MacroID == "write_report-0001" {
+			if _, err := protocol.VerifyConfirmationToken([]byte("0123456789abcdef"), req.ConfirmationToken, req.MacroID); err != nil {
+				return nil, protocol.Errorf(protocol.CodeConfirmationRequired, "write_report requires user confirmation")
+			}
+		}
+		mu.Lock()
+		ran++
+		mu.Unlock()
+		return &protocol.InvokeResponse{Result: map[string]any{"ok": true}, Observability: protocol.Observability{Summary: "ran " + req.MacroID}}, nil
+	})
+	url := serveHTTP(t, newTestBridge(t, fake, &mcpbridge.Options{ConfirmationKey: []byte("0123456789abcdef")}))
+	for _, v := range hostVersions {
+		t.Run(v, func(t *testing.T) {
+			asked := 0
+			cctx, ccancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer ccancel()
+			cs := connectHTTP(cctx, t, url, v, func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked++
+				return accept(ctx, r)
+			})
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != v {
+				t.Fatalf("negotiated %s, want %s", got, v)
+			}
+			list, err := cs.ListTools(cctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v >= "2026-07-28" && (list.TTLMs != 300000 || list.CacheScope != "public") {
+				t.Errorf("tools/list cache hints ttlMs %d cacheScope %q", list.TTLMs, list.CacheScope)
+			}
+			call := func(name string, args map[string]any) string {
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if res.IsError {
+					t.Fatalf("%s: %s", name, text(res))
+				}
+				return text(res)
+			}
+			if got := call("diagnose", diagnoseArgs); !strings.Contains(got, "trace_request(target*: string)") {
+				t.Errorf("diagnose: %s", got)
+			}
+			if got := call(mcpbridge.MetaToolName, map[string]any{"tool": "trace_request", "arguments": map[string]any{"target": "r1"}}); !strings.HasPrefix(got, "ran trace_request-0001") {
+				t.Errorf("trace_request: %s", got)
+			}
+			mu.Lock()
+			before := ran
+			mu.Unlock()
+			if got := call(mcpbridge.MetaToolName, map[string]any{"tool": "write_report", "arguments": map[string]any{"target": "r1"}}); !strings.HasPrefix(got, "ran write_report-0001") {
+				t.Errorf("write_report: %s", got)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if asked != 1 || ran != before+1 {
+				t.Errorf("asked %d times, ran %d times; want 1 and 1", asked, ran-before)
+			}
+		})
 	}
 }
