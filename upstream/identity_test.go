@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -343,4 +344,68 @@ func TestHugeDescriptionsClipped(t *testing.T) {
 		t.Errorf("the listed tools hold %d MiB of heap", grew>>20)
 	}
 	runtime.KeepAlive(u)
+}
+
+// TestIdentityDialShared: the calls of one identity that come while its
+// session is dialled share that one dial (internal/ondemand), and a caller
+// who gives up leaves the dial to the others: it is neither cancelled nor
+// counted as a failure. In a synctest bubble: synctest.Wait returns once
+// every caller waits.
+func TestIdentityDialShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int32
+		release := make(chan struct{})
+		c := upstream.Config{Name: "mem", Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
+			if dials.Add(1) > 1 { // the first is Start's (the spare, which alice takes)
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			}
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := upstreamtest.Server("normal").Connect(ctx, st, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ct, func() { _ = ss.Close() }, nil
+		}}
+		u := start(t, c)
+		echo := func(ctx context.Context, who string) string {
+			res, err := u.Call(ctx, who, "echo", map[string]any{"text": who})
+			if err != nil {
+				return err.Error()
+			}
+			return res.Content[0].(*mcp.TextContent).Text
+		}
+		if got := echo(t.Context(), "alice"); got != "alice" {
+			t.Fatalf("alice = %q", got)
+		}
+		// bob's first caller starts the dial, two more wait for it, then
+		// the first gives up.
+		quit, cancel := context.WithCancel(t.Context())
+		results := make(chan string, 3)
+		go func() { results <- "first: " + echo(quit, "bob") }()
+		synctest.Wait()
+		for range 2 {
+			go func() { results <- echo(t.Context(), "bob") }()
+		}
+		synctest.Wait()
+		cancel()
+		if got := <-results; got != "first: "+context.Canceled.Error() {
+			t.Fatalf("the caller who gave up got %q", got)
+		}
+		close(release)
+		for range 2 {
+			if got := <-results; got != "bob" {
+				t.Errorf("a waiting caller got %q", got)
+			}
+		}
+		if n := dials.Load(); n != 2 {
+			t.Errorf("%d dials, want 2 (Start's, then bob's)", n)
+		}
+		if st := u.Status(); st.State != "up" || st.Sessions != 2 || st.Restarts != 0 {
+			t.Errorf("status %+v, want up with 2 sessions", st)
+		}
+	})
 }

@@ -240,12 +240,15 @@ type Upstream struct {
 	closed        bool
 }
 
-// slot is one identity's session of a per-identity upstream. Its fields
+// slot is one identity's session of a per-identity upstream, dialled on
+// demand (internal/ondemand): the callers of one identity share one dial,
+// which is cancelled only when every one of them left. Its other fields
 // are guarded by Upstream.mu.
 type slot struct {
 	who      string
-	sess     *session
-	dialing  chan struct{} // closed when its dial ends
+	conn     ondemand.Conn[*session] // dials the session: the spare first, else a new one (Upstream.dialSlot)
+	sess     *session                // the session, once dialled
+	waiting  int                     // callers waiting for the dial: the slot stays while one does
 	inflight int
 	lastUse  time.Time
 	timer    *time.Timer // ends the session after IdleTimeout unused
@@ -253,11 +256,12 @@ type slot struct {
 
 // session is one connection to the upstream (and its process).
 type session struct {
-	cs      *mcp.ClientSession
-	stop    func() // ends the process, if any
-	started time.Time
-	done    chan struct{} // closed when the connection ended
-	slot    *slot         // the identity it serves (nil: shared or spare); under Upstream.mu
+	cs       *mcp.ClientSession
+	stop     func() // ends the process, if any
+	started  time.Time
+	done     chan struct{} // closed when the connection ended
+	slot     *slot         // the identity it serves (nil: shared or spare); under Upstream.mu
+	watching sync.Once     // starts its watch (startWatch)
 
 	mu     sync.Mutex
 	reason string // why it ended
@@ -460,35 +464,26 @@ func (u *Upstream) Call(ctx context.Context, who, name string, args map[string]a
 
 // acquire returns who's session, starting one when who has none: the
 // spare started at boot when there is one (it served nobody), else a new
-// one, within MaxSessions. Each acquire is paired with a release.
+// one, within MaxSessions. The callers of one identity share one dial
+// (slot.conn). Each acquire is paired with a release.
 func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
-	for {
-		u.mu.Lock()
-		if u.closed {
-			u.mu.Unlock()
-			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+	}
+	sl := u.slots[who]
+	if sl != nil && sl.sess != nil {
+		sl.inflight++
+		if sl.timer != nil {
+			sl.timer.Stop()
 		}
-		sl := u.slots[who]
-		if sl != nil && sl.sess != nil {
-			sl.inflight++
-			if sl.timer != nil {
-				sl.timer.Stop()
-			}
-			s := sl.sess
-			u.mu.Unlock()
-			return s, nil
-		}
-		if sl != nil && sl.dialing != nil {
-			ch := sl.dialing
-			u.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		if sl == nil && len(u.slots) >= u.cfg.MaxSessions {
+		s := sl.sess
+		u.mu.Unlock()
+		return s, nil
+	}
+	if sl == nil {
+		if len(u.slots) >= u.cfg.MaxSessions {
 			wait := u.cfg.CallTimeout
 			for _, o := range u.slots {
 				if o.inflight == 0 && o.sess != nil {
@@ -501,54 +496,86 @@ func (u *Upstream) acquire(ctx context.Context, who string) (*session, error) {
 			e.RetryAfter = wait
 			return nil, e
 		}
-		spare, _ := u.shared.Take() // the spare (if any) is who's now
-		if spare == nil {
+		if _, spare := u.shared.Current(); !spare {
 			if wait := u.backoff.Wait(); wait > 0 {
 				reason := u.reason
 				u.mu.Unlock()
 				return nil, u.restarting(reason, wait)
 			}
 		}
-		if sl == nil {
-			sl = &slot{who: who}
-			u.slots[who] = sl
+		sl = u.newSlot(who)
+		u.slots[who] = sl
+	}
+	sl.waiting++
+	u.mu.Unlock()
+
+	s, err := sl.conn.Get(ctx)
+
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	sl.waiting--
+	if err != nil {
+		if sl.waiting == 0 && sl.sess == nil && u.slots[who] == sl {
+			delete(u.slots, who) // no one waits for it any more
 		}
-		ch := make(chan struct{})
-		sl.dialing = ch
-		u.mu.Unlock()
-		s := spare
-		var err error
-		if s == nil {
-			s, err = u.dial(ctx)
-		}
-		u.mu.Lock()
-		sl.dialing = nil
-		close(ch)
-		if err != nil {
-			if u.slots[who] == sl {
-				delete(u.slots, who)
-			}
-			u.mu.Unlock()
-			u.backoff.Fail()
-			u.dialled(nil, err)
-			return nil, err
-		}
-		if u.closed || u.slots[who] != sl {
-			u.mu.Unlock()
-			s.close()
+		if errors.Is(err, ondemand.ErrClosed) {
 			return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
 		}
-		sl.sess, s.slot = s, sl
-		sl.inflight++
-		u.mu.Unlock()
-		if spare == nil {
-			u.wg.Add(1)
-			go u.watch(s)
-		}
-		u.setState("up", "")
-		u.cfg.Logger.Debug("upstream session started for an identity", "upstream", u.cfg.Name, "sessions", u.Status().Sessions)
-		return s, nil
+		return nil, err
 	}
+	if u.closed || u.slots[who] != sl || sl.sess != s {
+		return nil, newError(u.cfg.Name, Unreachable, nil, "the upstream is closed")
+	}
+	sl.inflight++
+	return s, nil
+}
+
+// newSlot is who's slot, with its dialer; under u.mu.
+func (u *Upstream) newSlot(who string) *slot {
+	sl := &slot{who: who}
+	sl.conn.Dial = u.dialSlot
+	sl.conn.Drop = func(s *session) { s.close() }
+	sl.conn.OnDial = func(s *session, err error) { u.slotDialled(sl, s, err) }
+	return sl
+}
+
+// dialSlot makes an identity's session: the spare, if there is one, else
+// a new session.
+func (u *Upstream) dialSlot(ctx context.Context) (*session, error) {
+	if spare, ok := u.shared.Take(); ok {
+		return spare, nil
+	}
+	return u.dial(ctx)
+}
+
+// slotDialled records the end of sl's dial (before its callers return):
+// a failure counts for the backoff and the slot is gone; a session is
+// the identity's from now on, and watched, unless the upstream closed or
+// every caller left meanwhile.
+func (u *Upstream) slotDialled(sl *slot, s *session, err error) {
+	if err != nil {
+		u.mu.Lock()
+		if u.slots[sl.who] == sl {
+			delete(u.slots, sl.who)
+		}
+		u.mu.Unlock()
+		u.backoff.Fail()
+		u.dialled(nil, err)
+		return
+	}
+	u.mu.Lock()
+	if u.closed || u.slots[sl.who] != sl {
+		u.mu.Unlock()
+		if sl.conn.Forget(s) {
+			s.close()
+		}
+		return
+	}
+	sl.sess, s.slot = s, sl
+	u.mu.Unlock()
+	u.startWatch(s)
+	u.setState("up", "")
+	u.cfg.Logger.Debug("upstream session started for an identity", "upstream", u.cfg.Name, "sessions", u.Status().Sessions)
 }
 
 // release ends a call on s: when it was the identity's last call under
@@ -644,8 +671,8 @@ func (u *Upstream) restarting(reason string, wait time.Duration) *Error {
 }
 
 // dialled records the end of a dial: the upstream is down with the
-// dial's error, or up with the shared session s, watched from now on (s
-// is nil for an identity's session, which acquire watches).
+// dial's error, or up with the shared session (or spare) s, watched from
+// now on (an identity's dial records a session in slotDialled).
 func (u *Upstream) dialled(s *session, err error) {
 	if err != nil {
 		var e *Error
@@ -657,8 +684,16 @@ func (u *Upstream) dialled(s *session, err error) {
 		return
 	}
 	u.setState("up", "")
-	u.wg.Add(1)
-	go u.watch(s)
+	u.startWatch(s)
+}
+
+// startWatch watches s from now on, once whoever calls it (the spare is
+// the shared dial's, then an identity's).
+func (u *Upstream) startWatch(s *session) {
+	s.watching.Do(func() {
+		u.wg.Add(1)
+		go u.watch(s)
+	})
 }
 
 // watch waits for s to end; unless it was dropped on purpose, the
@@ -930,21 +965,25 @@ func (u *Upstream) Close() error {
 		return nil
 	}
 	u.closed = true
-	open := []*session{}
+	slots := make([]*slot, 0, len(u.slots))
 	for _, sl := range u.slots {
 		if sl.timer != nil {
 			sl.timer.Stop()
 		}
-		if sl.sess != nil {
-			open = append(open, sl.sess)
-		}
+		slots = append(slots, sl)
 	}
 	clear(u.slots)
 	u.mu.Unlock()
 	u.cancel()
 	// A dial under way ends (its callers get "closed") and is waited for.
+	var open []*session
 	if s, ok := u.shared.Close(); ok {
 		open = append(open, s)
+	}
+	for _, sl := range slots {
+		if s, ok := sl.conn.Close(); ok {
+			open = append(open, s)
+		}
 	}
 	for _, s := range open {
 		s.setReason("closed")
