@@ -212,7 +212,11 @@ func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r) // not a session of ours (any more): the SDK answers 404
 		return
 	}
-	defer g.end(id, r.Method == http.MethodDelete)
+	after := keepSession
+	if r.Method == http.MethodDelete {
+		after = forgetSession // the host ends it
+	}
+	defer g.end(id, after)
 	g.next.ServeHTTP(w, r)
 }
 
@@ -234,7 +238,7 @@ func (g *sessionGuard) authenticate(r *http.Request) *protocol.Error {
 // first; a rate_limited error when a bound is reached.
 func (g *sessionGuard) admit(peer string) *protocol.Error {
 	now := g.b.now()
-	g.reap(now, true)
+	g.reap(now, reapAlways)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.perPeer[peer] >= g.o.MaxSessionsPerPeer {
@@ -281,31 +285,47 @@ func (g *sessionGuard) begin(id string) bool {
 	return true
 }
 
-// end marks the request done; a DELETE forgets the session.
-func (g *sessionGuard) end(id string, deleted bool) {
+// afterRequest says what becomes of a session when one of its requests
+// ends.
+type afterRequest int
+
+const (
+	keepSession   afterRequest = iota // it stays, idle from now on unless another request runs
+	forgetSession                     // a DELETE: the host ended it
+)
+
+// end marks the request done, and then the session as after says.
+func (g *sessionGuard) end(id string, after afterRequest) {
 	now := g.b.now()
 	g.mu.Lock()
 	if s := g.sessions[id]; s != nil {
 		s.inflight--
 		s.last = now
-		if deleted {
+		if after == forgetSession {
 			delete(g.sessions, id)
 			g.drop(s.peer)
 		}
 	}
 	g.mu.Unlock()
-	g.reap(now, false)
+	g.reap(now, reapPaced)
 }
 
-// reap closes the sessions idle past the timeout: every time when force,
-// otherwise at most once per tenth of the timeout.
-func (g *sessionGuard) reap(now time.Time, force bool) {
+// reapPace says how often reap looks for idle sessions.
+type reapPace int
+
+const (
+	reapAlways reapPace = iota // before a new session is admitted: room is made
+	reapPaced                  // after a request: at most once per tenth of the timeout
+)
+
+// reap closes the sessions idle past the timeout, as often as pace says.
+func (g *sessionGuard) reap(now time.Time, pace reapPace) {
 	idle := g.o.SessionTimeout
 	if idle < 0 {
 		return
 	}
 	g.mu.Lock()
-	if !force && now.Sub(g.lastReap) < idle/10 {
+	if pace == reapPaced && now.Sub(g.lastReap) < idle/10 {
 		g.mu.Unlock()
 		return
 	}
