@@ -94,17 +94,13 @@ func unknownIntent(name string, intents []string) *protocol.Error {
 
 // answerIntent is the answer of an intent tool: ev is evaluated, its
 // selection rendered, and a tool the rules fully decided runs at once
-// (autoRun). req is nil for the start intent, which runs nothing.
+// (autoRun).
 func (ss *mcpSession) answerIntent(ctx context.Context, req *mcp.CallToolRequest, ev *evaluation) (*mcp.CallToolResult, error) {
 	resp, entries, err := ss.evaluate(ctx, req, ev)
 	if err != nil {
 		return nil, err
 	}
-	res := ss.renderEvaluation(ctx, ev, resp, entries)
-	if req != nil {
-		res = ss.autoRun(ctx, req, res, entries)
-	}
-	return res, nil
+	return ss.autoRun(ctx, req, ss.renderEvaluation(ctx, ev, resp, entries), entries), nil
 }
 
 // macroHandler invokes the macro-tool registered as name (ModeDynamic).

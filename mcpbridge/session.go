@@ -215,8 +215,10 @@ func refuseModern() error {
 	}
 }
 
-// start evaluates the start intent once per MCP session. When the
-// request that evaluates it is cancelled, the next request evaluates it.
+// start evaluates the start intent once per MCP session: its tools are
+// the session's selection, and no answer is rendered (none reaches the
+// model, so the model's first answer shows them whole). When the request
+// that evaluates it is cancelled, the next request evaluates it.
 func (ss *mcpSession) start(ctx context.Context, sess *mcp.ServerSession) {
 	st := ss.b.opts.Start
 	if st == nil {
@@ -227,7 +229,7 @@ func (ss *mcpSession) start(ctx context.Context, sess *mcp.ServerSession) {
 	if ss.started {
 		return
 	}
-	_, err := ss.answerIntent(ctx, nil, &evaluation{intent: st.Intent, params: st.Params, facts: st.Facts})
+	_, _, err := ss.evaluate(ctx, nil, &evaluation{intent: st.Intent, params: st.Params, facts: st.Facts})
 	if err != nil && ctx.Err() != nil {
 		return
 	}

@@ -2,6 +2,7 @@ package mcpbridge_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -53,5 +54,19 @@ func TestStartIntentAfterCancelledFirstRequest(t *testing.T) {
 	}
 	if req := fake.lastEval(t); req.Intent.Name != "diagnose" {
 		t.Errorf("last evaluation %+v, want the start intent", req.Intent)
+	}
+}
+
+// TestStartIntentToolsShownOnce: the start intent's answer reaches no
+// model (in the default mode the host lists no macro-tool), so the first
+// answer the model reads shows the tools whole, never "(as before)".
+func TestStartIntentToolsShownOnce(t *testing.T) {
+	fake := newFake()
+	fake.setEvaluate(selects(tool("trace_request", false)))
+	start := &mcpbridge.Start{Intent: "diagnose", Facts: []protocol.Fact{protocol.NewFact("url", "https://x")}}
+	h := newHarness(t, fake, &mcpbridge.Options{Start: start}, hostOptions{})
+	res := h.call(t, "diagnose", diagnoseArgs)
+	if got := text(res); !strings.Contains(got, "trace_request(target*: string): The trace_request tool.") {
+		t.Errorf("the model's first answer: %q", got)
 	}
 }
