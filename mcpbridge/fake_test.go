@@ -65,26 +65,27 @@ func (f *fakeServer) Handle(ctx context.Context, in *protocol.Inbound) *protocol
 	switch env.Type {
 	case protocol.TypeIntentRequest:
 		return serve(f, env, &f.evals, protocol.TypeIntentResponse, func(req *protocol.IntentRequest) (any, *protocol.Error) {
-			f.mu.Lock()
-			fn := f.evaluate
-			f.mu.Unlock()
-			if fn == nil {
-				return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil
+			if fn := locked(f, &f.evaluate); fn != nil {
+				return fn(ctx, req)
 			}
-			return fn(ctx, req)
+			return &protocol.IntentResponse{MacroTools: []protocol.MacroTool{}}, nil
 		})
 	case protocol.TypeInvokeRequest:
 		return serve(f, env, &f.invokes, protocol.TypeInvokeResponse, func(req *protocol.InvokeRequest) (any, *protocol.Error) {
-			f.mu.Lock()
-			fn := f.invoke
-			f.mu.Unlock()
-			if fn == nil {
-				return &protocol.InvokeResponse{Result: map[string]any{"ok": true}}, nil
+			if fn := locked(f, &f.invoke); fn != nil {
+				return fn(ctx, req, in.Progress)
 			}
-			return fn(ctx, req, in.Progress)
+			return &protocol.InvokeResponse{Result: map[string]any{"ok": true}}, nil
 		})
 	}
 	return protocol.ErrorEnvelope(env.IDString(), protocol.Errorf(protocol.CodeInvalidType, "unexpected %s", env.Type))
+}
+
+// locked reads one of f's fields under f.mu.
+func locked[T any](f *fakeServer, v *T) T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *v
 }
 
 // serve decodes env's payload as a request, adds it to the requests of

@@ -363,12 +363,7 @@ func TestIdentityDialShared(t *testing.T) {
 					return nil, nil, ctx.Err()
 				}
 			}
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := upstreamtest.Server("normal").Connect(ctx, st, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			return ct, func() { _ = ss.Close() }, nil
+			return inMemory(ctx)
 		}}
 		u := start(t, c)
 		echo := func(ctx context.Context, who string) string {

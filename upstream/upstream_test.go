@@ -92,17 +92,21 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
+// inMemory dials the fake upstream in its "normal" mode in this process,
+// over the SDK's in-memory transports.
+func inMemory(ctx context.Context) (mcp.Transport, func(), error) {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := upstreamtest.Server("normal").Connect(ctx, st, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ct, func() { _ = ss.Close() }, nil
+}
+
 // TestInMemory: an in-process server over the SDK's in-memory transports,
 // its tools listed with the annotations' defaults applied.
 func TestInMemory(t *testing.T) {
-	c := upstream.Config{Name: "mem", Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := upstreamtest.Server("normal").Connect(ctx, st, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		return ct, func() { _ = ss.Close() }, nil
-	}}
+	c := upstream.Config{Name: "mem", Dial: inMemory}
 	u := start(t, c)
 	tools := map[string]upstream.Tool{}
 	for _, tl := range u.Tools() {
