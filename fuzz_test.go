@@ -198,12 +198,7 @@ func FuzzInvokeArgs(f *testing.F) {
 		id := ids[int(which)%len(ids)]
 		msg := []byte(`{"type":"invoke_request","id":"fz","manglecp":"2026-02-draft","payload":{"macro_id":"` + id + `","args":` + string(args) + `}}`)
 		env := s.handle(t, msg)
-		if env.Type == protocol.TypeError {
-			var e protocol.Error
-			_ = json.Unmarshal(env.Payload, &e)
-			if !allowed[e.Code] {
-				t.Fatalf("invoke answered %s for args %s: %s", e.Code, args, env.Payload)
-			}
+		if e := fzError(t, env, allowed, "invoke", "args", args); e != nil {
 			if e.Code == protocol.CodeSchemaValidationFailed && (e.Details == nil || len(e.Details.SchemaErrors) == 0) {
 				t.Fatalf("schema_validation_failed without schema_errors: %s", env.Payload)
 			}
@@ -265,12 +260,7 @@ func FuzzEvaluateFacts(f *testing.F) {
 		msg := []byte(`{"type":"intent_request","id":"fz","manglecp":"2026-02-draft","payload":{"intent":{"name":"diagnose_error"},"facts":` +
 			string(facts) + `,"eval_time":"2026-02-19T14:30:05Z","options":{"include_proof_hints":true,"disclosure_preference":"full"}}}`)
 		env := s.handle(t, msg)
-		if env.Type == protocol.TypeError {
-			var e protocol.Error
-			_ = json.Unmarshal(env.Payload, &e)
-			if !allowed[e.Code] {
-				t.Fatalf("evaluation answered %s for facts %s: %s", e.Code, facts, env.Payload)
-			}
+		if fzError(t, env, allowed, "evaluation", "facts", facts) != nil {
 			return
 		}
 		var r protocol.IntentResponse
@@ -278,4 +268,20 @@ func FuzzEvaluateFacts(f *testing.F) {
 			t.Fatalf("intent_response does not decode: %v", err)
 		}
 	})
+}
+
+// fzError is the error an answer carries (nil for any other answer),
+// which must be one of allowed; what and input (named name) word the
+// failure.
+func fzError(t *testing.T, env *protocol.Envelope, allowed map[protocol.Code]bool, what, name string, input []byte) *protocol.Error {
+	t.Helper()
+	if env.Type != protocol.TypeError {
+		return nil
+	}
+	var e protocol.Error
+	_ = json.Unmarshal(env.Payload, &e)
+	if !allowed[e.Code] {
+		t.Fatalf("%s answered %s for %s %s: %s", what, e.Code, name, input, env.Payload)
+	}
+	return &e
 }

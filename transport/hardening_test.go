@@ -114,6 +114,22 @@ func request(id string) []byte {
 	return raw
 }
 
+// doStatus sends req with c and returns the response and its body, which
+// it read and closed; an answer other than status fails t.
+func doStatus(t *testing.T, c *http.Client, req *http.Request, status int) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, raw)
+	}
+	return resp, raw
+}
+
 func decodeError(t *testing.T, raw []byte) *protocol.Error {
 	t.Helper()
 	var env struct {
@@ -225,15 +241,7 @@ func TestHTTPEveryAnswerIsAnEnvelope(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, raw)
-			}
+			resp, raw := doStatus(t, client, req, tc.status)
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}

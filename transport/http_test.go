@@ -2,8 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -52,24 +50,12 @@ func TestHTTPBinding(t *testing.T) {
 			if tc.ctype != "" {
 				req.Header.Set("Content-Type", tc.ctype)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, raw)
-			}
+			resp, raw := doStatus(t, http.DefaultClient, req, tc.status)
 			if tc.code == "" {
 				return
 			}
-			var env struct {
-				Type    string         `json:"type"`
-				Payload protocol.Error `json:"payload"`
-			}
-			if err := json.Unmarshal(raw, &env); err != nil || env.Type != "error" || env.Payload.Code != tc.code {
-				t.Errorf("body %s (%v), want %s", raw, err, tc.code)
+			if e := decodeError(t, raw); e.Code != tc.code {
+				t.Errorf("body %s, want %s", raw, tc.code)
 			}
 			if tc.code == protocol.CodeRateLimited && resp.Header.Get("Retry-After") != "2" {
 				t.Errorf("Retry-After %q, want 2", resp.Header.Get("Retry-After"))

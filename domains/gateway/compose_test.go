@@ -32,6 +32,25 @@ var composeWant = map[string]string{
 	"notes.txt":   "calc_total in a text file\n",
 }
 
+// composeFixture is a gateway over the filesystem upstream of a
+// temporary root holding composeTree, and the root.
+func composeFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	root := t.TempDir()
+	domaintest.WriteTree(t, root, composeTree)
+	return newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}}), root
+}
+
+// holds fails t unless text (what, for the message) holds every want.
+func holds(t *testing.T, what, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}
+
 // filesAre fails t unless every file under root is as want says.
 func filesAre(t *testing.T, root string, want map[string]string) {
 	t.Helper()
@@ -66,16 +85,10 @@ func previewReplace(t *testing.T, f *fixture, root string) (*protocol.InvokeResp
 // edit_file per file); a second apply, or an apply after a file changed,
 // writes nothing.
 func TestComposedReplace(t *testing.T) {
-	root := t.TempDir()
-	domaintest.WriteTree(t, root, composeTree)
-	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
+	f, root := composeFixture(t)
 	r, facts := previewReplace(t, f, root)
 	diff, _ := r.Result["diff"].(string)
-	for _, want := range []string{"--- a/pkg/a.py", "+def invoice_total(x):", "+    return invoice_total(1)  # invoice_total", "+invoice_total"} {
-		if !strings.Contains(diff, want) {
-			t.Errorf("the diff lacks %q:\n%s", want, diff)
-		}
-	}
+	holds(t, "the diff", diff, "--- a/pkg/a.py", "+def invoice_total(x):", "+    return invoice_total(1)  # invoice_total", "+invoice_total")
 	if strings.Contains(diff, "invoice_total_weight") || strings.Contains(diff, "zinvoice") || strings.Contains(diff, "notes.txt") {
 		t.Errorf("the diff changes a near miss or a file outside the glob:\n%s", diff)
 	}
@@ -121,16 +134,10 @@ func TestComposedReplace(t *testing.T) {
 // with their numbers and context, not whole files; fs_move makes the
 // destination's directory and moves, after the user's confirmation.
 func TestComposedSearchAndMove(t *testing.T) {
-	root := t.TempDir()
-	domaintest.WriteTree(t, root, composeTree)
-	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{filesystemUpstream(t, root)}})
+	f, root := composeFixture(t)
 	r := f.OK("explore_files", nil, "fs_search_text", map[string]any{"pattern": "calc_total", "path": root, "glob": "**/*.py", "word": true, "context": 0}, false)
 	text := answer(r)
-	for _, want := range []string{"pkg/calc.py\n1: def calc_total(x):", "pkg/dup.py\n2: calc_total\n..\n4: calc_total", "5: " + "    return calc_total(1)"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("search lacks %q:\n%s", want, text)
-		}
-	}
+	holds(t, "search", text, "pkg/calc.py\n1: def calc_total(x):", "pkg/dup.py\n2: calc_total\n..\n4: calc_total", "5: "+"    return calc_total(1)")
 	if strings.Contains(text, "calc_total_weight(x)") || strings.Contains(text, "zcalc") || strings.Contains(text, "return x") {
 		t.Errorf("search shows a near miss or a line without a match:\n%s", text)
 	}
