@@ -404,3 +404,51 @@ func TestIdentityDialShared(t *testing.T) {
 		}
 	})
 }
+
+// TestIdentityDialAbandoned: when every caller of an identity gives up
+// while its session is dialled, the dial is cancelled, the identity holds
+// no slot of MaxSessions, nothing counts as a failure, and its next call
+// dials again.
+func TestIdentityDialAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int32
+		hold := true
+		cancelled := make(chan struct{}, 1)
+		c := upstream.Config{Name: "mem", MaxSessions: 2, Dial: func(ctx context.Context) (mcp.Transport, func(), error) {
+			if dials.Add(1) == 2 && hold { // bob's first dial waits until abandoned
+				<-ctx.Done()
+				cancelled <- struct{}{}
+				return nil, nil, ctx.Err()
+			}
+			return inMemory(ctx)
+		}}
+		u := start(t, c)
+		call := func(ctx context.Context, who string) error {
+			_, err := u.Call(ctx, who, "echo", map[string]any{"text": who})
+			return err
+		}
+		if err := call(t.Context(), "alice"); err != nil {
+			t.Fatal(err)
+		}
+		quit, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- call(quit, "bob") }()
+		synctest.Wait()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("bob's call that gave up = %v", err)
+		}
+		<-cancelled
+		synctest.Wait()
+		if st := u.Status(); st.Sessions != 1 || st.State != "up" || st.Restarts != 0 {
+			t.Fatalf("status after the abandoned dial %+v, want alice's session only, up", st)
+		}
+		hold = false
+		if err := call(t.Context(), "bob"); err != nil {
+			t.Fatalf("bob's next call: %v", err)
+		}
+		if n := dials.Load(); n != 3 {
+			t.Errorf("%d dials, want 3 (Start's, bob's abandoned one, bob's again)", n)
+		}
+	})
+}
