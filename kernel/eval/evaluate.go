@@ -255,10 +255,11 @@ func (p *Program) Prepare(req Request) (*runner, loaded, error) {
 		n += len(f.Args)
 	}
 	slab := make([]ast.BaseTerm, n) // every client fact's arguments
+	var recent factcodec.Recent     // repeated values share their constant
 	for i, f := range req.Facts {
 		args := slab[:len(f.Args):len(f.Args)]
 		slab = slab[len(f.Args):]
-		a, err := factcodec.AtomWith(f, args)
+		a, err := factcodec.AtomRecent(f, args, &recent)
 		if err != nil {
 			return nil, loaded{}, &Error{Public: protocol.Errorf(protocol.CodeInvalidFacts, "fact %d cannot be evaluated: %v", i, err), Cause: err}
 		}

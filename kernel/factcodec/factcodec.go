@@ -31,12 +31,49 @@ func Atom(f protocol.Fact) (ast.Atom, error) {
 // must have one element per argument of f: a caller converting many facts
 // gives each a part of one allocation.
 func AtomWith(f protocol.Fact, args []ast.BaseTerm) (ast.Atom, error) {
+	return AtomRecent(f, args, nil)
+}
+
+// Recent remembers the constant of the last string or number converted
+// at each of the first argument positions (AtomRecent), so that facts of
+// a list that repeat a value at a position (a session id, a method, a
+// status) share one boxed constant instead of each boxing its own. Its
+// zero value is ready; it serves one goroutine.
+type Recent struct {
+	text [recentArity]string
+	kind [recentArity]uint8 // 0 nothing yet, 1 string, 2 number
+	term [recentArity]ast.BaseTerm
+}
+
+// recentArity is how many argument positions Recent remembers.
+const recentArity = 8
+
+// AtomRecent is [AtomWith] sharing the constants of recent (nil: none)
+// for the arguments equal to the last one converted at their position.
+func AtomRecent(f protocol.Fact, args []ast.BaseTerm, recent *Recent) (ast.Atom, error) {
 	for i, a := range f.Args {
+		var text string
+		var kind uint8
+		if recent != nil && i < recentArity {
+			switch x := a.(type) {
+			case string:
+				text, kind = x, 1
+			case json.Number:
+				text, kind = string(x), 2
+			}
+			if kind != 0 && recent.kind[i] == kind && recent.text[i] == text {
+				args[i] = recent.term[i]
+				continue
+			}
+		}
 		c, err := Constant(a)
 		if err != nil {
 			return ast.Atom{}, fmt.Errorf("fact %s argument %d: %w", f.Pred, i, err)
 		}
 		args[i] = c
+		if kind != 0 {
+			recent.text[i], recent.kind[i], recent.term[i] = text, kind, args[i]
+		}
 	}
 	return ast.NewAtom(f.Pred, args...), nil
 }
