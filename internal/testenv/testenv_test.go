@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -141,4 +142,15 @@ func TestProcessCPU(t *testing.T) {
 	if testenv.ProcessCPU() <= start && x >= 0 {
 		t.Errorf("ProcessCPU did not grow: %v", start)
 	}
+}
+
+// TestLoggerDropsLateRecords: a record logged after its test ended (a
+// component's goroutine that outlives it) is dropped, not a panic.
+func TestLoggerDropsLateRecords(t *testing.T) {
+	var log *slog.Logger
+	t.Run("inner", func(t *testing.T) {
+		log = testenv.Logger(t)
+		log.Info("inside the test", "n", 1)
+	})
+	log.Info("after the test ended")
 }
