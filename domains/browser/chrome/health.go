@@ -12,9 +12,23 @@ import (
 // memoryInterval is how often the renderers' memory is looked at.
 const memoryInterval = 500 * time.Millisecond
 
-// pingTimeout is how long the health check waits for an answer.
+// pingTimeout is how long the health check waits for an answer:
+// HealthInterval within 2 to 10 s, stretched by MaxLoadTime
+// ([Browser.stretch]).
 func (b *Browser) pingTimeout() time.Duration {
-	return min(max(b.cfg.HealthInterval, 2*time.Second), 10*time.Second)
+	return b.stretch(min(max(b.cfg.HealthInterval, 2*time.Second), 10*time.Second))
+}
+
+// busyLimit is how long a browser that does not answer the health check
+// but works (its process uses CPU time between the checks) is waited
+// for before it is restarted all the same: MaxLoadTime, at least two
+// health checks' waits. A loaded machine makes a browser with much to do
+// (32 sessions ending at once, each disposing of its browser context)
+// answer late; it is slow, not hung, and restarting it would end every
+// live session. A hung or stopped browser uses no CPU time and is
+// restarted after two checks, as before.
+func (b *Browser) busyLimit() time.Duration {
+	return max(b.cfg.MaxLoadTime, 2*b.pingTimeout())
 }
 
 // watch is the monitor of one browser process (generation gen): it asks
@@ -35,7 +49,7 @@ func (b *Browser) watch(ctx, root context.Context, gen uint64) {
 	defer mem.Stop()
 	ping := time.NewTicker(b.cfg.HealthInterval)
 	defer ping.Stop()
-	fails := 0 // consecutive failed health checks; two restart the browser
+	var checks failedChecks
 	var lost <-chan struct{}
 	if c := chromedp.FromContext(root); c != nil && c.Browser != nil {
 		lost = c.Browser.LostConnection
@@ -66,14 +80,56 @@ func (b *Browser) watch(ctx, root context.Context, gen uint64) {
 		default:
 		}
 		if b.ping(root) {
-			fails = 0
+			checks = failedChecks{}
 			continue
 		}
-		if fails++; fails >= 2 && ctx.Err() == nil {
-			b.fail(gen, "no answer to two health checks within "+b.pingTimeout().String())
-			return
+		restart, why := checks.failed(time.Now(), cpuTime(pid), b.busyLimit()) // cpuTime: memory_linux.go
+		if !restart {
+			if checks.n > 1 {
+				b.log.Warn("Chromium does not answer the health check but works; waiting for it", "failed_checks", checks.n)
+			}
+			continue
 		}
+		if ctx.Err() == nil {
+			if why == "" {
+				why = "no answer to two health checks within " + b.pingTimeout().String()
+			}
+			b.fail(gen, why)
+		}
+		return
 	}
+}
+
+// failedChecks are the consecutive health checks a browser did not
+// answer.
+type failedChecks struct {
+	n     int       // how many
+	since time.Time // when the first failed
+	cpu   int64     // the browser process's CPU time at the last (-1: unknown)
+}
+
+// failed counts one more failed check at now, the browser process then
+// having used cpu (its CPU time, -1 when unknown), and says whether the
+// browser is to be restarted: at the second failed check in a row,
+// unless the process used CPU time since the check before (it works: a
+// loaded machine, much to do) and the failures began less than limit
+// ago. why is "" for a browser that did not work (hung, stopped), else
+// says it worked.
+func (c *failedChecks) failed(now time.Time, cpu int64, limit time.Duration) (restart bool, why string) {
+	c.n++
+	prev := c.cpu
+	c.cpu = cpu
+	if c.n == 1 {
+		c.since = now
+		return false, ""
+	}
+	if cpu < 0 || prev < 0 || cpu <= prev {
+		return true, ""
+	}
+	if now.Sub(c.since) < limit {
+		return false, ""
+	}
+	return true, "no answer to the health checks for " + now.Sub(c.since).Round(time.Second).String() + " while it worked"
 }
 
 // checkSoon asks the monitor for a health check now (a tab that did not

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/manglecp/manglecp/internal/child"
 )
 
 // A page's memory is more than its renderer's: what a page hands to the
@@ -55,7 +57,7 @@ func (w *memWatch) look(pid int, limit int64, log *slog.Logger) {
 	faults := map[int]int64{}
 	var renderers []int
 	var total int64 // minor faults of all renderers since the last look
-	for _, p := range descendants(pid, 4) {
+	for _, p := range child.Descendants(pid, 4) {
 		cmd, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
 		if err != nil {
 			continue
@@ -120,25 +122,6 @@ func (w *memWatch) look(pid int, limit int64, log *slog.Logger) {
 	}
 }
 
-// descendants lists the processes under pid, depth levels deep.
-func descendants(pid, depth int) []int {
-	if depth == 0 {
-		return nil
-	}
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, f := range strings.Fields(string(raw)) {
-		if c, err := strconv.Atoi(f); err == nil {
-			out = append(out, c)
-			out = append(out, descendants(c, depth-1)...)
-		}
-	}
-	return out
-}
-
 // residentBytes is a process's VmRSS, 0 when unknown.
 func residentBytes(pid int) int64 { return statusBytes(pid, "VmRSS:") }
 
@@ -182,4 +165,31 @@ func minorFaults(pid int) int64 {
 	}
 	n, _ := strconv.ParseInt(f[7], 10, 64)
 	return n
+}
+
+// cpuTime is the CPU time a process has used (utime plus stime, fields
+// 14 and 15 of /proc/PID/stat) in clock ticks, -1 when unknown: the
+// health check tells a busy browser from a hung one by it.
+func cpuTime(pid int) int64 {
+	if pid <= 0 {
+		return -1
+	}
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 { // f[0] is field 3 (state); utime is field 14
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return u + s
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/manglecp/manglecp/domains/browser/internal/testapp"
+	"github.com/manglecp/manglecp/internal/child"
 	"github.com/manglecp/manglecp/internal/testenv"
 )
 
@@ -30,7 +31,7 @@ func sharedBytes(b *Browser) int64 {
 	}
 	pid := c.Browser.Process().Pid
 	n := anonBytes(pid)
-	for _, p := range descendants(pid, 4) {
+	for _, p := range child.Descendants(pid, 4) {
 		if cmd, err := readCmdline(p); err == nil && !strings.Contains(cmd, "--type=renderer") {
 			n += anonBytes(p)
 		}
@@ -51,6 +52,7 @@ func readCmdline(pid int) (string, error) {
 // answers the page-memory PageError, the browser's memory falls back, and
 // another identity's live page goes on.
 func TestPageBlobsAreBounded(t *testing.T) {
+	t.Parallel()
 	path := loadChromium(t)
 	ts := testapp.Serve(t, testapp.Dir("../memory"))
 	const limitMB = 512
