@@ -62,8 +62,12 @@ type Config struct {
 	// MaxLoadTime bounds one Run (navigation, settling, action). The
 	// caller's context can end it earlier. A page that does not finish
 	// loading in time is observed as far as it got. Chromium's start is
-	// given one and a half MaxLoadTime, at least 30 s.
-	MaxLoadTime time.Duration `key:"max_load_time_ms" flag:"browser-max-load-time" help:"time of one page: load, settle, act, inspect"`
+	// given one and a half MaxLoadTime, at least 30 s. It is also the
+	// measure of how slow this machine's browser is: above its default
+	// (20 s) the browser's shorter waits grow in proportion (settling
+	// 5 s, inspecting 3 s, closing a tab 5 s, stopping a script, the
+	// health check's wait; see Browser.stretch in run.go).
+	MaxLoadTime time.Duration `key:"max_load_time_ms" flag:"browser-max-load-time" help:"time of one page: load, settle, act, inspect; above 20s the browser's shorter waits (settling, inspecting, closing a tab, the health check) grow in proportion"`
 	// MaxPageBytes bounds the bytes a page may receive over the network
 	// (all its requests).
 	MaxPageBytes int64 `key:"max_page_bytes" flag:"browser-max-page-bytes" help:"bytes one page may receive over the network; past it the page is stopped"`

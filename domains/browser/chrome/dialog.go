@@ -119,7 +119,7 @@ func (t *tab) dismissOpen() {
 	if t.openDialog() == nil {
 		return
 	}
-	ctx, done := context.WithTimeout(t.ctx, closeWait/5)
+	ctx, done := context.WithTimeout(t.ctx, t.b.stretch(closeWait/5))
 	defer done()
 	_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 }

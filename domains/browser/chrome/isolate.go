@@ -23,7 +23,7 @@ import (
 )
 
 // closeWait bounds how long closing a tab waits for the browser to
-// detach it.
+// detach it (stretched by MaxLoadTime, see [Browser.stretch]).
 const closeWait = 5 * time.Second
 
 // consoleGuardJS wraps the console methods that print so that only the
@@ -128,7 +128,7 @@ func (c *isolated) own(id target.ID) bool {
 // close disposes of the browser context (closing what is left in it) and
 // stops its gate. Close its tabs first (tab.close).
 func (c *isolated) close() {
-	ctx, done := context.WithTimeout(c.root, closeWait)
+	ctx, done := context.WithTimeout(c.root, c.b.stretch(closeWait))
 	defer done()
 	_, _ = chromedp.CallBrowser(ctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: c.id})
 	c.gate.Close()
@@ -492,7 +492,7 @@ func (t *tab) close() {
 	t.stopOp()
 	t.helpers.Wait()
 	t.dismissOpen()
-	cctx, done := context.WithTimeout(t.ctx, closeWait)
+	cctx, done := context.WithTimeout(t.ctx, t.b.stretch(closeWait))
 	detached := t.gone() // the page closed itself
 	if gone, err := chromedp.Detached(t.ctx); err == nil && !detached {
 		if _, err := chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.targetID}); err == nil {

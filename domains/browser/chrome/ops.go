@@ -448,7 +448,7 @@ func (s *Session) Eval(ctx context.Context, script string) (string, *Observation
 	var out string
 	var serr error
 	obs, err := s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
-		res, err := evaluate(op, script, b.cfg.MaxLoadTime/2)
+		res, err := b.evaluate(op, script, b.cfg.MaxLoadTime/2)
 		if op.Err() != nil {
 			return op.Err() // also: a dialog the script opened
 		}
@@ -469,7 +469,7 @@ func (s *Session) Eval(ctx context.Context, script string) (string, *Observation
 // evaluate runs script in the tab for at most budget and returns its
 // value as JSON, or the script's failure as a ScriptError. A script
 // still running after budget is terminated.
-func evaluate(op context.Context, script string, budget time.Duration) (string, error) {
+func (b *Browser) evaluate(op context.Context, script string, budget time.Duration) (string, error) {
 	late := &ScriptError{fmt.Sprintf("the script did not finish within %s and was stopped", budget.Round(time.Millisecond))}
 	ectx, done := context.WithTimeout(op, budget+250*time.Millisecond)
 	defer done()
@@ -486,7 +486,7 @@ func evaluate(op context.Context, script string, budget time.Duration) (string, 
 		}
 		// V8's timeout answers with an internal error.
 		if ectx.Err() != nil || time.Since(start) >= budget {
-			stopScript(op)
+			b.stopScript(op)
 			return "", late
 		}
 		return "", &ScriptError{"the script could not be run in the page"}
@@ -517,21 +517,22 @@ func evaluate(op context.Context, script string, budget time.Duration) (string, 
 // stopScript terminates the script running in the tab's page, if one
 // is: a page that answers a trivial evaluation at once runs none (it
 // only waits for a promise), and terminating then would stop the next
-// script instead.
-func stopScript(op context.Context) {
+// script instead. "At once" and the wait for the termination are
+// stretched by MaxLoadTime ([Browser.stretch]).
+func (b *Browser) stopScript(op context.Context) {
 	probe := func(wait time.Duration) bool {
 		pctx, done := context.WithTimeout(op, wait)
 		defer done()
 		_, err := chromedp.Run(pctx, chromedp.Evaluate[int](`1`))
 		return err == nil
 	}
-	if probe(300 * time.Millisecond) {
+	if probe(b.stretch(300 * time.Millisecond)) {
 		return
 	}
-	tctx, done := context.WithTimeout(op, inspectMax)
+	tctx, done := context.WithTimeout(op, b.inspectTime())
 	defer done()
 	_, _ = chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
-	probe(inspectMax)
+	probe(b.inspectTime())
 }
 
 // lastTabError is a Session.CloseTab on a session's only tab; it

@@ -30,24 +30,36 @@ const (
 	maxTextBytes = 600
 	// quiet is how long the network and console must be silent after
 	// the load event before the page counts as settled; settleMax bounds
-	// that wait.
+	// that wait (stretched, see [Browser.stretch]).
 	quiet     = 250 * time.Millisecond
 	settleMax = 5 * time.Second
 	// inspectMax bounds reading the page (location, text, elements) and
 	// taking the screenshot: a page whose main thread does not answer is
-	// reported as it was seen so far.
+	// reported as it was seen so far (stretched: [Browser.inspectTime]).
 	inspectMax = 3 * time.Second
 )
 
-// inspectTime bounds reading a live page and attaching a tab: inspectMax,
-// or more for a browser given a longer MaxLoadTime than the default (the
-// same share of it, 3 s of 20 s). What makes page loads slow (a loaded
-// machine; a test stretches MaxLoadTime by its measured speed) makes
-// these slow too: under load 30 a popup took more than 3 s to attach and
-// was closed as if a dialog held it.
-func (b *Browser) inspectTime() time.Duration {
-	return max(inspectMax, b.cfg.MaxLoadTime*3/20)
+// stretch is d, a bound on waiting for the browser written for the
+// default MaxLoadTime (20 s), for this browser's MaxLoadTime: d itself up
+// to the default, the same share of a longer one (settleMax 5 s is a
+// quarter of it). MaxLoadTime is the configured measure of how slow this
+// machine's pages are; what makes page loads slow (a loaded machine; a
+// test stretches MaxLoadTime by its measured speed, chrome.Budgeted)
+// makes settling, inspecting, closing a tab, stopping a script and the
+// health check's answer slow too. The bounds stretched so: settleMax,
+// inspectMax, closeWait, stopScript's waits, stallReserve and the health
+// check's wait.
+func (b *Browser) stretch(d time.Duration) time.Duration {
+	if b.cfg.MaxLoadTime <= DefaultMaxLoadTime {
+		return d
+	}
+	return time.Duration(float64(d) * float64(b.cfg.MaxLoadTime) / float64(DefaultMaxLoadTime))
 }
+
+// inspectTime bounds reading a live page and attaching a tab: inspectMax
+// stretched by MaxLoadTime ([Browser.stretch]): under load 30 a popup
+// took more than 3 s to attach and was closed as if a dialog held it.
+func (b *Browser) inspectTime() time.Duration { return b.stretch(inspectMax) }
 
 // Task is one run: open URL in a fresh browser context, optionally act on
 // an element, optionally take a screenshot.
@@ -617,9 +629,9 @@ func (b *Browser) drive(op context.Context, tb *tab, col *collector, t Task, obs
 	return nil
 }
 
-// settle waits until the page is quiet or settleMax passed.
+// settle waits until the page is quiet or settleMax (stretched) passed.
 func (b *Browser) settle(tab context.Context, col *collector) error {
-	deadline := time.NewTimer(settleMax)
+	deadline := time.NewTimer(b.stretch(settleMax))
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -698,7 +710,7 @@ func announced(tab context.Context, col *collector) []string {
 	return texts
 }
 
-// settleAction waits, at most settleMax, until what an action started is
+// settleAction waits, at most settleMax (stretched), until what an action started is
 // over: the page's network is quiet, no frame is loading or asked to
 // navigate, and a turn of the page's event loop saw no change of its
 // document since the turn before. Each wait comes from the page's own
@@ -707,7 +719,7 @@ func announced(tab context.Context, col *collector) []string {
 // submit whose handler navigates after a request answers with the page
 // it leads to.
 func (b *Browser) settleAction(tab context.Context, col *collector) error {
-	deadline := time.Now().Add(settleMax)
+	deadline := time.Now().Add(b.stretch(settleMax))
 	prev := -2
 	probe := fmt.Sprintf(watchJS, col.guard+"_watch")
 	for {

@@ -29,7 +29,8 @@ import (
 // callOn); TestIsolatedSessionEndlessScripts checks it.
 
 // stallReserve is the part of a session call's time kept back for the
-// check (at most a quarter of the call's time).
+// check (stretched by MaxLoadTime, see [Browser.stretch]; at most a
+// quarter of the call's time).
 const stallReserve = 3 * time.Second
 
 // stalledNote is added to Observation.Incomplete when the check stopped
@@ -60,7 +61,7 @@ func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observat
 	if !ok { // a call always has one (MaxLoadTime)
 		return fn(op, lt, obs)
 	}
-	reserve := min(stallReserve, time.Until(dl)/4)
+	reserve := min(b.stretch(stallReserve), time.Until(dl)/4)
 	work, done := context.WithDeadline(op, dl.Add(-reserve))
 	err := fn(work, lt, obs)
 	timedOut := work.Err() != nil
@@ -103,11 +104,11 @@ var unansweredNote = fmt.Sprintf("the page did not answer within %s", inspectMax
 // (obs.Incomplete ends with unansweredNote), it inspects the page again
 // and, when that works, drops the note; then it reads the page into
 // obs.Page, with its cross-site frames like the read after any call
-// ([Browser.readLive]). Each step is bounded by inspectMax and by end.
+// ([Browser.readLive]). Each step is bounded by inspectTime and by end.
 func (b *Browser) readAnswering(op context.Context, lt *liveTab, obs *Observation, end time.Time) {
 	step := func(fn func(ctx context.Context) error) error {
-		wait := min(time.Until(end), inspectMax)
-		if wait < inspectMax/6 {
+		wait := min(time.Until(end), b.inspectTime())
+		if wait < b.inspectTime()/6 {
 			return context.DeadlineExceeded
 		}
 		sctx, done := context.WithTimeout(op, wait)
