@@ -39,6 +39,7 @@ func pageFacts() []protocol.Fact {
 }
 
 func TestTrace(t *testing.T) {
+	t.Parallel()
 	p := readPage(pageFacts())
 	for _, tc := range []struct {
 		name       string
@@ -69,6 +70,7 @@ func TestTrace(t *testing.T) {
 }
 
 func TestAutomationPlan(t *testing.T) {
+	t.Parallel()
 	a := &actions{}
 	for _, tc := range []struct {
 		name     string
@@ -100,6 +102,7 @@ func TestAutomationPlan(t *testing.T) {
 }
 
 func TestObserveAndConsole(t *testing.T) {
+	t.Parallel()
 	a := &actions{}
 	out, err := a.observeSummary(context.Background(), &manglecp.Call{Facts: pageFacts(), Args: map[string]any{"focus": "all"}})
 	if err != nil {
@@ -120,6 +123,7 @@ func TestObserveAndConsole(t *testing.T) {
 }
 
 func TestWriteReportFailsCleanly(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	_ = os.WriteFile(file, nil, 0o644)
 	a := &actions{reports: &reports{dir: file}}
@@ -133,6 +137,7 @@ func TestWriteReportFailsCleanly(t *testing.T) {
 // readPage finds, including a request answered twice (the last answer
 // counts) and facts of other predicates.
 func TestFailedIDsMatchesPage(t *testing.T) {
+	t.Parallel()
 	n := func(i int) json.Number { return json.Number(fmt.Sprint(i)) }
 	facts := []protocol.Fact{
 		protocol.NewFact("current_url", "https://app.example.com/"),
@@ -156,6 +161,7 @@ func TestFailedIDsMatchesPage(t *testing.T) {
 // TestFailedIDsRandomPages: on random pages of valid facts (few ids
 // answered many times, in any order) failedIDs agrees with readPage.
 func TestFailedIDsRandomPages(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 9))
 	statuses := []int64{200, 204, 301, 399, 400, 404, 500, 503}
 	for page := range 500 {

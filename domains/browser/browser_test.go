@@ -236,6 +236,7 @@ func TestBrowserJob(t *testing.T) {
 
 // TestBrowserPolicy: which URLs and elements the rules accept.
 func TestBrowserPolicy(t *testing.T) {
+	t.Parallel()
 	needChromium(t)
 	e := newEnv(t, browser.Config{})
 	defer e.srv.Close()
@@ -264,6 +265,7 @@ func TestBrowserPolicy(t *testing.T) {
 // TestNoBrowser: without Chromium the server starts, the manifest says why
 // the browser tools are absent, they are not offered, and the rest works.
 func TestNoBrowser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, browser.Config{Config: chrome.Config{Path: "/nonexistent/chromium"}})
 	defer e.srv.Close()
 	x, _ := e.sess.Manifest().Extensions["x-browser"].(map[string]any)
@@ -286,6 +288,7 @@ func TestNoBrowser(t *testing.T) {
 // machine a fixed 4 s could end before the browser even sent it, and then
 // nothing was ever there to drop).
 func TestClientGoneStopsPage(t *testing.T) {
+	t.Parallel()
 	needChromium(t)
 	arrived := make(chan struct{}, 1)
 	released := make(chan time.Time, 10)

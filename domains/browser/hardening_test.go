@@ -57,6 +57,7 @@ func (e *env) openPage(t *testing.T, url string) (*protocol.InvokeResponse, erro
 // another page then answers quickly (before: execution_failed after 26 s,
 // and every later open_page failed).
 func TestOpenPageFloodIsCapped(t *testing.T) {
+	t.Parallel()
 	needChromium(t)
 	app := floodApp(t)
 	e := newEnv(t, browser.Config{})
@@ -149,6 +150,7 @@ func TestBrowserRestartIsReported(t *testing.T) {
 // open_page is refused with x-browser_busy (429, recoverable) and
 // retry_after_ms.
 func TestOpenPageBusyIsRateLimited(t *testing.T) {
+	t.Parallel()
 	needChromium(t)
 	app := floodApp(t)
 	e := newEnv(t, browser.Config{Config: chrome.Config{MaxPages: 1, MaxQueued: -1}})

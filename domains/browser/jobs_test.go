@@ -131,6 +131,7 @@ func instructions(m *protocol.MacroTool) string {
 // TestJobLogin is job 1 of issue 28: sign in, read a value of the
 // dashboard's table, find which data request fails and why.
 func TestJobLogin(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "login", "login.html")
 	form := j.offered("automate", "fill_form")
 	if got := params(form); !slices.Equal(got, []string{"Email", "Password", "submit"}) {
@@ -147,6 +148,7 @@ func TestJobLogin(t *testing.T) {
 // TestJobSignup is job 2: a two-step form whose validation errors are
 // corrected.
 func TestJobSignup(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "signup", "signup.html")
 	j.do("automate", "fill_form", map[string]any{"Name": "Ada Lovelace", "Email": "ada@example", "Plan": "Team", "submit": "Next"})
 	form := j.offered("automate", "fill_form")
@@ -164,6 +166,7 @@ func TestJobSignup(t *testing.T) {
 // TestJobDocs is job 3: an answer three links deep in a documentation
 // site.
 func TestJobDocs(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "docs", "index.html")
 	for _, link := range []string{"Guides", "Configuration", "Session limits"} {
 		j.do("automate", "click_element", map[string]any{"element_id": link})
@@ -175,6 +178,7 @@ func TestJobDocs(t *testing.T) {
 // TestJobCatalog is job 4: search and filter a list, open a detail page,
 // read a field.
 func TestJobCatalog(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "catalog", "products.html")
 	j.do("automate", "fill_form", map[string]any{"Search products": "Trail Runner 2", "Category": "Footwear"})
 	j.do("automate", "click_element", map[string]any{"element_id": "Trail Runner 2"})
@@ -184,6 +188,7 @@ func TestJobCatalog(t *testing.T) {
 
 // TestJobOrders is job 5: a confirm dialog, then a second tab.
 func TestJobOrders(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "orders", "orders.html")
 	res := j.do("automate", "click_element", map[string]any{"element_id": "Delete order #7"})
 	j.wantIn("the click's answer", result(res), `"dialog"`, "Delete order #7?")
@@ -201,6 +206,7 @@ func TestJobOrders(t *testing.T) {
 // a table (by its first cell) or a link, the rules put that row, or that
 // link, in the answer without a find_on_page.
 func TestGoalNamesRowsAndLinks(t *testing.T) {
+	t.Parallel()
 	j := newJob(t, "login", "login.html")
 	j.do("automate", "fill_form", map[string]any{"Email": "ada@example.com", "Password": "s3cret", "submit": "Sign in"})
 	j.st.Add(protocol.NewFact("automation_goal", "read the balance of Globex"))

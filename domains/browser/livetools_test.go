@@ -83,6 +83,7 @@ func (j *job) needsConfirmation(tool string, args map[string]any) {
 // close_tab), run_script (only where the operator allows it; confirmed),
 // and close_session (the session is gone after it).
 func TestLiveTools(t *testing.T) {
+	t.Parallel()
 	app := toolsApp(t)
 	uploads := t.TempDir()
 	if err := os.WriteFile(filepath.Join(uploads, "notes.txt"), []byte("hello"), 0o644); err != nil {
@@ -178,6 +179,7 @@ func TestLiveTools(t *testing.T) {
 // offered, and without the operator's consent run_script is not either
 // (the policy prohibits it).
 func TestLiveToolsOff(t *testing.T) {
+	t.Parallel()
 	app := toolsApp(t)
 	j := openJob(t, browser.Config{}, app.URL, "")
 	offered := j.offers("automate")
@@ -195,6 +197,7 @@ func TestLiveToolsOff(t *testing.T) {
 // forbids every tool that acts on it; finding, navigating and ending the
 // session stay.
 func TestLivePaymentPage(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -220,6 +223,7 @@ func TestLivePaymentPage(t *testing.T) {
 // form and buttons in the state (table facts come last and are bounded),
 // and find_on_page still finds a row past the facts kept.
 func TestLiveBigTable(t *testing.T) {
+	t.Parallel()
 	var rows strings.Builder
 	for i := 1; i <= 100; i++ {
 		fmt.Fprintf(&rows, "<tr><td>item-%03d</td><td>%d</td><td>x</td><td>y</td></tr>", i, i*7)
@@ -256,6 +260,7 @@ func TestLiveBigTable(t *testing.T) {
 // tries to instruct the model, a label that tries to pass for fill_form's
 // submit, a huge heading. Nothing the page says adds a tool.
 func TestLiveHostilePage(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -18,6 +18,7 @@ import (
 // time; a writable one, existing or not, passes and nothing is left
 // behind (issue 29: a read-only container started without a word).
 func TestReportDirCheckedAtStart(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "file")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {

@@ -49,6 +49,7 @@ func (l *lockedBuffer) String() string {
 // made a schema over the server's schema limit: internal_error); an id
 // of 200 bytes still gets its report.
 func TestReportRequestIDTooLong(t *testing.T) {
+	t.Parallel()
 	var logs lockedBuffer
 	dir := t.TempDir()
 	srv, err := manglecp.NewServer(browser.Domain(browser.Config{ReportDir: dir, Config: chrome.Config{Path: "none"}}),

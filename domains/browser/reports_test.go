@@ -13,6 +13,7 @@ import (
 )
 
 func TestReportsWriteAndExist(t *testing.T) {
+	t.Parallel()
 	r := &reports{dir: filepath.Join(t.TempDir(), "new", "reports")}
 	if got, err := r.exist([]string{"r1"}); err != nil || len(got) != 0 {
 		t.Fatalf("before any report: %v %v", got, err)
@@ -45,6 +46,7 @@ func TestReportsWriteAndExist(t *testing.T) {
 // symlink for the report file never make the server write outside the
 // directory.
 func TestReportsRefuseSymlinks(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	outside := filepath.Join(base, "outside")
 	if err := os.Mkdir(outside, 0o700); err != nil {
@@ -103,6 +105,7 @@ func TestReportsRefuseSymlinks(t *testing.T) {
 }
 
 func TestReportsRefuseForeignOwner(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("changing a directory's owner needs root")
 	}
@@ -156,6 +159,7 @@ func fillReports(tb testing.TB, dir string, n int) {
 // failed requests of the facts only, with a Stat each (issue 9 item 7: it
 // used to glob the directory once per failed request).
 func TestReportExistsIgnoresOtherReports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillReports(t, dir, 200)
 	a := &actions{reports: &reports{dir: dir}}
@@ -191,6 +195,7 @@ func BenchmarkReportExists10k(b *testing.B) {
 // directory counts, a symlink or plain file of that name does not, and a
 // directory with more entries than the listing reads is asked id by id.
 func TestReportsExistListingMatchesStats(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		reports int // report directories r0..r{n-1}; every third id asked has one

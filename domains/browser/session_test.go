@@ -27,6 +27,7 @@ var sessionKey = []byte("browser session test confirmation key")
 // auth_insufficient; once the session is idle past its timeout, the
 // answer is x-browser_session_gone (recoverable).
 func TestLiveSessionLoginJob(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := testapp.Login(t)
 	// The idle timeout is a budget too: on a loaded machine the job's

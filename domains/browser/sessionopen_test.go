@@ -18,6 +18,7 @@ import (
 // a session that is not open offer none of them, and after close_session
 // neither does the session that was.
 func TestSessionNotOpenOffersNothing(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -30,6 +30,7 @@ func prop(m *protocol.MacroTool, name string) string {
 // file input as upload_file's element, not a field; a value the page does not hold is an answer with ok false that
 // says what the page holds.
 func TestWidgetRules(t *testing.T) {
+	t.Parallel()
 	app := testapp.Serve(t, testapp.Dir("../gallery"))
 	uploads := t.TempDir()
 	if err := os.WriteFile(filepath.Join(uploads, "scan.pdf"), []byte("%PDF-1.4\n"), 0o600); err != nil {
@@ -84,6 +85,7 @@ func TestWidgetRules(t *testing.T) {
 // the combobox (its options, loaded by fetch, become a list box fill_form
 // offers with those options), and fill_form picks one by its text.
 func TestWidgetGenericTier(t *testing.T) {
+	t.Parallel()
 	app := testapp.Serve(t, testapp.Dir("../gallery"))
 	j := openJob(t, browser.Config{}, app.URL, "aria.html")
 	j.do("automate", "act_on_element", map[string]any{"element_id": "Destination", "text": "Pa"})
@@ -115,6 +117,7 @@ func TestWidgetGenericTier(t *testing.T) {
 // a shadow root, a slider in steps of 5) is one fill_form whose
 // parameters are those names, and one call files the claim.
 func TestWidgetRulesTableForm(t *testing.T) {
+	t.Parallel()
 	app := testapp.Serve(t, testapp.Dir("../gallery"))
 	j := openJob(t, browser.Config{}, app.URL, "claim.html")
 	form := j.offered("automate", "fill_form")

@@ -82,6 +82,7 @@ fetch('/api/orders').then(r => { if (!r.ok) console.error('Failed to load orders
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	b := chrome.New(chrome.Budgeted(chrome.Config{Path: chrome.Disabled}))
 	for _, tc := range []struct {
 		url string
@@ -118,6 +119,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestMissingBinaryIsUnavailable(t *testing.T) {
+	t.Parallel()
 	b := chrome.New(chrome.Budgeted(chrome.Config{Path: "/nonexistent/chromium"}))
 	ok, reason := b.Available()
 	if ok || strings.Contains(reason, "/nonexistent") {

@@ -45,9 +45,10 @@ func dialogApp(t *testing.T) *httptest.Server {
 // with its dialog; a run dismisses them; a page that opens confirm() in
 // a loop does not wedge its session, which ends with its tab.
 func TestSessionDialogs(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := dialogApp(t)
-	b, id := liveSession(t, path, ts.URL+"/")
+	b, id := ownSession(t, path, ts.URL+"/") // counts the browser's page targets
 	ctx := context.Background()
 	status := func(o *chrome.Observation) string {
 		if o.Page == nil {
@@ -183,6 +184,7 @@ func TestSessionDialogs(t *testing.T) {
 // attached (every command waits for the dialog): it is closed, and the
 // session goes on.
 func TestDialogInAnotherTab(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {

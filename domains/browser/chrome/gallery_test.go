@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,13 +20,18 @@ import (
 // Nothing here waits a fixed time: every wait is the browser's, bounded
 // and ended by the page's own events.
 
-// gallery serves the gallery and starts a browser for one test, its
-// limits the test does not set stretched by the machine's speed
-// (chrome.Budgeted: under load 30 Chromium did not start within 30 s).
+// gallery serves the gallery and returns the browser of one test: the
+// test binary's shared browser (chrome.SharedBrowser) for a zero cfg,
+// else one of its own with cfg, its limits the test does not set
+// stretched by the machine's speed (chrome.Budgeted: under load 30
+// Chromium did not start within 30 s).
 func gallery(t *testing.T, cfg chrome.Config) (*chrome.Browser, *httptest.Server) {
 	t.Helper()
-	cfg.Path = needChromium(t)
 	ts := testapp.Serve(t, testapp.Dir("../gallery"))
+	if reflect.ValueOf(cfg).IsZero() {
+		return chrome.SharedBrowser(t), ts
+	}
+	cfg.Path = needChromium(t)
 	b := chrome.New(chrome.Budgeted(cfg))
 	t.Cleanup(func() { _ = b.Close() })
 	return b, ts
@@ -87,6 +93,7 @@ func pageText(p *chrome.Page) string {
 // "Day Day" parts); a value the page does not hold is an error that says
 // what it holds, and the form is then not submitted.
 func TestGalleryNativeControls(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "native.html")
@@ -202,6 +209,7 @@ func TestGalleryNativeControls(t *testing.T) {
 // names its value (fill_form's fields, or act_on_element for a widget no
 // field rule lists) and read back.
 func TestGalleryARIAWidgets(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "aria.html")
@@ -360,6 +368,7 @@ func TestGalleryARIAWidgets(t *testing.T) {
 // set and submitted like any other; a frame of a host the allow-list
 // refuses never loads and has none.
 func TestGalleryFrames(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "frames.html")
@@ -397,6 +406,7 @@ func TestGalleryFrames(t *testing.T) {
 // TestGalleryShadowDOM: fields inside open shadow roots (nested, with a
 // date) are set by their labels and submitted.
 func TestGalleryShadowDOM(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	id, obs := galleryPage(t, b, ts, "shadow.html")
 	for _, want := range []struct{ ref, role string }{{"Promo code", "textbox"}, {"Check-in", "date"}, {"Size", "combobox"}, {"Apply code", "button"}} {
@@ -418,6 +428,7 @@ func TestGalleryShadowDOM(t *testing.T) {
 // a native modal <dialog>: while one is open the page's elements are the
 // dialog's; its buttons and fields act like any other.
 func TestGalleryDialogs(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, _ := galleryPage(t, b, ts, "dialogs.html")
@@ -454,6 +465,7 @@ func TestGalleryDialogs(t *testing.T) {
 // TestGalleryLiveRegions: what live regions say after an action is in
 // the answer, also a toast the page removed before the answer.
 func TestGalleryLiveRegions(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, _ := galleryPage(t, b, ts, "live.html")
@@ -476,6 +488,7 @@ func TestGalleryLiveRegions(t *testing.T) {
 // button whose content comes after a request and a pause answers with
 // that content.
 func TestGalleryAnswersAfterTheAction(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, _ := galleryPage(t, b, ts, "nav.html")
@@ -503,6 +516,7 @@ func TestGalleryAnswersAfterTheAction(t *testing.T) {
 // into the read-only stepper) is an error saying what it holds, with the
 // field left as it was.
 func TestGallerySecondForm(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "booking.html")
@@ -554,6 +568,7 @@ func TestGallerySecondForm(t *testing.T) {
 // submit button. Every value is set whole and read back; a slider value
 // between its steps is an error saying what the slider holds.
 func TestGalleryTableForm(t *testing.T) {
+	t.Parallel()
 	b, ts := gallery(t, chrome.Config{})
 	ctx := context.Background()
 	id, obs := galleryPage(t, b, ts, "claim.html")

@@ -147,9 +147,11 @@ var elsewhere = []struct {
 // sees no connection at all and nothing it would answer reaches the
 // observation.
 func TestEveryTargetIsHeldToTheAllowList(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	for _, tc := range elsewhere {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			other := newCountingServer(t, tc.other)
 			ts := channelsApp(t, other.URL)
 			b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, AllowedHosts: tc.hosts(ts.Listener.Addr().String())}))

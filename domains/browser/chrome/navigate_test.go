@@ -15,6 +15,7 @@ import (
 // javascript: URLs and hosts off the allow-list are refused before the
 // browser sees them, and the session goes on.
 func TestNavigateSession(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := testapp.Login(t)
 	b, id := liveSession(t, path, ts.URL+"/")
@@ -56,6 +57,7 @@ func TestNavigateSession(t *testing.T) {
 // form (the dashboard follows); an unknown key is refused; waiting for a
 // text finds one the page adds later and reports one that never comes.
 func TestPressKeyAndWaitText(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := testapp.Login(t)
 	b, id := liveSession(t, path, ts.URL+"/")

@@ -57,6 +57,7 @@ func formTableApp(t testing.TB) *httptest.Server {
 // dialog; bounded; the queries return the matching elements and rows;
 // and reading still answers while the page floods its console.
 func TestReadSessionPage(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
@@ -168,6 +169,7 @@ const refsPage = `<!doctype html><html><head><title>Refs</title></head><body>
 // checkbox, a switch and a radio button; an unknown ref is an
 // ElementNotFound; and the login job is done with refs only.
 func TestRefs(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -298,14 +300,13 @@ document.getElementById('list').innerHTML = parts.join('');
 // whole accessibility tree, which did not come back within 120 s on
 // such a page); its refs work.
 func TestHugePageIsReadBounded(t *testing.T) {
-	path := needChromium(t)
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(hugePage))
 	}))
 	t.Cleanup(ts.Close)
-	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
-	t.Cleanup(func() { _ = b.Close() })
+	b := chrome.SharedBrowser(t)
 	ctx := context.Background()
 	var m0, m1 goruntime.MemStats
 	goruntime.GC()
@@ -360,7 +361,7 @@ func TestHugePageIsReadBounded(t *testing.T) {
 // reads as the same page under it does: roles, names, values, states,
 // table cells and their headers, alerts, status, dialogs.
 func TestScriptReadMatchesTree(t *testing.T) {
-	path := needChromium(t)
+	t.Parallel()
 	padded := strings.Replace(formTablePage, "</body>", `<div hidden>`+strings.Repeat("<span>x</span>", 6000)+`</div></body>`, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -371,8 +372,7 @@ func TestScriptReadMatchesTree(t *testing.T) {
 		_, _ = w.Write([]byte(formTablePage))
 	}))
 	t.Cleanup(ts.Close)
-	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
-	t.Cleanup(func() { _ = b.Close() })
+	b := chrome.SharedBrowser(t)
 	ctx := context.Background()
 	type want struct {
 		role, name, value            string

@@ -142,6 +142,7 @@ func TestSessionLoginJob(t *testing.T) {
 // ended session answers SessionGoneError, and calls on one session from
 // many goroutines run one at a time without failing.
 func TestSessionLimits(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := testapp.Login(t)
 	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxSessions: 2}))
@@ -189,16 +190,33 @@ func TestSessionLimits(t *testing.T) {
 	}
 }
 
-// liveSession starts a browser on Chromium at path and opens a live
-// session of identity "ada" on url; the browser closes with the test.
+// liveSession opens a live session of identity "ada" on url in the
+// test binary's shared browser (chrome.SharedBrowser; path is the
+// Chromium the test looked up). The session ends with the test.
 func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
+	t.Helper()
+	return openSession(t, chrome.SharedBrowser(t), url)
+}
+
+// ownSession is liveSession in a browser of the test's own, for a test
+// that counts what the whole browser holds (its targets, its sessions);
+// the browser closes with the test.
+func ownSession(t *testing.T, path, url string) (*chrome.Browser, string) {
 	t.Helper()
 	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
 	t.Cleanup(func() { _ = b.Close() })
+	return openSession(t, b, url)
+}
+
+// openSession opens a live session of "ada" on url in b, ended with the
+// test.
+func openSession(t *testing.T, b *chrome.Browser, url string) (*chrome.Browser, string) {
+	t.Helper()
 	obs, err := b.OpenSession(context.Background(), "ada", url)
 	if err != nil || !obs.Live {
 		t.Fatalf("open %s: %v %+v", url, err, obs)
 	}
+	t.Cleanup(func() { _ = b.Session("ada", obs.Session).End(context.Background()) })
 	return b, obs.Session
 }
 
@@ -206,16 +224,16 @@ func liveSession(t *testing.T, path, url string) (*chrome.Browser, string) {
 // after it (Observation.Page), whose refs the next call takes; a form is
 // filled and submitted in one call.
 func TestEveryCallReturnsThePage(t *testing.T) {
-	path := needChromium(t)
+	t.Parallel()
 	ts := testapp.Login(t)
-	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
-	t.Cleanup(func() { _ = b.Close() })
+	b := chrome.SharedBrowser(t)
 	ctx := context.Background()
 	open, err := b.OpenSession(ctx, "ada", ts.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := open.Session
+	t.Cleanup(func() { _ = b.Session("ada", id).End(ctx) })
 	for _, c := range []struct {
 		name  string
 		call  func() (*chrome.Observation, error)

@@ -121,9 +121,11 @@ navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.re
 // session with fetches of its own. The server sees no connection at all,
 // and nothing it would answer reaches an observation.
 func TestIsolatedSessionChannels(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	for _, tc := range elsewhere {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			other := newCountingServer(t, tc.other)
 			ts := sessionChannelsApp(t, other.URL)
 			// Pages the session's pages open become its tabs (up to
@@ -294,9 +296,10 @@ var schemeLeaks = []string{"root:x:0:0", "DATA-DOC", "Command Line", "SOURCE-ONL
 // ActSession) load none of them: the tab stays on an http page (or an
 // error page), and no answer shows what those documents hold.
 func TestIsolatedSessionSchemes(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := schemesApp(t)
-	b, id := liveSession(t, path, ts.URL+"/schemes")
+	b, id := ownSession(t, path, ts.URL+"/schemes") // counts the browser's sessions and page targets
 	ctx := context.Background()
 	for _, u := range []string{"file:///etc/passwd", "data:text/html,<title>DATA-DOC</title>", "chrome://version",
 		"view-source:" + ts.URL + "/schemes", "javascript:document.title='JS'", "about:blank", "FILE:///etc/passwd", " file:///etc/passwd"} {
@@ -418,7 +421,9 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	ts, spinning := stallApp(t)
 	goroutines0 := runtime.NumGoroutine()
 	limit := testenv.Budget(8 * time.Second) // the call's limit stretched on a loaded machine: the test is that the call stops, not when
-	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxLoadTime: limit}))
+	// The stalls run at once, each in a session of its own (each takes
+	// the call's limit): room for them.
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path, MaxLoadTime: limit, MaxPages: 8, MaxSessionsPerIdentity: 8}))
 	defer b.Close()
 	ctx := context.Background()
 	if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil { // start the browser
@@ -433,94 +438,97 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: el})
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		// stall is the call that starts the script; next is the call after
-		// it (the page's state depends on whether the script was stopped).
-		stall func(id string) (*chrome.Observation, error)
-		// quiet: the stall call may also work without reporting a stop
-		// (the loop a timer starts may be stopped by the end of the call
-		// before, which then reads the page).
-		quiet bool
-		// mayEnd: the script cannot be stopped for good, so the session
-		// may end (a later call then gets SessionGoneError).
-		mayEnd bool
-	}{
-		{"click", click("spin"), false, false},
-		{"timer after a click", func(id string) (*chrome.Observation, error) {
-			if _, err := click("later")(id); err != nil {
-				return nil, err
-			}
-			return click("ok")(id) // the loop runs by now
-		}, true, false},
-		{"at load", func(id string) (*chrome.Observation, error) {
-			return b.Session("ada", id).Navigate(ctx, ts.URL+"/hang")
-		}, false, false},
-		{"timer every 10ms", click("every"), false, true},
-		{"after a dialog", func(id string) (*chrome.Observation, error) {
-			o, err := click("confirmloop")(id)
-			if err != nil || o.Dialog == nil {
-				return o, fmt.Errorf("no dialog: %v", err)
-			}
-			return b.Session("ada", id).AnswerDialog(ctx, true, "") // the loop runs once it is answered
-		}, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := o.Session
-			start := time.Now()
-			o, err = tc.stall(id)
-			stalled := time.Since(start)
-			stallErr := err
-			if err == nil {
-				stallErr = errors.New("incomplete: " + o.Incomplete)
-			}
-			var pe *chrome.PageError
-			switch {
-			case err == nil && strings.Contains(o.Incomplete, "stopped"):
-			case errors.As(err, &pe) && strings.Contains(pe.Error(), "script"):
-			case tc.quiet && err == nil:
-			default:
-				t.Errorf("the call that ran the script: %v %+v", err, o)
-			}
-			if stalled > limit+2*time.Second {
-				t.Errorf("the call that ran the script took %v, over its limit of %v", stalled, limit)
-			}
-			// A later call works, or (only when the script cannot be
-			// stopped) says the session ended.
-			start = time.Now()
-			o, err = b.Session("ada", id).Navigate(ctx, ts.URL+"/")
-			next := time.Since(start)
-			ended := false
-			switch {
-			case err == nil && o.Title == "ready":
-			case tc.mayEnd && errors.As(err, new(*chrome.SessionGoneError)):
-				ended = true
-			case tc.mayEnd && errors.As(err, &pe) && strings.Contains(pe.Error(), "session was ended"):
-				ended = true
-				if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionGoneError)) {
-					t.Errorf("a call on the ended session: %v", err)
+	t.Run("stalls", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			// stall is the call that starts the script; next is the call after
+			// it (the page's state depends on whether the script was stopped).
+			stall func(id string) (*chrome.Observation, error)
+			// quiet: the stall call may also work without reporting a stop
+			// (the loop a timer starts may be stopped by the end of the call
+			// before, which then reads the page).
+			quiet bool
+			// mayEnd: the script cannot be stopped for good, so the session
+			// may end (a later call then gets SessionGoneError).
+			mayEnd bool
+		}{
+			{"click", click("spin"), false, false},
+			{"timer after a click", func(id string) (*chrome.Observation, error) {
+				if _, err := click("later")(id); err != nil {
+					return nil, err
 				}
-			default:
-				t.Errorf("the call after: %v %+v", err, o)
-			}
-			if !ended {
-				if o, err := click("ok")(id); err != nil || o.Title != "clicked" {
-					t.Errorf("a click after: %v %+v", err, o)
+				return click("ok")(id) // the loop runs by now
+			}, true, false},
+			{"at load", func(id string) (*chrome.Observation, error) {
+				return b.Session("ada", id).Navigate(ctx, ts.URL+"/hang")
+			}, false, false},
+			{"timer every 10ms", click("every"), false, true},
+			{"after a dialog", func(id string) (*chrome.Observation, error) {
+				o, err := click("confirmloop")(id)
+				if err != nil || o.Dialog == nil {
+					return o, fmt.Errorf("no dialog: %v", err)
 				}
-			}
-			start = time.Now()
-			if err := b.Session("ada", id).End(ctx); err != nil && !errors.As(err, new(*chrome.SessionGoneError)) {
-				t.Errorf("end: %v", err)
-			}
-			took := time.Since(start)
-			t.Logf("the call that ran the script: %v (%v); the next: %v (%v); EndSession: %v",
-				stalled.Round(time.Millisecond), stallErr, next.Round(time.Millisecond), err, took.Round(time.Millisecond))
-		})
-	}
+				return b.Session("ada", id).AnswerDialog(ctx, true, "") // the loop runs once it is answered
+			}, false, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				id := o.Session
+				start := time.Now()
+				o, err = tc.stall(id)
+				stalled := time.Since(start)
+				stallErr := err
+				if err == nil {
+					stallErr = errors.New("incomplete: " + o.Incomplete)
+				}
+				var pe *chrome.PageError
+				switch {
+				case err == nil && strings.Contains(o.Incomplete, "stopped"):
+				case errors.As(err, &pe) && strings.Contains(pe.Error(), "script"):
+				case tc.quiet && err == nil:
+				default:
+					t.Errorf("the call that ran the script: %v %+v", err, o)
+				}
+				if stalled > limit+2*time.Second {
+					t.Errorf("the call that ran the script took %v, over its limit of %v", stalled, limit)
+				}
+				// A later call works, or (only when the script cannot be
+				// stopped) says the session ended.
+				start = time.Now()
+				o, err = b.Session("ada", id).Navigate(ctx, ts.URL+"/")
+				next := time.Since(start)
+				ended := false
+				switch {
+				case err == nil && o.Title == "ready":
+				case tc.mayEnd && errors.As(err, new(*chrome.SessionGoneError)):
+					ended = true
+				case tc.mayEnd && errors.As(err, &pe) && strings.Contains(pe.Error(), "session was ended"):
+					ended = true
+					if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionGoneError)) {
+						t.Errorf("a call on the ended session: %v", err)
+					}
+				default:
+					t.Errorf("the call after: %v %+v", err, o)
+				}
+				if !ended {
+					if o, err := click("ok")(id); err != nil || o.Title != "clicked" {
+						t.Errorf("a click after: %v %+v", err, o)
+					}
+				}
+				start = time.Now()
+				if err := b.Session("ada", id).End(ctx); err != nil && !errors.As(err, new(*chrome.SessionGoneError)) {
+					t.Errorf("end: %v", err)
+				}
+				took := time.Since(start)
+				t.Logf("the call that ran the script: %v (%v); the next: %v (%v); EndSession: %v",
+					stalled.Round(time.Millisecond), stallErr, next.Round(time.Millisecond), err, took.Round(time.Millisecond))
+			})
+		}
+	})
 	// A page that opens a dialog after each answer: every call returns,
 	// the session is not wedged, and it ends at once.
 	o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
@@ -624,6 +632,7 @@ func downloadsApp(t *testing.T) (*httptest.Server, chan string) {
 // user's home (its Downloads folder), its temporary directory (the
 // browser's profile) or the working directory, and the session goes on.
 func TestIsolatedSessionDownloads(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	home, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home) // the browser starts in the test, with these

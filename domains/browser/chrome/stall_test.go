@@ -19,10 +19,9 @@ import (
 // drive does when inspect times out), so the check and the re-read run
 // on the real page every time, with no page kept busy for seconds.
 func TestStallRereadKeepsCrossSiteFrames(t *testing.T) {
-	path := loadChromium(t)
+	t.Parallel()
 	ts := testapp.Serve(t, testapp.Dir("../gallery"))
-	b := New(Budgeted(Config{Path: path}))
-	t.Cleanup(func() { _ = b.Close() })
+	b := SharedBrowser(t)
 	ctx := context.Background()
 	obs, err := b.OpenSession(ctx, "ada", ts.URL+"/frames.html")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // and a select), a select option chosen alone, an unknown option
 // refused, a second tab listed and switched to, and the session ended.
 func TestFormTabsAndSelect(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	ts := formTableApp(t)
 	b, id := liveSession(t, path, ts.URL+"/")
@@ -97,6 +98,7 @@ func TestFormTabsAndSelect(t *testing.T) {
 // they are closed; a page opened on a host off the allow-list is held
 // to it; the tabs end with the session.
 func TestPagesOpenedBecomeTabs(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	var offList atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { offList.Add(1) }))
@@ -184,6 +186,7 @@ func TestPagesOpenedBecomeTabs(t *testing.T) {
 // as a sign-in popup does) leaves the session, which goes on in the tab
 // before it; a page closed between calls is dropped by the next call.
 func TestPageClosesItsTab(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {

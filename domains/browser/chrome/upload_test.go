@@ -21,6 +21,7 @@ import (
 // never blocking: the call is refused at once with an UploadError, and a
 // regular file of the same directory still reaches the page.
 func TestUploadRefusesFIFO(t *testing.T) {
+	t.Parallel()
 	ts, _ := opsApp(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello"), 0o644); err != nil {
