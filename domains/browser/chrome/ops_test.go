@@ -482,12 +482,11 @@ func TestCloseTabSession(t *testing.T) {
 // browser user's home (its Downloads folder), the browser's profiles or
 // the working directory; the session goes on.
 func TestSessionDownloadsOff(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	t.Setenv("HOME", home) // the browser starts in the test, with this home
 	t.Setenv("XDG_DOWNLOAD_DIR", filepath.Join(home, "Downloads"))
 	ts, served := opsApp(t)
-	b, id := opsSession(t, chrome.Config{}, ts.URL+"/download")
+	b, id := ownSession(t, needChromium(t), ts.URL+"/download")
 	ctx := context.Background()
 	o, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "dl"})
 	if err != nil {

@@ -632,14 +632,13 @@ func downloadsApp(t *testing.T) (*httptest.Server, chan string) {
 // user's home (its Downloads folder), its temporary directory (the
 // browser's profile) or the working directory, and the session goes on.
 func TestIsolatedSessionDownloads(t *testing.T) {
-	t.Parallel()
 	path := needChromium(t)
 	home, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home) // the browser starts in the test, with these
 	t.Setenv("XDG_DOWNLOAD_DIR", home+"/Downloads")
 	t.Setenv("TMPDIR", tmp)
 	ts, served := downloadsApp(t)
-	b, id := liveSession(t, path, ts.URL+"/downloads")
+	b, id := ownSession(t, path, ts.URL+"/downloads")
 	ctx := context.Background()
 	steps := []struct {
 		name string
