@@ -10,17 +10,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/manglecp/manglecp/domains/browser/chrome"
+	"github.com/manglecp/manglecp/internal/child"
 	"github.com/manglecp/manglecp/internal/testenv"
 )
 
@@ -414,12 +413,12 @@ func stallApp(t *testing.T) (*httptest.Server, <-chan struct{}) {
 // (MaxLoadTime, and the moment closing takes), and a later call either
 // works (the script was stopped) or tells that the session ended. A page
 // that opens a dialog after each answer gets each answered and the
-// session ended at once. EndSession and Close return promptly; no page
-// target, browser context or goroutine is left.
+// session ended at once. EndSession returns promptly; no page target or
+// browser context is left (Close: TestCloseEndsEverything).
 func TestIsolatedSessionEndlessScripts(t *testing.T) {
+	t.Parallel()
 	path := needChromium(t)
-	ts, spinning := stallApp(t)
-	goroutines0 := runtime.NumGoroutine()
+	ts, _ := stallApp(t)
 	limit := testenv.Budget(8 * time.Second) // the call's limit stretched on a loaded machine: the test is that the call stops, not when
 	// The stalls run at once, each in a session of its own (each takes
 	// the call's limit): room for them.
@@ -562,8 +561,35 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	if after.Pages != before.Pages || after.Targets != before.Targets || after.Contexts != before.Contexts || after.Processes > before.Processes {
 		t.Errorf("after the sessions ended: %v; before them: %v", after, before)
 	}
+}
+
+// TestCloseEndsEverything: after runs, Close ends the sessions it finds,
+// one idle and one running a script that never ends, returns promptly,
+// and leaves no process of the browser and no goroutine; a session
+// cannot be opened after it. (Sequential: it counts the test binary's
+// goroutines.)
+func TestCloseEndsEverything(t *testing.T) {
+	path := needChromium(t)
+	ts, spinning := stallApp(t)
+	goroutines0 := runtime.NumGoroutine()
+	b := chrome.New(chrome.Budgeted(chrome.Config{Path: path}))
+	defer b.Close()
+	ctx := context.Background()
+	click := func(el string) func(id string) (*chrome.Observation, error) {
+		return func(id string) (*chrome.Observation, error) {
+			return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: el})
+		}
+	}
+	for range 3 {
+		if _, err := b.Run(ctx, chrome.Task{URL: ts.URL + "/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.OpenSession(ctx, "ada", ts.URL+"/"); err != nil { // an idle session
+		t.Fatal(err)
+	}
 	// A session whose script runs when the browser closes.
-	o, err = b.OpenSession(ctx, "ada", ts.URL+"/")
+	o, err := b.OpenSession(ctx, "ada", ts.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,118 +603,28 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	case err := <-clicked:
 		t.Fatalf("the click returned before its script ran: %v", err)
 	}
-	start = time.Now()
+	pid := chrome.BrowserPID(b)
+	procs := []string{strconv.Itoa(pid)}
+	for _, p := range child.Descendants(pid, 6) {
+		procs = append(procs, strconv.Itoa(p))
+	}
+	start := time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	closed := time.Since(start)
+	testenv.WaitGone(t, procs)
 	err = <-clicked
 	t.Logf("Close with a session running its script: %v (the call: %v after %v)", closed.Round(time.Millisecond), err, time.Since(start).Round(time.Millisecond))
+	if n := b.SessionCount(); n != 0 {
+		t.Errorf("%d sessions after Close", n)
+	}
+	if _, err := b.OpenSession(ctx, "ada", ts.URL+"/"); !errors.Is(err, chrome.ErrClosed) {
+		t.Errorf("OpenSession after Close: %v", err)
+	}
 	testenv.Poll(10*time.Second, func() bool { return runtime.NumGoroutine() <= goroutines0+2 })
 	if n := runtime.NumGoroutine(); n > goroutines0+2 {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before\n%s", n, goroutines0, buf[:runtime.Stack(buf, true)])
 	}
-}
-
-// downloadsApp serves /downloads, a page with the ways to start a
-// download that TestSessionDownloadsOff (ops_test.go: a link to an
-// attachment) does not take: a link with the download attribute, a
-// script-made blob link, a link to an attachment opening a new tab, and
-// an attachment in a frame; and /attachment?n=NAME, a file sent as an
-// attachment named DLNAME-NAME.bin. served receives NAME when one is
-// sent.
-func downloadsApp(t *testing.T) (*httptest.Server, chan string) {
-	t.Helper()
-	served := make(chan string, 16)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/downloads", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte(`<!doctype html><title>downloads</title>
-<a id="attr" href="/attachment?n=attr" download="DLNAME-attr.bin">with the download attribute</a>
-<button id="blob" onclick="const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['DOWNLOADED'])); a.download = 'DLNAME-blob.bin'; document.body.append(a); a.click()">blob</button>
-<a id="blank" href="/attachment?n=blank" target="_blank">in a new tab</a>
-<button id="frame" onclick="const f = document.createElement('iframe'); f.src = '/attachment?n=frame'; document.body.append(f)">in a frame</button>`))
-	})
-	mux.HandleFunc("/attachment", func(w http.ResponseWriter, r *http.Request) {
-		n := r.URL.Query().Get("n")
-		w.Header().Set("Content-Disposition", "attachment; filename=DLNAME-"+n+".bin")
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write([]byte(strings.Repeat("DOWNLOADED ", 1000)))
-		select {
-		case served <- n:
-		default:
-		}
-	})
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	return ts, served
-}
-
-// TestIsolatedSessionDownloads: a session's page starts downloads every
-// other way (the client navigating to an attachment, a link with the
-// download attribute, a blob made by script, an attachment opening a new
-// tab, an attachment in a frame): nothing is written in the browser
-// user's home (its Downloads folder), its temporary directory (the
-// browser's profile) or the working directory, and the session goes on.
-func TestIsolatedSessionDownloads(t *testing.T) {
-	path := needChromium(t)
-	home, tmp := t.TempDir(), t.TempDir()
-	t.Setenv("HOME", home) // the browser starts in the test, with these
-	t.Setenv("XDG_DOWNLOAD_DIR", home+"/Downloads")
-	t.Setenv("TMPDIR", tmp)
-	ts, served := downloadsApp(t)
-	b, id := ownSession(t, path, ts.URL+"/downloads")
-	ctx := context.Background()
-	steps := []struct {
-		name string
-		call func() (*chrome.Observation, error)
-	}{
-		{"navigate", func() (*chrome.Observation, error) {
-			return b.Session("ada", id).Navigate(ctx, ts.URL+"/attachment?n=navigate")
-		}},
-		{"attr", nil}, {"blob", nil}, {"blank", nil}, {"frame", nil},
-	}
-	for _, st := range steps {
-		call := st.call
-		if call == nil {
-			call = func() (*chrome.Observation, error) {
-				if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/downloads"); err != nil {
-					return nil, err
-				}
-				return b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: st.name})
-			}
-		}
-		o, err := call()
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if o.TabOpened != 0 {
-			if _, err := b.Session("ada", id).SwitchTab(ctx, 0); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Logf("%s: %s %q, load error %q", st.name, o.URL, o.Title, o.LoadError)
-	}
-	// A further call: a download would have finished.
-	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/downloads"); err != nil || o.Title != "downloads" {
-		t.Fatalf("after the downloads: %v %+v", err, o)
-	}
-	var sent []string
-	for len(served) > 0 {
-		sent = append(sent, <-served)
-	}
-	if len(sent) < 3 { // the navigation, the new tab and the frame fetch the file
-		t.Errorf("the server sent the file %d times (%v): the downloads did not start", len(sent), sent)
-	}
-	cwd, _ := os.Getwd()
-	for _, root := range []string{home, tmp, cwd} {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && (strings.Contains(d.Name(), "DLNAME") || strings.HasSuffix(d.Name(), ".crdownload")) {
-				t.Errorf("a download was written: %s", p)
-			}
-			return nil
-		})
-	}
-	t.Logf("the server sent the file for %v; nothing written", sent)
 }

@@ -167,7 +167,9 @@ func TestLoadManySessions(t *testing.T) {
 	if _, err := b.Run(ctx, Task{URL: ts.URL + "/"}); err != nil { // start the browser
 		t.Fatal(err)
 	}
-	before, err := AwaitCensus(b, Census{}, 3*time.Second)
+	// The first run's browser context is gone: the browser's own tab is
+	// its one page target.
+	before, err := AwaitCensus(b, Census{Pages: 1, Targets: 1}, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,11 +253,16 @@ func TestLoadManySessions(t *testing.T) {
 	if h := b.Health(); h.Restarts != 0 {
 		t.Errorf("the browser was restarted: %+v (the log above says why)", h)
 	}
-	after, err := AwaitCensus(b, before, 10*time.Second)
+	want := before
+	want.Processes++ // see below
+	after, err := AwaitCensus(b, want, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Pages != before.Pages || after.Targets != before.Targets || after.Contexts != before.Contexts || after.Processes > before.Processes {
+	// One process more may stay: beside two CPU hogs the browser kept a
+	// process it had started during the load (8 after, 7 before, for
+	// 100 s); a session that left its renderer would leave 32.
+	if after.Pages != before.Pages || after.Targets != before.Targets || after.Contexts != before.Contexts || after.Processes > before.Processes+1 {
 		t.Errorf("after the sessions ended: %v; before: %v", after, before)
 	}
 	if peak.RSS > bound {
