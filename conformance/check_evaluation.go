@@ -85,10 +85,7 @@ func checkEvalResponse(r *runner) outcome {
 		if id == "" {
 			f.add("macro_tools[%d] has no macro_id", i)
 		}
-		if seen[id] {
-			f.add("macro_id %q appears twice", id)
-		}
-		seen[id] = true
+		f.once(seen, id, "macro_id %q appears twice")
 		if n, _ := asString(t["name"]); n == "" {
 			f.add("macro_tools[%d] has no name", i)
 		}
@@ -267,12 +264,7 @@ func checkProofHints(r *runner) outcome {
 		ids[id] = true
 	}
 	explained := map[string]bool{}
-	for i, x := range derivs {
-		d, ok := asObject(x)
-		if !ok {
-			f.add("derivations[%d] is not an object", i)
-			continue
-		}
+	f.eachObject(derivs, "derivations", func(i int, d map[string]any) {
 		id, _ := asString(d["macro_id"])
 		if !ids[id] {
 			f.add("derivations[%d].macro_id %q is not a macro_id of the response", i, id)
@@ -293,7 +285,7 @@ func checkProofHints(r *runner) outcome {
 		if tree, present := d["tree"]; present && tree != nil {
 			checkProofNode(&f, id, tree, 0)
 		}
-	}
+	})
 	for id := range ids {
 		if !explained[id] {
 			f.add("macro-tool %s has no derivation", id)

@@ -157,20 +157,12 @@ func checkManifestIntents(r *runner) outcome {
 	}
 	var f failures
 	seen := map[string]bool{}
-	for i, x := range list {
-		in, ok := asObject(x)
-		if !ok {
-			f.add("intents[%d] is not an object", i)
-			continue
-		}
+	f.eachObject(list, "intents", func(i int, in map[string]any) {
 		name, _ := asString(in["name"])
 		if name == "" {
 			f.add("intents[%d].name is missing", i)
 		}
-		if seen[name] {
-			f.add("intent %q is declared twice", name)
-		}
-		seen[name] = true
+		f.once(seen, name, "intent %q is declared twice")
 		if d, ok := asString(in["description"]); !ok || d == "" {
 			f.add("intent %q has no description", name)
 		}
@@ -190,7 +182,7 @@ func checkManifestIntents(r *runner) outcome {
 				}
 			}
 		}
-	}
+	})
 	return f.result("%d intents", len(list))
 }
 
@@ -376,12 +368,7 @@ func checkManifestFactsProfile(r *runner) outcome {
 	var f failures
 	seen := map[string]bool{}
 	inputs := 0
-	for i, x := range list {
-		p, ok := asObject(x)
-		if !ok {
-			f.add("predicates[%d] is not an object", i)
-			continue
-		}
+	f.eachObject(list, "predicates", func(i int, p map[string]any) {
 		name, _ := asString(p["predicate"])
 		if !predicatePattern.MatchString(name) || len(name) > 128 {
 			f.add("predicates[%d].predicate %q is not [a-z][a-z0-9_]* of at most 128 characters", i, name)
@@ -389,14 +376,11 @@ func checkManifestFactsProfile(r *runner) outcome {
 		if strings.HasPrefix(name, "_manglecp_") {
 			f.add("predicate %q uses the reserved prefix", name)
 		}
-		if seen[name] {
-			f.add("predicate %q is declared twice", name)
-		}
-		seen[name] = true
+		f.once(seen, name, "predicate %q is declared twice")
 		arity, ok := asInt(p["arity"])
 		if !ok || arity < 0 {
 			f.add("predicate %q: arity %v is not a non-negative integer", name, p["arity"])
-			continue
+			return
 		}
 		if tv, present := p["arg_types"]; present {
 			types, ok := stringsOf(tv)
@@ -438,7 +422,7 @@ func checkManifestFactsProfile(r *runner) outcome {
 		if dir != protocol.DirectionOutput {
 			inputs++
 		}
-	}
+	})
 	if inputs == 0 {
 		f.add("no predicate clients may send (direction input or both)")
 	}
@@ -455,12 +439,7 @@ func checkManifestExternal(r *runner) outcome {
 		return fail("capabilities.external_predicates is a JSON %s, want array", jsonType(v))
 	}
 	var f failures
-	for i, x := range list {
-		e, ok := asObject(x)
-		if !ok {
-			f.add("external_predicates[%d] is not an object", i)
-			continue
-		}
+	f.eachObject(list, "external_predicates", func(i int, e map[string]any) {
 		name, _ := asString(e["predicate"])
 		if !predicatePattern.MatchString(name) {
 			f.add("external_predicates[%d].predicate %q is not a predicate name", i, name)
@@ -476,6 +455,6 @@ func checkManifestExternal(r *runner) outcome {
 				f.add("external predicate %q: deterministic is not a boolean", name)
 			}
 		}
-	}
+	})
 	return f.result("%d external predicates", len(list))
 }

@@ -284,6 +284,28 @@ func checkToolsSafety(r *runner) outcome {
 	})
 }
 
+// once records key in seen; a key seen before is a failure, worded by
+// format with the key.
+func (f *failures) once(seen map[string]bool, key, format string) {
+	if seen[key] {
+		f.add(format, key)
+	}
+	seen[key] = true
+}
+
+// eachObject calls fn with the index and the object of each element of
+// list; an element that is not an object is a failure, named what[i].
+func (f *failures) eachObject(list []any, what string, fn func(i int, obj map[string]any)) {
+	for i, x := range list {
+		obj, ok := asObject(x)
+		if !ok {
+			f.add("%s[%d] is not an object", what, i)
+			continue
+		}
+		fn(i, obj)
+	}
+}
+
 // eachToolObject calls fn with the name of each tool that carries key and
 // the object it holds there, and counts them; a tool whose key holds
 // something other than an object is a failure (absent or null: skipped).
