@@ -1,13 +1,11 @@
 package author
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,34 +50,12 @@ func TestAdoptPrintsACommandThatRuns(t *testing.T) {
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", "exec "+serveLine+" --addr 127.0.0.1:0")
 	sh.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CONFIG_HOME="+config)
-	stderr, err := sh.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = sh.Process.Signal(os.Interrupt)
-		_ = sh.Wait()
-	}()
-	listening := regexp.MustCompile(`msg="serving MangleCP" addr=(127\.0\.0\.1:\d+)`)
-	var addr string
-	var log strings.Builder
-	for sc := bufio.NewScanner(stderr); addr == "" && sc.Scan(); {
-		log.WriteString(sc.Text() + "\n")
-		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("the pasted command never served:\n%s", log.String())
-	}
-	go func() { _, _ = bufio.NewReader(stderr).WriteTo(discard{}) }()
+	addr, log, stop := serving(t, sh, "the pasted command")
+	defer stop()
 	// The gateway serves upstreams, not the browser domain: it sets up no
 	// browser and says nothing of one (issue 39 item 6).
-	if strings.Contains(log.String(), "browser available") {
-		t.Errorf("serving upstreams logs a browser:\n%s", log.String())
+	if strings.Contains(log, "browser available") {
+		t.Errorf("serving upstreams logs a browser:\n%s", log)
 	}
 	code, out, errOut = commands.Run(t, "", "manifest", "http://"+addr, "--json")
 	if code != cmdline.ExitOK || !strings.Contains(out, `"self`) {

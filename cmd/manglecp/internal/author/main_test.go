@@ -1,8 +1,13 @@
 package author
 
 import (
+	"bufio"
 	"flag"
+	"io"
 	"os"
+	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/manglecp/manglecp/cmd/manglecp/internal/clitest"
@@ -24,4 +29,39 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	builds.Close()
 	os.Exit(code)
+}
+
+// servingLine is the log line of a server that listens, with its address.
+var servingLine = regexp.MustCompile(`msg="serving MangleCP" addr=(127\.0\.0\.1:\d+)`)
+
+// serving starts the server cmd (what names it in a failure), reads its
+// stderr until it says where it listens and returns that address, the log
+// so far and a function that stops it (SIGINT) and waits for it; the rest
+// of stderr is drained in the background.
+func serving(t *testing.T, cmd *exec.Cmd, what string) (addr, log string, stop func()) {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	var b strings.Builder
+	for sc := bufio.NewScanner(stderr); addr == "" && sc.Scan(); {
+		b.WriteString(sc.Text() + "\n")
+		if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		stop()
+		t.Fatalf("%s never said where it listens:\n%s", what, b.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	return addr, b.String(), stop
 }

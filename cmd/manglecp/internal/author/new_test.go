@@ -1,14 +1,12 @@
 package author
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,30 +120,9 @@ func TestNewDomainRuns(t *testing.T) {
 	defer cancel()
 	srv := exec.CommandContext(ctx, filepath.Join(work, "incidents-server"))
 	srv.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "XDG_CONFIG_HOME="+config, "MANGLECP_CONFIRMATION_KEY=")
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		_ = srv.Wait()
-	}()
-	listening := regexp.MustCompile(`level=INFO msg="serving MangleCP" addr=(127\.0\.0\.1:\d+)`)
-	var addr string
-	var log strings.Builder
-	for sc := bufio.NewScanner(stderr); addr == "" && sc.Scan(); {
-		log.WriteString(sc.Text() + "\n")
-		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("the server never said where it listens:\n%s", log.String())
-	}
-	go func() { _, _ = bufio.NewReader(stderr).WriteTo(discard{}) }()
+	addr, _, stop := serving(t, srv, "the server")
+	defer stop()
+
 	target := "http://" + addr
 
 	facts := filepath.Join(work, "facts.json")
@@ -267,7 +244,3 @@ func TestNewRefusesBadModulePaths(t *testing.T) {
 		t.Errorf("go.mod:\n%s", mod)
 	}
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

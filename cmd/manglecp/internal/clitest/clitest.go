@@ -167,3 +167,45 @@ func CopyFS(t testing.TB, fsys fs.FS, extra map[string]string) string {
 	}
 	return dir
 }
+
+// Started is a command running in the background (Commands.Start).
+type Started struct {
+	// Ctx is the command's context: it ends at Stop.
+	Ctx context.Context
+	// Stderr is what the command wrote on stderr so far.
+	Stderr *testenv.Buffer
+
+	cancel context.CancelFunc
+	done   chan int
+	code   int
+	ended  bool
+}
+
+// Start runs args in the background, in the environment env with stdin
+// (nil: none), until Stop or the end of the test.
+func (c Commands) Start(t testing.TB, env cmdline.Env, stdin io.Reader, args ...string) *Started {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Started{Ctx: ctx, Stderr: &testenv.Buffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() { s.done <- c.Main(ctx, env, args, stdin, io.Discard, s.Stderr) }()
+	t.Cleanup(func() { s.Stop(t) })
+	return s
+}
+
+// Stop ends the command's context, as SIGINT or SIGTERM do, and returns
+// its exit code; a command that does not exit within 20 s (on this
+// machine's clock: testenv.Budget) fails t.
+func (s *Started) Stop(t testing.TB) int {
+	t.Helper()
+	if s.ended {
+		return s.code
+	}
+	s.cancel()
+	select {
+	case s.code = <-s.done:
+		s.ended = true
+	case <-time.After(testenv.Budget(20 * time.Second)):
+		t.Fatalf("the command did not exit after its context ended\n%s", s.Stderr.String())
+	}
+	return s.code
+}

@@ -4,6 +4,7 @@ package remote
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,20 +27,30 @@ type clientFlags struct {
 	token *string
 }
 
-func addClientFlags(fl *flag.FlagSet) clientFlags {
-	return clientFlags{
+// parseClient parses a client command's arguments: the flags of fl and
+// the client flags (--json, --token), which it adds, and exactly one
+// TARGET (cmdline.ParseTarget).
+func parseClient(h cmdline.Help, fl *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, clientFlags, int, bool) {
+	cf := clientFlags{
 		json:  fl.Bool("json", false, "print machine-readable JSON (errors as MangleCP error envelopes)"),
 		token: fl.String("token", "", "credential (bearer or API key); also MANGLECP_AUTH_TOKEN"),
 	}
+	target, code, ok := cmdline.ParseTarget(h, fl, args, stdout, stderr)
+	return target, cf, code, ok
 }
 
-// dial connects to TARGET (a URL or stdio:COMMAND ...).
-func dial(ctx context.Context, env cmdline.Env, target string, cf clientFlags, progress func(protocol.Progress)) (*client.Session, error) {
-	token := *cf.token
-	if token == "" {
-		token = env.Getenv("MANGLECP_AUTH_TOKEN")
+// connect dials TARGET (a URL or stdio:COMMAND ...) with --token, else
+// MANGLECP_AUTH_TOKEN. When it cannot, it ends spin (if any), prints why
+// and returns a nil session with the exit code.
+func (cf clientFlags) connect(ctx context.Context, env cmdline.Env, target string, spin *cmdline.Spinner, stdout, stderr io.Writer) (*client.Session, int) {
+	s, err := client.Dial(ctx, target, &client.Options{Token: cmp.Or(*cf.token, env.Getenv("MANGLECP_AUTH_TOKEN"))})
+	if err != nil {
+		if spin != nil {
+			spin.End()
+		}
+		return nil, cmdline.Fail(err, *cf.json, stdout, stderr)
 	}
-	return client.Dial(ctx, target, &client.Options{Token: token, Progress: progress})
+	return s, cmdline.ExitOK
 }
 
 // Manifest is `manglecp manifest`: it prints a server's manifest.
@@ -48,14 +59,13 @@ func Manifest(ctx context.Context, env cmdline.Env, args []string, _ io.Reader, 
 		Description: "Prints a server's manifest: status, domain, auth, intents with the facts they need,\nthe facts profile and the limits. --json prints the manifest object itself.",
 		Args:        cmdline.TargetArg}
 	fl := cmdline.NewFlagSet("manifest")
-	cf := addClientFlags(fl)
-	target, code, ok := cmdline.ParseTarget(h, fl, args, stdout, stderr)
+	target, cf, code, ok := parseClient(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	s, err := dial(ctx, env, target, cf, nil)
-	if err != nil {
-		return cmdline.Fail(err, *cf.json, stdout, stderr)
+	s, code := cf.connect(ctx, env, target, nil, stdout, stderr)
+	if s == nil {
+		return code
 	}
 	defer s.Close()
 	m := s.Manifest()
@@ -122,14 +132,13 @@ func Eval(ctx context.Context, env cmdline.Env, args []string, stdin io.Reader, 
 		Description: "Evaluates an intent with facts and prints the macro-tools the server's rules selected,\nwith their macro_ids, arguments, safety and validity (--json: the intent_response payload).\nFacts are a JSON array of {\"pred\", \"args\"} objects; they are checked against the\nmanifest's facts profile before anything is sent.",
 		Args:        cmdline.TargetArg}
 	fl := cmdline.NewFlagSet("eval")
-	cf := addClientFlags(fl)
 	intent := fl.String("intent", "", "the intent name (required; see 'manglecp manifest TARGET')")
 	factsFile := fl.String("facts", "", "facts: a JSON file, or - for stdin")
 	params := fl.String("params", "", "intent params as a JSON object")
 	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now (default: the server's clock)")
 	proof := fl.Bool("proof", false, "ask for proof hints")
 	disclosure := fl.String("disclosure", "", "full, condensed, minimal or adaptive (the server's default)")
-	target, code, ok := cmdline.ParseTarget(h, fl, args, stdout, stderr)
+	target, cf, code, ok := parseClient(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -162,10 +171,9 @@ func Eval(ctx context.Context, env cmdline.Env, args []string, stdin io.Reader, 
 		req.Options = &protocol.Options{IncludeProofHints: *proof, DisclosurePreference: *disclosure}
 	}
 	spin := cmdline.StartSpinner(stderr, "evaluating "+*intent)
-	s, err := dial(ctx, env, target, cf, nil)
-	if err != nil {
-		spin.End()
-		return cmdline.Fail(err, *cf.json, stdout, stderr)
+	s, code := cf.connect(ctx, env, target, spin, stdout, stderr)
+	if s == nil {
+		return code
 	}
 	defer s.Close()
 	if m := s.Manifest(); m != nil && len(m.Intents) > 0 {
@@ -245,13 +253,12 @@ func Invoke(ctx context.Context, env cmdline.Env, args []string, stdin io.Reader
 		Description: "Invokes a macro-tool that an evaluation returned and prints its result, state delta and\nsuggested next intents (--json: the invoke_response payload). A tool that needs the user's\nconfirmation is confirmed with --confirm, or, on a terminal, by answering the question\nthe command asks; the token is signed with the server's confirmation key (--confirm-key,\nMANGLECP_CONFIRMATION_KEY, or the key file a local 'manglecp serve' created: " + cmdline.Keys(env).Hint() + ").",
 		Args:        cmdline.TargetArg}
 	fl := cmdline.NewFlagSet("invoke")
-	cf := addClientFlags(fl)
 	macro := fl.String("macro", "", "the macro_id (required)")
 	argsJSON := fl.String("args", "{}", "the arguments as a JSON object")
 	evalTime := fl.String("eval-time", "", "evaluation time, RFC 3339 or now")
 	confirm := fl.Bool("confirm", false, "confirm a tool that needs it without asking")
 	confirmKey := fl.String("confirm-key", "", "the server's confirmation key (default: MANGLECP_CONFIRMATION_KEY, then the local key file)")
-	target, code, ok := cmdline.ParseTarget(h, fl, args, stdout, stderr)
+	target, cf, code, ok := parseClient(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -285,10 +292,9 @@ func Invoke(ctx context.Context, env cmdline.Env, args []string, stdin io.Reader
 	}
 	spin := cmdline.StartSpinner(stderr, "invoking "+*macro)
 	callOpts = append(callOpts, client.WithProgress(spin.Note))
-	s, err := dial(ctx, env, target, cf, nil)
-	if err != nil {
-		spin.End()
-		return cmdline.Fail(err, *cf.json, stdout, stderr)
+	s, code := cf.connect(ctx, env, target, spin, stdout, stderr)
+	if s == nil {
+		return code
 	}
 	defer s.Close()
 	out, err := s.Invoke(ctx, req, callOpts...)

@@ -22,12 +22,11 @@ func Conformance(ctx context.Context, env cmdline.Env, args []string, _ io.Reade
 		Description: "Runs the MangleCP conformance suite (Spec 10 section 6.1's categories, the determinism\nand gas tests) against a server and prints one line per check with PASS, FAIL or SKIP.\nExit 1 when a check fails.",
 		Args:        cmdline.TargetArg}
 	fl := cmdline.NewFlagSet("conformance")
-	cf := addClientFlags(fl)
 	level := fl.Int("level", 0, "conformance level to check, 1, 2 or 3 (default: the server's declared level)")
 	fixture := fl.String("fixture", "", "fixture for domain-specific checks: a JSON file, or a built-in name ("+strings.Join(conformance.BuiltinFixtures(), ", ")+")")
 	only := fl.String("only", "", "comma-separated check IDs or categories to run (default: all)")
 	timeout := fl.Duration("timeout", 30*time.Second, "time limit of each request")
-	target, code, ok := cmdline.ParseTarget(h, fl, args, stdout, stderr)
+	target, cf, code, ok := parseClient(h, fl, args, stdout, stderr)
 	if !ok {
 		return code
 	}

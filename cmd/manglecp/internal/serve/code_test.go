@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,19 +39,8 @@ func TestServeCode(t *testing.T) {
 	}
 	before := testenv.ChildPIDs(t)
 	addr := clitest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &testenv.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- commands.Main(ctx, clitest.Env(t), []string{"serve", "--addr", addr, "--domain", "code", "--root", dir}, nil, &bytes.Buffer{}, stderr)
-	}()
-	exited := false
-	defer func() {
-		if !exited {
-			cancel()
-			<-done
-		}
-	}()
+	srv := commands.Start(t, clitest.Env(t), nil, "serve", "--addr", addr, "--domain", "code", "--root", dir)
+	ctx, stderr := srv.Ctx, srv.Stderr
 	var sess *client.Session
 	wait := testenv.NewWait(10 * time.Second)
 	for {
@@ -95,9 +82,7 @@ func TestServeCode(t *testing.T) {
 		t.Errorf("definitions %v", out.Result)
 	}
 	sess.Close()
-	cancel()
-	exited = true
-	if code := <-done; code != 0 {
+	if code := srv.Stop(t); code != 0 {
 		t.Errorf("exit code %d\n%s", code, stderr.String())
 	}
 	var started []string

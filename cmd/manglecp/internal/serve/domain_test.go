@@ -30,21 +30,11 @@ func TestServeWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := clitest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &testenv.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- commands.Main(ctx, clitest.Env(t), []string{"serve", "--addr", addr, "--domain", "workspace", "--root", a, "--root", b}, nil, &bytes.Buffer{}, stderr)
-	}()
+	srv := commands.Start(t, clitest.Env(t), nil, "serve", "--addr", addr, "--domain", "workspace", "--root", a, "--root", b)
+	ctx, stderr := srv.Ctx, srv.Stderr
 	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("exit code %d\n%s", code, stderr.String())
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("serve did not exit after its context ended")
+		if code := srv.Stop(t); code != 0 {
+			t.Errorf("exit code %d\n%s", code, stderr.String())
 		}
 	}()
 	var sess *client.Session

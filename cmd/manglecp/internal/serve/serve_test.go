@@ -21,12 +21,8 @@ import (
 func TestServeDefaultDomain(t *testing.T) {
 	t.Parallel()
 	addr := clitest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &testenv.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- commands.Main(ctx, clitest.Env(t), []string{"serve", "--addr", addr}, nil, &bytes.Buffer{}, stderr)
-	}()
+	srv := commands.Start(t, clitest.Env(t), nil, "serve", "--addr", addr)
+	stderr := srv.Stderr
 	var m struct {
 		Payload struct {
 			Status string `json:"status"`
@@ -58,14 +54,8 @@ func TestServeDefaultDomain(t *testing.T) {
 	if m.Payload.Status != "ready" || m.Payload.Domain.ID != "browser_diagnostics" || m.Payload.Auth.Required || len(m.Payload.Intents) != 3 {
 		t.Errorf("manifest %+v", m.Payload)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit code %d\n%s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit after its context ended")
+	if code := srv.Stop(t); code != 0 {
+		t.Errorf("exit code %d\n%s", code, stderr.String())
 	}
 }
 

@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,13 +26,8 @@ func TestServeWithUpstreams(t *testing.T) {
 	}
 	testenv.LookPath(t, "node")
 	addr := clitest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stderr := &testenv.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- commands.Main(ctx, clitest.Env(t), []string{"serve", "--addr", addr, "--upstream", "ev=" + bin, "--upstream", "gone=/nonexistent/server"}, nil, &bytes.Buffer{}, stderr)
-	}()
+	srv := commands.Start(t, clitest.Env(t), nil, "serve", "--addr", addr, "--upstream", "ev="+bin, "--upstream", "gone=/nonexistent/server")
+	stderr := srv.Stderr
 	var m struct {
 		Payload struct {
 			Status string `json:"status"`
@@ -81,14 +74,8 @@ func TestServeWithUpstreams(t *testing.T) {
 	if len(children) == 0 {
 		t.Error("no upstream process runs")
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit code %d\n%s", code, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not exit after its context ended")
+	if code := srv.Stop(t); code != 0 {
+		t.Errorf("exit code %d\n%s", code, stderr.String())
 	}
 	testenv.WaitGone(t, children)
 }
@@ -112,20 +99,8 @@ func TestServeLateUpstreamJoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := clitest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &testenv.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- commands.Main(ctx, clitest.Env(t), []string{"serve", "--addr", addr, "--upstream-config", file}, nil, &bytes.Buffer{}, stderr)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not exit")
-		}
-	}()
+	srv := commands.Start(t, clitest.Env(t), nil, "serve", "--addr", addr, "--upstream-config", file)
+	stderr := srv.Stderr
 	wait := testenv.NewWait(30 * time.Second)
 	for {
 		var m struct {
