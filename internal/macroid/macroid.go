@@ -13,6 +13,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"strconv"
+	"time"
 
 	"github.com/manglecp/manglecp/kernel"
 	"github.com/manglecp/manglecp/protocol"
@@ -25,20 +27,59 @@ import (
 // ids, so no identity can claim (overwrite, invoke, confirm) another's
 // macro-tool however the definitions are stored.
 func ID(t kernel.Tool, schema map[string]any, intent protocol.Intent, factsDigest, owner string) string {
-	parts := []any{t.Name, t.Action, schema, t.SideEffects, t.RequiresConfirmation, t.ValidFrom, t.ValidUntil, intent.Name, intent.Params, factsDigest}
-	if owner != "" {
-		parts = append(parts, owner)
+	// The JSON of the list [name, action, schema, side effects,
+	// confirmation, valid from, valid until, intent name, intent params,
+	// facts digest(, owner)] as json.Encoder writes it, with its newline;
+	// as the encoder writes nothing when a value does not encode, nothing.
+	// Written item by item (protocol.AppendJSON: json.Marshal's bytes),
+	// without boxing the items into a list first.
+	text := make([]byte, 0, 1024)
+	text = append(text, '[')
+	text = protocol.AppendJSONString(text, t.Name)
+	text = append(text, ',')
+	text = protocol.AppendJSONString(text, t.Action)
+	text = append(text, ',')
+	text, err := protocol.AppendJSON(text, schema)
+	if err == nil {
+		text = append(text, ',')
+		text, _ = protocol.AppendJSON(text, t.SideEffects) // a []string always encodes
+		text = append(text, ',')
+		text = strconv.AppendBool(text, t.RequiresConfirmation)
+		text = append(text, ',')
+		text, err = appendTime(text, t.ValidFrom)
 	}
-	// The JSON of the parts as json.Encoder writes it, with its newline; as
-	// the encoder writes nothing when a value does not encode, nothing.
-	text, ok := appendJSON(make([]byte, 0, 1024), parts)
-	if ok {
-		text = append(text, '\n')
+	if err == nil {
+		text = append(text, ',')
+		text, err = appendTime(text, t.ValidUntil)
+	}
+	if err == nil {
+		text = append(text, ',')
+		text = protocol.AppendJSONString(text, intent.Name)
+		text = append(text, ',')
+		text, err = protocol.AppendJSON(text, intent.Params)
+	}
+	if err == nil {
+		text = append(text, ',')
+		text = protocol.AppendJSONString(text, factsDigest)
+		if owner != "" {
+			text = append(text, ',')
+			text = protocol.AppendJSONString(text, owner)
+		}
+		text = append(text, ']', '\n')
 	} else {
 		text = nil
 	}
 	sum := sha256.Sum256(text)
 	return t.Name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// appendTime appends t as json.Marshal writes a *time.Time.
+func appendTime(buf []byte, t *time.Time) ([]byte, error) {
+	if t == nil {
+		return append(buf, "null"...), nil
+	}
+	raw, err := t.MarshalJSON()
+	return append(buf, raw...), err
 }
 
 // Owner is the owner part of a macro_id for the identity name: a digest
