@@ -54,8 +54,8 @@ func OwnCodes() []protocol.CodeInfo {
 // fail returns a domain error with a suggestion and data.
 func fail(code protocol.Code, suggestion string, data map[string]any, format string, args ...any) *protocol.Error {
 	for k, v := range data {
-		if s, ok := v.(string); ok && len(s) > 512 {
-			data[k] = s[:512] + "..."
+		if s, ok := v.(string); ok {
+			data[k] = protocol.ClipN(s, 512)
 		}
 	}
 	return protocol.Errorf(code, format, args...).WithDetails(&protocol.ErrorDetails{Suggestion: suggestion, Data: data})

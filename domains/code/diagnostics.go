@@ -74,17 +74,10 @@ func (c *Code) diagnosticsFor(ctx context.Context, r *croot, lang string, files 
 	for _, f := range files {
 		for _, d := range byFile[f.rel] {
 			out = append(out, map[string]any{"path": c.show(f), "line": d.Range.Start.Line + 1, "column": d.Range.Start.Character + 1,
-				"severity": lsp.SeverityName(d.Severity), "message": clip(d.Message, 300), "source": d.Source})
+				"severity": lsp.SeverityName(d.Severity), "message": protocol.ClipN(d.Message, 300), "source": d.Source})
 		}
 	}
 	return out, complete, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
 
 // diagnosticLines renders diagnostics as path:line:col: severity: message.

@@ -430,10 +430,7 @@ func lineText(content []byte, lines []int, line int) string {
 	}
 	s := strings.TrimRight(string(content[lines[line]:end]), "\r")
 	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
+	return protocol.ClipN(s, 200)
 }
 
 // planFromWorkspaceEdit turns a server's WorkspaceEdit into a plan over

@@ -16,6 +16,7 @@ import (
 
 	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/internal/rootfile"
+	"github.com/manglecp/manglecp/protocol"
 )
 
 // File access of the code domain. Every read, write, move and walk goes
@@ -237,13 +238,8 @@ func walkFiles(r *croot, dir string, limit int, fn func(rel string, d fs.DirEntr
 	return truncated, err
 }
 
-// bounded cuts client input echoed in details.
-func bounded(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
-}
+// bounded cuts client input echoed in details (at a rune boundary).
+func bounded(s string) string { return protocol.ClipN(s, 200) }
 
 // quote bounds and escapes client input echoed in a message.
 func quote(s string) string {
