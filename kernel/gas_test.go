@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/internal/testenv"
+	"github.com/manglecp/manglecp/kernel/internal/kerneltest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
@@ -294,7 +295,7 @@ func TestWorkBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Every rule: the join domain's joins feed no answer, so its
 			// intent's plan leaves them out (prune.go).
-			p := fullPlan(mustLoad(t, tt.rules))
+			p := &Program{e: kerneltest.FullPlan(mustLoad(t, tt.rules).e)}
 			req := Request{Intent: tt.intent, Facts: tt.facts, EvalTime: testEvalTime, Caller: "anonymous", Permissions: anyone, MaxFactsCreated: 100_000}
 			free, err := p.Evaluate(context.Background(), req)
 			if err != nil {

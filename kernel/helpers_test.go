@@ -9,48 +9,24 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/manglecp/manglecp/internal/testenv"
+	"github.com/manglecp/manglecp/kernel/internal/kerneltest"
 	"github.com/manglecp/manglecp/protocol"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// anyone is the permission set of an anonymous caller (authentication
-// off); the browser policy denies every intent to a caller without it.
-var anyone = []string{"*"}
-
-// testEvalTime is the fixed evaluation time of every test request.
-var testEvalTime = time.Date(2026, 2, 19, 14, 30, 5, 0, time.UTC)
-
-// domainLayers returns the policy and domain layers of a rule directory
-// holding policy/ and domain/ (policy may be absent). File names in errors
-// start with "policy/" or "domain/".
-func domainLayers(dir string) []Layer {
-	return []Layer{
-		{Name: "policy", FS: os.DirFS(filepath.Join(dir, "policy")), Prefix: "policy"},
-		{Name: "domain", FS: os.DirFS(filepath.Join(dir, "domain")), Prefix: "domain"},
-	}
-}
-
-// browserRules is the default domain's rule directory, read from disk as
-// `manglecp serve --rules` would.
-const browserRules = "../domains/browser/rules"
-
-// externals are the external predicates each rule directory's domain
-// declares in Go (domains/browser/domain.go for the browser domain).
-var externals = map[string][]External{
-	browserRules: {{Name: "browser_allowed_host", Arity: 1}, {Name: "browser_available", Arity: 1}, {Name: "browser_option", Arity: 1}, {Name: "browser_session_open", Arity: 1},
-		{Name: "page_quoted", Arity: 2}, {Name: "report_exists", Arity: 1}, {Name: "request_id_fits", Arity: 1}, {Name: "url_parts", Arity: 3}},
-	workspaceRules: {{Name: "entry", Arity: 2}, {Name: "root_count", Arity: 1}, {Name: "signed_edit", Arity: 4}},
-}
-
-// workspaceRules and ticketsRules are the workspace domain's and the
-// tickets example's rule directories.
-const (
-	workspaceRules = "../domains/workspace/rules"
-	ticketsRules   = "../examples/tickets/rules"
+// The shared test data (kernel/internal/kerneltest) under the names the
+// kernel's tests use.
+var (
+	anyone         = kerneltest.Anyone
+	testEvalTime   = kerneltest.EvalTime
+	domainLayers   = kerneltest.DomainLayers
+	externals      = kerneltest.Externals
+	browserRules   = kerneltest.BrowserRules
+	workspaceRules = kerneltest.WorkspaceRules
+	ticketsRules   = kerneltest.TicketsRules
 )
 
 // loadDir loads a rule directory with its domain's external predicates.
