@@ -80,7 +80,7 @@ type Result struct {
 type Run struct {
 	Req     Request
 	Store   *Store
-	Ts      *TemporalStore
+	Ts      *temporalStore
 	Matcher Matcher
 	// Firing marks the rules whose body has a solution in the final store.
 	Firing []bool
@@ -187,15 +187,15 @@ func (p *Program) Evaluate(ctx context.Context, req Request, explain func(*Run, 
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err, req)
 	}
-	r, in, err := p.Prepare(req)
+	r, in, err := p.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	store, own := r.Store, r.Store.Own
+	store, own := r.store, r.store.own
 	inputCount := own.EstimateFactCount()
 	release := context.AfterFunc(ctx, func() { store.stop.Store(true) })
 	defer release()
-	if err := Guard(func() error { return p.Run(r, req) }); err != nil {
+	if err := guard(func() error { return p.run(r, req) }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
 	res := &Result{PhasesCompleted: p.phases}
@@ -208,7 +208,7 @@ func (p *Program) Evaluate(ctx context.Context, req Request, explain func(*Run, 
 	// A budget of its own keeps the evaluation's count deterministic: these
 	// searches stop at the first solution, found in map order.
 	store.work = 0
-	if err := Guard(func() error { p.collect(res, store, r.Ts, req, in.clients, r.Fired, explain); return nil }); err != nil {
+	if err := guard(func() error { p.collect(res, store, r.ts, req, in.clients, r.fired, explain); return nil }); err != nil {
 		return nil, p.failure(ctx, err, req, store, int64(inputCount))
 	}
 	return res, nil
@@ -222,7 +222,7 @@ type loaded struct {
 
 // Prepare builds a request's stores (the request predicates, the client
 // and external facts over the server facts) and its runner.
-func (p *Program) Prepare(req Request) (*runner, loaded, error) {
+func (p *Program) prepare(req Request) (*runner, loaded, error) {
 	own := newIndexedStore()
 	own.Add(ast.NewAtom("intent", ast.String(req.Intent)))
 	own.Add(ast.NewAtom("eval_time", ast.Time(req.EvalTime.UnixNano())))
@@ -235,7 +235,7 @@ func (p *Program) Prepare(req Request) (*runner, loaded, error) {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
 		}
 	}
-	store := &Store{base: p.base, Own: own, stop: new(atomic.Bool), budget: req.MaxWork}
+	store := &Store{base: p.base, own: own, stop: new(atomic.Bool), budget: req.MaxWork}
 	limit := int(req.MaxIntervalsPerAtom)
 	if limit <= 0 {
 		limit = factstore.DefaultMaxIntervalsPerAtom
@@ -305,25 +305,25 @@ func (p *Program) Prepare(req Request) (*runner, loaded, error) {
 		}
 		own.Add(a)
 	}
-	r := &runner{p: p, Plan: p.PlanFor(req.Intent, req.Explain || req.Coverage), Store: store, Ts: ts, evalTime: req.EvalTime, Fired: make([]bool, len(p.Info.Rules)),
+	r := &runner{p: p, plan: p.PlanFor(req.Intent, req.Explain || req.Coverage), store: store, ts: ts, evalTime: req.EvalTime, fired: make([]bool, len(p.Info.Rules)),
 		te: engine.NewTemporalEvaluator(ts, req.EvalTime), empty: unionfind.New()}
 	return r, in, nil
 }
 
 // collect fills res from the final store: the tools and rules fired; then
 // explain, when not nil, reads the final state (rule coverage, proofs).
-func (p *Program) collect(res *Result, store *Store, ts *TemporalStore, req Request, clients map[uint64]int, fired []bool, explain func(*Run, *Result)) {
+func (p *Program) collect(res *Result, store *Store, ts *temporalStore, req Request, clients map[uint64]int, fired []bool, explain func(*Run, *Result)) {
 	if store.Contains(ast.NewAtom("intent_denied", ast.String(req.Intent))) {
 		res.IntentDenied = true
 		return
 	}
 	res.Tools, res.Dropped = p.readResult(store)
-	m := p.NewMatcher(store, ts, req.EvalTime)
+	m := p.newMatcher(store, ts, req.EvalTime)
 	clientPreds := map[string]bool{}
 	for _, f := range req.Facts {
 		clientPreds[f.Pred] = true
 	}
-	firing := p.FiredRules(store, m, clientPreds, fired)
+	firing := p.firedRules(store, m, clientPreds, fired)
 	res.RulesFired = rulesFired(firing)
 	if explain != nil {
 		explain(&Run{Req: req, Store: store, Ts: ts, Matcher: m, Firing: firing, Clients: clients}, res)
@@ -348,7 +348,7 @@ func (p *Program) failure(ctx context.Context, evalErr error, req Request, store
 		// The static strata's facts count as created (static.go).
 		consumed := max(p.staticCreated, req.MaxFactsCreated+1)
 		if limit := req.MaxFactsCreated - p.staticCreated; limit > 0 {
-			consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal)+inputCount, limit, int64(store.Own.EstimateFactCount())-inputCount)
+			consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal)+inputCount, limit, int64(store.own.EstimateFactCount())-inputCount)
 		}
 		f := false
 		return &Error{
@@ -371,7 +371,7 @@ func (abortError) Error() string { return "evaluation aborted" }
 
 // Guard runs fn, converting an abort, an exhausted work budget or any
 // engine panic into an error in this goroutine.
-func Guard(fn func() error) (err error) {
+func guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			switch r.(type) {
@@ -388,7 +388,7 @@ func Guard(fn func() error) (err error) {
 }
 
 // Run evaluates the program's plan (plan.go, exec.go).
-func (p *Program) Run(r *runner, req Request) error {
+func (p *Program) run(r *runner, req Request) error {
 	if req.MaxFactsCreated > 0 {
 		// The static strata's facts were derived at load but are charged
 		// to the budget as before (static.go).
@@ -397,7 +397,7 @@ func (p *Program) Run(r *runner, req Request) error {
 			return fmt.Errorf("fact size limit reached %d > %d", p.staticCreated, req.MaxFactsCreated)
 		}
 		r.createdLimit = int(limit)
-		r.totalLimit = r.Store.EstimateFactCount() + r.createdLimit
+		r.totalLimit = r.store.EstimateFactCount() + r.createdLimit
 	}
 	return r.run()
 }
@@ -477,9 +477,9 @@ func consumedFromGasError(msg string, initial, limit, delta int64) int64 {
 
 func countDerived(s *indexedStore) int64 {
 	var n int64
-	for p, r := range s.Rels {
+	for p, r := range s.rels {
 		if !p.IsInternalPredicate() {
-			n += int64(len(r.Facts))
+			n += int64(len(r.facts))
 		}
 	}
 	return n

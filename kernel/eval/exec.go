@@ -31,9 +31,9 @@ import (
 // runner evaluates one request's plan.
 type runner struct {
 	p        *Program
-	Plan     []plan.Step // Program.PlanFor the request
-	Store    *Store
-	Ts       *TemporalStore
+	plan     []plan.Step // Program.PlanFor the request
+	store    *Store
+	ts       *temporalStore
 	evalTime time.Time
 	te       *engine.TemporalEvaluator
 	// createdLimit is the created-facts budget (0: none); totalLimit the
@@ -44,7 +44,7 @@ type runner struct {
 	// body had a solution: with non-recursive strata evaluated in order, a
 	// body's premises are final when it is evaluated, so this is exactly
 	// rules_fired's "has a solution in the final store".
-	Fired []bool
+	fired []bool
 	// env is the bindings of the rule being evaluated.
 	env env
 	// terms is where derived facts' arguments are made (derive).
@@ -57,8 +57,8 @@ type runner struct {
 
 // run evaluates the plan's steps in order.
 func (r *runner) run() error {
-	for i := range r.Plan {
-		st := &r.Plan[i]
+	for i := range r.plan {
+		st := &r.plan[i]
 		if st.Strata != nil {
 			if err := r.engineStep(st); err != nil {
 				return err
@@ -75,15 +75,15 @@ func (r *runner) run() error {
 // engineStep hands a run of strata to the engine, with what is left of
 // the created-facts budget.
 func (r *runner) engineStep(st *plan.Step) error {
-	opts := []engine.EvalOption{engine.WithEvaluationTime(r.evalTime), engine.WithTemporalStore(r.Ts)}
+	opts := []engine.EvalOption{engine.WithEvaluationTime(r.evalTime), engine.WithTemporalStore(r.ts)}
 	if r.createdLimit > 0 {
-		left := r.totalLimit - r.Store.EstimateFactCount()
+		left := r.totalLimit - r.store.EstimateFactCount()
 		if left <= 0 {
-			return fmt.Errorf("fact size limit reached %d > %d", r.Store.EstimateFactCount(), r.totalLimit)
+			return fmt.Errorf("fact size limit reached %d > %d", r.store.EstimateFactCount(), r.totalLimit)
 		}
 		opts = append(opts, engine.WithCreatedFactLimit(left))
 	}
-	_, err := engine.EvalStratifiedProgramWithStats(st.Info, st.Strata, st.PredToStratum, r.Store, opts...)
+	_, err := engine.EvalStratifiedProgramWithStats(st.Info, st.Strata, st.PredToStratum, r.store, opts...)
 	return err
 }
 
@@ -127,8 +127,8 @@ func (r *runner) stratum(st *plan.Step) error {
 
 // checkTotal is the engine's check of the store's size after a round.
 func (r *runner) checkTotal() error {
-	if r.totalLimit > 0 && r.Store.EstimateFactCount() > r.totalLimit {
-		return fmt.Errorf("fact size limit reached %d > %d", r.Store.EstimateFactCount(), r.totalLimit)
+	if r.totalLimit > 0 && r.store.EstimateFactCount() > r.totalLimit {
+		return fmt.Errorf("fact size limit reached %d > %d", r.store.EstimateFactCount(), r.totalLimit)
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (r *runner) checkTotal() error {
 // add adds a derived fact to the store, and to the round's new facts in a
 // recursive stratum, and reports whether it was new.
 func (r *runner) add(a ast.Atom) bool {
-	if !r.Store.Add(a) {
+	if !r.store.Add(a) {
 		return false
 	}
 	if r.next != nil {
@@ -173,7 +173,7 @@ func (r *runner) doTransform(c *plan.Rule) error {
 	clause := c.Clause
 	premise := clause.Premises[0].(ast.Atom)
 	var substs []ast.ConstSubstList
-	_ = r.Store.GetFacts(premise, func(fact ast.Atom) error {
+	_ = r.store.GetFacts(premise, func(fact ast.Atom) error {
 		var subst ast.ConstSubstList
 		for i, t := range premise.Args {
 			if v, ok := t.(ast.Variable); ok {
@@ -186,7 +186,7 @@ func (r *runner) doTransform(c *plan.Rule) error {
 		return nil
 	})
 	if c.CountsFiring && len(substs) > 0 {
-		r.Fired[c.Index] = true
+		r.fired[c.Index] = true
 	}
 	var emitErr error
 	err := GroupBy(clause.Head, *clause.Transform, substs, func(a ast.Atom) bool {
@@ -197,7 +197,7 @@ func (r *runner) doTransform(c *plan.Rule) error {
 			}
 			return false
 		}
-		return r.Store.Add(a)
+		return r.store.Add(a)
 	})
 	if err != nil {
 		return err
@@ -293,7 +293,7 @@ func (r *runner) join(e *env, i int) error {
 	}
 	if i == len(e.c.Body) {
 		if e.c.CountsFiring {
-			r.Fired[e.c.Index] = true
+			r.fired[e.c.Index] = true
 		}
 		return r.derive(e)
 	}
@@ -460,9 +460,9 @@ func (r *runner) atom(e *env, i int, p *plan.Premise) error {
 	if p.Delta {
 		own = r.delta.lookup(qa)
 	} else {
-		base, own = r.Store.base.lookup(qa), r.Store.Own.lookup(qa)
+		base, own = r.store.base.lookup(qa), r.store.own.lookup(qa)
 	}
-	r.Store.spend(1 + base.size() + own.size())
+	r.store.spend(1 + base.size() + own.size())
 	for _, cand := range [2]candidates{base, own} {
 		n := len(cand.bucket)
 		if cand.all {
@@ -477,7 +477,7 @@ func (r *runner) atom(e *env, i int, p *plan.Premise) error {
 			set, ok = e.match(p, q, f.Args, set[:0])
 			var err error
 			if ok {
-				r.Store.spend(matchCost)
+				r.store.spend(matchCost)
 				err = r.join(e, i+1)
 			}
 			for _, s := range set {
@@ -530,7 +530,7 @@ func (r *runner) temporal(e *env, i int, p *plan.Premise) error {
 		iv := r.pastInterval(p.Temporal.Operator.Interval)
 		start, end = factstore.GetStartTime(iv), factstore.GetEndTime(iv)
 	}
-	return r.Ts.eachMatch(ast.Atom{Predicate: p.Pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
+	return r.ts.eachMatch(ast.Atom{Predicate: p.Pred, Args: q}, during, start, end, func(a ast.Atom, iv ast.Interval) error {
 		var ok bool
 		if set, ok = e.match(p, q, a.Args, set[:0]); ok {
 			if p.From >= 0 {
@@ -576,7 +576,7 @@ func (r *runner) exists(e *env, p *plan.Premise) (bool, error) {
 		return false, err
 	}
 	found := false
-	_ = r.Store.GetFacts(ast.Atom{Predicate: p.Pred, Args: q}, func(ast.Atom) error {
+	_ = r.store.GetFacts(ast.Atom{Predicate: p.Pred, Args: q}, func(ast.Atom) error {
 		found = true
 		return ErrStop
 	})
@@ -622,8 +622,8 @@ func (r *runner) derive(e *env) error {
 	for _, a := range added {
 		r.add(a)
 	}
-	if r.totalLimit > 0 && r.Store.EstimateFactCount() > r.totalLimit {
-		return fmt.Errorf("fact size limit reached evaluting %q %d > %d", c.Clause.Head.String(), r.Store.EstimateFactCount(), r.totalLimit)
+	if r.totalLimit > 0 && r.store.EstimateFactCount() > r.totalLimit {
+		return fmt.Errorf("fact size limit reached evaluting %q %d > %d", c.Clause.Head.String(), r.store.EstimateFactCount(), r.totalLimit)
 	}
 	return nil
 }

@@ -11,19 +11,19 @@ import (
 // the evaluation added to the request's store, as text, sorted; the
 // engine's internal predicates too when internal is set.
 func (p *Program) StoreFacts(req Request, internal bool) ([]string, error) {
-	r, _, err := p.Prepare(req)
+	r, _, err := p.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := Guard(func() error { return p.Run(r, req) }); err != nil {
+	if err := guard(func() error { return p.run(r, req) }); err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, sym := range r.Store.Own.ListPredicates() {
+	for _, sym := range r.store.own.ListPredicates() {
 		if !internal && sym.IsInternalPredicate() {
 			continue
 		}
-		for _, f := range r.Store.Own.Rels[sym].Facts {
+		for _, f := range r.store.own.rels[sym].facts {
 			out = append(out, f.String())
 		}
 	}
@@ -35,22 +35,22 @@ func (p *Program) StoreFacts(req Request, internal bool) ([]string, error) {
 // firedRules reports it fired and whether searching its body in the final
 // store finds a solution, with the plan the request evaluated.
 func (p *Program) FiredAndSearched(req Request) (fired, searched []bool, steps []plan.Step, err error) {
-	r, _, err := p.Prepare(req)
+	r, _, err := p.prepare(req)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := Guard(func() error { return p.Run(r, req) }); err != nil {
+	if err := guard(func() error { return p.run(r, req) }); err != nil {
 		return nil, nil, nil, err
 	}
 	clientPreds := map[string]bool{}
 	for _, f := range req.Facts {
 		clientPreds[f.Pred] = true
 	}
-	m := p.NewMatcher(r.Store, r.Ts, req.EvalTime)
-	fired = p.FiredRules(r.Store, m, clientPreds, r.Fired)
+	m := p.newMatcher(r.store, r.ts, req.EvalTime)
+	fired = p.firedRules(r.store, m, clientPreds, r.fired)
 	searched = make([]bool, len(p.Info.Rules))
 	for i := range p.Info.Rules {
-		searched[i] = m.BodyHasSolution(p.RuleBodies[i], unionfind.New())
+		searched[i] = m.bodyHasSolution(p.RuleBodies[i], unionfind.New())
 	}
-	return fired, searched, r.Plan, nil
+	return fired, searched, r.plan, nil
 }

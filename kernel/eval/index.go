@@ -21,7 +21,7 @@ import (
 // its argument and kept up to date from then on; freeze builds them all, for
 // a store that is shared read-only between goroutines afterwards.
 type indexedStore struct {
-	Rels  map[ast.PredicateSym]*relation
+	rels  map[ast.PredicateSym]*relation
 	count int
 	// slab is where new relations are made, a few at a time.
 	slab []relation
@@ -36,7 +36,7 @@ const smallRelation = 8
 
 // relation holds the facts of one predicate.
 type relation struct {
-	Facts []ast.Atom
+	facts []ast.Atom
 	// small holds the facts' hashes, in order, while the relation has at
 	// most smallRelation facts and is not frozen (nsmall of them); hashes
 	// then (nil before).
@@ -53,7 +53,7 @@ type relation struct {
 var _ factstore.FactStore = (*indexedStore)(nil)
 
 func newIndexedStore() *indexedStore {
-	return &indexedStore{Rels: make(map[ast.PredicateSym]*relation, 16)}
+	return &indexedStore{rels: make(map[ast.PredicateSym]*relation, 16)}
 }
 
 // newRelation makes an empty relation from the slab.
@@ -69,7 +69,7 @@ func (s *indexedStore) newRelation() *relation {
 // freeze builds every index, after which the store may be read from many
 // goroutines at once as long as nobody adds to it.
 func (s *indexedStore) freeze() {
-	for sym, r := range s.Rels {
+	for sym, r := range s.rels {
 		r.bigger(sym.Arity)
 		for i := range r.index {
 			r.build(i)
@@ -82,8 +82,8 @@ func (r *relation) build(pos int) map[uint64][]int32 {
 	if idx := r.index[pos]; idx != nil {
 		return idx
 	}
-	idx := make(map[uint64][]int32, len(r.Facts))
-	for j, f := range r.Facts {
+	idx := make(map[uint64][]int32, len(r.facts))
+	for j, f := range r.facts {
 		h := argHash(f.Args[pos])
 		idx[h] = append(idx[h], int32(j))
 	}
@@ -126,10 +126,10 @@ func (r *relation) has(h uint64) bool {
 
 // Add adds a unless a fact with the same hash is present.
 func (s *indexedStore) Add(a ast.Atom) bool {
-	r := s.Rels[a.Predicate]
+	r := s.rels[a.Predicate]
 	if r == nil {
 		r = s.newRelation()
-		s.Rels[a.Predicate] = r
+		s.rels[a.Predicate] = r
 	}
 	h := a.Hash()
 	if r.has(h) {
@@ -142,8 +142,8 @@ func (s *indexedStore) Add(a ast.Atom) bool {
 		r.bigger(len(a.Args))
 		r.hashes[h] = struct{}{}
 	}
-	j := int32(len(r.Facts))
-	r.Facts = append(r.Facts, a)
+	j := int32(len(r.facts))
+	r.facts = append(r.facts, a)
 	for i, idx := range r.index {
 		if idx != nil {
 			k := argHash(a.Args[i])
@@ -156,7 +156,7 @@ func (s *indexedStore) Add(a ast.Atom) bool {
 
 // Contains reports whether a fact with a's hash is present.
 func (s *indexedStore) Contains(a ast.Atom) bool {
-	r := s.Rels[a.Predicate]
+	r := s.rels[a.Predicate]
 	if r == nil {
 		return false
 	}
@@ -190,13 +190,13 @@ func (c candidates) size() int64 {
 
 // lookup finds the candidates of q.
 func (s *indexedStore) lookup(q ast.Atom) candidates {
-	r := s.Rels[q.Predicate]
+	r := s.rels[q.Predicate]
 	if r == nil {
 		return candidates{}
 	}
 	if r.hashes == nil {
 		// A small relation: every fact, filtered.
-		return candidates{facts: r.Facts, all: true, scan: len(q.Args) > 0}
+		return candidates{facts: r.facts, all: true, scan: len(q.Args) > 0}
 	}
 	var bucket []int32
 	bound := false
@@ -221,7 +221,7 @@ func (s *indexedStore) lookup(q ast.Atom) candidates {
 		}
 	}
 	// facts is a snapshot: facts added during the walk are not visited.
-	return candidates{facts: r.Facts, bucket: bucket, all: !bound}
+	return candidates{facts: r.facts, bucket: bucket, all: !bound}
 }
 
 // each calls fn for the candidates that match q.
@@ -259,8 +259,8 @@ func (c candidates) charged(q ast.Atom, s *Store, fn func(ast.Atom) error) error
 // ListPredicates lists the predicates that have facts, sorted by name and
 // arity so that every walk over the store is in the same order.
 func (s *indexedStore) ListPredicates() []ast.PredicateSym {
-	out := make([]ast.PredicateSym, 0, len(s.Rels))
-	for p := range s.Rels {
+	out := make([]ast.PredicateSym, 0, len(s.rels))
+	for p := range s.rels {
 		out = append(out, p)
 	}
 	plan.SortSyms(out)
@@ -282,6 +282,6 @@ func (s *indexedStore) Merge(other factstore.ReadOnlyFactStore) {
 
 // has reports whether sym has any fact.
 func (s *indexedStore) has(sym ast.PredicateSym) bool {
-	r := s.Rels[sym]
-	return r != nil && len(r.Facts) > 0
+	r := s.rels[sym]
+	return r != nil && len(r.facts) > 0
 }

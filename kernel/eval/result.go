@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,7 +80,7 @@ func (p *Program) readResult(s *Store) ([]Tool, []Dropped) {
 	args := make([]ast.BaseTerm, 5)
 	each := func(pred string, arity int, fn func(t *Tool, a ast.Atom)) {
 		q := ast.Atom{Predicate: ast.PredicateSym{Symbol: pred, Arity: arity}, Args: args[:arity]}
-		if !s.base.has(q.Predicate) && !s.Own.has(q.Predicate) {
+		if !s.base.has(q.Predicate) && !s.own.has(q.Predicate) {
 			return // an attribute no rule derived and no fact states
 		}
 		for j := range q.Args {
@@ -106,7 +107,7 @@ func (p *Program) readResult(s *Store) ([]Tool, []Dropped) {
 		}
 	})
 	for t, list := range instructions {
-		t.Instructions = JoinInstructions(list)
+		t.Instructions = joinInstructions(list)
 	}
 	each("tool_side_effect", 2, func(t *Tool, a ast.Atom) { t.SideEffects = append(t.SideEffects, factcodec.Text(a.Args[1])) })
 	each("tool_evidence", 2, func(t *Tool, a ast.Atom) { t.Evidence = append(t.Evidence, factcodec.Text(a.Args[1])) })
@@ -176,11 +177,11 @@ func (p *Program) readResult(s *Store) ([]Tool, []Dropped) {
 	out := make([]Tool, 0, len(tools))
 	for _, t := range tools {
 		sort.Strings(t.SideEffects)
-		t.SideEffects = Dedup(t.SideEffects)
+		t.SideEffects = slices.Compact(t.SideEffects)
 		sort.Strings(t.Evidence)
-		t.Evidence = Dedup(t.Evidence)
+		t.Evidence = slices.Compact(t.Evidence)
 		sort.Strings(t.Skills)
-		t.Skills = Dedup(t.Skills)
+		t.Skills = slices.Compact(t.Skills)
 		sort.Slice(t.Resources, func(i, j int) bool {
 			if t.Resources[i].Priority != t.Resources[j].Priority {
 				return t.Resources[i].Priority > t.Resources[j].Priority
@@ -216,17 +217,17 @@ func (p *Program) readResult(s *Store) ([]Tool, []Dropped) {
 }
 
 // MaxInstructionBytes bounds a tool's joined instructions.
-const MaxInstructionBytes = 4096
+const maxInstructionBytes = 4096
 
 // JoinInstructions sorts and de-duplicates a tool's instructions and joins
 // them with spaces, at most MaxInstructionBytes (whole instructions only;
 // the rest is counted).
-func JoinInstructions(list []string) string {
+func joinInstructions(list []string) string {
 	sort.Strings(list)
-	list = Dedup(list)
+	list = slices.Compact(list)
 	var b strings.Builder
 	for i, v := range list {
-		if b.Len()+len(v)+1 > MaxInstructionBytes && b.Len() > 0 {
+		if b.Len()+len(v)+1 > maxInstructionBytes && b.Len() > 0 {
 			fmt.Fprintf(&b, " (%d more not shown)", len(list)-i)
 			break
 		}
@@ -247,16 +248,6 @@ func minStr(cur, next string) string {
 	return cur
 }
 
-func Dedup(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // Matcher finds body solutions in the final store, temporal premises
 // included.
 type Matcher struct {
@@ -265,7 +256,7 @@ type Matcher struct {
 	Ts factstore.TemporalFactStore
 }
 
-func (p *Program) NewMatcher(s *Store, ts factstore.TemporalFactStore, evalTime time.Time) Matcher {
+func (p *Program) newMatcher(s *Store, ts factstore.TemporalFactStore, evalTime time.Time) Matcher {
 	return Matcher{qc: engine.QueryContext{PredToDecl: p.Info.Decls, Store: s}, te: engine.NewTemporalEvaluator(ts, evalTime), Ts: ts}
 }
 
@@ -279,7 +270,7 @@ func (p *Program) NewMatcher(s *Store, ts factstore.TemporalFactStore, evalTime 
 // firing is fixed at load (static.go), and the evaluation recorded which
 // compiled rules fired (exec.go). Only the other rules' bodies are
 // searched.
-func (p *Program) FiredRules(s *Store, m Matcher, clientPreds map[string]bool, fired []bool) []bool {
+func (p *Program) firedRules(s *Store, m Matcher, clientPreds map[string]bool, fired []bool) []bool {
 	out := make([]bool, len(p.Info.Rules))
 	for i, r := range p.Info.Rules {
 		switch {
@@ -292,13 +283,13 @@ func (p *Program) FiredRules(s *Store, m Matcher, clientPreds map[string]bool, f
 		}
 		sym := r.Head.Predicate
 		if r.HeadTime == nil && !clientPreds[sym.Symbol] && !p.baseHas[sym] {
-			has := s.Own.has(sym)
+			has := s.own.has(sym)
 			if p.SoleRule[i] || !has {
 				out[i] = has
 				continue
 			}
 		}
-		out[i] = m.BodyHasSolution(p.RuleBodies[i], unionfind.New())
+		out[i] = m.bodyHasSolution(p.RuleBodies[i], unionfind.New())
 	}
 	return out
 }
@@ -314,7 +305,7 @@ func rulesFired(fired []bool) int64 {
 	return n
 }
 
-func (m Matcher) BodyHasSolution(premises []ast.Term, subst unionfind.UnionFind) bool {
+func (m Matcher) bodyHasSolution(premises []ast.Term, subst unionfind.UnionFind) bool {
 	if len(premises) == 0 {
 		return true
 	}
@@ -329,7 +320,7 @@ func (m Matcher) BodyHasSolution(premises []ast.Term, subst unionfind.UnionFind)
 		return false
 	}
 	for _, s := range sols {
-		if m.BodyHasSolution(premises[1:], s) {
+		if m.bodyHasSolution(premises[1:], s) {
 			return true
 		}
 	}

@@ -67,9 +67,9 @@ func (p *Program) precomputeStatic() error {
 		return err
 	}
 	p.staticCreated = int64(p.base.EstimateFactCount() - before)
-	for sym, r := range p.base.Rels {
+	for sym, r := range p.base.rels {
 		if !sym.IsInternalPredicate() && !p.Server.has(sym) {
-			p.staticDerived += int64(len(r.Facts))
+			p.staticDerived += int64(len(r.facts))
 		}
 	}
 	p.base.freeze()
@@ -78,14 +78,14 @@ func (p *Program) precomputeStatic() error {
 	// rules_fired of the static rules is fixed too.
 	p.StaticRule = make([]bool, len(p.Info.Rules))
 	p.staticFired = make([]bool, len(p.Info.Rules))
-	view := &Store{base: p.base, Own: newIndexedStore()}
-	m := p.NewMatcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
+	view := &Store{base: p.base, own: newIndexedStore()}
+	m := p.newMatcher(view, factstore.NewTemporalStore(), time.Unix(0, 0))
 	for i, r := range p.Info.Rules {
 		if !static[r.Head.Predicate] && !pre[i] {
 			continue
 		}
 		p.StaticRule[i] = true
-		p.staticFired[i] = m.BodyHasSolution(p.RuleBodies[i], unionfind.New())
+		p.staticFired[i] = m.bodyHasSolution(p.RuleBodies[i], unionfind.New())
 	}
 	return nil
 }

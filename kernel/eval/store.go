@@ -42,7 +42,7 @@ const matchCost = 100
 // from one goroutine, so the counters need no synchronization.
 type Store struct {
 	base   *indexedStore // shared and frozen
-	Own    *indexedStore
+	own    *indexedStore
 	stop   *atomic.Bool
 	work   int64 // units spent so far
 	budget int64 // units allowed; 0 means no budget
@@ -67,7 +67,7 @@ func (s *Store) spend(n int64) {
 
 // GetFacts streams the base facts, then the request facts, that match q.
 func (s *Store) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
-	base, own := s.base.lookup(q), s.Own.lookup(q)
+	base, own := s.base.lookup(q), s.own.lookup(q)
 	s.spend(1 + base.size() + own.size())
 	if err := base.charged(q, s, fn); err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *Store) GetFacts(q ast.Atom, fn func(ast.Atom) error) error {
 // Contains reports whether either layer holds a.
 func (s *Store) Contains(a ast.Atom) bool {
 	s.spend(1)
-	return s.base.Contains(a) || s.Own.Contains(a)
+	return s.base.Contains(a) || s.own.Contains(a)
 }
 
 // ListPredicates lists the predicates of both layers.
@@ -86,7 +86,7 @@ func (s *Store) ListPredicates() []ast.PredicateSym {
 	s.check()
 	seen := map[ast.PredicateSym]bool{}
 	var out []ast.PredicateSym
-	for _, p := range append(s.base.ListPredicates(), s.Own.ListPredicates()...) {
+	for _, p := range append(s.base.ListPredicates(), s.own.ListPredicates()...) {
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -97,7 +97,7 @@ func (s *Store) ListPredicates() []ast.PredicateSym {
 
 // EstimateFactCount counts both layers.
 func (s *Store) EstimateFactCount() int {
-	return s.base.EstimateFactCount() + s.Own.EstimateFactCount()
+	return s.base.EstimateFactCount() + s.own.EstimateFactCount()
 }
 
 // Add adds a to the request layer unless the server facts already hold it.
@@ -106,7 +106,7 @@ func (s *Store) Add(a ast.Atom) bool {
 	if s.base.Contains(a) {
 		return false
 	}
-	return s.Own.Add(a)
+	return s.own.Add(a)
 }
 
 // Merge adds every fact of other.

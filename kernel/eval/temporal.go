@@ -22,7 +22,7 @@ import (
 // scans every atom of the queried predicate: one unit plus the
 // predicate's stored intervals (an upper bound of its atoms), and one more
 // for each fact streamed out.
-type TemporalStore struct {
+type temporalStore struct {
 	stop  *Store
 	limit int                        // intervals per atom (factstore.TemporalStore's maxIntervalsPerAtom)
 	sizes map[ast.PredicateSym]int64 // intervals stored per predicate
@@ -34,8 +34,8 @@ type TemporalStore struct {
 	intervals map[uint64][]ast.Interval
 }
 
-func newTemporalStore(limit int, work *Store) *TemporalStore {
-	return &TemporalStore{stop: work, limit: limit,
+func newTemporalStore(limit int, work *Store) *temporalStore {
+	return &temporalStore{stop: work, limit: limit,
 		sizes: map[ast.PredicateSym]int64{}, atoms: newIndexedStore(), intervals: map[uint64][]ast.Interval{}}
 }
 
@@ -43,7 +43,7 @@ func newTemporalStore(limit int, work *Store) *TemporalStore {
 // and refuses exactly what TemporalStore.Add does: an interval that ends
 // before it starts, one interval more than the limit for an atom (checked
 // before duplicates, as there), a duplicate interval (not added).
-func (s *TemporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
+func (s *temporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
 	if iv.Start.Type == ast.TimestampBound && iv.End.Type == ast.TimestampBound && iv.Start.Timestamp > iv.End.Timestamp {
 		return false, fmt.Errorf("invalid temporal interval: start %v > end %v", iv.Start, iv.End)
 	}
@@ -68,7 +68,7 @@ func (s *TemporalStore) load(a ast.Atom, iv ast.Interval) (bool, error) {
 // during set, whose interval overlaps [start, end] (inclusive, as the
 // store's GetFactsDuring). It charges the work of a lookup: one unit per
 // candidate atom, matchCost per fact passed to fn.
-func (s *TemporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn func(ast.Atom, ast.Interval) error) error {
+func (s *temporalStore) eachMatch(q ast.Atom, during bool, start, end int64, fn func(ast.Atom, ast.Interval) error) error {
 	cand := s.atoms.lookup(q)
 	s.stop.spend(1 + cand.size())
 	return cand.each(q, func(a ast.Atom) error {
@@ -93,7 +93,7 @@ func overlaps(iv ast.Interval, start, end int64) bool {
 }
 
 // scan charges a lookup of q's predicate.
-func (s *TemporalStore) scan(q ast.Atom) {
+func (s *temporalStore) scan(q ast.Atom) {
 	if q.Predicate.Symbol == "" {
 		s.stop.spend(1 + s.total)
 		return
@@ -107,7 +107,7 @@ func (s *TemporalStore) scan(q ast.Atom) {
 // stored, an atom's intervals in the order they came. A q without a
 // predicate matches every fact when all is set, and none otherwise, as in
 // TemporalStore. It charges nothing.
-func (s *TemporalStore) each(q ast.Atom, all bool, fn func(factstore.TemporalFact) error) error {
+func (s *temporalStore) each(q ast.Atom, all bool, fn func(factstore.TemporalFact) error) error {
 	visit := func(a ast.Atom) error {
 		for _, iv := range s.intervals[a.Hash()] {
 			if err := fn(factstore.TemporalFact{Atom: a, Interval: iv}); err != nil {
@@ -120,7 +120,7 @@ func (s *TemporalStore) each(q ast.Atom, all bool, fn func(factstore.TemporalFac
 		return s.atoms.lookup(q).each(q, visit)
 	}
 	for _, sym := range s.atoms.ListPredicates() {
-		for _, a := range s.atoms.Rels[sym].Facts {
+		for _, a := range s.atoms.rels[sym].facts {
 			if err := visit(a); err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func (s *TemporalStore) each(q ast.Atom, all bool, fn func(factstore.TemporalFac
 
 // GetFactsAt implements factstore.ReadOnlyTemporalFactStore: the facts
 // matching q whose interval holds t, its bounds included.
-func (s *TemporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.TemporalFact) error) error {
+func (s *temporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
 	at := t.UnixNano()
 	return s.each(q, false, func(f factstore.TemporalFact) error {
@@ -145,7 +145,7 @@ func (s *TemporalStore) GetFactsAt(q ast.Atom, t time.Time, fn func(factstore.Te
 
 // GetFactsDuring implements factstore.ReadOnlyTemporalFactStore: the facts
 // matching q whose interval overlaps iv, bounds included.
-func (s *TemporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(factstore.TemporalFact) error) error {
+func (s *temporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
 	start, end := factstore.GetStartTime(iv), factstore.GetEndTime(iv)
 	return s.each(q, false, func(f factstore.TemporalFact) error {
@@ -159,7 +159,7 @@ func (s *TemporalStore) GetFactsDuring(q ast.Atom, iv ast.Interval, fn func(fact
 
 // GetAllFacts implements factstore.ReadOnlyTemporalFactStore: the facts
 // matching q, every fact when q has no predicate.
-func (s *TemporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) error) error {
+func (s *temporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) error) error {
 	s.scan(q)
 	return s.each(q, true, func(f factstore.TemporalFact) error {
 		s.stop.spend(matchCost)
@@ -169,7 +169,7 @@ func (s *TemporalStore) GetAllFacts(q ast.Atom, fn func(factstore.TemporalFact) 
 
 // ContainsAt implements factstore.ReadOnlyTemporalFactStore: whether a is
 // stored with an interval that holds t.
-func (s *TemporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
+func (s *temporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
 	s.stop.spend(1)
 	at := t.UnixNano()
 	for _, iv := range s.intervals[a.Hash()] {
@@ -181,36 +181,36 @@ func (s *TemporalStore) ContainsAt(a ast.Atom, t time.Time) bool {
 }
 
 // ListPredicates implements factstore.ReadOnlyTemporalFactStore.
-func (s *TemporalStore) ListPredicates() []ast.PredicateSym {
+func (s *temporalStore) ListPredicates() []ast.PredicateSym {
 	s.stop.check()
 	return s.atoms.ListPredicates()
 }
 
 // EstimateFactCount implements factstore.ReadOnlyTemporalFactStore: the
 // number of stored intervals, as TemporalStore counts.
-func (s *TemporalStore) EstimateFactCount() int { return int(s.total) }
+func (s *temporalStore) EstimateFactCount() int { return int(s.total) }
 
 // Add implements factstore.TemporalFactStore.
-func (s *TemporalStore) Add(a ast.Atom, iv ast.Interval) (bool, error) {
+func (s *temporalStore) Add(a ast.Atom, iv ast.Interval) (bool, error) {
 	s.stop.spend(1)
 	return s.load(a, iv)
 }
 
 // AddEternal implements factstore.TemporalFactStore.
-func (s *TemporalStore) AddEternal(a ast.Atom) (bool, error) {
+func (s *temporalStore) AddEternal(a ast.Atom) (bool, error) {
 	return s.Add(a, ast.EternalInterval())
 }
 
 // Coalesce implements factstore.TemporalFactStore. The engine does not
 // call it during evaluation; merging intervals would change the index's
 // copy, so it is refused.
-func (s *TemporalStore) Coalesce(ast.PredicateSym) error {
+func (s *temporalStore) Coalesce(ast.PredicateSym) error {
 	return fmt.Errorf("the kernel's temporal store does not coalesce")
 }
 
 // Merge implements factstore.TemporalFactStore: every fact of other is
 // added.
-func (s *TemporalStore) Merge(other factstore.ReadOnlyTemporalFactStore) error {
+func (s *temporalStore) Merge(other factstore.ReadOnlyTemporalFactStore) error {
 	for _, sym := range other.ListPredicates() {
 		err := other.GetAllFacts(ast.NewQuery(sym), func(tf factstore.TemporalFact) error {
 			_, err := s.Add(tf.Atom, tf.Interval)

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"slices"
 	"sort"
 
 	"codeberg.org/TauCeti/mangle-go/ast"
@@ -67,7 +68,7 @@ func CoverageOf(p *eval.Program, run *eval.Run) *Coverage {
 			status = "partially_alive"
 		}
 		cov.Dormant++
-		cov.Details = append(cov.Details, RuleStatus{Rule: names[i], Status: status, MissingPredicates: eval.Dedup(missing)})
+		cov.Details = append(cov.Details, RuleStatus{Rule: names[i], Status: status, MissingPredicates: slices.Compact(missing)})
 	}
 	sort.Slice(cov.Details, func(i, j int) bool { return cov.Details[i].Rule < cov.Details[j].Rule })
 	return cov

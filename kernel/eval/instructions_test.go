@@ -1,14 +1,12 @@
-package kernel
+package eval
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/manglecp/manglecp/kernel/eval"
 )
 
 func TestJoinInstructions(t *testing.T) {
-	long := strings.Repeat("x", eval.MaxInstructionBytes-10)
+	long := strings.Repeat("x", maxInstructionBytes-10)
 	for _, tc := range []struct {
 		name string
 		in   []string
@@ -20,7 +18,7 @@ func TestJoinInstructions(t *testing.T) {
 		{"bounded", []string{long, "y is next.", "z is last."}, long + " (2 more not shown)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := eval.JoinInstructions(append([]string(nil), tc.in...)); got != tc.want {
+			if got := joinInstructions(append([]string(nil), tc.in...)); got != tc.want {
 				t.Errorf("joinInstructions(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
