@@ -26,7 +26,8 @@
 // evaluates what the kernel does not compile (non-linear recursion,
 // temporal heads, deferred and merge predicates). A differential test and
 // fuzz target hold the two to the same facts on every domain
-// (exec_test.go).
+// (kernel/eval/exec_test.go), and to the same results, proofs and rule
+// coverage (exec_test.go).
 //
 // The kernel holds no tool-selection logic: every decision is a rule.
 //

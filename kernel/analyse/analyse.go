@@ -2,7 +2,9 @@ package analyse
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
@@ -155,7 +157,7 @@ func explainAnalysis(msg string, files []*load.File, extra map[ast.PredicateSym]
 	hint := "; if clients supply it, declare it with decl_predicate and decl_arg"
 	if known[m[1]] {
 		hint = fmt.Sprintf("; %s is defined, but with another number of arguments", m[1])
-	} else if best := closest(m[1], keys(known)); best != "" {
+	} else if best := closest(m[1], slices.Sorted(maps.Keys(known))); best != "" {
 		hint = fmt.Sprintf("; did you mean %s?", best)
 	}
 	return fmt.Sprintf("this rule reads %s/%d, which no rule, fact or declaration defines (could not find predicate %s)%s", m[1], arity, m[1], hint)

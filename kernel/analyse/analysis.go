@@ -508,11 +508,7 @@ func (p *Analysis) clientDecls(files []*load.File) (map[ast.PredicateSym]ast.Dec
 		if _, defined := heads[s.Predicate]; defined || declared[s.Predicate] {
 			continue
 		}
-		vars := make([]ast.BaseTerm, s.Arity)
-		for i := range vars {
-			vars[i] = ast.Variable{Symbol: fmt.Sprintf("A%d", i)}
-		}
-		d, err := ast.NewSyntheticDecl(ast.NewAtom(s.Predicate, vars...))
+		d, err := syntheticDecl(s.Predicate, s.Arity)
 		if err != nil {
 			errs = append(errs, &load.LoadError{Message: err.Error()})
 			continue
@@ -526,6 +522,16 @@ func (p *Analysis) clientDecls(files []*load.File) (map[ast.PredicateSym]ast.Dec
 		return nil, errs
 	}
 	return extra, nil
+}
+
+// syntheticDecl declares a predicate no rule file declares, for the
+// analyser: its arguments are named A0, A1, ...
+func syntheticDecl(name string, arity int) (ast.Decl, error) {
+	vars := make([]ast.BaseTerm, arity)
+	for i := range vars {
+		vars[i] = ast.Variable{Symbol: fmt.Sprintf("A%d", i)}
+	}
+	return ast.NewSyntheticDecl(ast.NewAtom(name, vars...))
 }
 
 // externalDecls declares the external predicates for the analyser and
@@ -545,11 +551,7 @@ func (p *Analysis) externalDecls(files []*load.File, externals []External, extra
 			errs = append(errs, &load.LoadError{Message: fmt.Sprintf("external predicate %s has the name of a facts profile or request predicate", e.Name)})
 			continue
 		}
-		vars := make([]ast.BaseTerm, e.Arity)
-		for i := range vars {
-			vars[i] = ast.Variable{Symbol: fmt.Sprintf("A%d", i)}
-		}
-		d, err := ast.NewSyntheticDecl(ast.NewAtom(e.Name, vars...))
+		d, err := syntheticDecl(e.Name, e.Arity)
 		if err != nil {
 			errs = append(errs, &load.LoadError{Message: err.Error()})
 			continue
@@ -636,15 +638,21 @@ func (p *Analysis) RuleNames() []string {
 func (p *Analysis) BodyPredicates() map[string]bool {
 	out := map[string]bool{}
 	for _, r := range p.Info.Rules {
-		for _, prem := range r.Premises {
-			lit, _ := PlainPremise(prem)
-			switch a := lit.(type) {
-			case ast.Atom:
-				out[a.Predicate.Symbol] = true
-			case ast.NegAtom:
-				out[a.Atom.Predicate.Symbol] = true
-			}
-		}
+		addBodyPredicates(r.Premises, out)
 	}
 	return out
+}
+
+// addBodyPredicates adds to out the predicates premises read, positively,
+// negated or through a temporal literal.
+func addBodyPredicates(premises []ast.Term, out map[string]bool) {
+	for _, prem := range premises {
+		lit, _ := PlainPremise(prem)
+		switch a := lit.(type) {
+		case ast.Atom:
+			out[a.Predicate.Symbol] = true
+		case ast.NegAtom:
+			out[a.Atom.Predicate.Symbol] = true
+		}
+	}
 }

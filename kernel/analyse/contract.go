@@ -3,6 +3,8 @@ package analyse
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -249,17 +251,17 @@ func checkArg(pred string, j int, a string, kind int, args []ast.BaseTerm, tool 
 		if names.intentsOpen || names.intents[s] {
 			return ""
 		}
-		return fmt.Sprintf("%s names the intent %q, which is not declared: add decl_intent(%q, \"...\")%s", pred, s, s, didYouMean(s, keys(names.intents)))
+		return fmt.Sprintf("%s names the intent %q, which is not declared: add decl_intent(%q, \"...\")%s", pred, s, s, didYouMean(s, slices.Sorted(maps.Keys(names.intents))))
 	case kindTool:
 		if names.toolsOpen || names.tools[s] {
 			return ""
 		}
-		return fmt.Sprintf("%s names the tool %q, which is not declared: add tool(%q)%s", pred, s, s, didYouMean(s, keys(names.tools)))
+		return fmt.Sprintf("%s names the tool %q, which is not declared: add tool(%q)%s", pred, s, s, didYouMean(s, slices.Sorted(maps.Keys(names.tools))))
 	case kindSkill:
 		if names.skills[s] {
 			return ""
 		}
-		return fmt.Sprintf("%s names the skill %q, which is not declared: add skill(%q, NAME, DESCRIPTION)%s", pred, s, s, didYouMean(s, keys(names.skills)))
+		return fmt.Sprintf("%s names the skill %q, which is not declared: add skill(%q, NAME, DESCRIPTION)%s", pred, s, s, didYouMean(s, slices.Sorted(maps.Keys(names.skills))))
 	case kindParam:
 		if !toolConst || names.allParamsOpen || names.paramsOpen[tool] || !names.tools[tool] {
 			return ""
@@ -267,12 +269,12 @@ func checkArg(pred string, j int, a string, kind int, args []ast.BaseTerm, tool 
 		if _, ok := names.params[tool][s]; ok {
 			return ""
 		}
-		return fmt.Sprintf("%s names the parameter %q of tool %q, which has no such parameter: add tool_param(%q, %q, TYPE, DESCRIPTION)%s", pred, s, tool, tool, s, didYouMean(s, keys(names.params[tool])))
+		return fmt.Sprintf("%s names the parameter %q of tool %q, which has no such parameter: add tool_param(%q, %q, TYPE, DESCRIPTION)%s", pred, s, tool, tool, s, didYouMean(s, slices.Sorted(maps.Keys(names.params[tool]))))
 	case kindPredicate:
 		if names.predicates[s] {
 			return ""
 		}
-		return fmt.Sprintf("%s names the predicate %q, which no rule, fact, declaration or decl_predicate defines%s", pred, s, didYouMean(s, keys(names.predicates)))
+		return fmt.Sprintf("%s names the predicate %q, which no rule, fact, declaration or decl_predicate defines%s", pred, s, didYouMean(s, slices.Sorted(maps.Keys(names.predicates))))
 	case kindParamType:
 		for _, t := range jsonTypes {
 			if s == t {
@@ -379,7 +381,7 @@ func checkInputSchemas(files []*load.File, names *contractNames) load.LoadErrors
 		prop["enum"] = append(enum, factcodec.TermValue(v))
 	})
 	var errs load.LoadErrors
-	for _, tool := range keys(props) {
+	for _, tool := range slices.Sorted(maps.Keys(props)) {
 		properties := map[string]any{}
 		valid := true
 		for p, prop := range props[tool] {
@@ -425,15 +427,7 @@ func readPredicates(files []*load.File, externals []External) map[string]bool {
 					read[s] = true
 				}
 			}
-			for _, prem := range c.Premises {
-				lit, _ := PlainPremise(prem)
-				switch a := lit.(type) {
-				case ast.Atom:
-					read[a.Predicate.Symbol] = true
-				case ast.NegAtom:
-					read[a.Atom.Predicate.Symbol] = true
-				}
-			}
+			addBodyPredicates(c.Premises, read)
 		}
 	}
 	return read
@@ -444,7 +438,7 @@ func readPredicates(files []*load.File, externals []External) map[string]bool {
 // (read), and whose name is close to a contract predicate's: the kernel
 // would silently ignore it (tool_descripton for tool_description).
 func misspelledPredicates(files []*load.File, contract map[string][]string, read map[string]bool) load.LoadErrors {
-	contractNames := keys(contract)
+	contractNames := slices.Sorted(maps.Keys(contract))
 	var errs load.LoadErrors
 	reported := map[string]bool{}
 	authored(files, func(f *load.File, i int, c ast.Clause) {
@@ -493,15 +487,6 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // DeclaredParam is a parameter of a tool that the rules declare with a
 // constant name (tool_param), for checking a handler's input type.
 type DeclaredParam struct {
@@ -538,7 +523,7 @@ func actionParams(files []*load.File, toolActions []load.Located) map[string][]D
 		if firstErr(err1, err2) != nil || names.paramsOpen[tool] {
 			continue
 		}
-		for _, name := range keys(names.params[tool]) {
+		for _, name := range slices.Sorted(maps.Keys(names.params[tool])) {
 			d := names.params[tool][name]
 			out[action] = append(out[action], DeclaredParam{Action: action, Tool: tool, Name: name, Type: d.typ, File: d.file, Line: d.line})
 		}

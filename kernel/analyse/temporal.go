@@ -2,6 +2,8 @@ package analyse
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"codeberg.org/TauCeti/mangle-go/analysis"
@@ -120,7 +122,7 @@ func sccs(graph map[string]map[string]bool) map[string]int {
 		next++
 		stack = append(stack, v)
 		onStack[v] = true
-		for _, w := range sortedSet(graph[v]) {
+		for _, w := range slices.Sorted(maps.Keys(graph[v])) {
 			if index[w] == 0 {
 				visit(w)
 				low[v] = min(low[v], low[w])
@@ -162,15 +164,6 @@ func cycleSize(comp map[string]int, v string) int {
 		}
 	}
 	return n
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // checkAggregations rejects what Mangle v0.5.0 evaluates silently wrong:

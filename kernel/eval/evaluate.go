@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -230,7 +231,7 @@ func (p *Program) prepare(req Request) (*runner, loaded, error) {
 	for _, perm := range req.Permissions {
 		own.Add(ast.NewAtom("caller_permission", ast.String(perm)))
 	}
-	for _, k := range sortedParamKeys(req.Params) {
+	for _, k := range slices.Sorted(maps.Keys(req.Params)) {
 		if c, err := factcodec.Constant(req.Params[k]); err == nil {
 			own.Add(ast.NewAtom("intent_param", ast.String(k), c))
 		}
@@ -350,17 +351,9 @@ func (p *Program) failure(ctx context.Context, evalErr error, req Request, store
 		if limit := req.MaxFactsCreated - p.staticCreated; limit > 0 {
 			consumed = p.staticCreated + consumedFromGasError(evalErr.Error(), int64(p.baseTotal)+inputCount, limit, int64(store.own.EstimateFactCount())-inputCount)
 		}
-		f := false
-		return &Error{
-			Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
-				"evaluation would derive more than %d facts (max_facts_created)", req.MaxFactsCreated).
-				WithDetails(&protocol.ErrorDetails{
-					Budget:                  &protocol.Budget{Limit: req.MaxFactsCreated, Consumed: consumed, Unit: "derived_facts"},
-					PartialResultsAvailable: &f,
-					Suggestion:              "Reduce the number of facts in the request, or increase max_facts_created in constraints (up to limits.max_derived_facts).",
-				}),
-			Cause: evalErr,
-		}
+		return budgetError(evalErr, fmt.Sprintf("evaluation would derive more than %d facts (max_facts_created)", req.MaxFactsCreated),
+			&protocol.Budget{Limit: req.MaxFactsCreated, Consumed: consumed, Unit: "derived_facts"},
+			"Reduce the number of facts in the request, or increase max_facts_created in constraints (up to limits.max_derived_facts).")
 	}
 	return &Error{Public: protocol.Errorf(protocol.CodeEvaluationFailed, "evaluation failed; the server log has the details"), Cause: evalErr}
 }
@@ -409,16 +402,19 @@ var errBudget = errors.New("work budget (MaxWork) exhausted")
 // the registry's code for an evaluation that would exceed its budget, with
 // the budget in facts scanned.
 func workError(err error, req Request, consumed int64) error {
+	return budgetError(err, fmt.Sprintf("evaluation would spend more than %d work units (the server's x-max_evaluation_work): the rules join the request's facts with each other", req.MaxWork),
+		&protocol.Budget{Limit: req.MaxWork, Consumed: consumed, Unit: "work_units"},
+		"Send fewer facts: the work of joining them grows with the product of their counts.")
+}
+
+// budgetError is derivation_limit_exceeded with its budget and what to
+// do about it; no partial results are available.
+func budgetError(cause error, message string, budget *protocol.Budget, suggestion string) error {
 	f := false
 	return &Error{
-		Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded,
-			"evaluation would spend more than %d work units (the server's x-max_evaluation_work): the rules join the request's facts with each other", req.MaxWork).
-			WithDetails(&protocol.ErrorDetails{
-				Budget:                  &protocol.Budget{Limit: req.MaxWork, Consumed: consumed, Unit: "work_units"},
-				PartialResultsAvailable: &f,
-				Suggestion:              "Send fewer facts: the work of joining them grows with the product of their counts.",
-			}),
-		Cause: err,
+		Public: protocol.Errorf(protocol.CodeDerivationLimitExceeded, "%s", message).
+			WithDetails(&protocol.ErrorDetails{Budget: budget, PartialResultsAvailable: &f, Suggestion: suggestion}),
+		Cause: cause,
 	}
 }
 
@@ -483,13 +479,4 @@ func countDerived(s *indexedStore) int64 {
 		}
 	}
 	return n
-}
-
-func sortedParamKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

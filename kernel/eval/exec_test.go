@@ -2,8 +2,6 @@ package eval_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/manglecp/manglecp/kernel/eval"
 	"github.com/manglecp/manglecp/kernel/internal/kerneltest"
-	"github.com/manglecp/manglecp/protocol"
 )
 
 var programs sync.Map // dir -> func() (*eval.Program, error)
@@ -129,22 +126,10 @@ func compareResults(t *testing.T, name string, fast, slow *eval.Program, req eva
 	t.Helper()
 	got, gerr := fast.Evaluate(context.Background(), req, nil)
 	want, werr := slow.Evaluate(context.Background(), req, nil)
-	if (gerr == nil) != (werr == nil) {
-		t.Fatalf("%s: kernel error %v, engine error %v", name, gerr, werr)
+	if gerr == nil && werr == nil {
+		got.Work, want.Work = 0, 0
 	}
-	if gerr != nil {
-		var g, w *protocol.Error
-		if !errors.As(gerr, &g) || !errors.As(werr, &w) || g.Code != w.Code {
-			t.Fatalf("%s: kernel error %v, engine error %v", name, gerr, werr)
-		}
-		return
-	}
-	got.Work, want.Work = 0, 0
-	gj, _ := json.Marshal(got)
-	wj, _ := json.Marshal(want)
-	if string(gj) != string(wj) {
-		t.Fatalf("%s: results differ\nkernel: %s\nengine: %s", name, gj, wj)
-	}
+	kerneltest.SameOutcome(t, name, got, want, gerr, werr)
 }
 
 // TestFiredRulesMatchSearch: what firedRules reports of every rule (from

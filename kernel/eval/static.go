@@ -35,7 +35,11 @@ func (p *Program) precomputeStatic() error {
 	p.Server = newIndexedStore()
 	p.Server.Merge(p.base)
 	p.Server.freeze()
-	static := p.staticPredicates()
+	client := map[string]bool{} // the facts profile's predicates
+	for _, d := range p.Profile.Predicates {
+		client[d.Predicate] = true
+	}
+	static := p.staticPredicates(client)
 	var staticStrata, dynStrata []analysis.Nodeset
 	staticIndex := map[ast.PredicateSym]int{}
 	for _, ns := range p.Strata {
@@ -55,14 +59,11 @@ func (p *Program) precomputeStatic() error {
 	p.DynStrata = dynStrata
 	before := p.base.EstimateFactCount()
 	if len(staticStrata) > 0 {
-		_, err := engine.EvalStratifiedProgramWithStats(p.Info, staticStrata, staticIndex, p.base,
-			engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
-			engine.WithCreatedFactLimit(staticLimit))
-		if err != nil {
-			return fmt.Errorf("evaluating the request-independent rules at load: %w", err)
+		if err := p.evalAtLoad(p.Info, staticStrata, staticIndex); err != nil {
+			return err
 		}
 	}
-	pre, err := p.precomputeStaticRules(static)
+	pre, err := p.precomputeStaticRules(static, client)
 	if err != nil {
 		return err
 	}
@@ -102,11 +103,7 @@ func (p *Program) precomputeStatic() error {
 // mandatory_for_intent rule, over every upstream tool, run per request.
 // The rules' bodies read only predicates that are complete in p.base, so
 // one stratum of their heads is a correct evaluation order.
-func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]bool, error) {
-	client := map[string]bool{}
-	for _, d := range p.Profile.Predicates {
-		client[d.Predicate] = true
-	}
+func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool, client map[string]bool) ([]bool, error) {
 	heads := map[ast.PredicateSym]bool{}
 	for _, r := range p.Info.Rules {
 		heads[r.Head.Predicate] = true
@@ -142,10 +139,8 @@ func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]boo
 	for sym := range stratum {
 		index[sym] = 0
 	}
-	if _, err := engine.EvalStratifiedProgramWithStats(info, []analysis.Nodeset{stratum}, index, p.base,
-		engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
-		engine.WithCreatedFactLimit(staticLimit)); err != nil {
-		return nil, fmt.Errorf("evaluating the request-independent rules at load: %w", err)
+	if err := p.evalAtLoad(info, []analysis.Nodeset{stratum}, index); err != nil {
+		return nil, err
 	}
 	for sym := range stratum {
 		if p.base.has(sym) {
@@ -155,12 +150,20 @@ func (p *Program) precomputeStaticRules(static map[ast.PredicateSym]bool) ([]boo
 	return pre, nil
 }
 
-// staticPredicates finds the static predicates (see above).
-func (p *Program) staticPredicates() map[ast.PredicateSym]bool {
-	client := map[string]bool{}
-	for _, d := range p.Profile.Predicates {
-		client[d.Predicate] = true
+// evalAtLoad evaluates strata of info into p.base with the engine, at
+// time zero, with an empty temporal store and the load's limit.
+func (p *Program) evalAtLoad(info *analysis.ProgramInfo, strata []analysis.Nodeset, index map[ast.PredicateSym]int) error {
+	if _, err := engine.EvalStratifiedProgramWithStats(info, strata, index, p.base,
+		engine.WithEvaluationTime(time.Unix(0, 0)), engine.WithTemporalStore(factstore.NewTemporalStore()),
+		engine.WithCreatedFactLimit(staticLimit)); err != nil {
+		return fmt.Errorf("evaluating the request-independent rules at load: %w", err)
 	}
+	return nil
+}
+
+// staticPredicates finds the static predicates (see above); client holds
+// the facts profile's predicates.
+func (p *Program) staticPredicates(client map[string]bool) map[ast.PredicateSym]bool {
 	heads := map[ast.PredicateSym][]ast.Clause{}
 	for _, r := range p.Info.Rules {
 		heads[r.Head.Predicate] = append(heads[r.Head.Predicate], r)

@@ -1,6 +1,7 @@
 package factcodec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -75,13 +76,9 @@ func ClauseToAST(c protocol.Clause) (ast.Clause, error) {
 }
 
 func atomToAST(l protocol.Literal) (ast.Atom, error) {
-	args := make([]ast.BaseTerm, len(l.Args))
-	for i, a := range l.Args {
-		t, err := termToAST(a)
-		if err != nil {
-			return ast.Atom{}, fmt.Errorf("args[%d]: %w", i, err)
-		}
-		args[i] = t
+	args, err := convertEach(l.Args, "args[%d]", termToAST)
+	if err != nil {
+		return ast.Atom{}, err
 	}
 	return ast.NewAtom(l.Predicate, args...), nil
 }
@@ -99,13 +96,9 @@ func termToAST(a protocol.ArgDescriptor) (ast.BaseTerm, error) {
 	case protocol.DescriptorWildcard:
 		return ast.Variable{Symbol: "_"}, nil
 	case protocol.DescriptorList:
-		terms := make([]ast.BaseTerm, len(a.Elements))
-		for i, e := range a.Elements {
-			t, err := termToAST(e)
-			if err != nil {
-				return nil, fmt.Errorf("elements[%d]: %w", i, err)
-			}
-			terms[i] = t
+		terms, err := convertEach(a.Elements, "elements[%d]", termToAST)
+		if err != nil {
+			return nil, err
 		}
 		if consts, ok := allConstants(terms); ok {
 			return ast.List(consts), nil
@@ -141,6 +134,20 @@ func termToAST(a protocol.ArgDescriptor) (ast.BaseTerm, error) {
 	}
 	// Unreachable after Validate.
 	return nil, fmt.Errorf("unknown argument descriptor type %q", a.Type)
+}
+
+// convertEach converts every element of in; an error names the element
+// by where, a format taking its index.
+func convertEach[In, Out any](in []In, where string, convert func(In) (Out, error)) ([]Out, error) {
+	out := make([]Out, len(in))
+	for i, x := range in {
+		y, err := convert(x)
+		if err != nil {
+			return nil, fmt.Errorf(where+": %w", i, err)
+		}
+		out[i] = y
+	}
+	return out, nil
 }
 
 func allConstants(terms []ast.BaseTerm) ([]ast.Constant, bool) {
@@ -213,13 +220,9 @@ func literalFromAST(a ast.Atom) (protocol.Literal, error) {
 	if a.Predicate.IsBuiltin() {
 		return protocol.Literal{}, fmt.Errorf("the builtin predicate %s (a comparison or other builtin) is %w", a.Predicate.Symbol, ErrNotRepresentable)
 	}
-	args := make([]protocol.ArgDescriptor, len(a.Args))
-	for i, t := range a.Args {
-		d, err := termFromAST(t)
-		if err != nil {
-			return protocol.Literal{}, fmt.Errorf("argument %d: %w", i, err)
-		}
-		args[i] = d
+	args, err := convertEach(a.Args, "argument %d", termFromAST)
+	if err != nil {
+		return protocol.Literal{}, err
 	}
 	return protocol.Literal{Predicate: a.Predicate.Symbol, Args: args}, nil
 }
@@ -236,13 +239,9 @@ func termFromAST(t ast.BaseTerm) (protocol.ArgDescriptor, error) {
 	case ast.ApplyFn:
 		switch t.Function.Symbol {
 		case fnList.Symbol:
-			elems := make([]protocol.ArgDescriptor, len(t.Args))
-			for i, e := range t.Args {
-				d, err := termFromAST(e)
-				if err != nil {
-					return protocol.ArgDescriptor{}, fmt.Errorf("list element %d: %w", i, err)
-				}
-				elems[i] = d
+			elems, err := convertEach(t.Args, "list element %d", termFromAST)
+			if err != nil {
+				return protocol.ArgDescriptor{}, err
 			}
 			return protocol.ListArg(elems...), nil
 		case fnMap.Symbol:
@@ -307,10 +306,7 @@ func constantFromAST(c ast.Constant) (protocol.ArgDescriptor, error) {
 			elems = append(elems, d)
 			return nil
 		}, func() error { return nil })
-		if inner != nil {
-			return protocol.ArgDescriptor{}, inner
-		}
-		if err != nil {
+		if err := cmp.Or(inner, err); err != nil {
 			return protocol.ArgDescriptor{}, err
 		}
 		return protocol.ListArg(elems...), nil
@@ -328,10 +324,7 @@ func constantFromAST(c ast.Constant) (protocol.ArgDescriptor, error) {
 			}
 			return nil
 		}, func() error { return nil })
-		if inner != nil {
-			return protocol.ArgDescriptor{}, inner
-		}
-		if err != nil {
+		if err := cmp.Or(inner, err); err != nil {
 			return protocol.ArgDescriptor{}, err
 		}
 		return protocol.MapArg(entries), nil

@@ -448,16 +448,15 @@ func TestClauseFromASTErrors(t *testing.T) {
 }
 
 // A structured clause from the wire (Spec 03 section 7) compiles to a
-// Mangle clause. Mangle prints atom arguments without a space after the
-// commas.
+// Mangle clause: a negated literal to a negated atom, a wildcard to _.
+// Mangle prints atom arguments without a space after the commas.
 func ExampleClauseToAST() {
 	c, perr := protocol.DecodeClause([]byte(`{
-		"head": {"predicate": "safe_action", "args": [
-			{"type": "string", "value": "read"},
-			{"type": "variable", "name": "Target"},
-			{"type": "wildcard"}
-		]},
-		"body": [{"predicate": "file_exists", "args": [{"type": "variable", "name": "Target"}]}]
+		"head": {"predicate": "may_write", "args": [{"type": "variable", "name": "Path"}, {"type": "string", "value": "edit"}]},
+		"body": [
+			{"predicate": "file_exists", "args": [{"type": "variable", "name": "Path"}]},
+			{"predicate": "locked", "args": [{"type": "variable", "name": "Path"}, {"type": "wildcard"}], "negated": true}
+		]
 	}`))
 	if perr != nil {
 		fmt.Println(perr)
@@ -470,7 +469,7 @@ func ExampleClauseToAST() {
 	}
 	fmt.Println(clause)
 	// Output:
-	// safe_action("read",Target,_) :- file_exists(Target).
+	// may_write(Path,"edit") :- file_exists(Path), !locked(Path,_).
 }
 
 // A Mangle rule converts to the structured clause format; a negated atom

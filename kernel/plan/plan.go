@@ -524,17 +524,7 @@ func compileRule(r ast.Clause) (*Rule, bool) {
 				}
 			}
 			vars := map[ast.Variable]bool{}
-			ast.AddVars(atom, vars)
-			for _, iv := range []*ast.Interval{tl.Interval, operatorInterval(tl.Operator)} {
-				if iv == nil {
-					continue
-				}
-				for _, b := range []ast.TemporalBound{iv.Start, iv.End} {
-					if b.Type == ast.VariableBound {
-						vars[b.Variable] = true
-					}
-				}
-			}
+			addTermVars(tl, vars)
 			cp.Vars = engineVars(vars)
 		default:
 			return nil, false

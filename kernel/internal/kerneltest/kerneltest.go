@@ -7,6 +7,7 @@ package kerneltest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -343,4 +344,26 @@ func (g *FactGen) external(rng *rand.Rand) []protocol.Fact {
 		}
 	}
 	return out
+}
+
+// SameOutcome fails t unless the kernel's and the engine's evaluations of
+// one request agree: both failed with the same protocol code, or both
+// succeeded with the same result as JSON.
+func SameOutcome(t testing.TB, name string, got, want any, gerr, werr error) {
+	t.Helper()
+	if (gerr == nil) != (werr == nil) {
+		t.Fatalf("%s: kernel error %v, engine error %v", name, gerr, werr)
+	}
+	if gerr != nil {
+		var g, w *protocol.Error
+		if !errors.As(gerr, &g) || !errors.As(werr, &w) || g.Code != w.Code {
+			t.Fatalf("%s: kernel error %v, engine error %v", name, gerr, werr)
+		}
+		return
+	}
+	gj, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if string(gj) != string(wj) {
+		t.Fatalf("%s: results differ\nkernel: %s\nengine: %s", name, gj, wj)
+	}
 }
