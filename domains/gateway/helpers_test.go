@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,11 +84,26 @@ func newFixtureWith(t *testing.T, cfg gateway.Config, opt func(*manglecp.Options
 	t.Helper()
 	logs := &testenv.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	// Starting an upstream (a node server, Playwright and Chromium) and its
+	// answers take as long as the machine makes them take: the upstreams'
+	// start and call bounds and the server's invoke bound are budgets here,
+	// stretched by the machine's measured speed. A test about one of them
+	// sets its own.
+	cfg.Upstreams = slices.Clone(cfg.Upstreams)
+	for i := range cfg.Upstreams {
+		u := &cfg.Upstreams[i]
+		if u.ConnectTimeout == 0 {
+			u.ConnectTimeout = testenv.Budget(upstream.DefaultConnectTimeout)
+		}
+		if u.CallTimeout == 0 {
+			u.CallTimeout = testenv.Budget(upstream.DefaultCallTimeout)
+		}
+	}
 	gw, err := gateway.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &manglecp.Options{ConfirmationKey: confirmKey, Logger: cfg.Logger}
+	opts := &manglecp.Options{ConfirmationKey: confirmKey, Logger: cfg.Logger, InvokeTimeout: testenv.Budget(time.Minute)}
 	if opt != nil {
 		opt(opts)
 	}

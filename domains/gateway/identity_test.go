@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
@@ -64,7 +63,6 @@ func TestPlaywrightIdentitiesSeparate(t *testing.T) {
 	}))
 	defer page.Close()
 	up := playwrightUpstream(t)
-	up.ConnectTimeout = 60 * time.Second
 	perms := []string{"intent:browse", "intent:inspect_page", "upstream:pw"}
 	pa := manglecp.Identity{Name: "alice", Token: alice.Token, Permissions: perms}
 	pb := manglecp.Identity{Name: "bob", Token: bob.Token, Permissions: perms}

@@ -45,7 +45,9 @@ func playwrightUpstream(t *testing.T) gateway.Upstream {
 	chromium := testenv.LookPath(t, "chromium", "chromium-browser")
 	dir := t.TempDir()
 	return gateway.Upstream{Config: upstream.Config{Name: "pw", Dir: dir, Command: []string{npmBin(t, "npm", "playwright-mcp"),
-		"--headless", "--no-sandbox", "--isolated", "--executable-path", chromium, "--output-dir", dir}}}
+		"--headless", "--no-sandbox", "--isolated", "--executable-path", chromium, "--output-dir", dir},
+		// Playwright MCP's start is slower than a node server's.
+		ConnectTimeout: testenv.Budget(time.Minute)}}
 }
 
 // TestFilesystemPack: the MCP filesystem server behind its embedded pack:
@@ -153,7 +155,6 @@ func TestPlaywrightPack(t *testing.T) {
 	}))
 	defer page.Close()
 	up := playwrightUpstream(t)
-	up.ConnectTimeout = 60 * time.Second
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}})
 	for _, intent := range []string{"browse", "interact", "inspect_page"} {
 		if _, ok := f.Eval(intent)["pw_browser_run_code_unsafe"]; ok {
