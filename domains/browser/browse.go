@@ -115,71 +115,41 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 		}
 		return fmt.Sprintf("loaded in session %s", obs.Session), nil
 	})
-	var ue *chrome.URLError
-	var nf *chrome.ElementNotFound
-	var pe *chrome.PageError
-	var be *chrome.BusyError
-	var re *chrome.RestartError
-	var ge *chrome.SessionGoneError
-	var oe *chrome.SessionOwnerError
-	var de *chrome.DialogOpenError
-	var ke *chrome.KeyError
-	var ope *chrome.OptionError
-	var te *chrome.TabError
-	var upe *chrome.UploadError
-	var se *chrome.ScriptsOffError
-	var sce *chrome.ScriptError
-	var we *chrome.WaitError
+	// The browser's errors the client can act on (chrome.KindOf): those
+	// about the session or the browser's load are protocol errors, the
+	// others the problem of an answer with ok false. Anything else is
+	// internal.
+	var ce *chrome.Error
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case chrome.DialogOpen:
+			return nil, "", protocol.Errorf(CodeBrowserDialogOpen, "%s", ce.Error())
+		case chrome.SessionGone:
+			return nil, "", protocol.Errorf(CodeBrowserSessionGone, "%s", ce.Error())
+		case chrome.NotOwner:
+			return nil, "", protocol.Errorf(protocol.CodeAuthInsufficient, "%s", ce.Error())
+		case chrome.Busy:
+			return nil, "", protocol.Errorf(CodeBrowserBusy, "%s", ce.Error()).WithRetryAfter(max(1, ce.RetryAfter.Milliseconds()))
+		case chrome.Restarting:
+			return nil, "", protocol.Errorf(CodeBrowserRestarting, "%s", ce.Error()).WithRetryAfter(max(1, ce.RetryAfter.Milliseconds()))
+		case chrome.NoDialog:
+			return nil, "", err // an internal error, as it always was
+		}
+		return nil, ce.Error(), nil
+	}
 	var fe *chrome.FieldErrors
-	var ce *chrome.CheckError
-	var kde *chrome.KindError
-	var ve *chrome.ValueError
-	var nve *chrome.NotVisibleError
+	var ee *chrome.ElementError
 	switch {
-	case errors.As(err, &de):
-		return nil, "", protocol.Errorf(CodeBrowserDialogOpen, "%s", de.Error())
-	case errors.As(err, &ge):
-		return nil, "", protocol.Errorf(CodeBrowserSessionGone, "%s", ge.Error())
-	case errors.As(err, &oe):
-		return nil, "", protocol.Errorf(protocol.CodeAuthInsufficient, "%s", oe.Error())
-	case errors.As(err, &be):
-		return nil, "", protocol.Errorf(CodeBrowserBusy, "%s", be.Error()).WithRetryAfter(max(1, be.RetryAfter.Milliseconds()))
-	case errors.As(err, &re):
-		return nil, "", protocol.Errorf(CodeBrowserRestarting, "%s", re.Error()).WithRetryAfter(max(1, re.RetryAfter.Milliseconds()))
-	case errors.As(err, &pe):
-		return nil, pe.Error(), nil
 	case err == nil && obs.LoadError != "":
 		return obs, "the page did not load: " + obs.LoadError, nil
 	case err == nil:
 		return obs, "", nil
-	case errors.As(err, &ue):
-		return nil, ue.Error(), nil
-	case errors.As(err, &nf):
-		return nil, nf.Error() + "; the page's elements are the page_element facts of the last call", nil
-	case errors.As(err, &ke):
-		return nil, ke.Error(), nil
-	case errors.As(err, &ope):
-		return nil, ope.Error(), nil
-	case errors.As(err, &te):
-		return nil, te.Error(), nil
-	case errors.As(err, &upe):
-		return nil, upe.Error(), nil
-	case errors.As(err, &se):
-		return nil, se.Error(), nil
-	case errors.As(err, &sce):
-		return nil, sce.Error(), nil
-	case errors.As(err, &we):
-		return nil, we.Error(), nil
 	case errors.As(err, &fe):
 		return nil, fe.Error(), nil
-	case errors.As(err, &ce):
-		return nil, ce.Error(), nil
-	case errors.As(err, &kde):
-		return nil, kde.Error(), nil
-	case errors.As(err, &ve):
-		return nil, ve.Error(), nil
-	case errors.As(err, &nve):
-		return nil, nve.Error(), nil
+	case errors.As(err, &ee) && ee.Kind == chrome.ElementNotFound:
+		return nil, ee.Error() + "; the page's elements are the page_element facts of the last call", nil
+	case errors.As(err, &ee):
+		return nil, ee.Error(), nil
 	}
 	return nil, "", err
 }

@@ -133,20 +133,11 @@ func listElements(tab context.Context, target string, max int) (elementList, err
 	return out, nil
 }
 
-// ElementNotFound is an Act whose element is not on the page. Its message
-// is safe to show to clients.
-type ElementNotFound struct{ ID string }
-
-// Error names the element, clipped.
-func (e *ElementNotFound) Error() string {
-	return fmt.Sprintf("element %q is not on the page", clip(e.ID, maxLabel))
-}
-
 // act clicks, fills, selects or checks the element, waits for the page
 // to settle and records what changed. In a session (tb.live set) the
 // element is found by its ref (see [Browser.markRef]), in a run by its
 // JavaScript id. A fill, select or check is read back from the page: a
-// value the page does not hold is a [ValueError].
+// value the page does not hold is a [NotHeld] error.
 func (b *Browser) act(tab context.Context, tb *tab, col *collector, a *Act, obs *Observation) error {
 	before, err := readPage(tab)
 	if err != nil {
@@ -218,7 +209,7 @@ func releaseObjects(op context.Context) {
 
 // callOn calls the JavaScript function fn with this = the element and
 // args (as JSON), awaits the promise it returns and decodes its value
-// into T. An element that left the page is an [ElementNotFound].
+// into T. An element that left the page is an [ElementNotFound] error.
 func callOn[T any](el *elem, fn string, args ...any) (T, error) {
 	var zero T
 	res, err := callRaw(el, fn, true, args...)
@@ -258,7 +249,7 @@ func callRaw(el *elem, fn string, byValue bool, args ...any) (*runtime.RemoteObj
 		if el.op.Err() != nil {
 			return nil, el.op.Err()
 		}
-		return nil, &ElementNotFound{el.id}
+		return nil, notFound(el.id)
 	}
 	if d := res.ExceptionDetails; d != nil {
 		msg := d.Text
@@ -281,7 +272,7 @@ func (b *Browser) mark(tab context.Context, tb *tab, id string) (*elem, error) {
 		return nil, err
 	}
 	if len(found.List) == 0 {
-		return nil, &ElementNotFound{id}
+		return nil, notFound(id)
 	}
 	return markedElement(tab, id)
 }
@@ -295,7 +286,7 @@ func markedElement(tab context.Context, id string) (*elem, error) {
 		return nil, err
 	}
 	if res.Result == nil || res.Result.ObjectID == "" {
-		return nil, &ElementNotFound{id}
+		return nil, notFound(id)
 	}
 	return &elem{op: tab, tab: tab, obj: res.Result.ObjectID, id: id}, nil
 }
@@ -306,7 +297,7 @@ func markedElement(tab context.Context, id string) (*elem, error) {
 // "button-2"); a ref the latest read does not know (or whose node left
 // the page) is looked up again in a fresh read, once. The DOM domain
 // stays disabled: the node is resolved with DOM.resolveNode (in the
-// target of its frame). The error is an [ElementNotFound] when no element
+// target of its frame). The error is an [ElementNotFound] error when no element
 // matches.
 func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) (*elem, error) {
 	node, ok := lt.refs[ref]
@@ -341,7 +332,7 @@ func (b *Browser) markRef(op context.Context, lt *liveTab, ref string) (*elem, e
 		return nil, err
 	}
 	if len(found.List) == 0 {
-		return nil, &ElementNotFound{ref}
+		return nil, notFound(ref)
 	}
 	return markedElement(op, ref)
 }
@@ -410,17 +401,9 @@ func centre(el *elem) (point, error) {
 		return point{}, err
 	}
 	if b == nil || (b.W == 0 && b.H == 0) {
-		return point{}, &NotVisibleError{ID: el.id}
+		return point{}, elementError(NotVisible, el.id, "the element %q is not visible on the page", clip(el.id, 60))
 	}
 	return point{X: b.X + el.frame.X, Y: b.Y + el.frame.Y}, nil
-}
-
-// NotVisibleError is an action on an element that takes no room on the
-// page (hidden). Its message is safe to show to clients.
-type NotVisibleError struct{ ID string }
-
-func (e *NotVisibleError) Error() string {
-	return fmt.Sprintf("the element %q is not visible on the page", clip(e.ID, 60))
 }
 
 // click presses and releases the left mouse button at the element's
@@ -460,18 +443,6 @@ func hoverAt(el *elem) error {
 	return err
 }
 
-// CheckError is a check action on an element that has no checked state
-// (not a checkbox, radio button or switch), with a value other than
-// "true" or "false", or whose state did not change as asked (a checked
-// radio button cannot be unchecked). Its message is safe to show to
-// clients.
-type CheckError struct{ ElementID, Value, Reason string }
-
-// Error names the element, the value and why.
-func (e *CheckError) Error() string {
-	return fmt.Sprintf("cannot set %q to %q: %s", clip(e.ElementID, 60), clip(e.Value, 20), e.Reason)
-}
-
 // inspect fills the page's URL, title, text and elements.
 func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 	st, err := readPage(tab)
@@ -488,24 +459,4 @@ func (b *Browser) inspect(tab context.Context, obs *Observation) error {
 		obs.Truncated = true
 	}
 	return nil
-}
-
-// OptionError is a select, list box or combobox without the option asked
-// for. Its message is safe to show to clients; Offered lists (some of) the
-// options the page shows.
-type OptionError struct {
-	ElementID, Option string
-	Offered           []string
-}
-
-func (e *OptionError) Error() string {
-	msg := fmt.Sprintf("%q has no option %q", clip(e.ElementID, 60), clip(e.Option, 60))
-	if len(e.Offered) > 0 {
-		q := make([]string, len(e.Offered))
-		for i, o := range e.Offered {
-			q[i] = strconv.Quote(clip(o, 60))
-		}
-		msg += "; it offers " + strings.Join(q, ", ")
-	}
-	return msg
 }

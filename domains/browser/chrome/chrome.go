@@ -35,10 +35,22 @@
 // request or when idle ([Config.SessionIdle]).
 //
 // A Browser bounds its work: at most [Config.MaxPages] runs at a time and
-// [Config.MaxQueued] waiting (others get a [BusyError]), at most
+// [Config.MaxQueued] waiting (others get a [Busy] error), at most
 // [Config.PageMemoryMB] per renderer, capped observations, and a health
 // check that restarts a browser that stops answering (reported through
 // [Config.OnHealth]).
+//
+// A call the browser refuses or cannot complete for a reason the caller
+// can act on answers an [Error] (about the call: its URL, its session,
+// the browser's load, the page) or an [ElementError] (about one element
+// of the page); a form fill gathers its fields' in a [FieldErrors]. Their
+// messages are safe to show to clients, and [KindOf] says which [Kind]
+// an error is:
+//
+//	switch chrome.KindOf(err) {
+//	case chrome.SessionGone: // open the page again
+//	case chrome.Busy, chrome.Restarting: // retry after the Error's RetryAfter
+//	}
 package chrome
 
 import (
@@ -70,35 +82,6 @@ type Health struct {
 
 // ErrClosed is returned by Run after Close.
 var ErrClosed = errors.New("chrome: the browser was closed")
-
-// URLError is a URL the browser refuses to open. Its message is safe to
-// show to clients (it holds no server paths).
-type URLError struct{ Reason string }
-
-// Error is the reason the URL is refused.
-func (e *URLError) Error() string { return e.Reason }
-
-// BusyError is a run refused because [Config.MaxPages] runs are going and
-// [Config.MaxQueued] wait, or because it waited [Config.QueueWait]. Its
-// message is safe to show to clients.
-type BusyError struct {
-	// RetryAfter is a suggested wait before trying again.
-	RetryAfter time.Duration
-	Reason     string
-}
-
-func (e *BusyError) Error() string { return e.Reason }
-
-// RestartError is a run that failed because the browser stopped
-// answering (or its process ended) and is being restarted. Its message is
-// safe to show to clients.
-type RestartError struct {
-	RetryAfter time.Duration
-}
-
-func (e *RestartError) Error() string {
-	return "the server's browser stopped answering and is being restarted; retry in a moment"
-}
 
 // Browser is one lazily started Chromium process shared by all runs. It is
 // safe for concurrent use.
@@ -235,22 +218,22 @@ func (b *Browser) URLAllowed(u *url.URL) bool { return b.allow.urlAllows(u) }
 func (b *Browser) CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &URLError{"the URL does not parse"}
+		return nil, newError(URLRefused, "the URL does not parse")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &URLError{"only http and https URLs may be opened"}
+		return nil, newError(URLRefused, "only http and https URLs may be opened")
 	}
 	if u.User != nil {
-		return nil, &URLError{"URLs with credentials are not opened"}
+		return nil, newError(URLRefused, "URLs with credentials are not opened")
 	}
 	if u.Hostname() == "" {
-		return nil, &URLError{"the URL has no host"}
+		return nil, newError(URLRefused, "the URL has no host")
 	}
 	if !b.HostAllowed(u.Hostname()) {
-		return nil, &URLError{fmt.Sprintf("the host %q is not on the server's allowed_hosts list", clip(u.Hostname(), 100))}
+		return nil, errorf(URLRefused, "the host %q is not on the server's allowed_hosts list", clip(u.Hostname(), 100))
 	}
 	if !b.URLAllowed(u) {
-		return nil, &URLError{fmt.Sprintf("the port of %q is not on the server's allowed_hosts list", clip(u.Host, 100))}
+		return nil, errorf(URLRefused, "the port of %q is not on the server's allowed_hosts list", clip(u.Host, 100))
 	}
 	return u, nil
 }
@@ -419,7 +402,7 @@ func (b *Browser) acquire(ctx context.Context) (context.Context, uint64, error) 
 		b.mu.Unlock()
 		switch {
 		case down:
-			done <- started{err: &RestartError{RetryAfter: 2 * time.Second}}
+			done <- started{err: restarting()}
 			return
 		case recent:
 			done <- started{err: errors.New("Chromium failed to start recently")}
@@ -467,11 +450,11 @@ func (b *Browser) takeSlot(ctx context.Context) (func(), error) {
 	case err != nil:
 		return nil, err
 	case why == queueFull:
-		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
-			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, max(b.cfg.MaxQueued, 0))}
+		return nil, busy(b.retryAfter(),
+			"the server's browser is busy: %d pages are open and %d wait (its limits); retry later", b.cfg.MaxPages, max(b.cfg.MaxQueued, 0))
 	case why == queueTimeout:
-		return nil, &BusyError{RetryAfter: b.retryAfter(), Reason: fmt.Sprintf(
-			"the server's browser is busy: no page was free within %s; retry later", b.cfg.QueueWait)}
+		return nil, busy(b.retryAfter(),
+			"the server's browser is busy: no page was free within %s; retry later", b.cfg.QueueWait)
 	}
 	start := time.Now()
 	return func() {

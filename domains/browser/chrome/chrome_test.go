@@ -181,8 +181,8 @@ func TestRunObservesActsAndCleansUp(t *testing.T) {
 		t.Errorf("screenshot is not a PNG (%d bytes)", len(obs.PNG))
 	}
 	_, err = b.Run(ctx, chrome.Task{URL: ts.URL + "/", Act: &chrome.Act{Kind: "click", ElementID: "nope"}})
-	var nf *chrome.ElementNotFound
-	if !errors.As(err, &nf) {
+	var nf *chrome.ElementError
+	if !(errors.As(err, &nf) && nf.Kind == chrome.ElementNotFound) {
 		t.Errorf("click on a missing element: %v", err)
 	}
 	// Over the byte budget: stopped with a clear error.

@@ -73,7 +73,7 @@ type Config struct {
 	MaxPageBytes int64 `key:"max_page_bytes" flag:"browser-max-page-bytes" help:"bytes one page may receive over the network; past it the page is stopped"`
 	// MaxPages bounds the runs (pages) at a time; MaxQueued the runs that
 	// wait for one (-1: none), at most QueueWait each. A run beyond them
-	// gets a [BusyError].
+	// gets a [Busy] error.
 	MaxPages  int           `key:"max_pages" flag:"browser-max-pages" help:"pages the browser works on at a time"`
 	MaxQueued int           `key:"max_queued" flag:"browser-max-queued" min:"-1" help:"pages that wait for one of them; more are refused with x-browser_busy and retry_after_ms (-1: none wait)"`
 	QueueWait time.Duration `key:"queue_wait_ms" flag:"browser-queue-wait" help:"how long a page waits for a free one before it is refused"`
@@ -106,7 +106,7 @@ type Config struct {
 	UploadDir string `key:"upload_dir" flag:"browser-upload-dir" help:"directory upload_file may take files from (confined to it; none: uploads off)"`
 	// AllowScripts lets [Session.Eval] run a client's script in a
 	// session's page. Default false: it is refused with a
-	// [ScriptsOffError].
+	// [ScriptsOff] error.
 	AllowScripts bool `key:"allow_scripts" flag:"browser-allow-scripts" help:"let run_script run JavaScript in live pages, each run confirmed by the user"`
 	// OnHealth, when set, is called (from its own goroutine, in order)
 	// whenever the browser stops working or works again.

@@ -3,7 +3,6 @@ package chrome
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -16,7 +15,7 @@ import (
 // under way when it opens returns at once with [Observation.Dialog] (the
 // command that caused it, a click, a navigation, a script, blocks while
 // the dialog is open, so the call's context is cancelled rather than
-// waited on); every later call on the session gets a [DialogOpenError]
+// waited on); every later call on the session gets a [DialogOpen] error
 // until [Session.AnswerDialog] answers it. A dialog still open
 // when the session ends is dismissed with its tab.
 
@@ -28,27 +27,6 @@ type Dialog struct {
 	// answer of a prompt.
 	Message, DefaultPrompt string
 }
-
-// DialogOpenError is a call on a session whose page has a JavaScript
-// dialog open: answer it first ([Session.AnswerDialog]). Its
-// message is safe to show to clients.
-type DialogOpenError struct{ Dialog Dialog }
-
-// Error names the dialog and says to answer it.
-func (e *DialogOpenError) Error() string {
-	article := "a"
-	if e.Dialog.Type == "alert" {
-		article = "an"
-	}
-	return fmt.Sprintf("%s %s dialog is open (%q); answer it first", article, e.Dialog.Type, clip(e.Dialog.Message, 100))
-}
-
-// NoDialogError is [Session.AnswerDialog] on a page with no
-// dialog open. Its message is safe to show to clients.
-type NoDialogError struct{}
-
-// Error says no dialog is open.
-func (e *NoDialogError) Error() string { return "no dialog is open on the page" }
 
 // errDialog is the cause of a call's context cancelled because a dialog
 // opened.
@@ -128,7 +106,7 @@ func (t *tab) dismissOpen() {
 // page of the session: accept (OK) or dismiss (Cancel), with text
 // as the answer of an accepted prompt. It returns the page after the
 // answer (or the next dialog, when the page opens another). Errors:
-// [NoDialogError], and those of [Session.Act].
+// [NoDialog], and those of [Session.Act].
 func (s *Session) AnswerDialog(ctx context.Context, accept bool, text string) (*Observation, error) {
 	b := s.b
 	ls, err := b.take(ctx, s.owner, s.id)
@@ -137,7 +115,7 @@ func (s *Session) AnswerDialog(ctx context.Context, accept bool, text string) (*
 	}
 	if len(ls.tabs) == 0 || ls.tabs[ls.cur].t.openDialog() == nil {
 		b.release(ls)
-		return nil, &NoDialogError{}
+		return nil, newError(NoDialog, "no dialog is open on the page")
 	}
 	obs, err := b.callOn(ctx, ls, func(op context.Context, lt *liveTab, obs *Observation) error {
 		seq := lt.t.dialogSeq()

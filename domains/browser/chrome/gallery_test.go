@@ -303,8 +303,8 @@ func TestGalleryARIAWidgets(t *testing.T) {
 			t.Errorf("holds %q", got)
 		}
 		_, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Bags", Value: "12"}}, "")
-		var ve *chrome.ValueError
-		if !errors.As(err, &ve) || (ve.Holds != "10" && ve.Holds != "15") {
+		var ve *chrome.ElementError
+		if !(errors.As(err, &ve) && ve.Kind == chrome.NotHeld) || (ve.Holds != "10" && ve.Holds != "15") {
 			t.Errorf("a value between its steps: %v", err)
 		}
 	})
@@ -542,8 +542,8 @@ func TestGallerySecondForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "Party size", Value: "4"}}, "")
-	var ke *chrome.KindError
-	if !errors.As(err, &ke) || !strings.Contains(err.Error(), `it is read-only and holds "2"`) {
+	var ke *chrome.ElementError
+	if !(errors.As(err, &ke) && ke.Kind == chrome.TakesNoValue) || !strings.Contains(err.Error(), `it is read-only and holds "2"`) {
 		t.Errorf("the read-only stepper: %v", err)
 	}
 	for range 2 {

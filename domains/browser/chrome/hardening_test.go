@@ -235,8 +235,8 @@ func TestRequestFloodIsBounded(t *testing.T) {
 	<-done
 	// 20,000 pending requests can take the renderer over its memory
 	// limit: then the answer is that it was stopped.
-	var pe *chrome.PageError
-	if err != nil && !errors.As(err, &pe) {
+	var pe *chrome.Error
+	if err != nil && !(errors.As(err, &pe) && pe.Kind == chrome.PageFailed) {
 		t.Fatalf("request flood: %v after %v", err, time.Since(start))
 	}
 	if obs == nil {
@@ -323,8 +323,8 @@ func TestPageMemoryIsBounded(t *testing.T) {
 	for _, p := range []string{"/memory", "/heap"} {
 		start := time.Now()
 		_, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + p})
-		var pe *chrome.PageError
-		if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "300 MiB") {
+		var pe *chrome.Error
+		if !(errors.As(err, &pe) && pe.Kind == chrome.PageFailed) || !strings.Contains(pe.Error(), "300 MiB") {
 			t.Errorf("%s: %v after %v", p, err, time.Since(start))
 		}
 		if _, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/"}); err != nil {
@@ -373,11 +373,11 @@ func TestParallelRunsAreBounded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := b.Run(context.Background(), chrome.Task{URL: ts.URL + "/slow"})
-			var be *chrome.BusyError
+			var be *chrome.Error
 			switch {
 			case err == nil:
 				ok.Add(1)
-			case errors.As(err, &be) && be.RetryAfter > 0:
+			case (errors.As(err, &be) && be.Kind == chrome.Busy) && be.RetryAfter > 0:
 				busy.Add(1)
 			default:
 				other.Add(1)

@@ -76,8 +76,8 @@ func TestPageBlobsAreBounded(t *testing.T) {
 			// page-memory error.
 			var stopped error
 			if _, err := b.Session("ada", ada.Session).Act(ctx, &Act{Kind: "click", ElementID: buttons[button]}); err != nil {
-				var pe *PageError
-				if !errors.As(err, &pe) {
+				var pe *Error
+				if !(errors.As(err, &pe) && pe.Kind == PageFailed) {
 					t.Fatal(err)
 				}
 				stopped = err
@@ -106,8 +106,8 @@ func TestPageBlobsAreBounded(t *testing.T) {
 			peak = max(peak, sharedBytes(b))
 			t.Logf("%s: the browser's shared memory went from %d MiB to a peak of %d MiB (+%d MiB); the page had %q; its call: %v",
 				button, base>>20, peak>>20, (peak-base)>>20, held, stopped)
-			var pe *PageError
-			if !errors.As(stopped, &pe) || !strings.Contains(pe.Error(), "512 MiB") {
+			var pe *Error
+			if !(errors.As(stopped, &pe) && pe.Kind == PageFailed) || !strings.Contains(pe.Error(), "512 MiB") {
 				t.Fatalf("the page holding Blobs was not stopped at the page limit: %v (it had %q)", stopped, held)
 			}
 			if peak-base > 1<<30 {

@@ -2,7 +2,6 @@ package chrome
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
@@ -13,8 +12,8 @@ import (
 // keeping the session's cookies and storage. The URL is held to the
 // allow-list first (http and https on an allowed host and port only:
 // file:, data:, chrome:, view-source: and javascript: URLs are refused
-// with a [URLError] before the browser sees them). Errors: those of
-// [Session.Act] and [URLError].
+// with a [URLRefused] error before the browser sees them). Errors: those of
+// [Session.Act] and [URLRefused].
 func (s *Session) Navigate(ctx context.Context, url string) (*Observation, error) {
 	b := s.b
 	if _, err := b.CheckURL(url); err != nil {
@@ -68,14 +67,6 @@ var keys = map[string]struct {
 	"Home": {"Home", 36, ""}, "End": {"End", 35, ""}, "PageUp": {"PageUp", 33, ""}, "PageDown": {"PageDown", 34, ""},
 }
 
-// KeyError is a key [Session.PressKey] does not know. Its message
-// is safe to show to clients.
-type KeyError struct{ Key string }
-
-func (e *KeyError) Error() string {
-	return "unknown key " + strconv.Quote(clip(e.Key, 20)) + " (Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown)"
-}
-
 // PressKey presses and releases key on the focused element of the
 // current page of the session, as a user would, and reports the
 // page after it.
@@ -83,7 +74,7 @@ func (s *Session) PressKey(ctx context.Context, key string) (*Observation, error
 	b := s.b
 	k, ok := keys[key]
 	if !ok {
-		return nil, &KeyError{Key: key}
+		return nil, unknownKey(key)
 	}
 	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		name := key

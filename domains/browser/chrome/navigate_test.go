@@ -2,7 +2,6 @@ package chrome_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -41,11 +40,11 @@ func TestNavigateSession(t *testing.T) {
 	}
 	for _, u := range []string{"file:///etc/passwd", "data:text/html,<h1>x</h1>", "chrome://version",
 		"view-source:" + ts.URL + "/", "javascript:alert(1)", "http://example.com/"} {
-		if _, err := b.Session("ada", id).Navigate(ctx, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).Navigate(ctx, u); chrome.KindOf(err) != chrome.URLRefused {
 			t.Errorf("%s: %v, want a URLError", u, err)
 		}
 	}
-	if _, err := b.Session("eve", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Navigate(ctx, ts.URL+"/"); chrome.KindOf(err) != chrome.NotOwner {
 		t.Errorf("another identity: %v", err)
 	}
 	if o, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/dashboard"); err != nil || o.Title != "Dashboard" {
@@ -68,7 +67,7 @@ func TestPressKeyAndWaitText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.Session("ada", id).PressKey(ctx, "F13"); !errors.As(err, new(*chrome.KeyError)) {
+	if _, err := b.Session("ada", id).PressKey(ctx, "F13"); chrome.KindOf(err) != chrome.UnknownKey {
 		t.Errorf("unknown key: %v", err)
 	}
 	o, err := b.Session("ada", id).PressKey(ctx, "Enter")

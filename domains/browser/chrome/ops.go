@@ -143,23 +143,17 @@ const DefaultWaitTimeout = 5 * time.Second
 // maxWaitText bounds Wait.Text and Wait.Ref.
 const maxWaitText = 500
 
-// WaitError is a [Wait] that cannot be waited for (no condition, a text
-// or ref too long). Its message is safe to show to clients.
-type WaitError struct{ Reason string }
-
-func (e *WaitError) Error() string { return e.Reason }
-
 // Wait waits until the current page of the session meets
 // w (see [Wait]), at most w.Timeout, and reports the page; met says
 // whether every condition held before the time was up. Errors: those of
-// [Session.Act], [WaitError].
+// [Session.Act], [BadWait].
 func (s *Session) Wait(ctx context.Context, w Wait) (obs *Observation, met bool, err error) {
 	b := s.b
 	switch {
 	case w.Text == "" && w.Ref == "" && !w.NetworkIdle:
-		return nil, false, &WaitError{"a wait needs a text, an element or network idle to wait for"}
+		return nil, false, newError(BadWait, "a wait needs a text, an element or network idle to wait for")
 	case len(w.Text) > maxWaitText, len(w.Ref) > maxWaitText:
-		return nil, false, &WaitError{fmt.Sprintf("the text or element to wait for is longer than %d bytes", maxWaitText)}
+		return nil, false, errorf(BadWait, "the text or element to wait for is longer than %d bytes", maxWaitText)
 	}
 	timeout := w.Timeout
 	if timeout <= 0 {
@@ -186,7 +180,7 @@ func (s *Session) Wait(ctx context.Context, w Wait) (obs *Observation, met bool,
 			if ok && w.Ref != "" {
 				_, err := b.markRef(wctx, lt, w.Ref)
 				releaseObjects(wctx)
-				if err != nil && !errors.As(err, new(*ElementNotFound)) && wctx.Err() == nil {
+				if err != nil && KindOf(err) != ElementNotFound && wctx.Err() == nil {
 					return err
 				}
 				ok = err == nil
@@ -232,15 +226,6 @@ func (w *idleWatch) check() bool {
 // maxUploadFiles bounds the files of one upload.
 const maxUploadFiles = 10
 
-// UploadError is an upload refused: uploads are off ([Config.UploadDir]
-// is empty), a name is not a regular file inside the upload directory
-// (an absolute path, "..", a symbolic link that leads out of it), too
-// many files, or the element is not a file input. Its message is safe to
-// show to clients: it names the client's file name, never a server path.
-type UploadError struct{ Reason string }
-
-func (e *UploadError) Error() string { return e.Reason }
-
 // uploadTargetJS checks that the marked element is a file input that
 // takes n files; it returns "" or why not.
 const uploadTargetJS = `function(n) {
@@ -258,7 +243,7 @@ const uploadTargetJS = `function(n) {
 // reports the page after it. The files are opened through an [os.Root]
 // of the upload directory: absolute names, ".." and symbolic links that
 // lead out of it are refused. Errors: those of [Session.Act],
-// [ElementNotFound], [UploadError].
+// [ElementNotFound], [UploadRefused].
 func (s *Session) Upload(ctx context.Context, ref string, names []string) (*Observation, error) {
 	b := s.b
 	paths, err := b.uploadPaths(names)
@@ -276,7 +261,7 @@ func (s *Session) Upload(ctx context.Context, ref string, names []string) (*Obse
 			return err
 		}
 		if why != "" {
-			return &UploadError{fmt.Sprintf("cannot upload to %q: %s", clip(ref, 60), why)}
+			return errorf(UploadRefused, "cannot upload to %q: %s", clip(ref, 60), why)
 		}
 		// DOM.setFileInputFiles works without the DOM domain enabled.
 		if _, err := chromedp.Call(el.op, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el.obj}); err != nil {
@@ -295,12 +280,12 @@ func (s *Session) Upload(ctx context.Context, ref string, names []string) (*Obse
 // file.
 func (b *Browser) uploadPaths(names []string) ([]string, error) {
 	if b.cfg.UploadDir == "" {
-		return nil, &UploadError{"uploads are turned off in the server configuration (no upload directory)"}
+		return nil, newError(UploadRefused, "uploads are turned off in the server configuration (no upload directory)")
 	}
 	if len(names) == 0 || len(names) > maxUploadFiles {
-		return nil, &UploadError{fmt.Sprintf("an upload takes 1 to %d files, not %d", maxUploadFiles, len(names))}
+		return nil, errorf(UploadRefused, "an upload takes 1 to %d files, not %d", maxUploadFiles, len(names))
 	}
-	unusable := &UploadError{"the server's upload directory is not usable; the server log says why"}
+	unusable := newError(UploadRefused, "the server's upload directory is not usable; the server log says why")
 	dir, err := filepath.Abs(b.cfg.UploadDir)
 	if err == nil {
 		dir, err = filepath.EvalSymlinks(dir)
@@ -319,7 +304,7 @@ func (b *Browser) uploadPaths(names []string) ([]string, error) {
 	for _, name := range names {
 		p, ok := uploadPath(root, dir, name)
 		if !ok {
-			return nil, &UploadError{fmt.Sprintf("%q is not a file in the upload directory (names are relative to it and stay inside it)", clip(name, 80))}
+			return nil, errorf(UploadRefused, "%q is not a file in the upload directory (names are relative to it and stay inside it)", clip(name, 80))
 		}
 		paths = append(paths, p)
 	}
@@ -357,7 +342,7 @@ const MaxScreenshotBytes = 2 << 20
 // Screenshot takes a PNG of the viewport of the current tab of
 // the session (what a user sees, at most [MaxScreenshotBytes];
 // a page too detailed for that is taken at half the scale) and reports
-// the page. A page that does not answer in time gives a [PageError]
+// the page. A page that does not answer in time gives a [PageFailed] error
 // with the observation; with a JavaScript dialog open after the call
 // there is no PNG and Observation.Dialog is set. Errors: those of
 // [Session.Act].
@@ -396,26 +381,10 @@ func (s *Session) Screenshot(ctx context.Context) ([]byte, *Observation, error) 
 		if obs.Incomplete != "" {
 			why = "the page did not answer in time; no screenshot was taken"
 		}
-		return nil, obs, &PageError{Reason: why}
+		return nil, obs, newError(PageFailed, why)
 	}
 	return png, obs, nil
 }
-
-// ScriptsOffError is a page script refused because the server does not
-// allow them ([Config.AllowScripts]). Its message is safe to show to
-// clients.
-type ScriptsOffError struct{}
-
-func (e *ScriptsOffError) Error() string {
-	return "running scripts in browser pages is turned off in the server configuration"
-}
-
-// ScriptError is a page script that threw, did not finish in time (it
-// was stopped), or was too long. Its message is safe to show to clients:
-// the exception's text (the client's script and the page's own), clipped.
-type ScriptError struct{ Reason string }
-
-func (e *ScriptError) Error() string { return e.Reason }
 
 // Bounds of [Session.Eval].
 const (
@@ -431,19 +400,19 @@ const (
 // them), with the page after it. The script may run at most half of
 // [Config.MaxLoadTime]; one still running then is terminated
 // (Runtime.terminateExecution), so the page stays usable, and the answer
-// is a [ScriptError]. A script that throws is a [ScriptError] too; with
+// is a [ScriptFailed] error. A script that throws is a [ScriptFailed] error too; with
 // either the observation is returned as well. Refused with a
-// [ScriptsOffError] unless [Config.AllowScripts]. A script that opens a
+// [ScriptsOff] error unless [Config.AllowScripts]. A script that opens a
 // JavaScript dialog returns no value: Observation.Dialog is set (answer
 // it with [Session.AnswerDialog]). Errors: those of
 // [Session.Act].
 func (s *Session) Eval(ctx context.Context, script string) (string, *Observation, error) {
 	b := s.b
 	if !b.cfg.AllowScripts {
-		return "", nil, &ScriptsOffError{}
+		return "", nil, newError(ScriptsOff, "running scripts in browser pages is turned off in the server configuration")
 	}
 	if strings.TrimSpace(script) == "" || len(script) > maxScript {
-		return "", nil, &ScriptError{fmt.Sprintf("a script is 1 to %d bytes, not %d", maxScript, len(script))}
+		return "", nil, errorf(ScriptFailed, "a script is 1 to %d bytes, not %d", maxScript, len(script))
 	}
 	var out string
 	var serr error
@@ -467,10 +436,10 @@ func (s *Session) Eval(ctx context.Context, script string) (string, *Observation
 }
 
 // evaluate runs script in the tab for at most budget and returns its
-// value as JSON, or the script's failure as a ScriptError. A script
+// value as JSON, or the script's failure as a ScriptFailed error. A script
 // still running after budget is terminated.
 func (b *Browser) evaluate(op context.Context, script string, budget time.Duration) (string, error) {
-	late := &ScriptError{fmt.Sprintf("the script did not finish within %s and was stopped", budget.Round(time.Millisecond))}
+	late := errorf(ScriptFailed, "the script did not finish within %s and was stopped", budget.Round(time.Millisecond))
 	ectx, done := context.WithTimeout(op, budget+250*time.Millisecond)
 	defer done()
 	yes := true
@@ -489,7 +458,7 @@ func (b *Browser) evaluate(op context.Context, script string, budget time.Durati
 			b.stopScript(op)
 			return "", late
 		}
-		return "", &ScriptError{"the script could not be run in the page"}
+		return "", newError(ScriptFailed, "the script could not be run in the page")
 	}
 	if d := r.ExceptionDetails; d != nil {
 		msg := d.Text
@@ -500,7 +469,7 @@ func (b *Browser) evaluate(op context.Context, script string, budget time.Durati
 		if strings.Contains(msg, "terminated") || (d.Exception == nil && msg == "Uncaught") {
 			return "", late
 		}
-		return "", &ScriptError{"the script threw: " + clip(strings.TrimSpace(msg), maxMessage)}
+		return "", newError(ScriptFailed, "the script threw: "+clip(strings.TrimSpace(msg), maxMessage))
 	}
 	v := r.Result
 	switch {
@@ -535,22 +504,12 @@ func (b *Browser) stopScript(op context.Context) {
 	probe(b.inspectTime())
 }
 
-// lastTabError is a Session.CloseTab on a session's only tab; it
-// unwraps to the [TabError].
-type lastTabError struct{ tab TabError }
-
-func (e *lastTabError) Error() string {
-	return "the tab is the browser session's only tab; end the session to close it"
-}
-
-func (e *lastTabError) Unwrap() error { return &e.tab }
-
 // CloseTab closes tab index (see [Session.Tabs]) of
 // the session and reports the current tab's page: closing the
 // current tab makes the tab before it current (the next one when it was
 // the first). The session's only tab is not closed (end the session
-// instead). Errors: those of [Session.Act], [TabError] (also for
-// the only tab), [DialogOpenError] while the current tab has a dialog
+// instead). Errors: those of [Session.Act], [NoSuchTab] (also for
+// the only tab), [DialogOpen] while the current tab has a dialog
 // open (nothing is closed).
 func (s *Session) CloseTab(ctx context.Context, index int) (*Observation, error) {
 	b := s.b
@@ -562,15 +521,15 @@ func (s *Session) CloseTab(ctx context.Context, index int) (*Observation, error)
 	if n > 0 {
 		if d := ls.tabs[ls.cur].t.openDialog(); d != nil {
 			b.release(ls)
-			return nil, &DialogOpenError{Dialog: *d}
+			return nil, dialogOpen(d)
 		}
 	}
 	if index < 0 || index >= n || n == 1 {
 		b.release(ls)
 		if n == 1 && index == 0 {
-			return nil, &lastTabError{TabError{Index: index, Tabs: n}}
+			return nil, &lastTabError{noSuchTab(index, n)}
 		}
-		return nil, &TabError{Index: index, Tabs: n}
+		return nil, noSuchTab(index, n)
 	}
 	lt := ls.tabs[index]
 	ls.tabs = slices.Delete(ls.tabs, index, index+1)

@@ -124,10 +124,10 @@ func TestForwardReloadHover(t *testing.T) {
 	if o, err := b.Session("ada", id).Forward(ctx); err != nil || o.Title != "Two" || o.URL != ts.URL+"/two" {
 		t.Fatalf("forward: %v %+v", err, o)
 	}
-	if _, err := b.Session("eve", id).Forward(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Forward(ctx); chrome.KindOf(err) != chrome.NotOwner {
 		t.Errorf("forward by another identity: %v", err)
 	}
-	if _, _, err := b.Session("ada", id).Eval(ctx, "1"); !errors.As(err, new(*chrome.ScriptsOffError)) {
+	if _, _, err := b.Session("ada", id).Eval(ctx, "1"); chrome.KindOf(err) != chrome.ScriptsOff {
 		t.Errorf("a script on a server without AllowScripts: %v", err)
 	}
 
@@ -153,7 +153,7 @@ func TestForwardReloadHover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := b.Session("ada", id).Hover(ctx, tt.ref)
 			if tt.want == "" {
-				if !errors.As(err, new(*chrome.ElementNotFound)) {
+				if chrome.KindOf(err) != chrome.ElementNotFound {
 					t.Errorf("hover %q: %v, want ElementNotFound", tt.ref, err)
 				}
 				return
@@ -199,7 +199,7 @@ func TestWaitSession(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := b.Session("ada", id).Wait(ctx, chrome.Wait{}); !errors.As(err, new(*chrome.WaitError)) {
+	if _, _, err := b.Session("ada", id).Wait(ctx, chrome.Wait{}); chrome.KindOf(err) != chrome.BadWait {
 		t.Errorf("a wait without a condition: %v", err)
 	}
 }
@@ -277,8 +277,8 @@ func TestUploadSession(t *testing.T) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := b.Session("ada", id).Upload(ctx, tt.ref, tt.names)
-			var ue *chrome.UploadError
-			if !errors.As(err, &ue) {
+			var ue *chrome.Error
+			if !(errors.As(err, &ue) && ue.Kind == chrome.UploadRefused) {
 				t.Fatalf("upload %v: %v, want an UploadError", tt.names, err)
 			}
 			if strings.Contains(err.Error(), dir) || (strings.Contains(err.Error(), base) && !strings.Contains(tt.name, "absolute")) {
@@ -292,7 +292,7 @@ func TestUploadSession(t *testing.T) {
 
 	off := chrome.New(chrome.Budgeted(chrome.Config{Path: needChromium(t)}))
 	t.Cleanup(func() { _ = off.Close() })
-	if _, err := off.Session("ada", id).Upload(ctx, "Attachment", []string{"hello.txt"}); !errors.As(err, new(*chrome.UploadError)) {
+	if _, err := off.Session("ada", id).Upload(ctx, "Attachment", []string{"hello.txt"}); chrome.KindOf(err) != chrome.UploadRefused {
 		t.Errorf("an upload on a server without an upload directory: %v", err)
 	}
 }
@@ -354,8 +354,8 @@ func TestEvalSession(t *testing.T) {
 				t.Errorf("took %v, over the call's limit %v", took, limit)
 			}
 			if tt.fails {
-				var se *chrome.ScriptError
-				if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
+				var se *chrome.Error
+				if !(errors.As(err, &se) && se.Kind == chrome.ScriptFailed) || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("%q: %q %v, want a ScriptError with %q", tt.script, got, err, tt.want)
 				}
 				return
@@ -384,8 +384,8 @@ func TestEvalSession(t *testing.T) {
 				if took := time.Since(start); took > limit {
 					t.Errorf("took %v, over the call's limit %v", took, limit)
 				}
-				var se *chrome.ScriptError
-				if !errors.As(err, &se) || !strings.Contains(err.Error(), "did not finish") {
+				var se *chrome.Error
+				if !(errors.As(err, &se) && se.Kind == chrome.ScriptFailed) || !strings.Contains(err.Error(), "did not finish") {
 					t.Errorf("%q: %q %v, want a ScriptError that it did not finish", tt.script, got, err)
 				}
 				if got, _, err := b.Session("ada", id).Eval(ctx, "[...document.querySelectorAll('h1')].map(h => h.textContent)"); err != nil || got != `["Page one"]` {
@@ -405,10 +405,10 @@ func TestEvalSession(t *testing.T) {
 	if err != nil || got != "" || o.Dialog == nil || o.Dialog.Type != "confirm" || o.Dialog.Message != "Really delete?" {
 		t.Fatalf("a script's dialog: %q %v %+v", got, err, o)
 	}
-	if _, _, err := b.Session("ada", id).Screenshot(ctx); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, _, err := b.Session("ada", id).Screenshot(ctx); chrome.KindOf(err) != chrome.DialogOpen {
 		t.Errorf("a screenshot with a dialog open: %v", err)
 	}
-	if _, err := b.Session("ada", id).CloseTab(ctx, 0); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, err := b.Session("ada", id).CloseTab(ctx, 0); chrome.KindOf(err) != chrome.DialogOpen {
 		t.Errorf("closing a tab with a dialog open: %v", err)
 	}
 	if _, err := b.Session("ada", id).AnswerDialog(ctx, true, ""); err != nil {
@@ -461,8 +461,8 @@ func TestCloseTabSession(t *testing.T) {
 	for _, st := range steps {
 		o, err := b.Session("ada", id).CloseTab(ctx, st.close)
 		if st.title == "" {
-			var te *chrome.TabError
-			if !errors.As(err, &te) || st.lastError != strings.Contains(err.Error(), "only tab") {
+			var te *chrome.Error
+			if !(errors.As(err, &te) && te.Kind == chrome.NoSuchTab) || st.lastError != strings.Contains(err.Error(), "only tab") {
 				t.Errorf("close %d: %v, want a TabError", st.close, err)
 			}
 		} else if err != nil || o.Title != st.title {

@@ -163,13 +163,6 @@ type Observation struct {
 	TabsClosed int
 }
 
-// PageError is a run stopped because of what the page did (over its
-// byte budget, its renderer ended). Its message is safe to show to
-// clients.
-type PageError struct{ Reason string }
-
-func (e *PageError) Error() string { return e.Reason }
-
 // Console is a console message (console API call, uncaught exception or
 // browser log entry).
 type Console struct {
@@ -473,7 +466,7 @@ func argsText(args []*runtime.RemoteObject) string {
 }
 
 // Run performs a task in a fresh, isolated browser context (see isolated) and
-// returns what it saw. It waits for a page slot first (a [BusyError] when
+// returns what it saw. It waits for a page slot first (a [Busy] error when
 // none frees in time). It returns when the task is done, ctx ends or
 // MaxLoadTime passes; the tab and its browser context are closed before
 // it returns. A navigation that fails (connection refused, DNS) is an
@@ -755,7 +748,7 @@ func (b *Browser) runError(ctx context.Context, gen uint64, err error) error {
 		return ctx.Err()
 	}
 	if b.restarted(gen) {
-		return &RestartError{RetryAfter: 2 * time.Second}
+		return restarting()
 	}
 	return err
 }
@@ -776,15 +769,15 @@ func (b *Browser) pageError(ctx context.Context, gen uint64, tb *tab, col *colle
 	col.mu.Unlock()
 	switch {
 	case large:
-		return &PageError{fmt.Sprintf("the page received more than %d bytes and was stopped", b.cfg.MaxPageBytes)}
+		return errorf(PageFailed, "the page received more than %d bytes and was stopped", b.cfg.MaxPageBytes)
 	case tb.gone() && ctx.Err() == nil:
-		return &PageError{"the page closed its tab (window.close())"}
+		return newError(PageFailed, "the page closed its tab (window.close())")
 	case tb.crashed.Load():
-		return &PageError{fmt.Sprintf("the page's renderer ended (it crashed, or used more than the server's limit of %d MiB, counting the Blobs and other data it made the browser hold, and was stopped)", b.cfg.PageMemoryMB)}
+		return errorf(PageFailed, "the page's renderer ended (it crashed, or used more than the server's limit of %d MiB, counting the Blobs and other data it made the browser hold, and was stopped)", b.cfg.PageMemoryMB)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case b.restarted(gen):
-		return &RestartError{RetryAfter: 2 * time.Second}
+		return restarting()
 	}
 	return err
 }

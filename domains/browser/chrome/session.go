@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -14,25 +13,6 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
-
-// SessionGoneError is a call naming a session this browser does not hold:
-// it ended (on request, after being idle, evicted, or with its browser),
-// or it was opened by another server process (another replica). Its
-// message is safe to show to clients.
-type SessionGoneError struct{ ID string }
-
-// Error says to open the page again.
-func (e *SessionGoneError) Error() string {
-	return fmt.Sprintf("the browser session %q is not open on this server (it ended, was idle too long, or was opened on another replica); open the page again", clip(e.ID, 40))
-}
-
-// SessionOwnerError is a call on a session another identity opened. Its
-// message is safe to show to clients.
-type SessionOwnerError struct{}
-
-func (e *SessionOwnerError) Error() string {
-	return "the browser session belongs to another identity"
-}
 
 // sessions is the registry of a Browser's live sessions.
 type sessions struct {
@@ -50,13 +30,13 @@ type sessions struct {
 // Observation.Page).
 //
 // A handle is a name, not a lock: every call looks the session up,
-// checks that it belongs to the handle's identity (else a
-// [SessionOwnerError]) and is still open (else a [SessionGoneError]: it
-// ended, was idle too long, or lives on another replica), waits for a call under
+// checks that it belongs to the handle's identity (else an [Error] of
+// kind [NotOwner]) and is still open (else [SessionGone]: it ended, was
+// idle too long, or lives on another replica), waits for a call under
 // way on it, and takes one of the browser's page slots (fairly between
 // identities) for the time of the call. Calls on one session run one at
 // a time. A handle is cheap, safe for concurrent use, and stays valid
-// after the session ended (its calls then answer [SessionGoneError]).
+// after the session ended (its calls then answer [SessionGone]).
 type Session struct {
 	b         *Browser
 	owner, id string
@@ -158,7 +138,7 @@ func (s *liveSession) unlock() { <-s.busy }
 // reserve adds a new session of owner to the registry, taken (locked) by
 // the caller. At the owner's limit the owner's least recently used idle
 // session is returned to be ended (evict); at the browser's limit the
-// answer is a [BusyError].
+// answer is a [Busy] error.
 func (b *Browser) reserve(owner string) (s, evict *liveSession, err error) {
 	r := &b.sess
 	r.mu.Lock()
@@ -187,12 +167,12 @@ func (b *Browser) reserve(owner string) (s, evict *liveSession, err error) {
 	if mine < b.cfg.MaxSessionsPerIdentity {
 		evict = nil
 	} else if evict == nil {
-		return nil, nil, &BusyError{RetryAfter: b.cfg.MaxLoadTime, Reason: fmt.Sprintf(
-			"this identity has %d browser sessions in use (the server's limit); retry when one is done", mine)}
+		return nil, nil, busy(b.cfg.MaxLoadTime,
+			"this identity has %d browser sessions in use (the server's limit); retry when one is done", mine)
 	}
 	if evict == nil && len(r.m) >= b.cfg.MaxSessions {
-		return nil, nil, &BusyError{RetryAfter: b.cfg.SessionIdle, Reason: fmt.Sprintf(
-			"the server's browser holds %d live sessions (its limit); retry later", len(r.m))}
+		return nil, nil, busy(b.cfg.SessionIdle,
+			"the server's browser holds %d live sessions (its limit); retry later", len(r.m))
 	}
 	if evict != nil {
 		delete(r.m, evict.id)
@@ -210,9 +190,9 @@ func (b *Browser) find(owner, id string) (*liveSession, error) {
 	s := b.sess.m[id]
 	switch {
 	case s == nil:
-		return nil, &SessionGoneError{ID: id}
+		return nil, sessionGone(id)
 	case s.owner != owner:
-		return nil, &SessionOwnerError{}
+		return nil, newError(NotOwner, "the browser session belongs to another identity")
 	}
 	return s, nil
 }
@@ -232,7 +212,7 @@ func (b *Browser) forget(s *liveSession) {
 // the session's calls are made on. A page that did not load, did not
 // answer in time or flooded its console is not kept: its session ends
 // before OpenSession returns (Observation.Live is then false). Errors are those of [Browser.Run],
-// and a [BusyError] at the session limits.
+// and a [Busy] error at the session limits.
 func (b *Browser) OpenSession(ctx context.Context, owner, url string) (*Observation, error) {
 	if _, err := b.CheckURL(url); err != nil {
 		return nil, err
@@ -261,7 +241,7 @@ func (b *Browser) OpenSession(ctx context.Context, owner, url string) (*Observat
 
 // OpenTab opens url in a new tab of the session, which becomes its
 // current tab (at most [Config.MaxSessionTabs]; one more is a
-// [BusyError]). Errors: those of [Session.Navigate].
+// [Busy] error). Errors: those of [Session.Navigate].
 func (s *Session) OpenTab(ctx context.Context, url string) (*Observation, error) {
 	b := s.b
 	if _, err := b.CheckURL(url); err != nil {
@@ -273,7 +253,7 @@ func (s *Session) OpenTab(ctx context.Context, url string) (*Observation, error)
 	}
 	if len(ls.tabs) >= b.cfg.MaxSessionTabs {
 		b.release(ls)
-		return nil, &BusyError{RetryAfter: time.Second, Reason: fmt.Sprintf("the browser session has %d tabs open (the server's limit)", len(ls.tabs))}
+		return nil, busy(time.Second, "the browser session has %d tabs open (the server's limit)", len(ls.tabs))
 	}
 	obs, err := b.openIn(ctx, ls, url)
 	b.after(ls, err)
@@ -291,13 +271,13 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*liveSession, err
 	}
 	if s.closed {
 		s.unlock()
-		return nil, &SessionGoneError{ID: id}
+		return nil, sessionGone(id)
 	}
 	if b.restarted(s.gen) {
 		b.forget(s)
 		s.close()
 		s.unlock()
-		return nil, &SessionGoneError{ID: id}
+		return nil, sessionGone(id)
 	}
 	if s.timer != nil {
 		s.timer.Stop()
@@ -307,7 +287,7 @@ func (b *Browser) take(ctx context.Context, owner, id string) (*liveSession, err
 		b.forget(s)
 		s.close()
 		s.unlock()
-		return nil, &SessionGoneError{ID: id}
+		return nil, sessionGone(id)
 	} else {
 		s.tabsClosed += n
 	}
@@ -366,9 +346,9 @@ func (b *Browser) reap(s *liveSession) {
 // of the page ([PageElement.Ref], e.g. "Sign in"), an [PageElement.ID]
 // or an [Element.ID]. Every session call returns the page after it the
 // same way, or Observation.Dialog when a JavaScript dialog opened (see
-// [Session.AnswerDialog]). Errors: [SessionGoneError],
-// [SessionOwnerError], [DialogOpenError], [ElementNotFound],
-// [OptionError], [CheckError], and those of [Browser.Run].
+// [Session.AnswerDialog]). Errors, by [Kind]: [SessionGone], [NotOwner],
+// [DialogOpen], [ElementNotFound], [NoSuchOption], [CannotCheck], and
+// those of [Browser.Run].
 func (s *Session) Act(ctx context.Context, a *Act) (*Observation, error) {
 	return s.do(ctx, func(op context.Context, lt *liveTab, obs *Observation) error {
 		return s.b.drive(op, lt.t, lt.col, Task{Act: a}, obs, false)
@@ -377,8 +357,8 @@ func (s *Session) Act(ctx context.Context, a *Act) (*Observation, error) {
 
 // End ends the session and closes its tabs and browser context. A call
 // under way on it finishes first (bounded by ctx: when ctx ends first,
-// that call ends the session as it returns). Errors: [SessionGoneError],
-// [SessionOwnerError].
+// that call ends the session as it returns). Errors, by [Kind]:
+// [SessionGone], [NotOwner].
 func (s *Session) End(ctx context.Context) error {
 	ls, err := s.b.find(s.owner, s.id)
 	if err != nil {
@@ -455,12 +435,12 @@ func (b *Browser) openIn(ctx context.Context, s *liveSession, url string) (*Obse
 // use).
 //
 // While a JavaScript dialog is open on the current tab the answer is a
-// [DialogOpenError] (see [Session.AnswerDialog]); a dialog that
+// [DialogOpen] (see [Session.AnswerDialog]); a dialog that
 // opens during the call ends it at once, with Observation.Dialog set.
 func (b *Browser) call(ctx context.Context, s *liveSession, fn callFunc, url ...string) (*Observation, error) {
 	if len(s.tabs) > 0 {
 		if d := s.tabs[s.cur].t.openDialog(); d != nil {
-			return nil, &DialogOpenError{Dialog: *d}
+			return nil, dialogOpen(d)
 		}
 	}
 	return b.callOn(ctx, s, fn, url...)
@@ -502,7 +482,7 @@ func (b *Browser) callOn(ctx context.Context, s *liveSession, fn callFunc, url .
 		}
 	}
 	if len(s.tabs) == 0 {
-		return nil, &SessionGoneError{ID: s.id}
+		return nil, sessionGone(s.id)
 	}
 	lt := s.tabs[s.cur]
 	lt.col.rebase()
@@ -552,7 +532,7 @@ func (b *Browser) callOn(ctx context.Context, s *liveSession, fn callFunc, url .
 	obs.TabsClosed, s.tabsClosed = s.prune()+s.tabsClosed, 0
 	if obs.TabsClosed > 0 {
 		if len(s.tabs) == 0 {
-			return nil, &SessionGoneError{ID: s.id}
+			return nil, sessionGone(s.id)
 		}
 		if cur := s.tabs[s.cur]; cur != lt {
 			// The current tab closed: what the call shows is the page of

@@ -69,10 +69,10 @@ func TestSessionLoginJob(t *testing.T) {
 	}
 
 	// Another identity is refused; an unknown session is gone.
-	if _, err := b.Session("eve", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); chrome.KindOf(err) != chrome.NotOwner {
 		t.Errorf("another identity: %v", err)
 	}
-	if _, err := b.Session("ada", "bs-0000000000000000").Act(ctx, &chrome.Act{Kind: "click", ElementID: "x"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", "bs-0000000000000000").Act(ctx, &chrome.Act{Kind: "click", ElementID: "x"}); chrome.KindOf(err) != chrome.SessionGone {
 		t.Errorf("unknown session: %v", err)
 	}
 
@@ -97,7 +97,7 @@ func TestSessionLoginJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); chrome.KindOf(err) != chrome.SessionGone {
 		t.Errorf("evicted session: %v", err)
 	}
 	if err := b.Session("ada", third.Session).End(ctx); err != nil {
@@ -116,7 +116,7 @@ func TestSessionLoginJob(t *testing.T) {
 	if n != targets0 {
 		t.Errorf("%d page targets after the sessions ended, %d before", n, targets0)
 	}
-	if _, err := b.Session("ada", other.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", other.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); chrome.KindOf(err) != chrome.SessionGone {
 		t.Errorf("reaped session: %v", err)
 	}
 
@@ -140,8 +140,8 @@ func TestSessionLimits(t *testing.T) {
 	if _, err := b.OpenSession(ctx, "b", ts.URL+"/"); err != nil {
 		t.Fatal(err)
 	}
-	var busy *chrome.BusyError
-	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); !errors.As(err, &busy) || busy.RetryAfter <= 0 {
+	var busy *chrome.Error
+	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); !(errors.As(err, &busy) && busy.Kind == chrome.Busy) || busy.RetryAfter <= 0 {
 		t.Errorf("a third session on a server of two: %v", err)
 	}
 	if n := b.SessionCount(); n != 2 {
@@ -161,13 +161,13 @@ func TestSessionLimits(t *testing.T) {
 		}
 	}
 
-	if err := b.Session("b", a.Session).End(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if err := b.Session("b", a.Session).End(ctx); chrome.KindOf(err) != chrome.NotOwner {
 		t.Errorf("ending another identity's session: %v", err)
 	}
 	if err := b.Session("a", a.Session).End(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Session("a", a.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("a", a.Session).Act(ctx, &chrome.Act{Kind: "click", ElementID: "signin"}); chrome.KindOf(err) != chrome.SessionGone {
 		t.Errorf("ended session: %v", err)
 	}
 	if _, err := b.OpenSession(ctx, "c", ts.URL+"/"); err != nil {

@@ -161,10 +161,10 @@ func TestIsolatedSessionChannels(t *testing.T) {
 			}
 			// The client's own navigation to the other server is refused
 			// before the browser sees it.
-			if _, err := b.Session("ada", id).Navigate(ctx, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
+			if _, err := b.Session("ada", id).Navigate(ctx, other.URL+"/"); chrome.KindOf(err) != chrome.URLRefused {
 				t.Errorf("navigate to the server not allowed: %v", err)
 			}
-			if _, err := b.Session("ada", id).OpenTab(ctx, other.URL+"/"); !errors.As(err, new(*chrome.URLError)) {
+			if _, err := b.Session("ada", id).OpenTab(ctx, other.URL+"/"); chrome.KindOf(err) != chrome.URLRefused {
 				t.Errorf("a tab on the server not allowed: %v", err)
 			}
 			// The live page's own ways out, one call each.
@@ -302,13 +302,13 @@ func TestIsolatedSessionSchemes(t *testing.T) {
 	ctx := context.Background()
 	for _, u := range []string{"file:///etc/passwd", "data:text/html,<title>DATA-DOC</title>", "chrome://version",
 		"view-source:" + ts.URL + "/schemes", "javascript:document.title='JS'", "about:blank", "FILE:///etc/passwd", " file:///etc/passwd"} {
-		if _, err := b.OpenSession(ctx, "ada", u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.OpenSession(ctx, "ada", u); chrome.KindOf(err) != chrome.URLRefused {
 			t.Errorf("OpenSession %q: %v, want a URLError", u, err)
 		}
-		if _, err := b.Session("ada", id).Navigate(ctx, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).Navigate(ctx, u); chrome.KindOf(err) != chrome.URLRefused {
 			t.Errorf("NavigateSession %q: %v, want a URLError", u, err)
 		}
-		if _, err := b.Session("ada", id).OpenTab(ctx, u); !errors.As(err, new(*chrome.URLError)) {
+		if _, err := b.Session("ada", id).OpenTab(ctx, u); chrome.KindOf(err) != chrome.URLRefused {
 			t.Errorf("OpenTab %q: %v, want a URLError", u, err)
 		}
 	}
@@ -484,10 +484,10 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 				if err == nil {
 					stallErr = errors.New("incomplete: " + o.Incomplete)
 				}
-				var pe *chrome.PageError
+				var pe *chrome.Error
 				switch {
 				case err == nil && strings.Contains(o.Incomplete, "stopped"):
-				case errors.As(err, &pe) && strings.Contains(pe.Error(), "script"):
+				case (errors.As(err, &pe) && pe.Kind == chrome.PageFailed) && strings.Contains(pe.Error(), "script"):
 				case tc.quiet && err == nil:
 				default:
 					t.Errorf("the call that ran the script: %v %+v", err, o)
@@ -503,11 +503,11 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 				ended := false
 				switch {
 				case err == nil && o.Title == "ready":
-				case tc.mayEnd && errors.As(err, new(*chrome.SessionGoneError)):
+				case tc.mayEnd && chrome.KindOf(err) == chrome.SessionGone:
 					ended = true
-				case tc.mayEnd && errors.As(err, &pe) && strings.Contains(pe.Error(), "session was ended"):
+				case tc.mayEnd && (errors.As(err, &pe) && pe.Kind == chrome.PageFailed) && strings.Contains(pe.Error(), "session was ended"):
 					ended = true
-					if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.SessionGoneError)) {
+					if _, err := b.Session("ada", id).Navigate(ctx, ts.URL+"/"); chrome.KindOf(err) != chrome.SessionGone {
 						t.Errorf("a call on the ended session: %v", err)
 					}
 				default:
@@ -519,7 +519,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 					}
 				}
 				start = time.Now()
-				if err := b.Session("ada", id).End(ctx); err != nil && !errors.As(err, new(*chrome.SessionGoneError)) {
+				if err := b.Session("ada", id).End(ctx); err != nil && chrome.KindOf(err) != chrome.SessionGone {
 					t.Errorf("end: %v", err)
 				}
 				took := time.Since(start)
@@ -545,7 +545,7 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 			t.Fatalf("dialog %d: %v %+v", i, err, d)
 		}
 	}
-	if _, err := b.Session("ada", o.Session).Navigate(ctx, ts.URL+"/"); !errors.As(err, new(*chrome.DialogOpenError)) {
+	if _, err := b.Session("ada", o.Session).Navigate(ctx, ts.URL+"/"); chrome.KindOf(err) != chrome.DialogOpen {
 		t.Errorf("a call with a dialog open: %v", err)
 	}
 	start := time.Now()

@@ -56,7 +56,7 @@ func newFairSlots(max, maxQueued int) *fairSlots {
 }
 
 // errQueueFull and errQueueTimeout are take's refusals (the caller makes
-// them BusyErrors).
+// them Busy errors).
 type slotRefusal int
 
 const (

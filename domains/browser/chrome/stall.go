@@ -42,7 +42,7 @@ const stalledNote = "the page's script did not end and was stopped"
 // context (bounded by MaxLoadTime), op the call's context for the tab.
 // fn gets op shortened by the reserve (stallReserve, at most a quarter
 // of the call's time), so the check runs within the call's time. When the
-// check had to stop the page's script, stallGuard returns a [PageError] (or,
+// check had to stop the page's script, stallGuard returns a [PageFailed] error (or,
 // when fn returned an observation, notes it in obs.Incomplete); when the
 // script could not be stopped, it ends the tab (the session then ends
 // with the call, see [Browser.after]) and says so.
@@ -54,7 +54,7 @@ const stalledNote = "the page's script did not end and was stopped"
 // may take the rest of the call's time: a page that is merely slow
 // answers within it and keeps its session; it is then inspected and read
 // again (see [Browser.readAnswering]) if time is left. A call that runs
-// past its limit anyway gets a [PageError], never a bare context error
+// past its limit anyway gets a [PageFailed] error, never a bare context error
 // (see [Browser.overLimit]).
 func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observation, fn func(op context.Context, lt *liveTab, obs *Observation) error) error {
 	dl, ok := ctx.Deadline()
@@ -88,10 +88,10 @@ func (b *Browser) stallGuard(ctx, op context.Context, lt *liveTab, obs *Observat
 			obs.Incomplete += stalledNote
 			return nil
 		}
-		return &PageError{fmt.Sprintf("the page's script ran past the call's time limit (%s) and was stopped; the session goes on",
-			b.cfg.MaxLoadTime.Round(time.Second))}
+		return errorf(PageFailed, "the page's script ran past the call's time limit (%s) and was stopped; the session goes on",
+			b.cfg.MaxLoadTime.Round(time.Second))
 	default:
-		return &PageError{"the page's script does not end (stopping it did not help); its browser session was ended: open the page again"}
+		return newError(PageFailed, "the page's script does not end (stopping it did not help); its browser session was ended: open the page again")
 	}
 }
 
@@ -203,15 +203,15 @@ func pageAnswers(ctx context.Context, wait time.Duration) bool {
 // overLimit is the error of a session call that failed with err, which
 // [Browser.pageError] or [Browser.runError] mapped to mapped: when that is
 // the end of the call's own time limit (MaxLoadTime; caller, the
-// caller's context, goes on), a [PageError] saying so (err itself when
+// caller's context, goes on), a [PageFailed] error saying so (err itself when
 // it is one, such as the check's verdict) instead of a bare context
 // error.
 func (b *Browser) overLimit(caller context.Context, err, mapped error) error {
 	if caller.Err() != nil || !errors.Is(mapped, context.DeadlineExceeded) {
 		return mapped
 	}
-	if pe := (*PageError)(nil); errors.As(err, &pe) {
+	if pe := (*Error)(nil); errors.As(err, &pe) && pe.Kind == PageFailed {
 		return pe
 	}
-	return &PageError{fmt.Sprintf("the page did not answer within the call's time limit (%s)", b.cfg.MaxLoadTime.Round(time.Second))}
+	return errorf(PageFailed, "the page did not answer within the call's time limit (%s)", b.cfg.MaxLoadTime.Round(time.Second))
 }

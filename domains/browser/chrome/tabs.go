@@ -2,9 +2,7 @@ package chrome
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/chromedp/cdproto/input"
 
@@ -25,37 +23,6 @@ type Field struct {
 
 // maxFormFields bounds the fields of one Session.FillForm call.
 const maxFormFields = 50
-
-// FieldErrors are the fields of a [Session.FillForm] that could
-// not be set, or that do not hold their value when read back (each a
-// [ValueError], [OptionError], [CheckError], [KindError] or
-// [ElementNotFound]). The form was not submitted. Its message is safe to
-// show to clients.
-type FieldErrors struct{ Errs []error }
-
-func (e *FieldErrors) Error() string {
-	msgs := make([]string, len(e.Errs))
-	for i, err := range e.Errs {
-		msgs[i] = err.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// Unwrap returns the fields' errors.
-func (e *FieldErrors) Unwrap() []error { return e.Errs }
-
-// fieldError reports whether err is about one field (the page is fine).
-func fieldError(err error) bool {
-	var (
-		ve *ValueError
-		oe *OptionError
-		ce *CheckError
-		ke *KindError
-		nf *ElementNotFound
-		nv *NotVisibleError
-	)
-	return errors.As(err, &ve) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &ke) || errors.As(err, &nf) || errors.As(err, &nv)
-}
 
 // FillForm fills several fields of the current page of the
 // session in one call, in order, each as its kind takes a value (see
@@ -130,13 +97,13 @@ type Interaction struct {
 // a click, its text replaced, read back when the element has a value),
 // chooses options, and presses a key on it, then waits for the page to
 // settle and reports it. Errors: those of [Session.Act],
-// [KeyError], [FieldErrors] (with the observation) for a value the page
+// [UnknownKey], [FieldErrors] (with the observation) for a value the page
 // does not hold.
 func (s *Session) Interact(ctx context.Context, in Interaction) (*Observation, error) {
 	b := s.b
 	if in.Key != "" {
 		if _, ok := keys[in.Key]; !ok {
-			return nil, &KeyError{Key: in.Key}
+			return nil, unknownKey(in.Key)
 		}
 	}
 	var bad error
@@ -263,14 +230,6 @@ func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
 	return out, nil
 }
 
-// TabError is a tab index a session does not have. Its message is safe
-// to show to clients.
-type TabError struct{ Index, Tabs int }
-
-func (e *TabError) Error() string {
-	return fmt.Sprintf("the browser session has no tab %d (it has %d)", e.Index, e.Tabs)
-}
-
 // SwitchTab makes tab index the current tab of the session
 // and reports its page (or the dialog open on it: Observation.Dialog).
 func (s *Session) SwitchTab(ctx context.Context, index int) (*Observation, error) {
@@ -282,7 +241,7 @@ func (s *Session) SwitchTab(ctx context.Context, index int) (*Observation, error
 	if index < 0 || index >= len(ls.tabs) {
 		n := len(ls.tabs)
 		b.release(ls)
-		return nil, &TabError{Index: index, Tabs: n}
+		return nil, noSuchTab(index, n)
 	}
 	ls.cur = index
 	if d := ls.tabs[index].t.openDialog(); d != nil {

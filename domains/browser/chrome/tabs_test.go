@@ -2,7 +2,6 @@ package chrome_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -56,10 +55,10 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if s := value("combobox", "Shipping"); s != "Express" {
 		t.Errorf("after select: %q", s)
 	}
-	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); !errors.As(err, new(*chrome.OptionError)) {
+	if _, err := b.Session("ada", id).Act(ctx, &chrome.Act{Kind: "select", ElementID: "ship", Value: "Teleport"}); chrome.KindOf(err) != chrome.NoSuchOption {
 		t.Errorf("unknown option: %v", err)
 	}
-	if _, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "nope", Value: "x"}}, ""); !errors.As(err, new(*chrome.ElementNotFound)) {
+	if _, err := b.Session("ada", id).FillForm(ctx, []chrome.Field{{ElementID: "nope", Value: "x"}}, ""); chrome.KindOf(err) != chrome.ElementNotFound {
 		t.Errorf("unknown field: %v", err)
 	}
 	// Tabs.
@@ -77,17 +76,17 @@ func TestFormTabsAndSelect(t *testing.T) {
 	if s := value("combobox", "Shipping"); s != "Express" {
 		t.Errorf("the first tab kept its state? %q", s)
 	}
-	if _, err := b.Session("ada", id).SwitchTab(ctx, 5); !errors.As(err, new(*chrome.TabError)) {
+	if _, err := b.Session("ada", id).SwitchTab(ctx, 5); chrome.KindOf(err) != chrome.NoSuchTab {
 		t.Errorf("tab 5: %v", err)
 	}
-	if _, err := b.Session("eve", id).Tabs(ctx); !errors.As(err, new(*chrome.SessionOwnerError)) {
+	if _, err := b.Session("eve", id).Tabs(ctx); chrome.KindOf(err) != chrome.NotOwner {
 		t.Errorf("another identity: %v", err)
 	}
 	// close_session.
 	if err := b.Session("ada", id).End(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Session("ada", id).Tabs(ctx); !errors.As(err, new(*chrome.SessionGoneError)) {
+	if _, err := b.Session("ada", id).Tabs(ctx); chrome.KindOf(err) != chrome.SessionGone {
 		t.Errorf("after EndSession: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // select or list box, the checked state of a box, the keys of an ARIA
 // slider, the option a combobox offers after typing), and reads the value
 // back from the page. A value the page does not hold afterwards is a
-// [ValueError] that says what it holds: never a silent wrong value.
+// [NotHeld] error that says what it holds: never a silent wrong value.
 
 // kindJS says how the element it is called on takes a value.
 const kindJS = `function() {
@@ -183,30 +183,6 @@ const sliderJS = `function() {
   return {now: n('aria-valuenow'), min: n('aria-valuemin'), max: n('aria-valuemax'), text: this.getAttribute('aria-valuetext') || ''};
 }`
 
-// ValueError is a field that does not hold the value it was set to, read
-// back from the page after the set: Holds is what it holds. Its message
-// is safe to show to clients.
-type ValueError struct {
-	ElementID, Want, Holds, Hint string
-}
-
-func (e *ValueError) Error() string {
-	msg := fmt.Sprintf("%q holds %q, not %q", clip(e.ElementID, 60), clip(e.Holds, 100), clip(e.Want, 100))
-	if e.Hint != "" {
-		msg += " (" + e.Hint + ")"
-	}
-	return msg
-}
-
-// KindError is a value for an element that takes none (a button, a
-// heading) or that another tool sets (a file input). Its message is safe
-// to show to clients.
-type KindError struct{ ElementID, Reason string }
-
-func (e *KindError) Error() string {
-	return fmt.Sprintf("cannot set %q: %s", clip(e.ElementID, 60), e.Reason)
-}
-
 // formats are the value formats of native inputs, for messages.
 var formats = map[string]string{
 	"date": "a date is YYYY-MM-DD", "time": "a time is HH:MM (24 h)", "datetime-local": "a date and time is YYYY-MM-DDTHH:MM",
@@ -225,11 +201,11 @@ func setField(el *elem, op string, want []string, col *collector) error {
 	one := strings.Join(want, ", ")
 	switch {
 	case op == "check" && kind != "check":
-		return &CheckError{ElementID: el.id, Value: one, Reason: "it is not a checkbox, radio button or switch"}
+		return cannotCheck(el.id, one, "it is not a checkbox, radio button or switch")
 	case op == "select" && kind != "select" && kind != "multi" && kind != "listbox" && kind != "combobox" && kind != "radiogroup":
-		return &OptionError{ElementID: el.id, Option: one}
+		return noSuchOption(el.id, one, nil)
 	case len(want) > 1 && kind != "multi" && kind != "listbox":
-		return &KindError{ElementID: el.id, Reason: fmt.Sprintf("it takes one value, not %d", len(want))}
+		return takesNoValue(el.id, fmt.Sprintf("it takes one value, not %d", len(want)))
 	case len(want) == 0:
 		want = []string{""}
 	}
@@ -243,7 +219,7 @@ func setField(el *elem, op string, want []string, col *collector) error {
 		}
 		if len(missing) > 0 {
 			offered, _ := callOn[[]string](el, `function() { return [...this.options].slice(0, 30).map(o => o.label); }`)
-			return &OptionError{ElementID: el.id, Option: missing[0], Offered: offered}
+			return noSuchOption(el.id, missing[0], offered)
 		}
 		return readBack(el, kind, want, "")
 	case "value":
@@ -268,7 +244,7 @@ func setField(el *elem, op string, want []string, col *collector) error {
 	case "listbox", "radiogroup":
 		return chooseOptions(el, kind, want)
 	case "file":
-		return &KindError{ElementID: el.id, Reason: "it is a file input: choose its files with upload_file"}
+		return takesNoValue(el.id, "it is a file input: choose its files with upload_file")
 	case "readonly", "disabled":
 		holds, err := readValue(el, "")
 		if err != nil {
@@ -278,9 +254,9 @@ func setField(el *elem, op string, want []string, col *collector) error {
 		if kind == "disabled" {
 			what = "disabled"
 		}
-		return &KindError{ElementID: el.id, Reason: fmt.Sprintf("it is %s and holds %q (the page sets it some other way: its buttons, another field)", what, clip(strings.Join(holds, ", "), 100))}
+		return takesNoValue(el.id, fmt.Sprintf("it is %s and holds %q (the page sets it some other way: its buttons, another field)", what, clip(strings.Join(holds, ", "), 100)))
 	}
-	return &KindError{ElementID: el.id, Reason: "it is not a field (click it, or type into it with act_on_element)"}
+	return takesNoValue(el.id, "it is not a field (click it, or type into it with act_on_element)")
 }
 
 func or(s, def string) string {
@@ -291,7 +267,7 @@ func or(s, def string) string {
 }
 
 // readBack reads the element's value (as kind) and compares it with
-// want: a [ValueError] when they differ.
+// want: a [NotHeld] error when they differ.
 func readBack(el *elem, kind string, want []string, hint string) error {
 	readKind := kind
 	switch kind {
@@ -305,7 +281,7 @@ func readBack(el *elem, kind string, want []string, hint string) error {
 	if same(kind, holds, want) {
 		return nil
 	}
-	return &ValueError{ElementID: el.id, Want: strings.Join(want, ", "), Holds: strings.Join(holds, ", "), Hint: hint}
+	return notHeld(el.id, strings.Join(want, ", "), strings.Join(holds, ", "), hint)
 }
 
 // readValue reads the element's value as readJS does, as a list.
@@ -392,7 +368,7 @@ func typeInto(el *elem, text string) error {
 // took the state.
 func check(el *elem, want string) error {
 	if want != "true" && want != "false" {
-		return &CheckError{ElementID: el.id, Value: want, Reason: `the value of a check is "true" or "false"`}
+		return cannotCheck(el.id, want, `the value of a check is "true" or "false"`)
 	}
 	state, err := readValue(el, "check")
 	if err != nil {
@@ -409,7 +385,7 @@ func check(el *elem, want string) error {
 		return err
 	}
 	if len(state) != 1 || state[0] != want {
-		return &CheckError{ElementID: el.id, Value: want, Reason: "clicking it did not change its state"}
+		return cannotCheck(el.id, want, "clicking it did not change its state")
 	}
 	return nil
 }
@@ -493,7 +469,7 @@ func slide(el *elem, want string) error {
 	if done(st) {
 		return nil
 	}
-	return &ValueError{ElementID: el.id, Want: want, Holds: holds(st), Hint: hint}
+	return notHeld(el.id, want, holds(st), hint)
 }
 
 // comboWait bounds the wait for a combobox's options to appear after
@@ -507,7 +483,7 @@ const comboWait = 5 * time.Second
 // the typing are waited for, as long as the page's network is busy or
 // until comboWait. Without any option the typed text is its value (a
 // free-text combobox); with options and none matching it is an
-// [OptionError] listing them.
+// [NoSuchOption] error listing them.
 func chooseInCombobox(el *elem, want string, col *collector) error {
 	field, err := objOn(el, typingTargetJS)
 	if err != nil {
@@ -551,7 +527,7 @@ func chooseInCombobox(el *elem, want string, col *collector) error {
 	if opt == nil {
 		offered, _ := callOn[[]string](el, optionsJS)
 		if len(offered) > 0 || field == nil {
-			return &OptionError{ElementID: el.id, Option: want, Offered: offered}
+			return noSuchOption(el.id, want, offered)
 		}
 		return readBack(field, "text", []string{want}, "")
 	}
@@ -576,7 +552,7 @@ func chooseInCombobox(el *elem, want string, col *collector) error {
 	if sel, _ := callOn[string](opt, `function() { return this.isConnected ? (this.getAttribute('aria-selected') || '') : ''; }`); sel == "true" {
 		return nil
 	}
-	return &ValueError{ElementID: el.id, Want: want, Holds: h}
+	return notHeld(el.id, want, h, "")
 }
 
 // chooseOptions clicks the options (of an ARIA list box, or the radio
@@ -591,7 +567,7 @@ func chooseOptions(el *elem, kind string, want []string) error {
 		}
 		if opt == nil {
 			offered, _ := callOn[[]string](el, optionsJS)
-			return &OptionError{ElementID: el.id, Option: w, Offered: offered}
+			return noSuchOption(el.id, w, offered)
 		}
 		selected, _ := callOn[string](opt, `function() { return this.getAttribute('aria-selected') || this.getAttribute('aria-checked') || ''; }`)
 		if selected == "true" && len(want) > 1 {
@@ -632,9 +608,9 @@ func chooseOptions(el *elem, kind string, want []string) error {
 	// A list box that keeps one selection per click: the last one asked
 	// for is selected.
 	if len(want) > 1 {
-		return &ValueError{ElementID: el.id, Want: strings.Join(want, ", "), Holds: strings.Join(holds, ", "), Hint: "the list box keeps one option"}
+		return notHeld(el.id, strings.Join(want, ", "), strings.Join(holds, ", "), "the list box keeps one option")
 	}
-	return &ValueError{ElementID: el.id, Want: want[0], Holds: strings.Join(holds, ", ")}
+	return notHeld(el.id, want[0], strings.Join(holds, ", "), "")
 }
 
 // controllerValueJS returns the value of the combobox that controls the
@@ -666,7 +642,7 @@ func waitQuiet(op context.Context, col *collector, deadline time.Time) {
 func pressKey(tab context.Context, key string) error {
 	k, ok := keys[key]
 	if !ok {
-		return &KeyError{Key: key}
+		return unknownKey(key)
 	}
 	name := key
 	if key == "Space" {
