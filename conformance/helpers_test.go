@@ -19,7 +19,7 @@ import (
 	"github.com/manglecp/manglecp/conformance"
 	"github.com/manglecp/manglecp/domains/browser"
 	"github.com/manglecp/manglecp/domains/workspace"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/transport"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/code"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/code"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 

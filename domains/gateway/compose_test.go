@@ -9,7 +9,7 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/domains/gateway"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp/domains/workspace"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/workspace"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 

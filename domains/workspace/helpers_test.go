@@ -10,7 +10,7 @@ import (
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
 	"github.com/manglecp/manglecp/domains/workspace"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 	"github.com/manglecp/manglecp/protocol"
 )
 

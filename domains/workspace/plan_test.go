@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/domains/workspace"
-	"github.com/manglecp/manglecp/internal/domaintest"
+	"github.com/manglecp/manglecp/domains/domaintest"
 )
 
 func openPlanDir(t *testing.T, files map[string]string) (*workspace.Workspace, string) {
