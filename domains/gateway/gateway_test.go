@@ -109,7 +109,9 @@ func TestArgumentsValidatedBeforeTheCall(t *testing.T) {
 // are bounded.
 func TestUpstreamErrorsAreCodes(t *testing.T) {
 	up := inMemory("fake", "normal")
-	up.CallTimeout = 300 * time.Millisecond
+	// The call timeout is the subject only for fake_slow, which outlasts it
+	// tenfold; on a busy machine the other calls get the measured budget.
+	up.CallTimeout = testenv.Budget(300 * time.Millisecond)
 	f := newFixture(t, gateway.Config{Upstreams: []gateway.Upstream{up}, Rules: fakePack, MaxResultBytes: 1000})
 	e := f.Fails("use_fake", nil, "fake_fail", nil, false, gateway.CodeToolFailed)
 	for _, leak := range []string{"/home/alice", "openSync", "/srv/app", "\u0007"} {
@@ -120,7 +122,7 @@ func TestUpstreamErrorsAreCodes(t *testing.T) {
 	if !strings.Contains(e.Message, "ENOENT") || !strings.Contains(e.Message, "notes.txt") {
 		t.Errorf("message %q lost the upstream's reason", e.Message)
 	}
-	f.Fails("use_fake", nil, "fake_slow", map[string]any{"ms": 5000}, false, gateway.CodeTimeout)
+	f.Fails("use_fake", nil, "fake_slow", map[string]any{"ms": 10 * up.CallTimeout.Milliseconds()}, false, gateway.CodeTimeout)
 	r := f.OK("use_fake", nil, "fake_huge", map[string]any{"n": 100000}, false)
 	text := answer(r)
 	if len(text) > 1100 || r.Result["truncated"] != true {
