@@ -8,8 +8,8 @@ import (
 	"testing/fstest"
 
 	"github.com/manglecp/manglecp"
-	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"
 )

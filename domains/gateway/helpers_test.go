@@ -15,8 +15,8 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
-	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/gateway"
 	"github.com/manglecp/manglecp/internal/testenv"
 	"github.com/manglecp/manglecp/protocol"
 	"github.com/manglecp/manglecp/upstream"

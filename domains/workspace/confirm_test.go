@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/manglecp/manglecp/client"
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/manglecp/manglecp"
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
 

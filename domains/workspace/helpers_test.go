@@ -9,8 +9,8 @@ import (
 
 	"github.com/manglecp/manglecp"
 	"github.com/manglecp/manglecp/client"
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
 

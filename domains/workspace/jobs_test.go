@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
 

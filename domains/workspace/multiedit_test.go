@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/protocol"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/manglecp/manglecp/domains/workspace"
 	"github.com/manglecp/manglecp/domains/domaintest"
+	"github.com/manglecp/manglecp/domains/workspace"
 )
 
 func openPlanDir(t *testing.T, files map[string]string) (*workspace.Workspace, string) {
