@@ -132,8 +132,6 @@ func (w *browse) do(out *manglecp.Outcome, call func() (*chrome.Observation, err
 			return nil, "", protocol.Errorf(CodeBrowserBusy, "%s", ce.Error()).WithRetryAfter(max(1, ce.RetryAfter.Milliseconds()))
 		case chrome.Restarting:
 			return nil, "", protocol.Errorf(CodeBrowserRestarting, "%s", ce.Error()).WithRetryAfter(max(1, ce.RetryAfter.Milliseconds()))
-		case chrome.NoDialog:
-			return nil, "", err // an internal error, as it always was
 		}
 		return nil, ce.Error(), nil
 	}

@@ -144,8 +144,15 @@ func TestLiveTools(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != browser.CodeBrowserDialogOpen || !pe.Recoverable {
 		t.Errorf("a click while the dialog is open: %v", err)
 	}
+	answer := j.offered("automate", "answer_dialog")
 	j.do("automate", "answer_dialog", map[string]any{"accept": true, "text": "Ada"})
 	j.wantIn("after the prompt", result(j.do("automate", "find_on_page", map[string]any{"text": "Hello"})), "Hello, Ada")
+	// The same answer_dialog once no dialog is open: an answer with ok
+	// false saying so (it was an internal error).
+	res, err = j.c.Invoke(j.ctx, &protocol.InvokeRequest{MacroID: answer.MacroID, Args: map[string]any{"accept": true}})
+	if err != nil || res.Result["ok"] != false || !strings.Contains(fmt.Sprint(res.Result["problem"]), "no dialog is open") {
+		t.Errorf("answer_dialog with no dialog open: %v %v", err, res)
+	}
 	// A link that opens a tab: switch to it, close it.
 	res = j.do("automate", "click_element", map[string]any{"element_id": "Open help"})
 	j.wantIn("the link that opens a tab", result(res), `"tab_opened":2`)
