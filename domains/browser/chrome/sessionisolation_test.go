@@ -554,11 +554,17 @@ func TestIsolatedSessionEndlessScripts(t *testing.T) {
 	}
 	t.Logf("EndSession with a dialog open after each answer: %v", time.Since(start).Round(time.Millisecond))
 
-	after, err := chrome.AwaitCensus(b, before, 10*time.Second)
+	want := before
+	want.Processes++ // see below
+	after, err := chrome.AwaitCensus(b, want, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Pages != before.Pages || after.Targets != before.Targets || after.Contexts != before.Contexts || after.Processes > before.Processes {
+	// One process more may stay, as in TestLoadManySessions: on a busy
+	// machine (CI at load 15) the browser kept a process it had started
+	// meanwhile (8 after, 7 before); a session left behind would also
+	// leave its page, target and browser context, which must all be gone.
+	if after.Pages != before.Pages || after.Targets != before.Targets || after.Contexts != before.Contexts || after.Processes > before.Processes+1 {
 		t.Errorf("after the sessions ended: %v; before them: %v", after, before)
 	}
 }
